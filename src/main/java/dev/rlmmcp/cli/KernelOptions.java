@@ -1,0 +1,94 @@
+package dev.rlmmcp.cli;
+
+import dev.rlmmcp.core.Settings;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+
+/** Options shared by every way of running the server: kernels, data, limits. */
+final class KernelOptions {
+
+    @Option(names = "--python", paramLabel = "CMD", defaultValue = "${env:RLM_PYTHON:-python3}",
+            description = "Python interpreter for kernels, 3.10+ (RLM_PYTHON; default: ${DEFAULT-VALUE}).")
+    String python;
+
+    @Option(names = "--data-root", paramLabel = "DIR", defaultValue = "${env:RLM_DATA_ROOT:-.}",
+            description = "Directory rlm_load_file may read from (RLM_DATA_ROOT; default: the current directory).")
+    Path dataRoot;
+
+    @Option(names = "--max-memory-mb", paramLabel = "MB", defaultValue = "${env:RLM_MAX_MEMORY_MB:-1024}",
+            description = "Memory limit for a session's variables (RLM_MAX_MEMORY_MB; default: ${DEFAULT-VALUE}).")
+    long maxMemoryMb;
+
+    @Option(names = "--cleanup-threshold", paramLabel = "PCT", defaultValue = "${env:RLM_CLEANUP_THRESHOLD:-80}",
+            description = "Percent of the memory limit at which least-recently-used variables are dropped (RLM_CLEANUP_THRESHOLD; default: ${DEFAULT-VALUE}).")
+    double cleanupThreshold;
+
+    @Option(names = "--cleanup-target", paramLabel = "PCT", defaultValue = "${env:RLM_CLEANUP_TARGET:-60}",
+            description = "Percent of the memory limit that cleanup brings usage down to (RLM_CLEANUP_TARGET; default: ${DEFAULT-VALUE}).")
+    double cleanupTarget;
+
+    @Option(names = "--output-cap", paramLabel = "CHARS", defaultValue = "${env:RLM_OUTPUT_CAP:-20000}",
+            description = "Characters of stdout/stderr returned per call before the rest is cut (RLM_OUTPUT_CAP; default: ${DEFAULT-VALUE}).")
+    int outputCap;
+
+    @Option(names = "--timeout-s", paramLabel = "S", defaultValue = "${env:RLM_TIMEOUT_S:-30}",
+            description = "Default per-call timeout for rlm_execute (RLM_TIMEOUT_S; default: ${DEFAULT-VALUE}).")
+    long timeoutS;
+
+    @Option(names = "--max-timeout-s", paramLabel = "S", defaultValue = "${env:RLM_MAX_TIMEOUT_S:-600}",
+            description = "Largest timeout_s a call may ask for; also bounds loads (RLM_MAX_TIMEOUT_S; default: ${DEFAULT-VALUE}).")
+    long maxTimeoutS;
+
+    @Option(names = "--interrupt-grace-ms", paramLabel = "MS", defaultValue = "${env:RLM_INTERRUPT_GRACE_MS:-2000}",
+            description = "How long interrupted code may take to stop before the kernel is killed (RLM_INTERRUPT_GRACE_MS; default: ${DEFAULT-VALUE}).")
+    long interruptGraceMs;
+
+    @Option(names = "--runtime-dir", paramLabel = "DIR", defaultValue = "${env:RLM_RUNTIME_DIR}",
+            description = "Private directory for the kernel harness (RLM_RUNTIME_DIR; default: $XDG_RUNTIME_DIR/rlm-mcp or the temp dir).")
+    Path runtimeDir;
+
+    Settings settings(CommandSpec spec) {
+        require(spec, maxMemoryMb >= 0, "--max-memory-mb must be 0 (no limit) or more, not " + maxMemoryMb);
+        require(spec, cleanupThreshold > 0 && cleanupThreshold <= 100,
+                "--cleanup-threshold is a percentage in (0, 100], not " + cleanupThreshold);
+        require(spec, cleanupTarget >= 0 && cleanupTarget < cleanupThreshold,
+                "--cleanup-target must be below --cleanup-threshold (" + cleanupThreshold + "), not " + cleanupTarget);
+        require(spec, outputCap >= 100, "--output-cap must be at least 100 characters, not " + outputCap);
+        require(spec, timeoutS >= 1, "--timeout-s must be at least 1, not " + timeoutS);
+        require(spec, maxTimeoutS >= timeoutS, "--max-timeout-s (" + maxTimeoutS + ") must be at least --timeout-s (" + timeoutS + ")");
+        require(spec, interruptGraceMs >= 0, "--interrupt-grace-ms must not be negative");
+        Path root = dataRoot.toAbsolutePath().normalize();
+        require(spec, Files.isDirectory(root), "--data-root " + root + " is not a directory");
+        return new Settings(python, root, privateRuntimeDir(spec), maxMemoryMb * 1024 * 1024,
+                cleanupThreshold / 100, cleanupTarget / 100, outputCap, Duration.ofSeconds(timeoutS),
+                Duration.ofSeconds(maxTimeoutS), Duration.ofMillis(interruptGraceMs), Duration.ofSeconds(30));
+    }
+
+    private Path privateRuntimeDir(CommandSpec spec) {
+        Path dir = runtimeDir;
+        if (dir == null) {
+            String xdg = System.getenv("XDG_RUNTIME_DIR");
+            dir = xdg != null && Files.isDirectory(Path.of(xdg)) ? Path.of(xdg, "rlm-mcp")
+                    : Path.of(System.getProperty("java.io.tmpdir"), "rlm-mcp-" + System.getProperty("user.name"));
+        }
+        try {
+            if (!Files.isDirectory(dir)) {
+                Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            }
+        } catch (java.io.IOException e) {
+            throw new ParameterException(spec.commandLine(), "cannot create the runtime directory " + dir + ": " + e);
+        }
+        return dir;
+    }
+
+    static void require(CommandSpec spec, boolean condition, String message) {
+        if (!condition) {
+            throw new ParameterException(spec.commandLine(), message);
+        }
+    }
+}

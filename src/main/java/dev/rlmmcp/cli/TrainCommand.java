@@ -1,0 +1,79 @@
+package dev.rlmmcp.cli;
+
+import dev.rlmmcp.face.HttpFace;
+import dev.rlmmcp.face.StdioFace;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.PipedInputStream;
+import java.io.PipedOutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/**
+ * A short scripted session that touches the start-up and first-call paths, run by bin/rlm-mcp to
+ * record the JVM's AOT / class-data cache so later starts are fast.
+ */
+@Command(name = "train", hidden = true, description = "Exercise start-up paths once (for the JVM's AOT cache).")
+final class TrainCommand implements Callable<Integer> {
+
+    private static final List<String> SCRIPT = List.of(
+            """
+            {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"train","version":"1"}}}""",
+            """
+            {"jsonrpc":"2.0","method":"notifications/initialized"}""",
+            """
+            {"jsonrpc":"2.0","id":2,"method":"tools/list"}""",
+            """
+            {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rlm_execute","arguments":{"code":"x = 1"}}}""",
+            """
+            {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"rlm_load_data","arguments":{"name":"d","data":"a\\nb","data_type":"lines"}}}""",
+            """
+            {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rlm_list_vars","arguments":{}}}""");
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    KernelOptions kernel;
+
+    @Override
+    public Integer call() throws Exception {
+        try (Assembly app = Assembly.of(kernel.settings(spec))) {
+            PipedOutputStream toServer = new PipedOutputStream();
+            PipedInputStream serverIn = new PipedInputStream(toServer, 1 << 16);
+            PipedOutputStream serverOut = new PipedOutputStream();
+            PipedInputStream fromServer = new PipedInputStream(serverOut, 1 << 16);
+            StdioFace.start(app.servers(), serverIn, serverOut, 1 << 20);
+            BufferedReader replies = new BufferedReader(new InputStreamReader(fromServer, StandardCharsets.UTF_8));
+            for (String line : SCRIPT) {
+                send(toServer, line);
+                if (line.contains("\"id\"")) {
+                    replies.readLine();
+                }
+            }
+            toServer.close();
+            try (HttpFace http = new HttpFace(app.servers(), app.sessions(), app.json(), "127.0.0.1", 0, 1 << 20);
+                    HttpClient client = HttpClient.newHttpClient()) {
+                http.start();
+                URI health = URI.create("http://127.0.0.1:" + http.address().getPort() + "/health");
+                client.send(HttpRequest.newBuilder(health).build(), HttpResponse.BodyHandlers.ofString());
+            }
+        }
+        return 0;
+    }
+
+    private static void send(OutputStream out, String line) throws java.io.IOException {
+        out.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+        out.flush();
+    }
+}

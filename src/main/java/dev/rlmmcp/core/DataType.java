@@ -1,0 +1,18 @@
+package dev.rlmmcp.core;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/** How loaded text becomes a Python value. */
+public enum DataType {
+    TEXT, JSON, LINES, CSV;
+
+    public String wireName() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    public static String choices() {
+        return Arrays.stream(values()).map(DataType::wireName).collect(Collectors.joining(", "));
+    }
+}

@@ -1,0 +1,25 @@
+package dev.rlmmcp.core;
+
+/** Stable error codes, part of the tools' contract with agents. */
+public enum ErrorCode {
+    INVALID_ARGUMENT,
+    INVALID_DATA,
+    SESSION_NOT_FOUND,
+    VARIABLE_NOT_FOUND,
+    FILE_NOT_FOUND,
+    PATH_OUTSIDE_DATA_ROOT,
+    PERMISSION_DENIED,
+    TOO_LARGE,
+    KERNEL_UNAVAILABLE,
+    KERNEL_ERROR,
+    OUT_OF_MEMORY,
+    INTERNAL_ERROR;
+
+    public static ErrorCode of(String name) {
+        try {
+            return valueOf(name);
+        } catch (IllegalArgumentException | NullPointerException e) {
+            return KERNEL_ERROR;
+        }
+    }
+}

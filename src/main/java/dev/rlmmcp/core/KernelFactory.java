@@ -1,0 +1,87 @@
+package dev.rlmmcp.core;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.core.kernel.Harness;
+import dev.rlmmcp.core.kernel.Kernel;
+import dev.rlmmcp.core.kernel.KernelDiedException;
+import dev.rlmmcp.core.kernel.KernelLauncher;
+import dev.rlmmcp.core.kernel.KernelSpec;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import dev.rlmmcp.core.kernel.PythonLocator;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+
+/** Starts kernels for sessions: the launcher, the harness and the settings every kernel shares. */
+public final class KernelFactory implements AutoCloseable {
+
+    private final Settings settings;
+    private final KernelLauncher launcher;
+    private final ObjectMapper json;
+    private final ScheduledExecutorService timer;
+    private final Path harness;
+    private final String harnessConfig;
+    private final CompletableFuture<PythonLocator.Python> python;
+
+    public KernelFactory(Settings settings, KernelLauncher launcher, ObjectMapper json) {
+        this.settings = settings;
+        this.launcher = launcher;
+        this.json = json;
+        this.timer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("kernel-watchdog").factory());
+        this.harness = Harness.install(settings.runtimeDir());
+        this.python = CompletableFuture.supplyAsync(() -> PythonLocator.locate(settings.python()),
+                runnable -> Thread.ofVirtual().name("python-locator").start(runnable));
+        try {
+            this.harnessConfig = json.writeValueAsString(Map.of(
+                    "memory_limit_bytes", settings.memoryLimitBytes(),
+                    "cleanup_threshold", settings.cleanupThreshold(),
+                    "cleanup_target", settings.cleanupTarget(),
+                    "output_cap", settings.outputCap()));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The interpreter kernels run on; fails with the locator's message if there is no usable one. */
+    public PythonLocator.Python python() {
+        try {
+            return python.join();
+        } catch (CompletionException e) {
+            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, e.getCause().getMessage(), null,
+                    "install python3 (3.10 or newer) or set --python / RLM_PYTHON, then restart the server");
+        }
+    }
+
+    public Kernel start(String label) {
+        KernelSpec spec = new KernelSpec(python().executable(), harness, List.of(harnessConfig), settings.dataRoot(),
+                List.of(settings.dataRoot()));
+        try {
+            return Kernel.start(launcher, spec, json, timer, label, settings.kernelStartTimeout());
+        } catch (IOException | KernelDiedException e) {
+            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE,
+                    "cannot start a Python kernel with " + settings.python() + ": " + e.getMessage(), null,
+                    "check that --python / RLM_PYTHON names a working python3 (3.10 or newer)");
+        }
+    }
+
+    public Settings settings() {
+        return settings;
+    }
+
+    public ObjectMapper json() {
+        return json;
+    }
+
+    public String launcherName() {
+        return launcher.name();
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+    }
+}

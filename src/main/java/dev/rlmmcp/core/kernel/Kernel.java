@@ -1,0 +1,222 @@
+package dev.rlmmcp.core.kernel;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.BufferedReader;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One persistent CPython process and the framed pipe to it. Not thread-safe: its session
+ * serialises calls. A call that outlives its timeout is interrupted (SIGINT semantics, variables
+ * kept); one that ignores the interrupt for the grace period is killed.
+ */
+public final class Kernel implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Kernel.class);
+    private static final int LAST_WORDS_LINES = 20;
+
+    private final KernelLauncher launcher;
+    private final Process process;
+    private final DataOutputStream out;
+    private final DataInputStream in;
+    private final FrameCodec codec;
+    private final ObjectMapper json;
+    private final ScheduledExecutorService timer;
+    private final Deque<String> lastWords = new ArrayDeque<>();
+    private final String python;
+    private long nextId;
+    private volatile boolean killedByUs;
+
+    private Kernel(KernelLauncher launcher, Process process, ObjectMapper json, ScheduledExecutorService timer,
+            String label, Duration startTimeout) throws IOException, KernelDiedException {
+        this.launcher = launcher;
+        this.process = process;
+        this.json = json;
+        this.timer = timer;
+        this.codec = new FrameCodec(json);
+        this.out = new DataOutputStream(new BufferedOutputStream(process.getOutputStream(), 1 << 16));
+        this.in = new DataInputStream(new BufferedInputStream(process.getInputStream(), 1 << 16));
+        Thread.ofVirtual().name("kernel-log-" + label).start(() -> relayDiagnostics(label));
+        ScheduledFuture<?> deadline = timer.schedule(this::killNow, startTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        try {
+            Frame ready = codec.read(in);
+            this.python = ready.header().path("python").asText("?");
+        } catch (IOException e) {
+            throw died();
+        } finally {
+            deadline.cancel(false);
+        }
+    }
+
+    /** Starts a kernel and waits until its harness says it is ready. */
+    public static Kernel start(KernelLauncher launcher, KernelSpec spec, ObjectMapper json,
+            ScheduledExecutorService timer, String label, Duration startTimeout) throws IOException, KernelDiedException {
+        return new Kernel(launcher, launcher.start(spec), json, timer, label, startTimeout);
+    }
+
+    public long pid() {
+        return process.pid();
+    }
+
+    public String pythonVersion() {
+        return python;
+    }
+
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /** Sends one request and waits for its reply; {@code timeout} null means no limit. */
+    public KernelReply call(ObjectNode request, byte[] payload, Duration timeout, Duration grace)
+            throws KernelDiedException {
+        long id = ++nextId;
+        request.put("id", id);
+        long started = System.nanoTime();
+        Watchdog watchdog = timeout == null ? null : new Watchdog(timeout, grace);
+        try {
+            codec.write(out, new Frame(request, payload == null ? Frame.NO_PAYLOAD : payload));
+            while (true) {
+                Frame frame = codec.read(in);
+                if (frame.header().path("id").asLong(-1) == id) {
+                    long interruptedAfter = watchdog != null && watchdog.fired()
+                            ? (System.nanoTime() - started) / 1_000_000 : -1;
+                    return new KernelReply(frame.header(), interruptedAfter);
+                }
+                log.debug("ignoring stray kernel frame {}", frame.header());
+            }
+        } catch (IOException e) {
+            throw died();
+        } finally {
+            if (watchdog != null) {
+                watchdog.cancel();
+            }
+        }
+    }
+
+    /** A request that must not hang: used for bookkeeping calls such as listing variables. */
+    public KernelReply call(ObjectNode request, Duration timeout) throws KernelDiedException {
+        return call(request, null, timeout, Duration.ofSeconds(1));
+    }
+
+    public ObjectNode newRequest(String op) {
+        return json.createObjectNode().put("op", op);
+    }
+
+    @Override
+    public void close() {
+        if (!process.isAlive()) {
+            return;
+        }
+        try {
+            codec.write(out, new Frame(newRequest("shutdown")));
+            if (process.waitFor(500, TimeUnit.MILLISECONDS)) {
+                return;
+            }
+        } catch (IOException e) {
+            log.debug("kernel {} did not take the shutdown request: {}", process.pid(), e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        killNow();
+    }
+
+    private void killNow() {
+        killedByUs = true;
+        launcher.kill(process);
+    }
+
+    private KernelDiedException died() {
+        launcher.kill(process);
+        try {
+            process.waitFor(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        String exit = process.isAlive() ? "still running" : describeExit(process.exitValue());
+        String words;
+        synchronized (lastWords) {
+            words = String.join("\n", lastWords);
+        }
+        return new KernelDiedException(killedByUs ? KernelDiedException.Cause.KILLED_AFTER_TIMEOUT
+                : KernelDiedException.Cause.CRASHED, exit, words);
+    }
+
+    static String describeExit(int status) {
+        if (status > 128 && status < 160) {
+            int signal = status - 128;
+            String name = switch (signal) {
+                case 6 -> "SIGABRT";
+                case 9 -> "SIGKILL, e.g. the out-of-memory killer";
+                case 11 -> "SIGSEGV, a segmentation fault";
+                case 15 -> "SIGTERM";
+                default -> "signal " + signal;
+            };
+            return "killed by " + name;
+        }
+        return "exit status " + status;
+    }
+
+    private void relayDiagnostics(String label) {
+        try (BufferedReader reader = new BufferedReader(
+                new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = reader.readLine()) != null) {
+                log.warn("kernel {}: {}", label, line);
+                synchronized (lastWords) {
+                    lastWords.addLast(line);
+                    if (lastWords.size() > LAST_WORDS_LINES) {
+                        lastWords.removeFirst();
+                    }
+                }
+            }
+        } catch (IOException e) {
+            log.debug("kernel {} stderr closed: {}", label, e.toString());
+        }
+    }
+
+    /** Interrupt at the timeout (and once more half-way through the grace), kill at timeout + grace. */
+    private final class Watchdog {
+
+        private final ScheduledFuture<?> interrupt;
+        private final ScheduledFuture<?> again;
+        private final ScheduledFuture<?> kill;
+        private volatile boolean fired;
+
+        Watchdog(Duration timeout, Duration grace) {
+            long t = timeout.toMillis();
+            long g = grace.toMillis();
+            interrupt = timer.schedule(this::interrupt, t, TimeUnit.MILLISECONDS);
+            again = timer.schedule(this::interrupt, t + g / 2, TimeUnit.MILLISECONDS);
+            kill = timer.schedule(Kernel.this::killNow, t + g, TimeUnit.MILLISECONDS);
+        }
+
+        private void interrupt() {
+            fired = true;
+            launcher.interrupt(process);
+        }
+
+        boolean fired() {
+            return fired;
+        }
+
+        void cancel() {
+            interrupt.cancel(false);
+            again.cancel(false);
+            kill.cancel(false);
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package dev.rlmmcp.face;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.Session;
+import dev.rlmmcp.core.Sessions;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+
+/** GET /health: liveness plus the figures an operator looks at first. */
+final class HealthServlet extends HttpServlet {
+
+    private final Sessions sessions;
+    private final ObjectMapper json;
+    private final Instant started = Instant.now();
+
+    HealthServlet(Sessions sessions, ObjectMapper json) {
+        this.sessions = sessions;
+        this.json = json;
+    }
+
+    @Override
+    protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        Runtime rt = Runtime.getRuntime();
+        ObjectNode body = json.createObjectNode();
+        body.put("status", "ok");
+        body.put("version", Version.current());
+        body.put("uptime_s", Duration.between(started, Instant.now()).toSeconds());
+        body.put("sessions", sessions.all().size());
+        body.put("kernels", sessions.all().stream().filter(Session::hasKernel).count());
+        body.put("sandbox", sessions.kernels().launcherName());
+        ObjectNode memory = body.putObject("memory");
+        memory.put("jvm_heap_used_bytes", rt.totalMemory() - rt.freeMemory());
+        memory.put("jvm_heap_max_bytes", rt.maxMemory());
+        memory.put("session_limit_bytes", sessions.kernels().settings().memoryLimitBytes());
+        response.setStatus(200);
+        response.setContentType("application/json");
+        response.setHeader("Cache-Control", "no-store");
+        json.writeValue(response.getOutputStream(), body);
+    }
+}

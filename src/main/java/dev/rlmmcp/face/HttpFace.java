@@ -1,0 +1,65 @@
+package dev.rlmmcp.face;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.core.Sessions;
+import io.modelcontextprotocol.server.McpSyncServer;
+import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
+import java.net.InetSocketAddress;
+import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee11.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+/** HTTP on embedded Jetty: Streamable HTTP MCP at /mcp and GET /health, on one port. */
+public final class HttpFace implements AutoCloseable {
+
+    private final Server jetty;
+    private final McpSyncServer mcp;
+    private final HttpServletStreamableServerTransportProvider transport;
+
+    public HttpFace(McpServers servers, Sessions sessions, ObjectMapper json, String host, int port, int maxRequestBytes) {
+        QueuedThreadPool threads = new QueuedThreadPool(256, 8);
+        threads.setName("http");
+        jetty = new Server(threads);
+        ServerConnector connector = new ServerConnector(jetty);
+        connector.setHost(host);
+        connector.setPort(port);
+        jetty.addConnector(connector);
+
+        transport = HttpServletStreamableServerTransportProvider.builder()
+                .jsonMapper(servers.mapper())
+                .mcpEndpoint("/mcp")
+                .maxRequestSize(maxRequestBytes)
+                .build();
+        mcp = servers.serve(transport);
+
+        ServletContextHandler context = new ServletContextHandler();
+        context.setContextPath("/");
+        ServletHolder mcpHolder = new ServletHolder("mcp", transport);
+        mcpHolder.setAsyncSupported(true);
+        context.addServlet(mcpHolder, "/mcp");
+        context.addServlet(new ServletHolder("health", new HealthServlet(sessions, json)), "/health");
+        jetty.setHandler(context);
+        jetty.setStopTimeout(5_000);
+    }
+
+    public void start() throws Exception {
+        jetty.start();
+    }
+
+    public InetSocketAddress address() {
+        ServerConnector connector = (ServerConnector) jetty.getConnectors()[0];
+        return new InetSocketAddress(connector.getHost(), connector.getLocalPort());
+    }
+
+    public void join() throws InterruptedException {
+        jetty.join();
+    }
+
+    @Override
+    public void close() throws Exception {
+        mcp.closeGracefully();
+        jetty.stop();
+    }
+}

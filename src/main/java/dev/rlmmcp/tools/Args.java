@@ -1,0 +1,145 @@
+package dev.rlmmcp.tools;
+
+import dev.rlmmcp.core.DataType;
+import dev.rlmmcp.core.RlmException;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/** A tool call's arguments, read with validation: every refusal names the argument and the fix. */
+public final class Args {
+
+    private static final Set<String> KEYWORDS = Set.of("False", "None", "True", "and", "as", "assert", "async",
+            "await", "break", "class", "continue", "def", "del", "elif", "else", "except", "finally", "for", "from",
+            "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
+            "while", "with", "yield");
+    private static final Set<String> RESERVED = Set.of("llm_query", "llm_query_batched", "mcp", "_last_output",
+            "_last_error");
+
+    private final String tool;
+    private final Map<String, Object> values;
+
+    public Args(String tool, Map<String, Object> values, List<String> allowed) {
+        this.tool = tool;
+        this.values = values == null ? Map.of() : values;
+        Set<String> unknown = new TreeSet<>(this.values.keySet());
+        unknown.removeAll(allowed);
+        if (!unknown.isEmpty()) {
+            String first = unknown.iterator().next();
+            throw RlmException.invalid(first, tool + " has no argument " + String.join(", ", unknown),
+                    "use only: " + String.join(", ", allowed));
+        }
+    }
+
+    public String requiredString(String name) {
+        String value = optionalString(name);
+        if (value == null) {
+            throw RlmException.invalid(name, tool + " needs the argument " + name, "pass " + name + " as a string");
+        }
+        return value;
+    }
+
+    public String optionalString(String name) {
+        Object value = values.get(name);
+        if (value == null) {
+            return null;
+        }
+        if (!(value instanceof String s)) {
+            throw RlmException.invalid(name, name + " must be a string, not " + jsonType(value),
+                    "pass " + name + " as a JSON string");
+        }
+        return s;
+    }
+
+    public String sessionId() {
+        String id = optionalString("session_id");
+        if (id != null && id.isBlank()) {
+            throw RlmException.invalid("session_id", "session_id is empty",
+                    "omit session_id for the default session, or pass an id returned by an earlier call");
+        }
+        return id;
+    }
+
+    public boolean flag(String name) {
+        Object value = values.get(name);
+        if (value == null) {
+            return false;
+        }
+        if (!(value instanceof Boolean b)) {
+            throw RlmException.invalid(name, name + " must be true or false, not " + jsonType(value),
+                    "pass " + name + " as a JSON boolean");
+        }
+        return b;
+    }
+
+    /** An optional whole number within [min, max]; {@code null} when absent. */
+    public Long integer(String name, long min, long max) {
+        Object value = values.get(name);
+        if (value == null) {
+            return null;
+        }
+        boolean whole = value instanceof Integer || value instanceof Long
+                || (value instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue()) && !Double.isInfinite(n.doubleValue()));
+        if (!whole) {
+            throw RlmException.invalid(name, name + " must be a whole number, not " + jsonType(value) + " " + value,
+                    "pass " + name + " as an integer between " + min + " and " + max);
+        }
+        long n = ((Number) value).longValue();
+        if (n < min || n > max) {
+            throw RlmException.invalid(name, name + " is " + n + ", outside " + min + ".." + max,
+                    "pass " + name + " between " + min + " and " + max);
+        }
+        return n;
+    }
+
+    public DataType dataType(String name) {
+        String value = optionalString(name);
+        if (value == null) {
+            return DataType.TEXT;
+        }
+        try {
+            return DataType.valueOf(value.trim().toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw RlmException.invalid(name, name + " is '" + value + "', which is not a known data type",
+                    "use one of: " + DataType.choices());
+        }
+    }
+
+    /** A name the REPL can bind: a Python identifier, not a keyword, not one of rlm-mcp's own names. */
+    public String variableName(String name) {
+        String value = requiredString(name);
+        String fix = "use a Python identifier such as logs or rows_2024";
+        if (value.isEmpty() || !isIdentifier(value)) {
+            throw RlmException.invalid(name, "'" + value + "' is not a valid Python variable name", fix);
+        }
+        if (KEYWORDS.contains(value)) {
+            throw RlmException.invalid(name, "'" + value + "' is a Python keyword", fix);
+        }
+        if (value.startsWith("__") || RESERVED.contains(value)) {
+            throw RlmException.invalid(name, "'" + value + "' is reserved by rlm-mcp", "choose another name; " + fix);
+        }
+        return value;
+    }
+
+    private static boolean isIdentifier(String s) {
+        int first = s.codePointAt(0);
+        if (first != '_' && !Character.isUnicodeIdentifierStart(first)) {
+            return false;
+        }
+        return s.codePoints().skip(1).allMatch(c -> c == '_' || (Character.isUnicodeIdentifierPart(c)
+                && !Character.isIdentifierIgnorable(c)));
+    }
+
+    private static String jsonType(Object value) {
+        return switch (value) {
+            case String s -> "a string";
+            case Boolean b -> "a boolean";
+            case Number n -> "a number";
+            case List<?> l -> "an array";
+            case Map<?, ?> m -> "an object";
+            default -> value.getClass().getSimpleName();
+        };
+    }
+}

@@ -1,0 +1,21 @@
+package dev.rlmmcp.tools;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+/** One MCP tool: its name, description and input schema, and what a call does. */
+public interface RlmTool {
+
+    String name();
+
+    String description();
+
+    Schema schema();
+
+    /** Runs the call; refusals are thrown as {@link dev.rlmmcp.core.RlmException}. */
+    ObjectNode call(Args args, Caller caller);
+
+    /** Whether the reply describes a failure the agent should see as one (e.g. the code raised). */
+    default boolean isError(ObjectNode reply) {
+        return false;
+    }
+}

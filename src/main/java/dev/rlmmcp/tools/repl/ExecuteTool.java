@@ -1,0 +1,61 @@
+package dev.rlmmcp.tools.repl;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.Settings;
+import dev.rlmmcp.tools.Args;
+import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.RlmTool;
+import dev.rlmmcp.tools.Schema;
+import java.time.Duration;
+
+/** rlm_execute: run Python code in the session's persistent REPL. */
+public final class ExecuteTool implements RlmTool {
+
+    private final Sessions sessions;
+    private final Settings settings;
+
+    public ExecuteTool(Sessions sessions) {
+        this.sessions = sessions;
+        this.settings = sessions.kernels().settings();
+    }
+
+    @Override
+    public String name() {
+        return "rlm_execute";
+    }
+
+    @Override
+    public String description() {
+        return """
+                Run Python code in a persistent REPL; variables persist between calls. Data loaded with \
+                rlm_load_* lives in variables: inspect it with code (len, slices, regex, counters) and print \
+                only small results. A bare expression on the last line is printed, as at a prompt. Output past \
+                %d characters is cut (the rest stays in _last_output). Code running past timeout_s is \
+                interrupted with variables intact. Reply: status (ok | error | interrupted | killed | \
+                crashed), stdout, stderr, error with traceback, variables_changed, duration_ms, memory."""
+                .formatted(settings.outputCap());
+    }
+
+    @Override
+    public Schema schema() {
+        return Schema.object()
+                .string("code", "Python source to execute.", true)
+                .integer("timeout_s", "Seconds before the code is interrupted (default %d)."
+                        .formatted(settings.defaultTimeout().toSeconds()), 1, settings.maxTimeout().toSeconds())
+                .sessionId();
+    }
+
+    @Override
+    public ObjectNode call(Args args, Caller caller) {
+        String code = args.requiredString("code");
+        Long timeout = args.integer("timeout_s", 1, settings.maxTimeout().toSeconds());
+        Duration limit = timeout == null ? settings.defaultTimeout() : Duration.ofSeconds(timeout);
+        return sessions.resolve(args.sessionId(), caller.connection()).execute(code, limit);
+    }
+
+    @Override
+    public boolean isError(ObjectNode reply) {
+        return !"ok".equals(reply.path("status").asText());
+    }
+}

@@ -1,0 +1,56 @@
+package dev.rlmmcp.tools.repl;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.DataType;
+import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.data.DataRoot;
+import dev.rlmmcp.tools.Args;
+import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.RlmTool;
+import dev.rlmmcp.tools.Schema;
+import java.nio.file.Path;
+
+/** rlm_load_file: the kernel reads a file under the data root straight into a variable. */
+public final class LoadFileTool implements RlmTool {
+
+    private final Sessions sessions;
+    private final DataRoot dataRoot;
+
+    public LoadFileTool(Sessions sessions, DataRoot dataRoot) {
+        this.sessions = sessions;
+        this.dataRoot = dataRoot;
+    }
+
+    @Override
+    public String name() {
+        return "rlm_load_file";
+    }
+
+    @Override
+    public String description() {
+        return """
+                Load a file from the server's data root (%s) into a REPL variable without passing it through \
+                the conversation. path is relative to the data root (an absolute path inside it also works). \
+                data_type: text, json, lines or csv, as for rlm_load_data."""
+                .formatted(dataRoot.path());
+    }
+
+    @Override
+    public Schema schema() {
+        return Schema.object()
+                .string("name", "Variable name to bind (a Python identifier).", true)
+                .string("path", "File path, relative to the data root.", true)
+                .choice("data_type", "How to parse the file.", DataTypes.NAMES, "text")
+                .sessionId();
+    }
+
+    @Override
+    public ObjectNode call(Args args, Caller caller) {
+        String name = args.variableName("name");
+        String path = args.requiredString("path");
+        DataType type = args.dataType("data_type");
+        String sessionId = args.sessionId();
+        Path file = dataRoot.resolve("path", path);
+        return sessions.resolve(sessionId, caller.connection()).loadFile(name, file, path, type);
+    }
+}

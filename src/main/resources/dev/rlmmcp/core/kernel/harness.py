@@ -1,0 +1,692 @@
+"""rlm-mcp kernel harness: one persistent CPython REPL driven over a framed pipe.
+
+Frames (both directions): u32 header length, u64 payload length (big-endian), a UTF-8 JSON header,
+then the raw payload. The host talks on the fds that were this process's stdin and stdout; before
+any user code runs they are moved aside and fds 0/1/2 are re-pointed (0 at /dev/null, 1 and 2 at
+capture pipes), so nothing user code prints can corrupt a frame.
+"""
+import ast
+import builtins
+import codecs
+import csv
+import datetime
+import faulthandler
+import gc
+import io
+import json
+import keyword
+import linecache
+import os
+import reprlib
+import select
+import signal
+import struct
+import sys
+import threading
+import time
+import traceback
+import types
+
+FRAME_HEAD = struct.Struct(">IQ")
+HARNESS_FILE = os.path.abspath(__file__)
+RESERVED = frozenset({"llm_query", "llm_query_batched", "mcp", "_last_output", "_last_error"})
+FULL_OUTPUT_KEEP = 16 * 1024 * 1024
+
+
+class Fail(Exception):
+    """A request the harness refuses; becomes an error reply with a stable code."""
+
+    def __init__(self, code, message, argument=None):
+        super().__init__(message)
+        self.code, self.message, self.argument = code, message, argument
+
+
+class Capture:
+    """Everything written to stdout or stderr during one request, Python- or C-level."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.reset()
+
+    def reset(self):
+        self.chunks, self.chars, self.dropped = [], 0, 0
+
+    def add(self, text):
+        with self.lock:
+            room = FULL_OUTPUT_KEEP - self.chars
+            if room >= len(text):
+                self.chunks.append(text)
+                self.chars += len(text)
+            else:
+                if room > 0:
+                    self.chunks.append(text[:room])
+                    self.chars += room
+                self.dropped += len(text) - max(room, 0)
+
+    def take(self):
+        with self.lock:
+            text, dropped = "".join(self.chunks), self.dropped
+            self.reset()
+        return text, dropped
+
+
+class CaptureStream(io.TextIOBase):
+    """sys.stdout / sys.stderr for user code."""
+
+    def __init__(self, capture, name):
+        self.capture, self._name = capture, name
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def write(self, text):
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self.capture.add(text)
+        return len(text)
+
+    def flush(self):
+        pass
+
+
+class FdCapture:
+    """Drains the pipe behind fd 1 or fd 2 into a Capture (C-level writes, child processes)."""
+
+    def __init__(self, fd, capture):
+        read_end, write_end = os.pipe()
+        os.dup2(write_end, fd)
+        os.close(write_end)
+        os.set_blocking(read_end, False)
+        self.fd, self.capture = read_end, capture
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def drain(self):
+        while True:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return
+            if not chunk:
+                return
+            self.capture.add(self.decoder.decode(chunk))
+
+
+class Output:
+    """stdout and stderr of the running request."""
+
+    def __init__(self):
+        self.out, self.err = Capture(), Capture()
+        self.streams = (CaptureStream(self.out, "<stdout>"), CaptureStream(self.err, "<stderr>"))
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__ = self.streams
+        self.pipes = [FdCapture(1, self.out), FdCapture(2, self.err)]
+        self.drain_lock = threading.Lock()
+        threading.Thread(target=self._drain_forever, name="rlm-output", daemon=True).start()
+
+    def _drain_forever(self):
+        poller = select.poll()
+        for pipe in self.pipes:
+            poller.register(pipe.fd, select.POLLIN)
+        while True:
+            poller.poll()
+            self.drain_now()
+
+    def drain_now(self):
+        with self.drain_lock:
+            for pipe in self.pipes:
+                pipe.drain()
+
+    def reattach(self):
+        sys.stdout, sys.stderr = self.streams
+
+    def take(self):
+        self.drain_now()
+        return self.out.take(), self.err.take()
+
+
+class Channel:
+    """The framed pipe to the host."""
+
+    def __init__(self, fd_in, fd_out):
+        self.reader = io.BufferedReader(io.FileIO(fd_in, "rb", closefd=False), 1 << 16)
+        self.fd_out = fd_out
+
+    def _read_exact(self, n):
+        buf = bytearray(n)
+        view, got = memoryview(buf), 0
+        while got < n:
+            k = self.reader.readinto(view[got:])
+            if not k:
+                raise EOFError
+            got += k
+        return buf
+
+    def receive(self):
+        head = self.reader.read(FRAME_HEAD.size)
+        if len(head) < FRAME_HEAD.size:
+            if head:
+                head += self._read_exact(FRAME_HEAD.size - len(head))
+            else:
+                raise EOFError
+        header_len, payload_len = FRAME_HEAD.unpack(head)
+        header = json.loads(self._read_exact(header_len))
+        payload = self._read_exact(payload_len) if payload_len else None
+        return header, payload
+
+    def send(self, header, payload=b""):
+        body = json.dumps(header, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+        data = memoryview(FRAME_HEAD.pack(len(body), len(payload)) + body + payload)
+        while data:
+            data = data[os.write(self.fd_out, data):]
+
+
+class Sizer:
+    """Estimated deep size of a value: exact for small containers, sampled for large ones."""
+
+    SAMPLE = 256
+    MAX_DEPTH = 6
+
+    def size(self, obj):
+        return self._size(obj, 0, set())
+
+    def _size(self, obj, depth, seen):
+        if id(obj) in seen:
+            return 0
+        size = sys.getsizeof(obj, 64)
+        if depth >= self.MAX_DEPTH or isinstance(obj, (str, bytes, bytearray, int, float, complex, bool, type(None))):
+            return size
+        seen.add(id(obj))
+        if isinstance(obj, dict):
+            return size + self._items(list(obj.keys()), depth, seen) + self._items(list(obj.values()), depth, seen)
+        if isinstance(obj, (list, tuple, set, frozenset)) or type(obj).__name__ == "deque":
+            return size + self._items(obj if isinstance(obj, (list, tuple)) else list(obj), depth, seen)
+        if isinstance(obj, (types.FunctionType, type, types.ModuleType)):
+            return size
+        attrs = getattr(obj, "__dict__", None)
+        if isinstance(attrs, dict):
+            size += self._size(attrs, depth + 1, seen)
+        return size
+
+    def _items(self, items, depth, seen):
+        n = len(items)
+        if n <= self.SAMPLE:
+            return sum(self._size(item, depth + 1, seen) for item in items)
+        step = n / self.SAMPLE
+        sample = sum(self._size(items[int(i * step)], depth + 1, seen) for i in range(self.SAMPLE))
+        return int(sample * n / self.SAMPLE)
+
+
+class VarMeta:
+    __slots__ = ("created", "accessed", "size", "ident")
+
+    def __init__(self, now, size, ident):
+        self.created = self.accessed = now
+        self.size, self.ident = size, ident
+
+
+def iso(epoch):
+    return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def human(n):
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1024 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+PREVIEW = reprlib.Repr()
+PREVIEW.maxstring, PREVIEW.maxother, PREVIEW.maxlist, PREVIEW.maxdict = 200, 200, 8, 8
+PREVIEW.maxtuple = PREVIEW.maxset = PREVIEW.maxfrozenset = PREVIEW.maxdeque = 8
+PREVIEW.maxlevel = 3
+LONG_PREVIEW = reprlib.Repr()
+LONG_PREVIEW.maxstring, LONG_PREVIEW.maxother, LONG_PREVIEW.maxlist, LONG_PREVIEW.maxdict = 1000, 1000, 20, 20
+LONG_PREVIEW.maxtuple = LONG_PREVIEW.maxset = LONG_PREVIEW.maxfrozenset = LONG_PREVIEW.maxdeque = 20
+LONG_PREVIEW.maxlevel = 4
+
+
+def preview(value, long=False):
+    try:
+        return (LONG_PREVIEW if long else PREVIEW).repr(value)
+    except Exception as e:  # a user-defined __repr__ may raise anything
+        return f"<{type(value).__name__}: repr failed: {type(e).__name__}>"
+
+
+def echo(value):
+    """What an interactive prompt shows for a bare expression, bounded for huge values."""
+    if isinstance(value, (str, bytes, bytearray, list, tuple, dict, set, frozenset)) and len(value) > 100_000:
+        return preview(value, long=True)
+    try:
+        return repr(value)
+    except Exception:
+        return preview(value)
+
+
+def describe_shape(value):
+    if isinstance(value, str):
+        return {"length": len(value)}
+    if isinstance(value, (bytes, bytearray)):
+        return {"length": len(value)}
+    if isinstance(value, (list, tuple, set, frozenset, dict)):
+        shape = {"length": len(value)}
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            shape["columns"] = list(value[0].keys())[:50]
+        return shape
+    return {}
+
+
+class Kernel:
+    def __init__(self, config):
+        self.ns = {"__name__": "__main__", "__builtins__": builtins}
+        self.meta = {}
+        self.sizer = Sizer()
+        self.cell = 0
+        self.compiled = {}
+        self.interruptible = False
+        self.configure(config)
+
+    def configure(self, config):
+        self.limit = int(config.get("memory_limit_bytes", 1 << 30))
+        self.high = float(config.get("cleanup_threshold", 0.8))
+        self.low = float(config.get("cleanup_target", 0.6))
+        self.output_cap = int(config.get("output_cap", 20000))
+
+    # ----- namespace bookkeeping -------------------------------------------------------------
+
+    def user_names(self):
+        return [n for n, v in self.ns.items() if self.is_user_var(n, v)]
+
+    @staticmethod
+    def is_user_var(name, value):
+        return not (name.startswith("__") or name in RESERVED or isinstance(value, types.ModuleType))
+
+    def identities(self):
+        return {n: id(v) for n, v in self.ns.items() if self.is_user_var(n, v)}
+
+    def track(self, names, now):
+        for name in names:
+            value = self.ns[name]
+            meta = self.meta.get(name)
+            size = self.sizer.size(value)
+            if meta is None:
+                self.meta[name] = VarMeta(now, size, id(value))
+            else:
+                meta.accessed, meta.size, meta.ident = now, size, id(value)
+
+    def forget(self, names):
+        for name in names:
+            self.meta.pop(name, None)
+
+    def total(self):
+        return sum(m.size for m in self.meta.values())
+
+    def enforce_memory(self, protected):
+        """Drop least-recently-used variables once past the threshold, down to the target."""
+        evicted = []
+        if self.limit <= 0 or self.total() <= self.high * self.limit:
+            return evicted
+        for name, meta in sorted(self.meta.items(), key=lambda item: item[1].accessed):
+            if self.total() <= self.low * self.limit:
+                break
+            if name in protected:
+                continue
+            evicted.append({"name": name, "size_bytes": meta.size, "size_human": human(meta.size)})
+            del self.ns[name]
+            del self.meta[name]
+        if evicted:
+            gc.collect()
+        return evicted
+
+    def memory(self, with_rss=False):
+        total = self.total()
+        summary = {
+            "total_bytes": total,
+            "total_human": human(total),
+            "variable_count": len(self.meta),
+            "limit_bytes": self.limit,
+            "percent": round(100.0 * total / self.limit, 2) if self.limit > 0 else 0.0,
+        }
+        if with_rss:
+            summary["limit_human"] = human(self.limit)
+            summary["rss_bytes"] = rss_bytes()
+            summary["rss_human"] = human(summary["rss_bytes"])
+        return summary
+
+    # ----- requests ----------------------------------------------------------------------------
+
+    def op_exec(self, req, payload, output):
+        code = req["code"]
+        cap = int(req.get("output_cap", self.output_cap))
+        before = self.identities()
+        program, error = self.compile_cell(code)
+        started = time.perf_counter()
+        if program is not None:
+            output.reattach()
+            error = self.run(program)
+        duration = time.perf_counter() - started
+        (out, out_dropped), (err, err_dropped) = output.take()
+        now = time.time()
+        after = self.identities()
+        changed = [n for n, i in after.items() if before.get(n) != i]
+        deleted = [n for n in before if n not in after]
+        self.forget([n for n in self.meta if n not in after])
+        touched = set(changed)
+        if program is not None:
+            touched.update(n for n in self.referenced_names(program[0]) if n in after)
+        self.track(touched, now)
+        evicted = self.enforce_memory(touched)
+        truncated = {}
+        reply = {
+            "stdout": self.clip(out, out_dropped, cap, "_last_output", "stdout", truncated),
+            "stderr": self.clip(err, err_dropped, cap, "_last_error", "stderr", truncated),
+            "error": error,
+            "variables_changed": changed,
+            "variables_deleted": deleted,
+            "duration_ms": round(duration * 1000, 3),
+            "evicted": evicted,
+            "memory": self.memory(),
+        }
+        if truncated:
+            reply["truncated"] = truncated
+        return reply
+
+    def compile_cell(self, code):
+        cached = self.compiled.get(code)
+        if cached is not None:
+            return cached, None
+        self.cell += 1
+        filename = f"<cell {self.cell}>"
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        try:
+            tree = ast.parse(code, filename, "exec")
+            last = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                last = ast.Expression(tree.body.pop().value)
+            body = compile(tree, filename, "exec")
+            tail = compile(last, filename, "eval") if last is not None else None
+        except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError) as e:
+            return None, self.describe_error(e)
+        program = (body, tail)
+        if len(self.compiled) > 256:
+            self.compiled.clear()
+        self.compiled[code] = program
+        return program, None
+
+    def run(self, program):
+        body, tail = program
+        try:
+            self.interruptible = True
+            exec(body, self.ns)
+            if tail is not None:
+                value = eval(tail, self.ns)
+                self.interruptible = False
+                if value is not None:
+                    print(echo(value))
+            return None
+        except BaseException as e:  # user code may raise anything, SystemExit included
+            self.interruptible = False
+            return self.describe_error(e)
+        finally:
+            self.interruptible = False
+
+    @staticmethod
+    def describe_error(e):
+        frames = [] if isinstance(e, SyntaxError) else [
+            f for f in traceback.extract_tb(e.__traceback__) if f.filename != HARNESS_FILE]
+        lines = ["Traceback (most recent call last):\n"] if frames else []
+        lines += traceback.format_list(frames)
+        lines += traceback.format_exception_only(type(e), e)
+        error = {"type": type(e).__name__, "message": str(e), "traceback": "".join(lines)}
+        if isinstance(e, KeyboardInterrupt):
+            error["interrupted"] = True
+        if isinstance(e, SyntaxError):
+            error["line"] = e.lineno
+        return error
+
+    def referenced_names(self, code, depth=0):
+        names = set(code.co_names) | set(code.co_varnames if depth else ())
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType) and depth < 8:
+                names |= self.referenced_names(const, depth + 1)
+        for name in list(names):
+            value = self.ns.get(name)
+            if isinstance(value, types.FunctionType) and depth < 2:
+                names |= self.referenced_names(value.__code__, depth + 1)
+        return names
+
+    def clip(self, text, dropped, cap, keep_name, stream, truncated):
+        total = len(text) + dropped
+        if total <= cap:
+            return text
+        self.ns[keep_name] = text
+        head = cap * 3 // 4
+        tail = cap - head
+        cut = total - head - tail
+        kept = f"the first {len(text):,} characters are" if dropped else "the full text is"
+        marker = (
+            f"\n\n[... {cut:,} of {total:,} characters cut here; {kept} in the variable {keep_name}: "
+            f"print({keep_name}[{head}:{head + cap}]) shows the next part ...]\n\n"
+        )
+        truncated[stream] = {"total_chars": total, "shown_chars": cap, "kept_in": keep_name, "kept_chars": len(text)}
+        return text[:head] + marker + (text[len(text) - tail:] if tail else "")
+
+    def op_load(self, req, payload, output):
+        name = check_name(req["name"])
+        data_type = req.get("data_type", "text")
+        started = time.perf_counter()
+        try:
+            self.interruptible = True
+            if "path" in req:
+                value = load_file(req["path"], data_type)
+            else:
+                value = parse_text(bytes_to_text(payload), data_type)
+        except KeyboardInterrupt:
+            raise Fail("INTERRUPTED", f"loading {name!r} was interrupted; nothing was stored") from None
+        finally:
+            self.interruptible = False
+        self.ns[name] = value
+        now = time.time()
+        self.track([name], now)
+        evicted = self.enforce_memory({name})
+        meta = self.meta[name]
+        reply = {
+            "name": name,
+            "type": type(value).__name__,
+            "data_type": data_type,
+            "size_bytes": meta.size,
+            "size_human": human(meta.size),
+            "preview": preview(value),
+            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+            "evicted": evicted,
+            "memory": self.memory(),
+        }
+        reply.update(describe_shape(value))
+        return reply
+
+    def op_vars(self, req, payload, output):
+        return {"variables": [self.var_entry(name, long=False) for name in self.user_names()],
+                "memory": self.memory()}
+
+    def var_entry(self, name, long):
+        value = self.ns[name]
+        meta = self.meta.get(name)
+        if meta is None:
+            self.track([name], time.time())
+            meta = self.meta[name]
+        entry = {
+            "name": name,
+            "type": type(value).__name__,
+            "size_bytes": meta.size,
+            "size_human": human(meta.size),
+            "created": iso(meta.created),
+            "last_accessed": iso(meta.accessed),
+            "preview": preview(value, long),
+        }
+        entry.update(describe_shape(value))
+        return entry
+
+    def op_var_info(self, req, payload, output):
+        name = req["name"]
+        if name not in self.ns or not self.is_user_var(name, self.ns[name]):
+            raise Fail("VARIABLE_NOT_FOUND", f"no variable named {name!r}; rlm_list_vars lists them", "name")
+        return self.var_entry(name, long=True)
+
+    def op_clear(self, req, payload, output):
+        if req.get("all"):
+            names = self.user_names()
+        else:
+            name = req["name"]
+            if name not in self.ns or not self.is_user_var(name, self.ns[name]):
+                raise Fail("VARIABLE_NOT_FOUND", f"no variable named {name!r}; rlm_list_vars lists them", "name")
+            names = [name]
+        freed = sum(self.meta[n].size for n in names if n in self.meta)
+        for name in names:
+            del self.ns[name]
+        self.forget(names)
+        gc.collect()
+        return {"cleared": names, "freed_bytes": freed, "freed_human": human(freed), "memory": self.memory()}
+
+    def op_memory(self, req, payload, output):
+        return self.memory(with_rss=True)
+
+    def op_configure(self, req, payload, output):
+        self.configure(req)
+        return {"memory": self.memory()}
+
+    def op_ping(self, req, payload, output):
+        return {"pid": os.getpid(), "python": sys.version.split()[0]}
+
+
+def check_name(name):
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        raise Fail("INVALID_ARGUMENT", f"{name!r} is not a valid Python variable name", "name")
+    if name.startswith("__") or name in RESERVED:
+        raise Fail("INVALID_ARGUMENT", f"{name!r} is reserved by rlm-mcp; choose another name", "name")
+    return name
+
+
+def bytes_to_text(payload):
+    return str(payload, "utf-8", "replace") if payload else ""
+
+
+def normalise_newlines(text):
+    return text.replace("\r\n", "\n") if "\r" in text else text
+
+
+def parse_text(text, data_type):
+    if data_type == "text":
+        return text
+    if data_type == "lines":
+        return split_lines(normalise_newlines(text))
+    if data_type == "json":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            raise Fail("INVALID_DATA", f"data is not valid JSON: {e}", "data") from None
+    if data_type == "csv":
+        return read_csv(io.StringIO(text, newline=""))
+    raise Fail("INVALID_ARGUMENT", f"unknown data_type {data_type!r}; use text, json, lines or csv", "data_type")
+
+
+def split_lines(text):
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def read_csv(stream):
+    try:
+        return list(csv.DictReader(stream))
+    except csv.Error as e:
+        raise Fail("INVALID_DATA", f"data is not valid CSV: {e}", "data") from None
+
+
+def load_file(path, data_type):
+    try:
+        if data_type == "csv":
+            with open(path, encoding="utf-8", errors="replace", newline="") as f:
+                return read_csv(f)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise Fail("FILE_NOT_FOUND", f"file not found: {path}", "path") from None
+    except IsADirectoryError:
+        raise Fail("INVALID_ARGUMENT", f"{path} is a directory, not a file", "path") from None
+    except PermissionError:
+        raise Fail("PERMISSION_DENIED", f"the kernel may not read {path}", "path") from None
+    if data_type == "json":
+        return parse_text(text, "json")
+    if data_type == "lines":
+        return split_lines(text)
+    if data_type == "text":
+        return text
+    raise Fail("INVALID_ARGUMENT", f"unknown data_type {data_type!r}; use text, json, lines or csv", "data_type")
+
+
+def rss_bytes():
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def main():
+    config = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    fd_in, fd_out, diag = os.dup(0), os.dup(1), os.dup(2)
+    faulthandler.enable(os.fdopen(diag, "w", closefd=False))
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "rb", closefd=False), encoding="utf-8")
+    channel = Channel(fd_in, fd_out)
+    output = Output()
+    kernel = Kernel(config)
+
+    def interrupt(signum, frame):
+        if kernel.interruptible:
+            raise KeyboardInterrupt(f"interrupted by signal {signum}")
+
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
+    handlers = {name[3:]: getattr(kernel, name) for name in dir(kernel) if name.startswith("op_")}
+    channel.send({"ready": True, "pid": os.getpid(), "python": sys.version.split()[0]})
+    while True:
+        try:
+            req, payload = channel.receive()
+        except EOFError:
+            return
+        rid, op = req.get("id"), req.get("op")
+        if op == "shutdown":
+            channel.send({"id": rid, "ok": True})
+            return
+        handler = handlers.get(op)
+        try:
+            if handler is None:
+                raise Fail("UNKNOWN_OP", f"unknown kernel operation {op!r}")
+            reply = handler(req, payload, output)
+            reply["id"], reply["ok"] = rid, True
+        except Fail as e:
+            reply = {"id": rid, "ok": False, "code": e.code, "message": e.message, "argument": e.argument}
+        except MemoryError:
+            reply = {"id": rid, "ok": False, "code": "OUT_OF_MEMORY", "message": "the kernel ran out of memory"}
+        except BaseException as e:  # keep serving: a broken request must not end the session
+            os.write(diag, traceback.format_exc().encode("utf-8", "replace"))
+            reply = {"id": rid, "ok": False, "code": "KERNEL_ERROR", "message": f"{type(e).__name__}: {e}"}
+        channel.send(reply)
+
+
+if __name__ == "__main__":
+    main()
