@@ -53,7 +53,7 @@ final class TrainCommand implements Callable<Integer> {
             PipedInputStream serverIn = new PipedInputStream(toServer, 1 << 16);
             PipedOutputStream serverOut = new PipedOutputStream();
             PipedInputStream fromServer = new PipedInputStream(serverOut, 1 << 16);
-            StdioFace.start(app.servers(), serverIn, serverOut, 1 << 20);
+            StdioFace face = new StdioFace(app.servers(), serverIn, serverOut, 1 << 20);
             BufferedReader replies = new BufferedReader(new InputStreamReader(fromServer, StandardCharsets.UTF_8));
             for (String line : SCRIPT) {
                 send(toServer, line);
@@ -62,6 +62,8 @@ final class TrainCommand implements Callable<Integer> {
                 }
             }
             toServer.close();
+            face.awaitClientGone();
+            face.close();
             try (HttpFace http = new HttpFace(app.servers(), app.sessions(), app.json(), "127.0.0.1", 0, 1 << 20);
                     HttpClient client = HttpClient.newHttpClient()) {
                 http.start();

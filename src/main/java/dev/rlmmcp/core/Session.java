@@ -53,14 +53,12 @@ public final class Session implements AutoCloseable {
         lock.lock();
         try {
             KernelReply reply = exchange(request, null, timeout);
-            ObjectNode body = checked(reply);
-            JsonNode error = body.path("error");
-            if (reply.interrupted() && error.path("interrupted").asBoolean()) {
-                body.put("status", "interrupted");
+            JsonNode error = reply.body().path("error");
+            boolean interrupted = reply.interrupted() && error.path("interrupted").asBoolean();
+            ObjectNode body = checked(reply, interrupted ? "interrupted" : error.isObject() ? "error" : "ok");
+            if (interrupted) {
                 body.put("message", "interrupted after %.1f s (timeout %s s); all variables are intact"
                         .formatted(reply.interruptedAfterMs() / 1000.0, seconds(timeout)));
-            } else {
-                body.put("status", error.isObject() ? "error" : "ok");
             }
             describeEvictions(body);
             return body;
@@ -133,7 +131,7 @@ public final class Session implements AutoCloseable {
     private ObjectNode call(ObjectNode request, byte[] payload, Duration timeout, boolean mayEvict) {
         lock.lock();
         try {
-            ObjectNode body = checked(exchange(request, payload, timeout));
+            ObjectNode body = checked(exchange(request, payload, timeout), null);
             if (mayEvict) {
                 describeEvictions(body);
             }
@@ -159,7 +157,8 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    private ObjectNode checked(KernelReply reply) {
+    /** The kernel's reply as the agent sees it (status and session first), or its refusal thrown. */
+    private ObjectNode checked(KernelReply reply, String status) {
         ObjectNode body = reply.body();
         if (!reply.ok()) {
             ErrorCode code = ErrorCode.of(body.path("code").asText());
@@ -169,8 +168,12 @@ public final class Session implements AutoCloseable {
         }
         body.remove("ok");
         body.remove("id");
-        body.put("session_id", id);
-        return body;
+        ObjectNode shown = kernels.json().createObjectNode();
+        if (status != null) {
+            shown.put("status", status);
+        }
+        shown.put("session_id", id);
+        return shown.setAll(body);
     }
 
     private static String fixFor(ErrorCode code) {
@@ -201,8 +204,8 @@ public final class Session implements AutoCloseable {
                         .formatted(seconds(timeout))
                 : e.getMessage();
         ObjectNode body = kernels.json().createObjectNode();
-        body.put("session_id", id);
         body.put("status", e.reason() == KernelDiedException.Cause.KILLED_AFTER_TIMEOUT ? "killed" : "crashed");
+        body.put("session_id", id);
         body.put("message", what + ". ALL VARIABLES OF THIS SESSION WERE LOST: reload the data; " + fresh + ".");
         body.put("variables_lost", true);
         body.put("kernel_exit", e.exit());

@@ -45,6 +45,7 @@ public final class McpServers {
                 .capabilities(capabilities())
                 .jsonMapper(mapper)
                 .validateToolInputs(false)
+                .immediateExecution(true)
                 .tools(catalog.specifications())
                 .build();
     }

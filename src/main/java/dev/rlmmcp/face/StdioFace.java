@@ -1,18 +1,26 @@
 package dev.rlmmcp.face;
 
 import io.modelcontextprotocol.server.McpSyncServer;
-import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
 import java.io.InputStream;
 import java.io.OutputStream;
 
-/** MCP over stdin/stdout. Nothing but protocol may reach stdout, so the JVM's System.out is sent to stderr. */
-public final class StdioFace {
+/** MCP over stdin/stdout: serves until the client closes stdin. */
+public final class StdioFace implements AutoCloseable {
 
-    private StdioFace() {
+    private final StdioTransport transport;
+    private final McpSyncServer server;
+
+    public StdioFace(McpServers servers, InputStream in, OutputStream out, int maxMessageBytes) {
+        transport = new StdioTransport(servers.mapper(), in, out, maxMessageBytes);
+        server = servers.serve(transport);
     }
 
-    /** Serves until the client closes stdin. */
-    public static McpSyncServer start(McpServers servers, InputStream in, OutputStream out, int maxMessageBytes) {
-        return servers.serve(new StdioServerTransportProvider(servers.mapper(), in, out, maxMessageBytes));
+    public void awaitClientGone() throws InterruptedException {
+        transport.awaitClosed();
+    }
+
+    @Override
+    public void close() {
+        server.closeGracefully();
     }
 }

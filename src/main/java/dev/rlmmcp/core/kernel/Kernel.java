@@ -38,6 +38,7 @@ public final class Kernel implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final Deque<String> lastWords = new ArrayDeque<>();
     private final String python;
+    private final Thread diagnostics;
     private long nextId;
     private volatile boolean killedByUs;
 
@@ -50,7 +51,7 @@ public final class Kernel implements AutoCloseable {
         this.codec = new FrameCodec(json);
         this.out = new DataOutputStream(new BufferedOutputStream(process.getOutputStream(), 1 << 16));
         this.in = new DataInputStream(new BufferedInputStream(process.getInputStream(), 1 << 16));
-        Thread.ofVirtual().name("kernel-log-" + label).start(() -> relayDiagnostics(label));
+        this.diagnostics = Thread.ofVirtual().name("kernel-log-" + label).start(() -> relayDiagnostics(label));
         ScheduledFuture<?> deadline = timer.schedule(this::killNow, startTimeout.toMillis(), TimeUnit.MILLISECONDS);
         try {
             Frame ready = codec.read(in);
@@ -147,6 +148,11 @@ public final class Kernel implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         String exit = process.isAlive() ? "still running" : describeExit(process.exitValue());
+        try {
+            diagnostics.join(Duration.ofSeconds(1));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         String words;
         synchronized (lastWords) {
             words = String.join("\n", lastWords);

@@ -10,9 +10,12 @@ public interface KernelLauncher {
 
     Process start(KernelSpec spec) throws IOException;
 
-    /** Asks the kernel to stop the running code; its variables survive. */
+    /**
+     * Asks the kernel to stop the running code; its variables survive. The harness treats SIGTERM
+     * like SIGINT. (Process.destroy() would also close our ends of the pipes, so the handle is used.)
+     */
     default void interrupt(Process process) {
-        process.destroy();
+        process.toHandle().destroy();
     }
 
     default void kill(Process process) {

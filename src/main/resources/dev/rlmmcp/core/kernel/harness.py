@@ -381,8 +381,9 @@ class Kernel:
         deleted = [n for n in before if n not in after]
         self.forget([n for n in self.meta if n not in after])
         touched = set(changed)
-        if program is not None:
-            touched.update(n for n in self.referenced_names(program[0]) if n in after)
+        for code_object in program or ():
+            if code_object is not None:
+                touched.update(n for n in self.referenced_names(code_object) if n in after)
         self.track(touched, now)
         evicted = self.enforce_memory(touched)
         truncated = {}

@@ -1,0 +1,310 @@
+"""rlm-mcp benchmark: prints the figures the foundation issue asks for.
+
+Runs the real server through bin/rlm-mcp (stdio and HTTP) with minimal clients written here
+(JSON-RPC over a pipe, HTTP/1.1 keep-alive), so the numbers are the server's, not a client SDK's.
+Loopback only; every loop is bounded in count and time.
+"""
+import argparse
+import http.client
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LAUNCHER = os.path.join(ROOT, "bin", "rlm-mcp")
+INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
+
+
+def percentile(samples, p):
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def rss(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def descendants(pid):
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    kids = [int(p) for p in out.split()]
+    return kids + [d for k in kids for d in descendants(k)]
+
+
+class StdioClient:
+    """A raw MCP client over the server's stdin/stdout."""
+
+    def __init__(self, *server_args):
+        self.proc = subprocess.Popen([LAUNCHER, "stdio", *server_args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.next_id = 0
+        self.request("initialize", INIT)
+        self.notify("notifications/initialized")
+
+    def send(self, message):
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def notify(self, method):
+        self.send({"jsonrpc": "2.0", "method": method})
+
+    def request(self, method, params=None):
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}})
+        while True:
+            reply = json.loads(self.proc.stdout.readline())
+            if reply.get("id") == self.next_id:
+                if "error" in reply:
+                    raise RuntimeError(reply["error"])
+                return reply["result"]
+
+    def tool(self, name, **arguments):
+        result = self.request("tools/call", {"name": name, "arguments": arguments})
+        payload = json.loads(result["content"][0]["text"])
+        if result.get("isError"):
+            raise RuntimeError(payload)
+        return payload
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+class HttpServer:
+    def __init__(self, *server_args):
+        self.proc = subprocess.Popen([LAUNCHER, "serve", "--port", "0", *server_args], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            line = self.proc.stderr.readline()
+            if not line:
+                raise RuntimeError("server exited before listening")
+            m = re.search(r"listening on http://([\d.]+):(\d+)/mcp", line)
+            if m:
+                self.host, self.port = m.group(1), int(m.group(2))
+                return
+        raise RuntimeError("server did not start in time")
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+
+class HttpClient:
+    """A raw Streamable HTTP MCP client on one keep-alive connection."""
+
+    def __init__(self, host, port):
+        self.conn = http.client.HTTPConnection(host, port, timeout=120)
+        self.session = None
+        self.next_id = 0
+        self.request("initialize", INIT)
+        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def post(self, message):
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if self.session:
+            headers["Mcp-Session-Id"] = self.session
+            headers["MCP-Protocol-Version"] = INIT["protocolVersion"]
+        self.conn.request("POST", "/mcp", body=json.dumps(message), headers=headers)
+        response = self.conn.getresponse()
+        body = response.read()
+        self.session = self.session or response.getheader("Mcp-Session-Id")
+        if response.status >= 300:
+            raise RuntimeError(f"HTTP {response.status}: {body[:200]!r}")
+        if response.getheader("Content-Type", "").startswith("text/event-stream"):
+            for line in body.decode().splitlines():
+                if line.startswith("data:"):
+                    return json.loads(line[5:])
+            return None
+        return json.loads(body) if body else None
+
+    def request(self, method, params=None):
+        self.next_id += 1
+        reply = self.post({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}})
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return reply["result"]
+
+    def tool(self, name, **arguments):
+        result = self.request("tools/call", {"name": name, "arguments": arguments})
+        return json.loads(result["content"][0]["text"])
+
+
+def latency(client, calls, warmup):
+    for _ in range(warmup):
+        client.tool("rlm_execute", code="x = 1")
+    samples = []
+    for _ in range(calls):
+        t = time.perf_counter()
+        client.tool("rlm_execute", code="x = 1")
+        samples.append((time.perf_counter() - t) * 1000)
+    return statistics.median(samples), percentile(samples, 99)
+
+
+def bench_start():
+    samples = []
+    for _ in range(7):
+        t = time.perf_counter()
+        client = StdioClient()
+        samples.append((time.perf_counter() - t) * 1000)
+        client.close()
+    print(f"start to first initialize answered (stdio, via bin/rlm-mcp): median {statistics.median(samples):.0f} ms "
+          f"(min {min(samples):.0f}, max {max(samples):.0f}, 7 starts; target <= 400 ms)")
+
+
+def bench_stdio(calls, warmup):
+    client = StdioClient()
+    median, p99 = latency(client, calls, warmup)
+    client.close()
+    print(f"rlm_execute x = 1 over stdio: median {median:.3f} ms, p99 {p99:.3f} ms "
+          f"({calls} sequential calls after {warmup} warm-up; target median <= 0.15 ms)")
+
+
+def bench_http(calls, warmup):
+    server = HttpServer()
+    try:
+        client = HttpClient(server.host, server.port)
+        median, p99 = latency(client, calls, warmup)
+        print(f"rlm_execute x = 1 over HTTP: median {median:.3f} ms, p99 {p99:.3f} ms "
+              f"({calls} sequential calls after {warmup} warm-up; target median <= 0.25 ms)")
+        concurrent(server, clients=8, seconds=5.0)
+    finally:
+        server.close()
+
+
+def _worker(host, port, seconds, start_at, queue):
+    client = HttpClient(host, port)
+    for _ in range(300):
+        client.tool("rlm_execute", code="x = 1")
+    while time.time() < start_at:
+        time.sleep(0.001)
+    count, errors = 0, 0
+    end = start_at + seconds
+    while time.time() < end:
+        reply = client.tool("rlm_execute", code="x = 1")
+        count += 1
+        errors += reply.get("status") != "ok"
+    queue.put((count, errors))
+
+
+def concurrent(server, clients, seconds):
+    queue = multiprocessing.Queue()
+    start_at = time.time() + 3.0
+    workers = [multiprocessing.Process(target=_worker, args=(server.host, server.port, seconds, start_at, queue))
+               for _ in range(clients)]
+    for w in workers:
+        w.start()
+    results = [queue.get(timeout=120) for _ in workers]
+    for w in workers:
+        w.join(timeout=30)
+    total = sum(c for c, _ in results)
+    errors = sum(e for _, e in results)
+    print(f"{clients} concurrent HTTP clients on {clients} sessions: {total / seconds:.0f} calls/s "
+          f"({total} calls in {seconds:.0f} s, {errors} errors; target >= 6000)")
+
+
+def make_log(path, size):
+    levels = ["INFO", "INFO", "INFO", "DEBUG", "WARN", "INFO", "INFO", "INFO", "INFO", "ERROR"]
+    with open(path, "w") as f:
+        written, i = 0, 0
+        chunk = []
+        while written < size:
+            line = f"2026-11-20T12:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d} {levels[i % 10]} " \
+                   f"worker-{i % 16} request {i} handled path=/api/v1/items/{i * 7 % 10007} ms={i % 250}\n"
+            chunk.append(line)
+            written += len(line)
+            i += 1
+            if len(chunk) == 10000:
+                f.write("".join(chunk))
+                chunk = []
+        f.write("".join(chunk))
+
+
+def bench_load_data(workdir):
+    path = os.path.join(workdir, "100mib.log")
+    make_log(path, 100 * 1024 * 1024)
+    with open(path) as f:
+        text = f.read()
+    expected = sum("ERROR" in line for line in text.split("\n"))
+    client = StdioClient("--max-memory-mb", "4096")
+    client.tool("rlm_execute", code="x = 1")
+    server = client.proc.pid
+    before = rss(server) + sum(rss(k) for k in descendants(server))
+    t = time.perf_counter()
+    loaded = client.tool("rlm_load_data", name="logs", data=text, data_type="lines")
+    load_s = time.perf_counter() - t
+    t = time.perf_counter()
+    counted = client.tool("rlm_execute", code="sum(1 for line in logs if 'ERROR' in line)")
+    count_s = time.perf_counter() - t
+    jvm, kernels = rss(server), sum(rss(k) for k in descendants(server))
+    assert int(counted["stdout"]) == expected, (counted, expected)
+    client.close()
+    print(f"rlm_load_data 100 MiB as lines over stdio: {load_s:.3f} s ({loaded['length']:,} lines; target <= 0.4 s); "
+          f"counting ERROR lines: {count_s:.3f} s; RSS growth server + kernel: "
+          f"{(jvm + kernels - before) / 2**20:.0f} MiB (JVM now {jvm / 2**20:.0f} MiB, kernel {kernels / 2**20:.0f} MiB)")
+
+
+def bench_load_file(workdir):
+    path = os.path.join(workdir, "1gib.log")
+    make_log(path, 1024 * 1024 * 1024)
+    python = sys.executable
+    probe = f"import time; t = time.perf_counter(); open({path!r}).read(); print(time.perf_counter() - t)"
+    subprocess.run([python, "-c", f"open({path!r}).read()"], check=True)
+    client = StdioClient("--max-memory-mb", "4096", "--data-root", workdir)
+    client.tool("rlm_execute", code="x = 1")
+    ours, whole, inner = [], [], []
+    for _ in range(3):
+        t = time.perf_counter()
+        subprocess.run([python, "-c", f"open({path!r}).read()"], check=True)
+        whole.append(time.perf_counter() - t)
+        inner.append(float(subprocess.run([python, "-c", probe], check=True, capture_output=True, text=True).stdout))
+        client.tool("rlm_clear", all=True)
+        t = time.perf_counter()
+        client.tool("rlm_load_file", name="big", path="1gib.log")
+        ours.append(time.perf_counter() - t)
+    client.close()
+    o, w, i = statistics.median(ours), statistics.median(whole), statistics.median(inner)
+    print(f"rlm_load_file 1 GiB text: {o:.3f} s; python3 -c \"open(p).read()\": {w:.3f} s as a command "
+          f"({i:.3f} s for the read alone); ratio {o / w:.2f} to the command, {o / i:.2f} to the read alone "
+          f"(median of 3; target <= 1.25)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=["start", "stdio", "http", "load", "file"], action="append")
+    parser.add_argument("--calls", type=int, default=5000)
+    parser.add_argument("--warmup", type=int, default=3000)
+    args = parser.parse_args()
+    only = set(args.only or ["start", "stdio", "http", "load", "file"])
+    subprocess.run([LAUNCHER, "--version"], check=True, stdout=subprocess.DEVNULL)
+    workdir = tempfile.mkdtemp(prefix="rlm-bench-")
+    try:
+        if "start" in only:
+            bench_start()
+        if "stdio" in only:
+            bench_stdio(args.calls, args.warmup)
+        if "http" in only:
+            bench_http(args.calls, args.warmup)
+        if "load" in only:
+            bench_load_data(workdir)
+        if "file" in only:
+            bench_load_file(workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

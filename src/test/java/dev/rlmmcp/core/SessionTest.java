@@ -1,0 +1,210 @@
+package dev.rlmmcp.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.kernel.ProcessLauncher;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SessionTest {
+
+    @TempDir
+    Path dir;
+
+    private Sessions sessions;
+    private Session session;
+
+    @BeforeEach
+    void start() {
+        sessions = new Sessions(new KernelFactory(TestSettings.in(dir, 4L * 1024 * 1024), new ProcessLauncher(),
+                new ObjectMapper()));
+        session = sessions.resolve(null, "test-connection");
+    }
+
+    @AfterEach
+    void stop() {
+        sessions.close();
+    }
+
+    private ObjectNode run(String code) {
+        return session.execute(code, Duration.ofSeconds(30));
+    }
+
+    @Test
+    void variablesPersistBetweenCallsAndChangesAreReported() {
+        ObjectNode first = run("x = 40\ny = 'a'");
+        assertThat(first.path("status").asText()).isEqualTo("ok");
+        assertThat(first.path("variables_changed")).extracting(JsonNode::asText).containsExactly("x", "y");
+        ObjectNode second = run("x += 2\nx");
+        assertThat(second.path("stdout").asText()).isEqualTo("42\n");
+        assertThat(second.path("variables_changed")).extracting(JsonNode::asText).containsExactly("x");
+        assertThat(run("del y").path("variables_deleted")).extracting(JsonNode::asText).containsExactly("y");
+    }
+
+    @Test
+    void printsFromPythonCAndChildProcessesAreCapturedWithoutCorruptingTheProtocol() {
+        ObjectNode reply = run("""
+                import os, sys, subprocess
+                print('py')
+                os.write(1, b'fd1\\n')
+                os.write(2, b'fd2\\n')
+                subprocess.run(['echo', 'child'])
+                sys.stdout.write('tail\\n')
+                sys.stdout = open(os.devnull, 'w')
+                """);
+        assertThat(reply.path("stdout").asText()).contains("py\n", "fd1\n", "child\n", "tail\n");
+        assertThat(reply.path("stderr").asText()).isEqualTo("fd2\n");
+        assertThat(run("print('still here')").path("stdout").asText()).isEqualTo("still here\n");
+    }
+
+    @Test
+    void exceptionsCarryATracebackWithoutHarnessFrames() {
+        ObjectNode reply = run("def f():\n    return 1 / 0\nf()");
+        assertThat(reply.path("status").asText()).isEqualTo("error");
+        JsonNode error = reply.path("error");
+        assertThat(error.path("type").asText()).isEqualTo("ZeroDivisionError");
+        assertThat(error.path("traceback").asText()).contains("<cell", "return 1 / 0").doesNotContain("harness");
+        ObjectNode syntax = run("x = (1");
+        assertThat(syntax.path("error").path("type").asText()).isEqualTo("SyntaxError");
+        assertThat(syntax.path("error").path("traceback").asText()).doesNotContain("ast.py");
+        assertThat(run("raise SystemExit(3)").path("error").path("type").asText()).isEqualTo("SystemExit");
+        assertThat(run("print('alive')").path("stdout").asText()).isEqualTo("alive\n");
+    }
+
+    @Test
+    void longOutputIsCutWithAMarkerAndKeptInAVariable() {
+        ObjectNode reply = run("print('x' * 10000)");
+        String out = reply.path("stdout").asText();
+        assertThat(out.length()).isLessThan(2300);
+        assertThat(out).contains("characters cut here", "_last_output");
+        assertThat(reply.path("truncated").path("stdout").path("total_chars").asInt()).isEqualTo(10001);
+        assertThat(run("print(len(_last_output))").path("stdout").asText()).isEqualTo("10001\n");
+    }
+
+    @Test
+    void timeoutInterruptsAndKeepsVariables() {
+        run("keep = list(range(10))");
+        ObjectNode reply = session.execute("while True:\n    pass", Duration.ofSeconds(1));
+        assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("interrupted");
+        assertThat(reply.path("message").asText()).contains("interrupted after", "variables are intact");
+        assertThat(run("print(sum(keep))").path("stdout").asText()).isEqualTo("45\n");
+    }
+
+    @Test
+    void codeThatIgnoresTheInterruptIsKilledAndTheSessionGoesOn() {
+        run("keep = 1");
+        ObjectNode reply = session.execute("""
+                import signal
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                while True:
+                    pass
+                """, Duration.ofSeconds(1));
+        assertThat(reply.path("status").asText()).isEqualTo("killed");
+        assertThat(reply.path("variables_lost").asBoolean()).isTrue();
+        assertThat(reply.path("message").asText()).contains("VARIABLES", "LOST", "fresh kernel is ready");
+        ObjectNode after = run("print('keep' in globals())");
+        assertThat(after.path("stdout").asText()).isEqualTo("False\n");
+    }
+
+    @Test
+    void kernelDeathIsReportedAndTheSessionStaysUsable() {
+        ObjectNode exit = run("import os\nos._exit(7)");
+        assertThat(exit.path("status").asText()).isEqualTo("crashed");
+        assertThat(exit.path("kernel_exit").asText()).isEqualTo("exit status 7");
+        ObjectNode killed = run("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)");
+        assertThat(killed.path("status").asText()).isEqualTo("crashed");
+        assertThat(killed.path("kernel_exit").asText()).contains("SIGKILL");
+        ObjectNode segv = run("import ctypes\nctypes.string_at(0)");
+        assertThat(segv.path("kernel_exit").asText()).contains("SIGSEGV");
+        assertThat(segv.path("message").asText()).contains("Fatal Python error");
+        assertThat(run("1 + 1").path("stdout").asText()).isEqualTo("2\n");
+        assertThat(session.kernelRestarts()).isEqualTo(3);
+    }
+
+    @Test
+    void loadsParseEachDataType() {
+        assertThat(session.loadData("t", "a\r\nb", DataType.TEXT).path("length").asInt()).isEqualTo(4);
+        ObjectNode lines = session.loadData("l", "one\r\ntwo\nthree\n", DataType.LINES);
+        assertThat(lines.path("type").asText()).isEqualTo("list");
+        assertThat(lines.path("length").asInt()).isEqualTo(3);
+        assertThat(session.loadData("j", "{\"a\": [1, 2]}", DataType.JSON).path("type").asText()).isEqualTo("dict");
+        ObjectNode csv = session.loadData("c", "name,n\nx,1\ny,2\n", DataType.CSV);
+        assertThat(csv.path("length").asInt()).isEqualTo(2);
+        assertThat(csv.path("columns")).extracting(JsonNode::asText).containsExactly("name", "n");
+        assertThat(run("print(l[1], j['a'][1], c[1]['name'])").path("stdout").asText()).isEqualTo("two 2 y\n");
+        assertThatThrownBy(() -> session.loadData("bad", "{nope", DataType.JSON))
+                .isInstanceOfSatisfying(RlmException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.INVALID_DATA);
+                    assertThat(e.argument()).isEqualTo("data");
+                });
+        assertThat(run("print('bad' in globals())").path("stdout").asText()).isEqualTo("False\n");
+    }
+
+    @Test
+    void fileLoadsAreReadByTheKernel() throws Exception {
+        Path file = Files.writeString(dir.resolve("log.txt"), "ok\nERROR one\nERROR two\n");
+        ObjectNode reply = session.loadFile("log", file, "log.txt", DataType.LINES);
+        assertThat(reply.path("length").asInt()).isEqualTo(3);
+        assertThat(reply.path("file_bytes").asLong()).isEqualTo(Files.size(file));
+        assertThat(run("sum('ERROR' in l for l in log)").path("stdout").asText()).isEqualTo("2\n");
+    }
+
+    @Test
+    void filesLargerThanTheMemoryLimitAreRefusedBeforeReading() throws Exception {
+        Path file = dir.resolve("big.txt");
+        Files.write(file, new byte[5 * 1024 * 1024]);
+        assertThatThrownBy(() -> session.loadFile("big", file, "big.txt", DataType.TEXT))
+                .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.TOO_LARGE));
+    }
+
+    @Test
+    void memoryPolicyDropsLeastRecentlyUsedVariablesAndSaysSo() {
+        run("a = 'a' * 1_000_000");
+        run("b = 'b' * 1_000_000");
+        run("c = 'c' * 1_000_000");
+        run("len(a)");
+        ObjectNode reply = run("d = 'd' * 1_000_000");
+        assertThat(reply.path("evicted")).extracting(v -> v.path("name").asText()).containsExactly("b", "c");
+        assertThat(reply.path("memory_note").asText()).contains("b, c", "gone");
+        assertThat(run("print(sorted(k for k in globals() if len(k) == 1))").path("stdout").asText())
+                .isEqualTo("['a', 'd']\n");
+    }
+
+    @Test
+    void variablesCanBeListedDescribedAndCleared() {
+        run("numbers = list(range(1000))\nname = 'rlm'");
+        ObjectNode vars = session.listVars();
+        assertThat(vars.path("variables")).extracting(v -> v.path("name").asText()).containsExactly("numbers", "name");
+        ObjectNode info = session.varInfo("numbers");
+        assertThat(info.path("type").asText()).isEqualTo("list");
+        assertThat(info.path("length").asInt()).isEqualTo(1000);
+        assertThat(info.path("size_bytes").asLong()).isGreaterThan(8000);
+        assertThat(info.path("created").asText()).endsWith("+00:00");
+        assertThatThrownBy(() -> session.varInfo("nope"))
+                .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.VARIABLE_NOT_FOUND));
+        assertThat(session.clear("name").path("cleared")).extracting(JsonNode::asText).containsExactly("name");
+        assertThat(session.clearAll().path("cleared")).extracting(JsonNode::asText).containsExactly("numbers");
+        assertThat(session.memory().path("variable_count").asInt()).isZero();
+        assertThat(session.memory().path("rss_bytes").asLong()).isPositive();
+    }
+
+    @Test
+    void unknownSessionIdsAreRefused() {
+        assertThatThrownBy(() -> sessions.resolve("s-nope", "c"))
+                .isInstanceOfSatisfying(RlmException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.SESSION_NOT_FOUND);
+                    assertThat(e.argument()).isEqualTo("session_id");
+                });
+        assertThat(sessions.resolve(session.id(), "another-connection")).isSameAs(session);
+    }
+}

@@ -1,0 +1,80 @@
+package dev.rlmmcp.e2e;
+
+import static dev.rlmmcp.e2e.McpDriver.json;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The REPL tools over Streamable HTTP, plus what only HTTP has: /health and several connections. */
+class HttpIT extends ReplToolsContract {
+
+    @TempDir
+    static Path dataRoot;
+
+    private static ServerProcess server;
+    private static McpDriver client;
+
+    @BeforeAll
+    static void start() throws Exception {
+        var args = new java.util.ArrayList<>(List.of("--data-root", dataRoot.toString()));
+        args.addAll(SERVER_FLAGS);
+        server = ServerProcess.http(args.toArray(String[]::new));
+        client = McpDriver.http(server.mcpUrl());
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        client.close();
+        server.close();
+    }
+
+    @Override
+    McpDriver client() {
+        return client;
+    }
+
+    @Override
+    Path dataRoot() {
+        return dataRoot;
+    }
+
+    @Test
+    void healthReportsStatusSessionsAndSandbox() throws Exception {
+        ok("rlm_execute", Map.of("code", "warm = True"));
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/health"))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(response.headers().firstValue("content-type").orElse("")).startsWith("application/json");
+            JsonNode health = McpDriver.MAPPER.readTree(response.body());
+            assertThat(health.path("status").asText()).isEqualTo("ok");
+            assertThat(health.path("sandbox").asText()).isEqualTo("process");
+            assertThat(health.path("sessions").asInt()).isPositive();
+            assertThat(health.path("version").asText()).isNotBlank();
+            assertThat(health.path("memory").path("jvm_heap_used_bytes").asLong()).isPositive();
+        }
+    }
+
+    @Test
+    void eachConnectionHasItsOwnDefaultSessionAndCanReachAnotherById() {
+        String mine = ok("rlm_execute", Map.of("code", "owner = 'first'")).path("session_id").asText();
+        try (McpDriver other = McpDriver.http(server.mcpUrl())) {
+            JsonNode theirs = json(other.call("rlm_execute", Map.of("code", "print('owner' in globals())")));
+            assertThat(theirs.path("stdout").asText()).isEqualTo("False\n");
+            assertThat(theirs.path("session_id").asText()).isNotEqualTo(mine);
+            JsonNode shared = json(other.call("rlm_execute", Map.of("code", "print(owner)", "session_id", mine)));
+            assertThat(shared.path("stdout").asText()).isEqualTo("first\n");
+        }
+    }
+}

@@ -1,0 +1,171 @@
+package dev.rlmmcp.e2e;
+
+import static dev.rlmmcp.e2e.McpDriver.json;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every REPL tool through a real MCP client (the official TypeScript SDK). Subclasses supply the
+ * transport; the assertions are the same, because every face ends in the same tool handlers.
+ */
+abstract class ReplToolsContract {
+
+    /** The client, connected to a server whose data root is {@link #dataRoot()}. */
+    abstract McpDriver client();
+
+    abstract Path dataRoot();
+
+    static final List<String> SERVER_FLAGS = List.of("--interrupt-grace-ms", "500", "--output-cap", "500");
+
+    JsonNode ok(String tool, Map<String, ?> args) {
+        JsonNode result = client().call(tool, args);
+        assertThat(result.path("isError").asBoolean()).as("%s %s -> %s", tool, args, result).isFalse();
+        return json(result);
+    }
+
+    JsonNode refused(String tool, Map<String, ?> args, String code, String argument) {
+        JsonNode result = client().call(tool, args);
+        assertThat(result.path("isError").asBoolean()).as("%s %s -> %s", tool, args, result).isTrue();
+        JsonNode error = json(result).path("error");
+        assertThat(error.path("code").asText()).as(error.toString()).isEqualTo(code);
+        if (argument != null) {
+            assertThat(error.path("argument").asText()).isEqualTo(argument);
+        }
+        assertThat(error.path("message").asText()).isNotBlank();
+        return error;
+    }
+
+    JsonNode exec(String code) {
+        return json(client().call("rlm_execute", Map.of("code", code)));
+    }
+
+    @Test
+    void listsEveryReplToolWithItsSchema() {
+        JsonNode tools = client().request(McpDriver.MAPPER.createObjectNode().put("op", "list_tools"))
+                .path("result").path("tools");
+        assertThat(tools).extracting(t -> t.path("name").asText()).contains("rlm_execute", "rlm_load_data",
+                "rlm_load_file", "rlm_list_vars", "rlm_var_info", "rlm_clear", "rlm_memory");
+        for (JsonNode tool : tools) {
+            assertThat(tool.path("description").asText()).isNotBlank();
+            assertThat(tool.path("inputSchema").path("properties").has("session_id")).isTrue();
+        }
+    }
+
+    @Test
+    void executeKeepsStateAndReportsOutputChangesAndErrors() {
+        JsonNode first = ok("rlm_execute", Map.of("code", "total = 40\nprint('hello')"));
+        assertThat(first.path("status").asText()).isEqualTo("ok");
+        assertThat(first.path("stdout").asText()).isEqualTo("hello\n");
+        assertThat(first.path("variables_changed").toString()).isEqualTo("[\"total\"]");
+        assertThat(first.path("session_id").asText()).startsWith("s-");
+        assertThat(ok("rlm_execute", Map.of("code", "total + 2")).path("stdout").asText()).isEqualTo("42\n");
+
+        JsonNode failed = client().call("rlm_execute", Map.of("code", "undefined_name"));
+        assertThat(failed.path("isError").asBoolean()).isTrue();
+        JsonNode error = json(failed).path("error");
+        assertThat(error.path("type").asText()).isEqualTo("NameError");
+        assertThat(error.path("traceback").asText()).contains("undefined_name").doesNotContain("harness");
+        assertThat(ok("rlm_execute", Map.of("code", "total")).path("stdout").asText()).isEqualTo("40\n");
+    }
+
+    @Test
+    void longOutputIsCutAndTheRestCanBePaged() {
+        JsonNode reply = ok("rlm_execute", Map.of("code", "for i in range(1000): print(i)"));
+        assertThat(reply.path("stdout").asText()).contains("characters cut here", "_last_output").hasSizeLessThan(800);
+        assertThat(ok("rlm_execute", Map.of("code", "print(_last_output.splitlines()[500])")).path("stdout").asText())
+                .isEqualTo("500\n");
+    }
+
+    @Test
+    void loadDataParsesEveryDataType() {
+        assertThat(ok("rlm_load_data", Map.of("name", "t", "data", "plain text")).path("type").asText()).isEqualTo("str");
+        assertThat(ok("rlm_load_data", Map.of("name", "l", "data", "a\nERROR b\nERROR c\n", "data_type", "lines"))
+                .path("length").asInt()).isEqualTo(3);
+        assertThat(ok("rlm_load_data", Map.of("name", "j", "data", "[1, 2, 3]", "data_type", "json"))
+                .path("type").asText()).isEqualTo("list");
+        JsonNode csv = ok("rlm_load_data", Map.of("name", "c", "data", "k,v\na,1\nb,2\n", "data_type", "csv"));
+        assertThat(csv.path("columns").toString()).isEqualTo("[\"k\",\"v\"]");
+        assertThat(exec("print(len(t), sum('ERROR' in x for x in l), sum(j), c[1]['v'])").path("stdout").asText())
+                .isEqualTo("10 2 6 2\n");
+    }
+
+    @Test
+    void loadFileReadsOnlyUnderTheDataRoot() throws Exception {
+        Files.writeString(dataRoot().resolve("events.csv"), "id,level\n1,INFO\n2,ERROR\n");
+        JsonNode loaded = ok("rlm_load_file", Map.of("name", "events", "path", "events.csv", "data_type", "csv"));
+        assertThat(loaded.path("length").asInt()).isEqualTo(2);
+        String absolute = dataRoot().resolve("events.csv").toRealPath().toString();
+        assertThat(ok("rlm_load_file", Map.of("name", "raw", "path", absolute)).path("type").asText()).isEqualTo("str");
+        refused("rlm_load_file", Map.of("name", "x", "path", "../outside.txt"), "PATH_OUTSIDE_DATA_ROOT", "path");
+        refused("rlm_load_file", Map.of("name", "x", "path", "/etc/passwd"), "PATH_OUTSIDE_DATA_ROOT", "path");
+        refused("rlm_load_file", Map.of("name", "x", "path", "missing.txt"), "FILE_NOT_FOUND", "path");
+        assertThat(exec("print(events[1]['level'])").path("stdout").asText()).isEqualTo("ERROR\n");
+    }
+
+    @Test
+    void variablesCanBeListedDescribedClearedAndMeasured() {
+        ok("rlm_execute", Map.of("code", "rows = [{'n': i} for i in range(100)]\nlabel = 'x' * 300"));
+        JsonNode vars = ok("rlm_list_vars", Map.of()).path("variables");
+        assertThat(vars).extracting(v -> v.path("name").asText()).contains("rows", "label");
+        JsonNode info = ok("rlm_var_info", Map.of("name", "rows"));
+        assertThat(info.path("type").asText()).isEqualTo("list");
+        assertThat(info.path("length").asInt()).isEqualTo(100);
+        assertThat(info.path("size_human").asText()).isNotBlank();
+        assertThat(info.path("last_accessed").asText()).isNotBlank();
+        refused("rlm_var_info", Map.of("name", "nothing_here"), "VARIABLE_NOT_FOUND", "name");
+        assertThat(ok("rlm_clear", Map.of("name", "label")).path("cleared").toString()).isEqualTo("[\"label\"]");
+        refused("rlm_clear", Map.of(), "INVALID_ARGUMENT", "name");
+        refused("rlm_clear", Map.of("name", "rows", "all", true), "INVALID_ARGUMENT", "all");
+        JsonNode memory = ok("rlm_memory", Map.of());
+        assertThat(memory.path("limit_bytes").asLong()).isEqualTo(1024L * 1024 * 1024);
+        assertThat(memory.path("rss_bytes").asLong()).isPositive();
+        assertThat(memory.path("sandbox").asText()).isEqualTo("process");
+        ok("rlm_clear", Map.of("all", true));
+        assertThat(ok("rlm_list_vars", Map.of()).path("variables")).isEmpty();
+    }
+
+    @Test
+    void badArgumentsAreRefusedClearlyAndLoseNothing() {
+        ok("rlm_execute", Map.of("code", "precious = [1, 2, 3]"));
+        refused("rlm_execute", Map.of(), "INVALID_ARGUMENT", "code");
+        refused("rlm_execute", Map.of("code", 5), "INVALID_ARGUMENT", "code");
+        refused("rlm_execute", Map.of("code", "1", "timeout", 5), "INVALID_ARGUMENT", "timeout");
+        refused("rlm_execute", Map.of("code", "1", "timeout_s", 0), "INVALID_ARGUMENT", "timeout_s");
+        refused("rlm_execute", Map.of("code", "1", "session_id", "s-unknown"), "SESSION_NOT_FOUND", "session_id");
+        refused("rlm_load_data", Map.of("name", "1bad", "data", "x"), "INVALID_ARGUMENT", "name");
+        refused("rlm_load_data", Map.of("name", "import", "data", "x"), "INVALID_ARGUMENT", "name");
+        refused("rlm_load_data", Map.of("name", "ok_name", "data", "x", "data_type", "yaml"), "INVALID_ARGUMENT", "data_type");
+        refused("rlm_load_data", Map.of("name", "precious", "data", "{broken", "data_type", "json"), "INVALID_DATA", "data");
+        JsonNode fix = refused("rlm_load_data", Map.of("name", "x"), "INVALID_ARGUMENT", "data");
+        assertThat(fix.path("fix").asText()).isNotBlank();
+        assertThat(exec("print(precious)").path("stdout").asText()).isEqualTo("[1, 2, 3]\n");
+    }
+
+    @Test
+    void aTimeoutInterruptsTheCodeAndKeepsVariables() {
+        ok("rlm_execute", Map.of("code", "kept = 'still here'"));
+        JsonNode result = client().call("rlm_execute", Map.of("code", "import time\nwhile True: time.sleep(0.01)",
+                "timeout_s", 1));
+        assertThat(result.path("isError").asBoolean()).isTrue();
+        JsonNode reply = json(result);
+        assertThat(reply.path("status").asText()).isEqualTo("interrupted");
+        assertThat(reply.path("message").asText()).contains("variables are intact");
+        assertThat(exec("print(kept)").path("stdout").asText()).isEqualTo("still here\n");
+    }
+
+    @Test
+    void aCrashedKernelIsReportedAndReplaced() {
+        ok("rlm_execute", Map.of("code", "doomed = 1"));
+        JsonNode reply = json(client().call("rlm_execute", Map.of("code", "import os\nos._exit(3)")));
+        assertThat(reply.path("status").asText()).isEqualTo("crashed");
+        assertThat(reply.path("variables_lost").asBoolean()).isTrue();
+        assertThat(reply.path("message").asText()).contains("LOST");
+        assertThat(exec("print('doomed' in globals())").path("stdout").asText()).isEqualTo("False\n");
+    }
+}
