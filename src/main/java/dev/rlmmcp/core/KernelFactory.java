@@ -11,8 +11,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import dev.rlmmcp.core.kernel.PythonLocator;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 
@@ -25,7 +23,7 @@ public final class KernelFactory implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final Path harness;
     private final String harnessConfig;
-    private final CompletableFuture<PythonLocator.Python> python;
+    private volatile PythonLocator.Python python;
 
     public KernelFactory(Settings settings, KernelLauncher launcher, ObjectMapper json) {
         this.settings = settings;
@@ -33,8 +31,6 @@ public final class KernelFactory implements AutoCloseable {
         this.json = json;
         this.timer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("kernel-watchdog").factory());
         this.harness = Harness.install(settings.runtimeDir());
-        this.python = CompletableFuture.supplyAsync(() -> PythonLocator.locate(settings.python()),
-                runnable -> Thread.ofVirtual().name("python-locator").start(runnable));
         try {
             this.harnessConfig = json.writeValueAsString(Map.of(
                     "memory_limit_bytes", settings.memoryLimitBytes(),
@@ -46,14 +42,26 @@ public final class KernelFactory implements AutoCloseable {
         }
     }
 
-    /** The interpreter kernels run on; fails with the locator's message if there is no usable one. */
+    /**
+     * The interpreter kernels run on, found on first use (not at start-up, which it would slow);
+     * fails with the locator's message if there is no usable one.
+     */
     public PythonLocator.Python python() {
-        try {
-            return python.join();
-        } catch (CompletionException e) {
-            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, e.getCause().getMessage(), null,
-                    "install python3 (3.10 or newer) or set --python / RLM_PYTHON, then restart the server");
+        PythonLocator.Python found = python;
+        if (found == null) {
+            synchronized (this) {
+                if (python == null) {
+                    try {
+                        python = PythonLocator.locate(settings.python());
+                    } catch (IllegalStateException e) {
+                        throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, e.getMessage(), null,
+                                "install python3 (3.10 or newer) or set --python / RLM_PYTHON");
+                    }
+                }
+                found = python;
+            }
         }
+        return found;
     }
 
     public Kernel start(String label) {

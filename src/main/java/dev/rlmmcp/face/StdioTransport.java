@@ -12,9 +12,13 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -31,6 +35,7 @@ import reactor.core.publisher.Mono;
 public final class StdioTransport implements McpServerTransportProvider {
 
     private static final Logger log = LoggerFactory.getLogger(StdioTransport.class);
+    private static final Duration DRAIN = Duration.ofSeconds(10);
 
     private final McpJsonMapper mapper;
     private final InputStream in;
@@ -59,9 +64,17 @@ public final class StdioTransport implements McpServerTransportProvider {
         threads.execute(this::lead);
     }
 
-    /** Blocks until the client closes its end (EOF on our input). */
+    /**
+     * Blocks until the client closes its end (EOF on our input), then gives the calls still running
+     * a bounded time to finish and write their replies.
+     */
     public void awaitClosed() throws InterruptedException {
         closed.await();
+        if (!threads.awaitTermination(DRAIN.toMillis(), TimeUnit.MILLISECONDS)) {
+            log.warn("stdin closed with calls still running; not waiting for them longer than {}", DRAIN);
+        }
+        closing = true;
+        session.close();
     }
 
     /** Reads the next message, passes the reading on, then handles the message on this thread. */
@@ -76,8 +89,6 @@ public final class StdioTransport implements McpServerTransportProvider {
             message = null;
         }
         if (message == null) {
-            closing = true;
-            session.close();
             threads.shutdown();
             closed.countDown();
             return;
@@ -146,12 +157,16 @@ public final class StdioTransport implements McpServerTransportProvider {
         }
     }
 
+    /** An error for a line that has no usable id: JSON-RPC answers those with a null id. */
     private void reject(int code, String message) {
-        write(new McpSchema.JSONRPCResponse(McpSchema.JSONRPC_VERSION, null, null,
-                new McpSchema.JSONRPCResponse.JSONRPCError(code, message, null)));
+        Map<String, Object> response = new LinkedHashMap<>();
+        response.put("jsonrpc", McpSchema.JSONRPC_VERSION);
+        response.put("id", null);
+        response.put("error", Map.of("code", code, "message", message));
+        write(response);
     }
 
-    private void write(McpSchema.JSONRPCMessage message) {
+    private void write(Object message) {
         try {
             byte[] json = mapper.writeValueAsBytes(message);
             synchronized (out) {

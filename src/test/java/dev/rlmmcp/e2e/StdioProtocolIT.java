@@ -1,0 +1,75 @@
+package dev.rlmmcp.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/** The stdio wire itself, as a client that writes raw lines and closes its end early would see it. */
+class StdioProtocolIT {
+
+    private static final String INIT = """
+            {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}""";
+    private static final String INITIALIZED = """
+            {"jsonrpc":"2.0","method":"notifications/initialized"}""";
+
+    private static List<JsonNode> exchange(String... lines) throws IOException, InterruptedException {
+        Process server = new ProcessBuilder(ServerProcess.command(List.of("stdio")))
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        try (OutputStream in = server.getOutputStream()) {
+            in.write((String.join("\n", lines) + "\n").getBytes(StandardCharsets.UTF_8));
+        }
+        String out = new String(server.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(server.waitFor(30, TimeUnit.SECONDS)).as("server exits after stdin closes").isTrue();
+        List<JsonNode> replies = new ArrayList<>();
+        for (String line : out.split("\n")) {
+            if (!line.isBlank()) {
+                replies.add(McpDriver.MAPPER.readTree(line));
+            }
+        }
+        return replies;
+    }
+
+    @Test
+    void answersEveryRequestEvenWhenTheClientClosesStdinRightAfterSending() throws Exception {
+        Map<String, JsonNode> byId = exchange(INIT, INITIALIZED, """
+                {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"rlm_execute","arguments":{"code":"import time; time.sleep(0.5); 6 * 7"}}}""")
+                .stream().collect(Collectors.toMap(r -> r.path("id").asText(), Function.identity()));
+        assertThat(byId).containsKeys("1", "2");
+        String text = byId.get("2").path("result").path("content").path(0).path("text").asText();
+        assertThat(McpDriver.MAPPER.readTree(text).path("stdout").asText()).isEqualTo("42\n");
+    }
+
+    @Test
+    void protocolErrorsUseJsonRpcCodesAndTheSessionGoesOn() throws Exception {
+        List<JsonNode> replies = exchange(INIT, INITIALIZED, "this is not json", """
+                {"jsonrpc":"2.0","id":7,"method":"no/such/method"}""", """
+                {"jsonrpc":"2.0","id":8,"method":"ping"}""");
+        assertThat(replies).anySatisfy(r -> {
+            assertThat(r.path("id").isNull()).isTrue();
+            assertThat(r.path("error").path("code").asInt()).isEqualTo(-32700);
+        });
+        assertThat(replies).anySatisfy(r -> {
+            assertThat(r.path("id").asInt()).isEqualTo(7);
+            assertThat(r.path("error").path("code").asInt()).isEqualTo(-32601);
+        });
+        assertThat(replies).anySatisfy(r -> assertThat(r.path("id").asInt()).isEqualTo(8));
+    }
+
+    @Test
+    void nothingButProtocolReachesStdout() throws Exception {
+        List<JsonNode> replies = exchange(INIT, INITIALIZED, """
+                {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"rlm_execute","arguments":{"code":"import os, sys\\nprint('noise')\\nos.write(1, b'raw noise\\\\n')\\nos.system('echo child noise')\\nsys.__stdout__.write('more')"}}}""");
+        assertThat(replies).allSatisfy(r -> assertThat(r.path("jsonrpc").asText()).isEqualTo("2.0"));
+        assertThat(replies).hasSize(2);
+    }
+}
