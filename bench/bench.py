@@ -65,14 +65,19 @@ class StdioClient:
         self.next_id += 1
         self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}})
         while True:
-            reply = json.loads(self.proc.stdout.readline())
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("the server closed stdout")
+            reply = json.loads(line)
+            if reply.get("id") is None and "error" in reply:
+                raise RuntimeError(reply["error"])
             if reply.get("id") == self.next_id:
                 if "error" in reply:
                     raise RuntimeError(reply["error"])
                 return reply["result"]
 
-    def tool(self, name, **arguments):
-        result = self.request("tools/call", {"name": name, "arguments": arguments})
+    def tool(self, tool_name, **arguments):
+        result = self.request("tools/call", {"name": tool_name, "arguments": arguments})
         payload = json.loads(result["content"][0]["text"])
         if result.get("isError"):
             raise RuntimeError(payload)
@@ -138,8 +143,8 @@ class HttpClient:
             raise RuntimeError(reply["error"])
         return reply["result"]
 
-    def tool(self, name, **arguments):
-        result = self.request("tools/call", {"name": name, "arguments": arguments})
+    def tool(self, tool_name, **arguments):
+        result = self.request("tools/call", {"name": tool_name, "arguments": arguments})
         return json.loads(result["content"][0]["text"])
 
 

@@ -1,5 +1,7 @@
 package dev.rlmmcp.cli;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.core.KernelFactory;
 import dev.rlmmcp.core.Sessions;
@@ -13,10 +15,18 @@ import dev.rlmmcp.tools.ToolCatalog;
 record Assembly(ObjectMapper json, Sessions sessions, ToolCatalog catalog, McpServers servers) implements AutoCloseable {
 
     static Assembly of(Settings settings) {
-        ObjectMapper json = new ObjectMapper();
+        ObjectMapper json = mapper();
         Sessions sessions = new Sessions(new KernelFactory(settings, new ProcessLauncher(), json));
         ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()));
         return new Assembly(json, sessions, catalog, new McpServers(catalog, json));
+    }
+
+    /** JSON for everything, without Jackson's 20 MB cap on one string: inline data can be far larger. */
+    static ObjectMapper mapper() {
+        JsonFactory factory = JsonFactory.builder()
+                .streamReadConstraints(StreamReadConstraints.builder().maxStringLength(Integer.MAX_VALUE).build())
+                .build();
+        return new ObjectMapper(factory);
     }
 
     @Override

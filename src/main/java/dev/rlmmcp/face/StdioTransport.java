@@ -36,6 +36,8 @@ public final class StdioTransport implements McpServerTransportProvider {
 
     private static final Logger log = LoggerFactory.getLogger(StdioTransport.class);
     private static final Duration DRAIN = Duration.ofSeconds(10);
+    private static final TypeRef<Map<String, Object>> MESSAGE = new TypeRef<>() {
+    };
 
     private final McpJsonMapper mapper;
     private final InputStream in;
@@ -79,7 +81,7 @@ public final class StdioTransport implements McpServerTransportProvider {
 
     /** Reads the next message, passes the reading on, then handles the message on this thread. */
     private void lead() {
-        String message;
+        byte[] message;
         try {
             message = nextMessage();
         } catch (IOException e) {
@@ -101,7 +103,7 @@ public final class StdioTransport implements McpServerTransportProvider {
      * The next non-empty line, or null at end of input. Only the current leader calls this; the
      * hand-off through the executor orders one leader's reads before the next one's.
      */
-    private String nextMessage() throws IOException {
+    private byte[] nextMessage() throws IOException {
         boolean oversize = false;
         while (!closing) {
             if (position == limit) {
@@ -132,20 +134,42 @@ public final class StdioTransport implements McpServerTransportProvider {
                         + " bytes (raise --max-request-mb / RLM_MAX_REQUEST_MB)");
                 oversize = false;
             } else if (line.size() > 0) {
-                String text = line.toString(StandardCharsets.UTF_8);
+                byte[] bytes = line.toByteArray();
                 line.reset();
-                if (!text.isBlank()) {
-                    return text;
+                if (!isBlank(bytes)) {
+                    return bytes;
                 }
             }
         }
         return null;
     }
 
-    private void dispatch(String text) {
+    private static boolean isBlank(byte[] bytes) {
+        for (byte b : bytes) {
+            if (b != ' ' && b != '\t' && b != '\r') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Like McpSchema.deserializeJsonRpcMessage, but from bytes: no copy of a large message into a String first. */
+    private McpSchema.JSONRPCMessage parse(byte[] json) throws IOException {
+        Map<String, Object> map = mapper.readValue(json, MESSAGE);
+        if (map.containsKey("method")) {
+            return map.containsKey("id") ? mapper.convertValue(map, McpSchema.JSONRPCRequest.class)
+                    : mapper.convertValue(map, McpSchema.JSONRPCNotification.class);
+        }
+        if (map.containsKey("result") || map.containsKey("error")) {
+            return mapper.convertValue(map, McpSchema.JSONRPCResponse.class);
+        }
+        throw new IOException("neither a request, a notification nor a response");
+    }
+
+    private void dispatch(byte[] json) {
         McpSchema.JSONRPCMessage message;
         try {
-            message = McpSchema.deserializeJsonRpcMessage(mapper, text.strip());
+            message = parse(json);
         } catch (IOException | RuntimeException e) {
             reject(McpSchema.ErrorCodes.PARSE_ERROR, "not a JSON-RPC message: " + e.getMessage());
             return;
