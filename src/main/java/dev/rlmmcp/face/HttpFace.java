@@ -3,7 +3,6 @@ package dev.rlmmcp.face;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.core.Sessions;
 import io.modelcontextprotocol.server.McpSyncServer;
-import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import java.net.InetSocketAddress;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
@@ -16,7 +15,7 @@ public final class HttpFace implements AutoCloseable {
 
     private final Server jetty;
     private final McpSyncServer mcp;
-    private final HttpServletStreamableServerTransportProvider transport;
+    private final StreamableHttpTransport transport;
 
     public HttpFace(McpServers servers, Sessions sessions, ObjectMapper json, String host, int port, int maxRequestBytes) {
         QueuedThreadPool threads = new QueuedThreadPool(256, 8);
@@ -27,18 +26,12 @@ public final class HttpFace implements AutoCloseable {
         connector.setPort(port);
         jetty.addConnector(connector);
 
-        transport = HttpServletStreamableServerTransportProvider.builder()
-                .jsonMapper(servers.mapper())
-                .mcpEndpoint("/mcp")
-                .maxRequestSize(maxRequestBytes)
-                .build();
+        transport = new StreamableHttpTransport(servers.mapper(), maxRequestBytes);
         mcp = servers.serve(transport);
 
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
-        ServletHolder mcpHolder = new ServletHolder("mcp", transport);
-        mcpHolder.setAsyncSupported(true);
-        context.addServlet(mcpHolder, "/mcp");
+        context.addServlet(new ServletHolder("mcp", transport), "/mcp");
         context.addServlet(new ServletHolder("health", new HealthServlet(sessions, json)), "/health");
         jetty.setHandler(context);
         jetty.setStopTimeout(5_000);

@@ -1,0 +1,312 @@
+package dev.rlmmcp.face;
+
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.TypeRef;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpStreamableServerSession;
+import io.modelcontextprotocol.spec.McpStreamableServerTransport;
+import io.modelcontextprotocol.spec.McpStreamableServerTransportProvider;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * MCP Streamable HTTP at one endpoint, for the SDK's streamable sessions. It replaces the SDK's
+ * servlet provider, which answers every request as an asynchronous SSE stream. Here a request is
+ * handled on the servlet thread and its answer is plain JSON unless the server has something to
+ * say before the answer (a progress notification, a sampling request): then the response turns
+ * into an SSE stream at that moment. Error bodies are JSON-RPC errors, never Java exceptions.
+ * A GET has no standalone stream to offer and answers 405, as the specification allows.
+ */
+public final class StreamableHttpTransport extends HttpServlet implements McpStreamableServerTransportProvider {
+
+    static final String SESSION_HEADER = "Mcp-Session-Id";
+    private static final Logger log = LoggerFactory.getLogger(StreamableHttpTransport.class);
+    private static final TypeRef<Map<String, Object>> MESSAGE = new TypeRef<>() {
+    };
+
+    private final transient McpJsonMapper mapper;
+    private final int maxRequestBytes;
+    private final transient Map<String, McpStreamableServerSession> sessions = new ConcurrentHashMap<>();
+    private transient McpStreamableServerSession.Factory sessionFactory;
+    private volatile boolean closing;
+
+    public StreamableHttpTransport(McpJsonMapper mapper, int maxRequestBytes) {
+        this.mapper = mapper;
+        this.maxRequestBytes = maxRequestBytes;
+    }
+
+    @Override
+    public void setSessionFactory(McpStreamableServerSession.Factory sessionFactory) {
+        this.sessionFactory = sessionFactory;
+    }
+
+    public int sessionCount() {
+        return sessions.size();
+    }
+
+    @Override
+    protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        if (closing) {
+            error(response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down", null);
+            return;
+        }
+        String accept = request.getHeader("Accept");
+        boolean json = accepts(accept, "application/json");
+        boolean sse = accepts(accept, "text/event-stream");
+        if (!json && !sse) {
+            error(response, 406, McpSchema.ErrorCodes.INVALID_REQUEST,
+                    "the Accept header must allow application/json and text/event-stream", null);
+            return;
+        }
+        byte[] body = readBody(request, response);
+        if (body == null) {
+            return;
+        }
+        McpSchema.JSONRPCMessage message;
+        try {
+            message = parse(body);
+        } catch (IOException | RuntimeException e) {
+            error(response, 400, McpSchema.ErrorCodes.PARSE_ERROR, "not a JSON-RPC message: " + e.getMessage(), null);
+            return;
+        }
+        if (message instanceof McpSchema.JSONRPCRequest init && McpSchema.METHOD_INITIALIZE.equals(init.method())) {
+            initialize(init, response);
+            return;
+        }
+        McpStreamableServerSession session = session(request, response, message);
+        if (session == null) {
+            return;
+        }
+        try {
+            switch (message) {
+                case McpSchema.JSONRPCRequest call -> new Exchange(response, json, sse).answer(session, call);
+                case McpSchema.JSONRPCNotification notification -> {
+                    session.accept(notification).block();
+                    response.setStatus(202);
+                }
+                case McpSchema.JSONRPCResponse reply -> {
+                    session.accept(reply).block();
+                    response.setStatus(202);
+                }
+                default -> error(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "unknown message type", null);
+            }
+        } catch (RuntimeException e) {
+            log.warn("handling {} failed", message, e);
+            Object id = message instanceof McpSchema.JSONRPCRequest call ? call.id() : null;
+            if (!response.isCommitted()) {
+                error(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, "internal error: " + e.getMessage(), id);
+            }
+        }
+    }
+
+    @Override
+    protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        response.setHeader("Allow", "POST, DELETE");
+        error(response, 405, McpSchema.ErrorCodes.INVALID_REQUEST,
+                "this server offers no standalone SSE stream; POST requests to this endpoint", null);
+    }
+
+    @Override
+    protected void doDelete(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        String id = request.getHeader(SESSION_HEADER);
+        McpStreamableServerSession session = id == null ? null : sessions.remove(id);
+        if (session == null) {
+            error(response, id == null ? 400 : 404, McpSchema.ErrorCodes.INVALID_REQUEST,
+                    id == null ? "DELETE needs the Mcp-Session-Id header" : "no session " + id, null);
+            return;
+        }
+        session.delete().block();
+        response.setStatus(200);
+    }
+
+    private void initialize(McpSchema.JSONRPCRequest init, HttpServletResponse response) throws IOException {
+        McpSchema.InitializeRequest params;
+        try {
+            params = mapper.convertValue(init.params(), new TypeRef<McpSchema.InitializeRequest>() {
+            });
+        } catch (RuntimeException e) {
+            error(response, 400, McpSchema.ErrorCodes.INVALID_PARAMS, "bad initialize params: " + e.getMessage(),
+                    init.id());
+            return;
+        }
+        McpStreamableServerSession.McpStreamableServerSessionInit started = sessionFactory.startSession(params);
+        sessions.put(started.session().getId(), started.session());
+        McpSchema.InitializeResult result = started.initResult().block();
+        response.setHeader(SESSION_HEADER, started.session().getId());
+        writeJson(response, 200, McpSchema.JSONRPCResponse.result(init.id(), result));
+    }
+
+    private McpStreamableServerSession session(HttpServletRequest request, HttpServletResponse response,
+            McpSchema.JSONRPCMessage message) throws IOException {
+        Object id = message instanceof McpSchema.JSONRPCRequest call ? call.id() : null;
+        String sessionId = request.getHeader(SESSION_HEADER);
+        if (sessionId == null) {
+            error(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST,
+                    "missing Mcp-Session-Id header: send initialize first", id);
+            return null;
+        }
+        McpStreamableServerSession session = sessions.get(sessionId);
+        if (session == null) {
+            error(response, 404, McpSchema.ErrorCodes.INVALID_REQUEST,
+                    "no session " + sessionId + " (it ended or never existed): initialize again", id);
+        }
+        return session;
+    }
+
+    private byte[] readBody(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        long declared = request.getContentLengthLong();
+        if (declared > maxRequestBytes) {
+            tooLarge(response);
+            return null;
+        }
+        try (InputStream in = request.getInputStream()) {
+            byte[] body = in.readNBytes(maxRequestBytes + 1);
+            if (body.length > maxRequestBytes) {
+                tooLarge(response);
+                return null;
+            }
+            return body;
+        }
+    }
+
+    private void tooLarge(HttpServletResponse response) throws IOException {
+        response.setHeader("Connection", "close");
+        error(response, 413, McpSchema.ErrorCodes.INVALID_REQUEST, "request body larger than " + maxRequestBytes
+                + " bytes; raise --max-request-mb / RLM_MAX_REQUEST_MB, or load large data from a file", null);
+    }
+
+    private McpSchema.JSONRPCMessage parse(byte[] json) throws IOException {
+        Map<String, Object> map = mapper.readValue(json, MESSAGE);
+        if (map.containsKey("method")) {
+            return map.containsKey("id") ? mapper.convertValue(map, McpSchema.JSONRPCRequest.class)
+                    : mapper.convertValue(map, McpSchema.JSONRPCNotification.class);
+        }
+        if (map.containsKey("result") || map.containsKey("error")) {
+            return mapper.convertValue(map, McpSchema.JSONRPCResponse.class);
+        }
+        throw new IOException("neither a request, a notification nor a response");
+    }
+
+    private static boolean accepts(String accept, String type) {
+        return accept == null || accept.contains(type) || accept.contains("*/*");
+    }
+
+    private void error(HttpServletResponse response, int status, int code, String message, Object id)
+            throws IOException {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("jsonrpc", McpSchema.JSONRPC_VERSION);
+        body.put("id", id);
+        body.put("error", Map.of("code", code, "message", message));
+        writeJson(response, status, body);
+    }
+
+    private void writeJson(HttpServletResponse response, int status, Object body) throws IOException {
+        byte[] bytes = mapper.writeValueAsBytes(body);
+        response.setStatus(status);
+        response.setContentType("application/json");
+        response.setContentLength(bytes.length);
+        response.getOutputStream().write(bytes);
+    }
+
+    @Override
+    public Mono<Void> notifyClients(String method, Object params) {
+        return Flux.fromIterable(List.copyOf(sessions.values()))
+                .flatMap(session -> session.sendNotification(method, params).onErrorComplete())
+                .then();
+    }
+
+    @Override
+    public Mono<Void> notifyClient(String sessionId, String method, Object params) {
+        McpStreamableServerSession session = sessions.get(sessionId);
+        return session == null ? Mono.empty() : session.sendNotification(method, params);
+    }
+
+    @Override
+    public Mono<Void> closeGracefully() {
+        closing = true;
+        Collection<McpStreamableServerSession> open = List.copyOf(sessions.values());
+        sessions.clear();
+        return Flux.fromIterable(open).flatMap(s -> s.closeGracefully().onErrorComplete()).then();
+    }
+
+    /**
+     * The answer to one POSTed request: JSON if the response is the first thing the session sends,
+     * an SSE stream from the first message that comes before it.
+     */
+    private final class Exchange implements McpStreamableServerTransport {
+
+        private final HttpServletResponse response;
+        private final boolean json;
+        private final boolean sse;
+        private OutputStream stream;
+
+        Exchange(HttpServletResponse response, boolean json, boolean sse) {
+            this.response = response;
+            this.json = json;
+            this.sse = sse;
+        }
+
+        void answer(McpStreamableServerSession session, McpSchema.JSONRPCRequest call) {
+            session.responseStream(call, this).block();
+        }
+
+        @Override
+        public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
+            return sendMessage(message, null);
+        }
+
+        @Override
+        public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message, String messageId) {
+            return Mono.fromRunnable(() -> send(message));
+        }
+
+        private synchronized void send(McpSchema.JSONRPCMessage message) {
+            try {
+                if (stream == null && json && (message instanceof McpSchema.JSONRPCResponse || !sse)) {
+                    if (message instanceof McpSchema.JSONRPCResponse) {
+                        writeJson(response, 200, message);
+                    }
+                    return;
+                }
+                if (stream == null) {
+                    response.setStatus(200);
+                    response.setContentType("text/event-stream");
+                    response.setCharacterEncoding("UTF-8");
+                    response.setHeader("Cache-Control", "no-cache");
+                    stream = response.getOutputStream();
+                }
+                stream.write("event: message\ndata: ".getBytes(StandardCharsets.UTF_8));
+                stream.write(mapper.writeValueAsBytes(message));
+                stream.write("\n\n".getBytes(StandardCharsets.UTF_8));
+                stream.flush();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public <T> T unmarshalFrom(Object data, TypeRef<T> typeRef) {
+            return mapper.convertValue(data, typeRef);
+        }
+
+        @Override
+        public Mono<Void> closeGracefully() {
+            return Mono.empty();
+        }
+    }
+}

@@ -1,0 +1,115 @@
+package dev.rlmmcp.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Streamable HTTP on the wire: statuses, JSON-RPC error codes and session handling, as a raw client sees them. */
+class HttpProtocolIT {
+
+    private static final String INIT = """
+            {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}""";
+    private static final String CALL = """
+            {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"rlm_execute","arguments":{"code":"6 * 7"}}}""";
+
+    private static ServerProcess server;
+    private static HttpClient http;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = ServerProcess.http("--max-request-mb", "1");
+        http = HttpClient.newHttpClient();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        http.close();
+        server.close();
+    }
+
+    private static HttpResponse<String> post(String body, String session) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(server.mcpUrl()))
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        if (session != null) {
+            request.header("Mcp-Session-Id", session);
+        }
+        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static String initialize() throws Exception {
+        HttpResponse<String> response = post(INIT, null);
+        assertThat(response.statusCode()).isEqualTo(200);
+        String session = response.headers().firstValue("Mcp-Session-Id").orElseThrow();
+        assertThat(post("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", session).statusCode())
+                .isEqualTo(202);
+        return session;
+    }
+
+    private static JsonNode json(HttpResponse<String> response) throws Exception {
+        return McpDriver.MAPPER.readTree(response.body());
+    }
+
+    @Test
+    void aToolCallIsAnsweredWithPlainJson() throws Exception {
+        String session = initialize();
+        HttpResponse<String> response = post(CALL, session);
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.headers().firstValue("Content-Type").orElse("")).startsWith("application/json");
+        JsonNode reply = json(response);
+        assertThat(reply.path("id").asInt()).isEqualTo(2);
+        String text = reply.path("result").path("content").path(0).path("text").asText();
+        assertThat(McpDriver.MAPPER.readTree(text).path("stdout").asText()).isEqualTo("42\n");
+    }
+
+    @Test
+    void malformedJsonIsAParseError() throws Exception {
+        HttpResponse<String> response = post("{not json", initialize());
+        assertThat(response.statusCode()).isEqualTo(400);
+        assertThat(json(response).path("error").path("code").asInt()).isEqualTo(-32700);
+        assertThat(response.body()).doesNotContain("Exception", "\tat ");
+    }
+
+    @Test
+    void unknownMethodsAreMethodNotFound() throws Exception {
+        HttpResponse<String> response = post("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"no/such\"}", initialize());
+        assertThat(json(response).path("error").path("code").asInt()).isEqualTo(-32601);
+    }
+
+    @Test
+    void sessionsAreRequiredKnownAndEndedByDelete() throws Exception {
+        assertThat(post(CALL, null).statusCode()).isEqualTo(400);
+        assertThat(post(CALL, "no-such-session").statusCode()).isEqualTo(404);
+        String session = initialize();
+        HttpResponse<String> deleted = http.send(HttpRequest.newBuilder(URI.create(server.mcpUrl()))
+                .header("Mcp-Session-Id", session).DELETE().build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(deleted.statusCode()).isEqualTo(200);
+        assertThat(post(CALL, session).statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void bodiesOverTheLimitAre413() throws Exception {
+        String data = "x".repeat(2 * 1024 * 1024);
+        String body = """
+                {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rlm_load_data","arguments":{"name":"d","data":"%s"}}}"""
+                .formatted(data);
+        HttpResponse<String> response = post(body, initialize());
+        assertThat(response.statusCode()).isEqualTo(413);
+        assertThat(json(response).path("error").path("message").asText()).contains("--max-request-mb");
+    }
+
+    @Test
+    void getOffersNoStandaloneStream() throws Exception {
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(server.mcpUrl()))
+                .header("Accept", "text/event-stream").GET().build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).isEqualTo(405);
+    }
+}
