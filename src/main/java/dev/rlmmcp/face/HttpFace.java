@@ -26,7 +26,7 @@ public final class HttpFace implements AutoCloseable {
         connector.setPort(port);
         jetty.addConnector(connector);
 
-        transport = new StreamableHttpTransport(servers.mapper(), maxRequestBytes);
+        transport = new StreamableHttpTransport(servers.mapper(), maxRequestBytes, sessions::connectionClosed);
         mcp = servers.serve(transport);
 
         ServletContextHandler context = new ServletContextHandler();

@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
@@ -41,13 +42,16 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
 
     private final transient McpJsonMapper mapper;
     private final int maxRequestBytes;
+    private final transient Consumer<String> sessionEnded;
     private final transient Map<String, McpStreamableServerSession> sessions = new ConcurrentHashMap<>();
     private transient McpStreamableServerSession.Factory sessionFactory;
     private volatile boolean closing;
 
-    public StreamableHttpTransport(McpJsonMapper mapper, int maxRequestBytes) {
+    /** {@code sessionEnded} hears the id of every MCP session a client ends, to release what it held. */
+    public StreamableHttpTransport(McpJsonMapper mapper, int maxRequestBytes, Consumer<String> sessionEnded) {
         this.mapper = mapper;
         this.maxRequestBytes = maxRequestBytes;
+        this.sessionEnded = sessionEnded;
     }
 
     @Override
@@ -131,6 +135,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
             return;
         }
         session.delete().block();
+        sessionEnded.accept(id);
         response.setStatus(200);
     }
 

@@ -67,6 +67,15 @@ class HttpIT extends ReplToolsContract {
     }
 
     @Test
+    void endingAnMcpSessionReleasesItsDefaultSession() {
+        String theirs;
+        try (McpDriver other = McpDriver.http(server.mcpUrl())) {
+            theirs = json(other.call("rlm_execute", Map.of("code", "x = 1"))).path("session_id").asText();
+        }
+        refused("rlm_execute", Map.of("code", "x", "session_id", theirs), "SESSION_NOT_FOUND", "session_id");
+    }
+
+    @Test
     void eachConnectionHasItsOwnDefaultSessionAndCanReachAnotherById() {
         String mine = ok("rlm_execute", Map.of("code", "owner = 'first'")).path("session_id").asText();
         try (McpDriver other = McpDriver.http(server.mcpUrl())) {

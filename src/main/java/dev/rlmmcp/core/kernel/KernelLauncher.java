@@ -11,11 +11,19 @@ public interface KernelLauncher {
     Process start(KernelSpec spec) throws IOException;
 
     /**
-     * Asks the kernel to stop the running code; its variables survive. The harness treats SIGTERM
-     * like SIGINT. (Process.destroy() would also close our ends of the pipes, so the handle is used.)
+     * Asks the kernel to stop the running code with SIGINT; its variables survive. The JDK cannot
+     * send SIGINT itself, so kill(1) does; without it, SIGTERM, which the harness treats the same.
+     * (Process.destroy() would also close our ends of the pipes, so the handle is used.)
      */
     default void interrupt(Process process) {
-        process.toHandle().destroy();
+        try {
+            new ProcessBuilder("kill", "-INT", Long.toString(process.pid()))
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .start();
+        } catch (java.io.IOException e) {
+            process.toHandle().destroy();
+        }
     }
 
     default void kill(Process process) {
