@@ -7,7 +7,6 @@ import dev.rlmmcp.core.kernel.KernelDiedException;
 import dev.rlmmcp.core.kernel.KernelReply;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -71,7 +70,7 @@ public final class Session implements AutoCloseable {
 
     public ObjectNode loadData(String name, String data, DataType type) {
         ObjectNode request = request("load").put("name", name).put("data_type", type.wireName());
-        return load(request, data.getBytes(StandardCharsets.UTF_8));
+        return load(request, data);
     }
 
     /** Loads a file the caller has already confined to the data root; the kernel reads it itself. */
@@ -96,8 +95,8 @@ public final class Session implements AutoCloseable {
         return body;
     }
 
-    private ObjectNode load(ObjectNode request, byte[] payload) {
-        return call(request, payload, settings.maxTimeout(), true);
+    private ObjectNode load(ObjectNode request, String data) {
+        return call(request, data, settings.maxTimeout(), true);
     }
 
     public ObjectNode listVars() {
@@ -128,10 +127,10 @@ public final class Session implements AutoCloseable {
         return k != null && k.isAlive();
     }
 
-    private ObjectNode call(ObjectNode request, byte[] payload, Duration timeout, boolean mayEvict) {
+    private ObjectNode call(ObjectNode request, String data, Duration timeout, boolean mayEvict) {
         lock.lock();
         try {
-            ObjectNode body = checked(exchange(request, payload, timeout), null);
+            ObjectNode body = checked(exchange(request, data, timeout), null);
             if (mayEvict) {
                 describeEvictions(body);
             }
@@ -145,13 +144,13 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    private KernelReply exchange(ObjectNode request, byte[] payload, Duration timeout) throws KernelDiedException {
+    private KernelReply exchange(ObjectNode request, String data, Duration timeout) throws KernelDiedException {
         lastActive = Instant.now();
         if (kernel == null) {
             kernel = kernels.start(id);
         }
         try {
-            return kernel.call(request, payload, timeout, settings.interruptGrace());
+            return kernel.call(request, data, timeout, settings.interruptGrace());
         } finally {
             lastActive = Instant.now();
         }

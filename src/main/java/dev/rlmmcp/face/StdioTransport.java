@@ -6,15 +6,15 @@ import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpServerSession;
 import io.modelcontextprotocol.spec.McpServerTransport;
 import io.modelcontextprotocol.spec.McpServerTransportProvider;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -36,8 +36,8 @@ public final class StdioTransport implements McpServerTransportProvider {
 
     private static final Logger log = LoggerFactory.getLogger(StdioTransport.class);
     private static final Duration DRAIN = Duration.ofSeconds(10);
-    private static final TypeRef<Map<String, Object>> MESSAGE = new TypeRef<>() {
-    };
+    private static final int BUFFER_SIZE = 1 << 16;
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     private final McpJsonMapper mapper;
     private final InputStream in;
@@ -46,8 +46,7 @@ public final class StdioTransport implements McpServerTransportProvider {
     private final CountDownLatch closed = new CountDownLatch(1);
     private final ExecutorService threads = Executors.newCachedThreadPool(
             Thread.ofPlatform().name("mcp-stdio-", 0).daemon().factory());
-    private final byte[] buffer = new byte[1 << 16];
-    private final ByteArrayOutputStream line = new ByteArrayOutputStream(8192);
+    private byte[] buffer = new byte[BUFFER_SIZE];
     private int position;
     private int limit;
     private volatile McpServerSession session;
@@ -81,7 +80,7 @@ public final class StdioTransport implements McpServerTransportProvider {
 
     /** Reads the next message, passes the reading on, then handles the message on this thread. */
     private void lead() {
-        byte[] message;
+        Line message;
         try {
             message = nextMessage();
         } catch (IOException e) {
@@ -99,53 +98,95 @@ public final class StdioTransport implements McpServerTransportProvider {
         dispatch(message);
     }
 
+    /** One message: bytes[offset, offset + length). */
+    record Line(byte[] bytes, int offset, int length) {
+    }
+
     /**
      * The next non-empty line, or null at end of input. Only the current leader calls this; the
-     * hand-off through the executor orders one leader's reads before the next one's.
+     * hand-off through the executor orders one leader's reads before the next one's. A line is read
+     * straight into the buffer, which grows for a long line and is then handed over whole.
      */
-    private byte[] nextMessage() throws IOException {
+    private Line nextMessage() throws IOException {
         boolean oversize = false;
+        int scanned = position;
         while (!closing) {
-            if (position == limit) {
-                limit = in.read(buffer);
-                position = 0;
-                if (limit < 0) {
-                    limit = 0;
-                    return null;
+            int newline = indexOf(buffer, scanned, limit, (byte) '\n');
+            if (newline >= 0) {
+                int start = position;
+                position = scanned = newline + 1;
+                if (oversize) {
+                    reject(McpSchema.ErrorCodes.INVALID_REQUEST, "message larger than the limit of " + maxMessageBytes
+                            + " bytes (raise --max-request-mb / RLM_MAX_REQUEST_MB)");
+                    oversize = false;
+                } else if (!isBlank(buffer, start, newline)) {
+                    return take(start, newline);
                 }
-            }
-            int start = position;
-            while (position < limit && buffer[position] != '\n') {
-                position++;
-            }
-            int length = position - start;
-            if (line.size() + (long) length > maxMessageBytes) {
-                line.reset();
-                oversize = true;
-            } else if (!oversize) {
-                line.write(buffer, start, length);
-            }
-            if (position == limit) {
                 continue;
             }
-            position++;
-            if (oversize) {
-                reject(McpSchema.ErrorCodes.INVALID_REQUEST, "message larger than the limit of " + maxMessageBytes
-                        + " bytes (raise --max-request-mb / RLM_MAX_REQUEST_MB)");
-                oversize = false;
-            } else if (line.size() > 0) {
-                byte[] bytes = line.toByteArray();
-                line.reset();
-                if (!isBlank(bytes)) {
-                    return bytes;
-                }
+            if (oversize || limit - position > maxMessageBytes) {
+                oversize = true;
+                position = limit = 0;
+            } else if (limit == buffer.length) {
+                makeRoom();
             }
+            scanned = limit;
+            int n = in.read(buffer, limit, buffer.length - limit);
+            if (n < 0) {
+                return null;
+            }
+            limit += n;
         }
         return null;
     }
 
-    private static boolean isBlank(byte[] bytes) {
-        for (byte b : bytes) {
+    /** Moves the unread bytes to the front, and doubles the buffer if they fill it. */
+    private void makeRoom() {
+        if (position > 0) {
+            System.arraycopy(buffer, position, buffer, 0, limit - position);
+            limit -= position;
+            position = 0;
+        }
+        if (limit == buffer.length) {
+            buffer = Arrays.copyOf(buffer, buffer.length * 2);
+        }
+    }
+
+    /** The line [start, end) as a message: copied out of a buffer of the usual size, else the buffer itself. */
+    private Line take(int start, int end) {
+        if (buffer.length == BUFFER_SIZE) {
+            return new Line(Arrays.copyOfRange(buffer, start, end), 0, end - start);
+        }
+        Line line = new Line(buffer, start, end - start);
+        byte[] rest = new byte[Math.max(BUFFER_SIZE, limit - position)];
+        System.arraycopy(buffer, position, rest, 0, limit - position);
+        buffer = rest;
+        limit -= position;
+        position = 0;
+        return line;
+    }
+
+    /** Index of {@code b} in a[from, to), or -1; eight bytes at a time. */
+    static int indexOf(byte[] a, int from, int to, byte b) {
+        long pattern = 0x0101010101010101L * (b & 0xFF);
+        int i = from;
+        for (; i + Long.BYTES <= to; i += Long.BYTES) {
+            long x = (long) LONGS.get(a, i) ^ pattern;
+            if (((x - 0x0101010101010101L) & ~x & 0x8080808080808080L) != 0) {
+                break;
+            }
+        }
+        for (; i < to; i++) {
+            if (a[i] == b) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static boolean isBlank(byte[] bytes, int from, int to) {
+        for (int i = from; i < to; i++) {
+            byte b = bytes[i];
             if (b != ' ' && b != '\t' && b != '\r') {
                 return false;
             }
@@ -153,23 +194,10 @@ public final class StdioTransport implements McpServerTransportProvider {
         return true;
     }
 
-    /** Like McpSchema.deserializeJsonRpcMessage, but from bytes: no copy of a large message into a String first. */
-    private McpSchema.JSONRPCMessage parse(byte[] json) throws IOException {
-        Map<String, Object> map = mapper.readValue(json, MESSAGE);
-        if (map.containsKey("method")) {
-            return map.containsKey("id") ? mapper.convertValue(map, McpSchema.JSONRPCRequest.class)
-                    : mapper.convertValue(map, McpSchema.JSONRPCNotification.class);
-        }
-        if (map.containsKey("result") || map.containsKey("error")) {
-            return mapper.convertValue(map, McpSchema.JSONRPCResponse.class);
-        }
-        throw new IOException("neither a request, a notification nor a response");
-    }
-
-    private void dispatch(byte[] json) {
+    private void dispatch(Line json) {
         McpSchema.JSONRPCMessage message;
         try {
-            message = parse(json);
+            message = JsonRpc.parse(mapper, json.bytes(), json.offset(), json.length());
         } catch (IOException | RuntimeException e) {
             reject(McpSchema.ErrorCodes.PARSE_ERROR, "not a JSON-RPC message: " + e.getMessage());
             return;
@@ -183,11 +211,7 @@ public final class StdioTransport implements McpServerTransportProvider {
 
     /** An error for a line that has no usable id: JSON-RPC answers those with a null id. */
     private void reject(int code, String message) {
-        Map<String, Object> response = new LinkedHashMap<>();
-        response.put("jsonrpc", McpSchema.JSONRPC_VERSION);
-        response.put("id", null);
-        response.put("error", Map.of("code", code, "message", message));
-        write(response);
+        write(JsonRpc.error(null, code, message));
     }
 
     private void write(Object message) {

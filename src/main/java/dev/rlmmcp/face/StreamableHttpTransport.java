@@ -15,7 +15,6 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -37,8 +36,6 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
 
     static final String SESSION_HEADER = "Mcp-Session-Id";
     private static final Logger log = LoggerFactory.getLogger(StreamableHttpTransport.class);
-    private static final TypeRef<Map<String, Object>> MESSAGE = new TypeRef<>() {
-    };
 
     private final transient McpJsonMapper mapper;
     private final int maxRequestBytes;
@@ -83,7 +80,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         }
         McpSchema.JSONRPCMessage message;
         try {
-            message = parse(body);
+            message = JsonRpc.parse(mapper, body);
         } catch (IOException | RuntimeException e) {
             error(response, 400, McpSchema.ErrorCodes.PARSE_ERROR, "not a JSON-RPC message: " + e.getMessage(), null);
             return;
@@ -195,29 +192,13 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                 + " bytes; raise --max-request-mb / RLM_MAX_REQUEST_MB, or load large data from a file", null);
     }
 
-    private McpSchema.JSONRPCMessage parse(byte[] json) throws IOException {
-        Map<String, Object> map = mapper.readValue(json, MESSAGE);
-        if (map.containsKey("method")) {
-            return map.containsKey("id") ? mapper.convertValue(map, McpSchema.JSONRPCRequest.class)
-                    : mapper.convertValue(map, McpSchema.JSONRPCNotification.class);
-        }
-        if (map.containsKey("result") || map.containsKey("error")) {
-            return mapper.convertValue(map, McpSchema.JSONRPCResponse.class);
-        }
-        throw new IOException("neither a request, a notification nor a response");
-    }
-
     private static boolean accepts(String accept, String type) {
         return accept == null || accept.contains(type) || accept.contains("*/*");
     }
 
     private void error(HttpServletResponse response, int status, int code, String message, Object id)
             throws IOException {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("jsonrpc", McpSchema.JSONRPC_VERSION);
-        body.put("id", id);
-        body.put("error", Map.of("code", code, "message", message));
-        writeJson(response, status, body);
+        writeJson(response, status, JsonRpc.error(id, code, message));
     }
 
     private void writeJson(HttpServletResponse response, int status, Object body) throws IOException {

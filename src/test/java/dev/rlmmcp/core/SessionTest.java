@@ -151,6 +151,24 @@ class SessionTest {
     }
 
     @Test
+    void largeLoadsAreStreamedInChunksThatKeepCharactersAndLineEndingsWhole() {
+        // chunks are 2^19 chars: a surrogate pair straddles the first cut, a \r\n the second
+        String data = "a".repeat((1 << 19) - 1) + "😀\n" + "b".repeat((1 << 19) - 4) + "\r\n"
+                + "é".repeat(10) + "\r\nlast";
+        try (Sessions big = new Sessions(new KernelFactory(TestSettings.in(dir, 64L * 1024 * 1024),
+                new ProcessLauncher(), new ObjectMapper()))) {
+            Session s = big.resolve(null, "big");
+            assertThatThrownBy(() -> s.loadData("1bad", data, DataType.TEXT)).isInstanceOf(RlmException.class);
+            assertThat(s.loadData("l", data, DataType.LINES).path("length").asInt()).isEqualTo(4);
+            assertThat(s.loadData("t", data, DataType.TEXT).path("length").asLong())
+                    .isEqualTo(data.codePointCount(0, data.length()));
+            String check = "print([len(x) for x in l], l[0][-1] == '😀', l[2], l[3], t.count('\\r'))";
+            assertThat(s.execute(check, Duration.ofSeconds(30)).path("stdout").asText())
+                    .isEqualTo("[524288, 524284, 10, 4] True éééééééééé last 2\n");
+        }
+    }
+
+    @Test
     void fileLoadsAreReadByTheKernel() throws Exception {
         Path file = Files.writeString(dir.resolve("log.txt"), "ok\nERROR one\nERROR two\n");
         ObjectNode reply = session.loadFile("log", file, "log.txt", DataType.LINES);

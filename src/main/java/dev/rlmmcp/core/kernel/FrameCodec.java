@@ -6,10 +6,17 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 
-/** The wire format shared with harness.py: u32 header length, u64 payload length, JSON header, payload. */
+/**
+ * The wire format shared with harness.py: u32 header length, u64 payload length, JSON header, payload.
+ * A payload length of {@link #STREAMED} means chunks follow instead, each a u32 length and its bytes,
+ * ended by an empty chunk; text is streamed so, in chunks that each end on a whole character.
+ */
 final class FrameCodec {
 
+    static final long STREAMED = -1L;
+    static final int TEXT_CHUNK_CHARS = 1 << 19;
     private static final int MAX_HEADER = 256 * 1024 * 1024;
 
     private final ObjectMapper json;
@@ -24,6 +31,26 @@ final class FrameCodec {
         out.writeLong(frame.payload().length);
         out.write(header);
         out.write(frame.payload());
+        out.flush();
+    }
+
+    /** Sends text as UTF-8 without ever holding all of its bytes: chunk by chunk, as it is encoded. */
+    void writeText(DataOutputStream out, ObjectNode header, String text) throws IOException {
+        byte[] head = json.writeValueAsBytes(header);
+        out.writeInt(head.length);
+        out.writeLong(STREAMED);
+        out.write(head);
+        for (int start = 0; start < text.length(); ) {
+            int end = Math.min(text.length(), start + TEXT_CHUNK_CHARS);
+            if (end < text.length() && Character.isHighSurrogate(text.charAt(end - 1))) {
+                end--;
+            }
+            byte[] chunk = text.substring(start, end).getBytes(StandardCharsets.UTF_8);
+            out.writeInt(chunk.length);
+            out.write(chunk);
+            start = end;
+        }
+        out.writeInt(0);
         out.flush();
     }
 

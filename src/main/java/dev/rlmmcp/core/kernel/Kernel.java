@@ -81,15 +81,22 @@ public final class Kernel implements AutoCloseable {
         return process.isAlive();
     }
 
-    /** Sends one request and waits for its reply; {@code timeout} null means no limit. */
-    public KernelReply call(ObjectNode request, byte[] payload, Duration timeout, Duration grace)
+    /**
+     * Sends one request, with {@code text} (or null) streamed as its payload, and waits for its reply;
+     * {@code timeout} null means no limit.
+     */
+    public KernelReply call(ObjectNode request, String text, Duration timeout, Duration grace)
             throws KernelDiedException {
         long id = ++nextId;
         request.put("id", id);
         long started = System.nanoTime();
         Watchdog watchdog = timeout == null ? null : new Watchdog(timeout, grace);
         try {
-            codec.write(out, new Frame(request, payload == null ? Frame.NO_PAYLOAD : payload));
+            if (text == null) {
+                codec.write(out, new Frame(request));
+            } else {
+                codec.writeText(out, request, text);
+            }
             while (true) {
                 Frame frame = codec.read(in);
                 if (frame.header().path("id").asLong(-1) == id) {

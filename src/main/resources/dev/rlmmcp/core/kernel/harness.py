@@ -1,7 +1,10 @@
 """rlm-mcp kernel harness: one persistent CPython REPL driven over a framed pipe.
 
 Frames (both directions): u32 header length, u64 payload length (big-endian), a UTF-8 JSON header,
-then the raw payload. The host talks on the fds that were this process's stdin and stdout; before
+then the raw payload. A payload length of STREAMED (2**64 - 1) means the payload follows as chunks,
+each a u32 length and that many bytes, ended by an empty chunk: the host then need not know the
+size up front, and the kernel parses each chunk while the next is on its way. Each chunk of text
+ends on a whole UTF-8 character. The host talks on the fds that were this process's stdin and stdout; before
 any user code runs they are moved aside and fds 0/1/2 are re-pointed (0 at /dev/null, 1 and 2 at
 capture pipes), so nothing user code prints can corrupt a frame.
 """
@@ -11,6 +14,7 @@ import codecs
 import csv
 import datetime
 import faulthandler
+import fcntl
 import gc
 import io
 import json
@@ -28,6 +32,8 @@ import traceback
 import types
 
 FRAME_HEAD = struct.Struct(">IQ")
+CHUNK_HEAD = struct.Struct(">I")
+STREAMED = 2**64 - 1
 HARNESS_FILE = os.path.abspath(__file__)
 RESERVED = frozenset({"llm_query", "llm_query_batched", "mcp", "_last_output", "_last_error"})
 FULL_OUTPUT_KEEP = 16 * 1024 * 1024
@@ -158,36 +164,62 @@ class Channel:
     """The framed pipe to the host."""
 
     def __init__(self, fd_in, fd_out):
+        for fd in (fd_in, fd_out):
+            enlarge_pipe(fd)
         self.reader = io.BufferedReader(io.FileIO(fd_in, "rb", closefd=False), 1 << 16)
         self.fd_out = fd_out
 
     def _read_exact(self, n):
-        buf = bytearray(n)
-        view, got = memoryview(buf), 0
-        while got < n:
-            k = self.reader.readinto(view[got:])
-            if not k:
-                raise EOFError
-            got += k
-        return buf
+        data = self.reader.read(n)
+        if len(data) < n:
+            raise EOFError
+        return data
 
     def receive(self):
-        head = self.reader.read(FRAME_HEAD.size)
-        if len(head) < FRAME_HEAD.size:
-            if head:
-                head += self._read_exact(FRAME_HEAD.size - len(head))
-            else:
-                raise EOFError
-        header_len, payload_len = FRAME_HEAD.unpack(head)
+        """The next request: its header, and its payload as bytes, None, or Chunks still on the pipe."""
+        header_len, payload_len = FRAME_HEAD.unpack(self._read_exact(FRAME_HEAD.size))
         header = json.loads(self._read_exact(header_len))
-        payload = self._read_exact(payload_len) if payload_len else None
-        return header, payload
+        if payload_len == STREAMED:
+            return header, Chunks(self)
+        return header, self._read_exact(payload_len) if payload_len else None
 
     def send(self, header, payload=b""):
         body = json.dumps(header, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
         data = memoryview(FRAME_HEAD.pack(len(body), len(payload)) + body + payload)
         while data:
             data = data[os.write(self.fd_out, data):]
+
+
+class Chunks:
+    """A streamed payload, read chunk by chunk; finish() skips what its handler did not read."""
+
+    def __init__(self, channel):
+        self.channel, self.done = channel, False
+
+    def __iter__(self):
+        while not self.done:
+            (n,) = CHUNK_HEAD.unpack(self.channel._read_exact(CHUNK_HEAD.size))
+            if n == 0:
+                self.done = True
+                return
+            yield self.channel._read_exact(n)
+
+    def finish(self):
+        for _ in self:
+            pass
+
+
+def enlarge_pipe(fd):
+    """A 64 KiB pipe costs a context switch per 64 KiB of data; ask for the largest allowed."""
+    try:
+        with open("/proc/sys/fs/pipe-max-size") as f:
+            size = int(f.read())
+    except (OSError, ValueError):
+        size = 1 << 20
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, size)
+    except (OSError, AttributeError):  # not a pipe, over the user's pipe quota, or not Linux
+        pass
 
 
 class Sizer:
@@ -490,7 +522,7 @@ class Kernel:
             if "path" in req:
                 value = load_file(req["path"], data_type)
             else:
-                value = parse_text(bytes_to_text(payload), data_type)
+                value = parse_payload(payload, data_type)
         except KeyboardInterrupt:
             raise Fail("INTERRUPTED", f"loading {name!r} was interrupted; nothing was stored") from None
         finally:
@@ -576,19 +608,27 @@ def check_name(name):
     return name
 
 
-def bytes_to_text(payload):
-    return str(payload, "utf-8", "replace") if payload else ""
+def payload_texts(payload):
+    """The payload as a sequence of str pieces (one per chunk when streamed)."""
+    if payload is None:
+        return []
+    if isinstance(payload, Chunks):
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        return (text for chunk in payload for text in [decoder.decode(chunk)] if text)
+    return [str(payload, "utf-8", "replace")]
 
 
-def normalise_newlines(text):
-    return text.replace("\r\n", "\n") if "\r" in text else text
+def parse_payload(payload, data_type):
+    if data_type == "lines":
+        return split_lines(payload_texts(payload))
+    return parse_text("".join(payload_texts(payload)), data_type)
 
 
 def parse_text(text, data_type):
     if data_type == "text":
         return text
     if data_type == "lines":
-        return split_lines(normalise_newlines(text))
+        return split_lines([text])
     if data_type == "json":
         try:
             return json.loads(text)
@@ -599,10 +639,23 @@ def parse_text(text, data_type):
     raise Fail("INVALID_ARGUMENT", f"unknown data_type {data_type!r}; use text, json, lines or csv", "data_type")
 
 
-def split_lines(text):
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
+def split_lines(texts):
+    """Lines of the concatenated texts: "\r\n" and "\n" both end a line; a line may span texts."""
+    lines, pending = [], []
+    for text in texts:
+        parts = text.split("\n")
+        if len(parts) == 1:
+            pending += parts if text else []
+            continue
+        if pending:
+            parts[0] = "".join(pending + parts[:1])
+        tail = parts.pop()
+        pending = [tail] if tail else []
+        if "\r" in text or parts[0].endswith("\r"):
+            parts = [p[:-1] if p.endswith("\r") else p for p in parts]
+        lines += parts
+    if pending:
+        lines.append("".join(pending))
     return lines
 
 
@@ -686,6 +739,8 @@ def main():
         except BaseException as e:  # keep serving: a broken request must not end the session
             os.write(diag, traceback.format_exc().encode("utf-8", "replace"))
             reply = {"id": rid, "ok": False, "code": "KERNEL_ERROR", "message": f"{type(e).__name__}: {e}"}
+        if isinstance(payload, Chunks):
+            payload.finish()
         channel.send(reply)
 
 

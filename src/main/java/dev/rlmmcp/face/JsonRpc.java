@@ -1,0 +1,65 @@
+package dev.rlmmcp.face;
+
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.TypeRef;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** JSON-RPC framing shared by the transports: reading a message from bytes, and error answers. */
+final class JsonRpc {
+
+    private static final TypeRef<Map<String, Object>> OBJECT = new TypeRef<>() {
+    };
+
+    private JsonRpc() {
+    }
+
+    /** Messages from this size on have their long strings decoded by {@link LargeStrings}. */
+    private static final int LARGE_MESSAGE = 1 << 20;
+
+    static McpSchema.JSONRPCMessage parse(McpJsonMapper mapper, byte[] json) throws IOException {
+        return parse(mapper, json, 0, json.length);
+    }
+
+    /**
+     * Like McpSchema.deserializeJsonRpcMessage, but from bytes (a large message is not copied into
+     * a String first), and with the long strings of a large message decoded by {@link LargeStrings}.
+     */
+    static McpSchema.JSONRPCMessage parse(McpJsonMapper mapper, byte[] bytes, int offset, int length)
+            throws IOException {
+        Map<String, Object> map = null;
+        if (length >= LARGE_MESSAGE) {
+            LargeStrings lifted = LargeStrings.lift(new String(bytes, offset, length, StandardCharsets.UTF_8));
+            if (lifted != null) {
+                map = mapper.readValue(lifted.json(), OBJECT);
+                lifted.restore(map);
+            }
+        }
+        if (map == null) {
+            byte[] json = offset == 0 && length == bytes.length ? bytes
+                    : Arrays.copyOfRange(bytes, offset, offset + length);
+            map = mapper.readValue(json, OBJECT);
+        }
+        if (map.containsKey("method")) {
+            return map.containsKey("id") ? mapper.convertValue(map, McpSchema.JSONRPCRequest.class)
+                    : mapper.convertValue(map, McpSchema.JSONRPCNotification.class);
+        }
+        if (map.containsKey("result") || map.containsKey("error")) {
+            return mapper.convertValue(map, McpSchema.JSONRPCResponse.class);
+        }
+        throw new IOException("neither a request, a notification nor a response");
+    }
+
+    /** An error answer; unlike the SDK's response record it allows the null id JSON-RPC uses for unreadable requests. */
+    static Map<String, Object> error(Object id, int code, String message) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("jsonrpc", McpSchema.JSONRPC_VERSION);
+        body.put("id", id);
+        body.put("error", Map.of("code", code, "message", message));
+        return body;
+    }
+}
