@@ -40,15 +40,6 @@ final class TrainCommand implements Callable<Integer> {
             """
             {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rlm_list_vars","arguments":{}}}""");
 
-    /** The script, plus a few megabytes of inline data so the JIT profile covers large messages too. */
-    private static List<String> script() {
-        String lines = "2026-11-20T12:00:00 INFO worker-1 request handled path=/api/items ms=12\\n".repeat(50_000);
-        String big = """
-                {"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"rlm_load_data","arguments":{"name":"big","data":"%s","data_type":"lines"}}}"""
-                .formatted(lines);
-        return java.util.stream.Stream.concat(SCRIPT.stream(), java.util.stream.Stream.of(big, big)).toList();
-    }
-
     @Spec
     CommandSpec spec;
 
@@ -62,9 +53,9 @@ final class TrainCommand implements Callable<Integer> {
             PipedInputStream serverIn = new PipedInputStream(toServer, 1 << 16);
             PipedOutputStream serverOut = new PipedOutputStream();
             PipedInputStream fromServer = new PipedInputStream(serverOut, 1 << 16);
-            StdioFace face = new StdioFace(app.servers(), serverIn, serverOut, 64 << 20);
+            StdioFace face = new StdioFace(app.servers(), serverIn, serverOut, 1 << 20);
             BufferedReader replies = new BufferedReader(new InputStreamReader(fromServer, StandardCharsets.UTF_8));
-            for (String line : script()) {
+            for (String line : SCRIPT) {
                 send(toServer, line);
                 if (line.contains("\"id\"")) {
                     replies.readLine();
