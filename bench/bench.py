@@ -5,12 +5,12 @@ Runs the real server through bin/rlm-mcp (stdio and HTTP) with minimal clients w
 Loopback only; every loop is bounded in count and time.
 """
 import argparse
-import http.client
 import json
 import multiprocessing
 import os
 import re
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -109,32 +109,47 @@ class HttpServer:
 
 
 class HttpClient:
-    """A raw Streamable HTTP MCP client on one keep-alive connection."""
+    """A lean Streamable HTTP MCP client: HTTP/1.1 on one keep-alive socket, so that the figures are
+    the server's (http.client spends ~0.1 ms of its own per request parsing headers)."""
 
     def __init__(self, host, port):
-        self.conn = http.client.HTTPConnection(host, port, timeout=120)
+        self.sock = socket.create_connection((host, port), timeout=120)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.reader = self.sock.makefile("rb")
+        self.host = f"{host}:{port}"
         self.session = None
         self.next_id = 0
         self.request("initialize", INIT)
         self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def post(self, message):
-        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        body = json.dumps(message).encode()
+        head = (f"POST /mcp HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
+                f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n")
         if self.session:
-            headers["Mcp-Session-Id"] = self.session
-            headers["MCP-Protocol-Version"] = INIT["protocolVersion"]
-        self.conn.request("POST", "/mcp", body=json.dumps(message), headers=headers)
-        response = self.conn.getresponse()
-        body = response.read()
-        self.session = self.session or response.getheader("Mcp-Session-Id")
-        if response.status >= 300:
-            raise RuntimeError(f"HTTP {response.status}: {body[:200]!r}")
-        if response.getheader("Content-Type", "").startswith("text/event-stream"):
-            for line in body.decode().splitlines():
+            head += f"Mcp-Session-Id: {self.session}\r\nMCP-Protocol-Version: {INIT['protocolVersion']}\r\n"
+        self.sock.sendall(head.encode() + b"\r\n" + body)
+        status = int(self.reader.readline().split()[1])
+        headers = {}
+        while True:
+            line = self.reader.readline()
+            if line in (b"\r\n", b""):
+                break
+            name, _, value = line.decode().partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = int(headers.get("content-length", "0"))
+        if "chunked" in headers.get("transfer-encoding", ""):
+            raise RuntimeError("chunked answers are not expected from rlm-mcp here")
+        data = self.reader.read(length) if length else b""
+        self.session = self.session or headers.get("mcp-session-id")
+        if status >= 300:
+            raise RuntimeError(f"HTTP {status}: {data[:200]!r}")
+        if headers.get("content-type", "").startswith("text/event-stream"):
+            for line in data.decode().splitlines():
                 if line.startswith("data:"):
                     return json.loads(line[5:])
             return None
-        return json.loads(body) if body else None
+        return json.loads(data) if data else None
 
     def request(self, method, params=None):
         self.next_id += 1
