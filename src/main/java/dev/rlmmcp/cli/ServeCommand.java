@@ -38,23 +38,20 @@ final class ServeCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         KernelOptions.require(spec, port >= 0 && port <= 65535, "--port must be 0..65535, not " + port);
         KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
-        try (Assembly app = Assembly.of(kernel.settings(spec));
-                HttpFace http = new HttpFace(app.servers(), app.sessions(), app.json(), host, port,
-                        maxRequestMb * 1024 * 1024)) {
-            http.start();
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                try {
-                    http.close();
-                } catch (Exception e) {
-                    log.warn("shutdown: {}", e.toString());
-                }
+        Assembly app = Assembly.of(kernel.settings(spec));
+        HttpFace http = new HttpFace(app.servers(), app.sessions(), app.json(), host, port, maxRequestMb * 1024 * 1024);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                http.close();
+            } finally {
                 app.close();
-            }, "shutdown"));
-            log.info("rlm-mcp listening on http://{}:{}/mcp (health: /health, data root: {}, sandbox: {})",
-                    host, http.address().getPort(), app.sessions().kernels().settings().dataRoot(),
-                    app.sessions().kernels().launcherName());
-            http.join();
-        }
+            }
+        }, "shutdown"));
+        http.start();
+        log.info("rlm-mcp listening on http://{}:{}/mcp (health: /health, data root: {}, sandbox: {})",
+                host, http.address().getPort(), app.sessions().kernels().settings().dataRoot(),
+                app.sessions().kernels().launcherName());
+        http.join();
         return 0;
     }
 }

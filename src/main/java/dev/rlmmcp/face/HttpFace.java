@@ -6,6 +6,8 @@ import io.modelcontextprotocol.server.McpSyncServer;
 import java.net.InetSocketAddress;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -21,7 +23,9 @@ public final class HttpFace implements AutoCloseable {
         QueuedThreadPool threads = new QueuedThreadPool(256, 8);
         threads.setName("http");
         jetty = new Server(threads);
-        ServerConnector connector = new ServerConnector(jetty);
+        HttpConfiguration config = new HttpConfiguration();
+        config.setSendServerVersion(false);
+        ServerConnector connector = new ServerConnector(jetty, new HttpConnectionFactory(config));
         connector.setHost(host);
         connector.setPort(port);
         jetty.addConnector(connector);
@@ -50,9 +54,14 @@ public final class HttpFace implements AutoCloseable {
         jetty.join();
     }
 
+    /** Stops taking requests, lets running ones finish (bounded by Jetty's stop timeout), ends the MCP sessions. */
     @Override
-    public void close() throws Exception {
+    public void close() {
         mcp.closeGracefully();
-        jetty.stop();
+        try {
+            jetty.stop();
+        } catch (Exception e) {
+            throw new IllegalStateException("stopping the HTTP server failed", e);
+        }
     }
 }

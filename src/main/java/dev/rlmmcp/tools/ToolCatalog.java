@@ -58,10 +58,8 @@ public final class ToolCatalog {
     }
 
     private SyncToolSpecification specification(RlmTool tool) {
-        McpSchema.Tool definition = McpSchema.Tool.builder()
-                .name(tool.name())
+        McpSchema.Tool definition = McpSchema.Tool.builder(tool.name(), tool.schema().toMap())
                 .description(tool.description())
-                .inputSchema(tool.schema().toMap())
                 .build();
         return SyncToolSpecification.builder()
                 .tool(definition)
@@ -100,7 +98,7 @@ public final class ToolCatalog {
     private McpSchema.CallToolResult render(ObjectNode reply, boolean isError) {
         try {
             return McpSchema.CallToolResult.builder()
-                    .content(List.of(new McpSchema.TextContent(json.writeValueAsString(reply))))
+                    .content(List.of(new McpSchema.TextContent(null, json.writeValueAsString(reply), null)))
                     .isError(isError)
                     .build();
         } catch (JsonProcessingException e) {
