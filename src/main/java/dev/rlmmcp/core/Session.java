@@ -180,6 +180,7 @@ public final class Session implements AutoCloseable {
             case VARIABLE_NOT_FOUND -> "call rlm_list_vars to see the variables of this session";
             case INVALID_DATA -> "check that data_type matches the data, or load it as text";
             case OUT_OF_MEMORY -> "free memory with rlm_clear, or load a smaller part of the data";
+            case INTERRUPTED -> "the load ran past the largest timeout (--max-timeout-s); load a smaller part";
             default -> null;
         };
     }

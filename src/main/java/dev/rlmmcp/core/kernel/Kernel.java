@@ -37,7 +37,6 @@ public final class Kernel implements AutoCloseable {
     private final ObjectMapper json;
     private final ScheduledExecutorService timer;
     private final Deque<String> lastWords = new ArrayDeque<>();
-    private final String python;
     private final Thread diagnostics;
     private long nextId;
     private volatile boolean killedByUs;
@@ -54,8 +53,7 @@ public final class Kernel implements AutoCloseable {
         this.diagnostics = Thread.ofVirtual().name("kernel-log-" + label).start(() -> relayDiagnostics(label));
         ScheduledFuture<?> deadline = timer.schedule(this::killNow, startTimeout.toMillis(), TimeUnit.MILLISECONDS);
         try {
-            Frame ready = codec.read(in);
-            this.python = ready.header().path("python").asText("?");
+            codec.read(in);
         } catch (IOException e) {
             throw died();
         } finally {
@@ -67,14 +65,6 @@ public final class Kernel implements AutoCloseable {
     public static Kernel start(KernelLauncher launcher, KernelSpec spec, ObjectMapper json,
             ScheduledExecutorService timer, String label, Duration startTimeout) throws IOException, KernelDiedException {
         return new Kernel(launcher, launcher.start(spec), json, timer, label, startTimeout);
-    }
-
-    public long pid() {
-        return process.pid();
-    }
-
-    public String pythonVersion() {
-        return python;
     }
 
     public boolean isAlive() {
@@ -115,14 +105,6 @@ public final class Kernel implements AutoCloseable {
         }
     }
 
-    /** A request that must not hang: used for bookkeeping calls such as listing variables. */
-    public KernelReply call(ObjectNode request, Duration timeout) throws KernelDiedException {
-        return call(request, null, timeout, Duration.ofSeconds(1));
-    }
-
-    public ObjectNode newRequest(String op) {
-        return json.createObjectNode().put("op", op);
-    }
 
     @Override
     public void close() {
@@ -130,7 +112,7 @@ public final class Kernel implements AutoCloseable {
             return;
         }
         try {
-            codec.write(out, new Frame(newRequest("shutdown")));
+            codec.write(out, new Frame(json.createObjectNode().put("op", "shutdown")));
             if (process.waitFor(500, TimeUnit.MILLISECONDS)) {
                 return;
             }
