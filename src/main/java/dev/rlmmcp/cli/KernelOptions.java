@@ -48,6 +48,10 @@ final class KernelOptions {
             description = "How long interrupted code may take to stop before the kernel is killed (RLM_INTERRUPT_GRACE_MS; default: ${DEFAULT-VALUE}).")
     long interruptGraceMs;
 
+    @Option(names = "--idle-timeout-s", paramLabel = "S", defaultValue = "${env:RLM_IDLE_TIMEOUT_S:-3600}",
+            description = "Seconds a session may sit idle before its kernel is stopped and it is marked expired (RLM_IDLE_TIMEOUT_S; default: ${DEFAULT-VALUE}).")
+    long idleTimeoutS;
+
     @Option(names = "--runtime-dir", paramLabel = "DIR", defaultValue = "${env:RLM_RUNTIME_DIR}",
             description = "Private directory for the kernel harness (RLM_RUNTIME_DIR; default: $XDG_RUNTIME_DIR/rlm-mcp or the temp dir).")
     Path runtimeDir;
@@ -62,11 +66,13 @@ final class KernelOptions {
         require(spec, timeoutS >= 1, "--timeout-s must be at least 1, not " + timeoutS);
         require(spec, maxTimeoutS >= timeoutS, "--max-timeout-s (" + maxTimeoutS + ") must be at least --timeout-s (" + timeoutS + ")");
         require(spec, interruptGraceMs >= 0, "--interrupt-grace-ms must not be negative");
+        require(spec, idleTimeoutS >= 1, "--idle-timeout-s must be at least 1, not " + idleTimeoutS);
         Path root = dataRoot.toAbsolutePath().normalize();
         require(spec, Files.isDirectory(root), "--data-root " + root + " is not a directory");
         return new Settings(python, root, privateRuntimeDir(spec), maxMemoryMb * 1024 * 1024,
                 cleanupThreshold / 100, cleanupTarget / 100, outputCap, Duration.ofSeconds(timeoutS),
-                Duration.ofSeconds(maxTimeoutS), Duration.ofMillis(interruptGraceMs), Duration.ofSeconds(30));
+                Duration.ofSeconds(maxTimeoutS), Duration.ofMillis(interruptGraceMs), Duration.ofSeconds(30),
+                Duration.ofSeconds(idleTimeoutS));
     }
 
     private Path privateRuntimeDir(CommandSpec spec) {

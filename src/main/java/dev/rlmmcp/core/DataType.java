@@ -1,6 +1,7 @@
 package dev.rlmmcp.core;
 
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.stream.Collectors;
 
@@ -10,6 +11,10 @@ public enum DataType {
 
     public String wireName() {
         return name().toLowerCase(Locale.ROOT);
+    }
+
+    public static List<String> wireNames() {
+        return Arrays.stream(values()).map(DataType::wireName).toList();
     }
 
     public static String choices() {

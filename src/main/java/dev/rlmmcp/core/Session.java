@@ -11,31 +11,57 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * One REPL: a kernel started on first use, and the calls made on it, one at a time. A kernel that
- * dies is replaced at once, and the caller is told plainly what was lost.
+ * One REPL: a kernel started on first use, and the calls made on it, one at a time, each recorded
+ * in the trace and counted against the session's guardrails. A kernel that dies is replaced at
+ * once, and the caller is told plainly what was lost.
  */
 public final class Session implements AutoCloseable {
 
+    private static final int TRACE_TEXT = 2000;
+
     private final String id;
+    private final String name;
     private final KernelFactory kernels;
     private final Settings settings;
+    private final Guardrails guardrails;
     private final Instant created = Instant.now();
     private final ReentrantLock lock = new ReentrantLock();
+    private final List<Step> trace = new ArrayList<>();
     private volatile Instant lastActive = created;
+    private volatile SessionState state = SessionState.ACTIVE;
+    private volatile String stoppedBy;
+    private volatile long memoryBytes;
+    private String finalAnswer;
     private Kernel kernel;
     private int kernelRestarts;
 
-    Session(String id, KernelFactory kernels) {
+    Session(String id, String name, Limits limits, KernelFactory kernels) {
         this.id = id;
+        this.name = name;
         this.kernels = kernels;
         this.settings = kernels.settings();
+        this.guardrails = new Guardrails(limits);
     }
 
     public String id() {
         return id;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public SessionState state() {
+        return state;
+    }
+
+    public Limits limits() {
+        return guardrails.limits();
     }
 
     public Instant created() {
@@ -46,31 +72,56 @@ public final class Session implements AutoCloseable {
         return lastActive;
     }
 
-    /** Runs code; the reply carries output, the error if the code raised, and what happened to the kernel. */
+    /**
+     * Runs code as the session's next step: the reply carries output, the error if the code raised,
+     * what happened to the kernel, the step index and the guardrail the step tripped, if any.
+     */
     public ObjectNode execute(String code, Duration timeout) {
-        ObjectNode request = request("exec").put("code", code);
         lock.lock();
+        try {
+            requireOpen();
+            String refused = guardrails.beforeStep();
+            if (refused != null) {
+                stop(refused);
+                throw guardrailStop(refused);
+            }
+            Duration limit = guardrails.stepTimeout(timeout);
+            long started = System.nanoTime();
+            ObjectNode body = run(code, limit);
+            double ms = (System.nanoTime() - started) / 1e6;
+            long io = Text.utf8Length(code) + Text.utf8Length(body.path("stdout").asText(""))
+                    + Text.utf8Length(body.path("stderr").asText(""));
+            int index = guardrails.steps();
+            String tripped = guardrails.afterStep(Math.round(ms), io);
+            body.put("step", index);
+            return settle(index, "exec", code, body, ms, io, tripped);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private ObjectNode run(String code, Duration timeout) {
+        ObjectNode request = request("exec").put("code", code);
         try {
             KernelReply reply = exchange(request, null, timeout);
             JsonNode error = reply.body().path("error");
             boolean interrupted = reply.interrupted() && error.path("interrupted").asBoolean();
             ObjectNode body = checked(reply, interrupted ? "interrupted" : error.isObject() ? "error" : "ok");
             if (interrupted) {
-                body.put("message", "interrupted after %.1f s (timeout %s s); all variables are intact"
+                body.put("message", "interrupted after %.1f s (timeout %s s, or cancelled by the client); all variables are intact"
                         .formatted(reply.interruptedAfterMs() / 1000.0, seconds(timeout)));
             }
             describeEvictions(body);
             return body;
         } catch (KernelDiedException e) {
             return kernelLost(e, timeout);
-        } finally {
-            lock.unlock();
         }
     }
 
     public ObjectNode loadData(String name, String data, DataType type) {
         ObjectNode request = request("load").put("name", name).put("data_type", type.wireName());
-        return load(request, data);
+        long io = guardrails.limits().budgetBytes() == null ? data.length() : Text.utf8Length(data);
+        return load(request, data, io, "rlm_load_data " + name + " (" + type.wireName() + ")");
     }
 
     /** Loads a file the caller has already confined to the data root; the kernel reads it itself. */
@@ -89,14 +140,234 @@ public final class Session implements AutoCloseable {
         }
         ObjectNode request = request("load").put("name", name).put("data_type", type.wireName())
                 .put("path", file.toString());
-        ObjectNode body = load(request, null);
+        ObjectNode body = load(request, null, size, "rlm_load_file " + name + " <- " + shownPath);
         body.put("path", shownPath);
         body.put("file_bytes", size);
         return body;
     }
 
-    private ObjectNode load(ObjectNode request, String data) {
-        return call(request, data, settings.maxTimeout(), true);
+    private ObjectNode load(ObjectNode request, String data, long ioBytes, String what) {
+        lock.lock();
+        try {
+            requireOpen();
+            long started = System.nanoTime();
+            ObjectNode body = call(request, data, settings.maxTimeout(), true);
+            double ms = (System.nanoTime() - started) / 1e6;
+            return settle(null, "load", what, body, ms, ioBytes, guardrails.afterLoad(ioBytes));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** One page of a variable's value, rendered for a model (the text itself, JSON, or repr). */
+    public ObjectNode getVar(String name, long offset, long maxChars) {
+        return call(request("get").put("name", name).put("offset", offset).put("max_chars", maxChars), null,
+                settings.defaultTimeout(), false);
+    }
+
+    /**
+     * Closes the session with its final answer, given as text or as the name of a variable whose
+     * rendered value is the answer. Later steps are refused; the answer stays readable.
+     */
+    public ObjectNode finish(String finalText, String finalVariable) {
+        lock.lock();
+        try {
+            if (state != SessionState.STOPPED) {
+                requireOpen();
+            }
+            String answer = finalText;
+            if (answer == null) {
+                ObjectNode page = getVar(finalVariable, 0, Integer.MAX_VALUE - 8);
+                answer = page.path("value").asText();
+            }
+            finalAnswer = answer;
+            state = SessionState.FINALIZED;
+            lastActive = Instant.now();
+            ObjectNode body = summary();
+            record(null, "finalize", finalText != null ? "final_text" : "final_var_name " + finalVariable, body, 0,
+                    0, null);
+            body.put("final_answer", answer);
+            return body;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Trace entries [start, end), with the session's totals. */
+    public ObjectNode trace(int start, int end) {
+        lock.lock();
+        try {
+            ObjectNode body = summary();
+            int from = Math.min(Math.max(0, start), trace.size());
+            int to = Math.min(Math.max(from, end), trace.size());
+            body.put("trace_length", trace.size());
+            body.put("start", from);
+            body.put("end", to);
+            body.set("steps", kernels.json().valueToTree(trace.subList(from, to).stream().map(Session::view).toList()));
+            if (finalAnswer != null) {
+                body.put("final_answer", finalAnswer);
+            }
+            return body;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** What rlm_sessions shows of a session: no kernel call, so listing never waits on running code. */
+    public ObjectNode summary() {
+        ObjectNode body = kernels.json().createObjectNode();
+        body.put("session_id", id);
+        body.put("name", name);
+        body.put("state", state.wireName());
+        if (stoppedBy != null) {
+            body.put("guardrail_stop", stoppedBy);
+        }
+        body.put("steps", guardrails.steps());
+        body.put("runtime_ms", guardrails.runtimeMs());
+        body.put("io_bytes", guardrails.ioBytes());
+        body.put("memory_bytes", memoryBytes);
+        body.put("memory_human", Bytes.human(memoryBytes));
+        body.put("kernel_running", hasKernel());
+        body.put("created", created.toString());
+        body.put("last_active", lastActive.toString());
+        body.set("limits", limitsView());
+        return body;
+    }
+
+    public ObjectNode limitsView() {
+        Limits limits = guardrails.limits();
+        ObjectNode view = kernels.json().createObjectNode();
+        view.put("max_steps", limits.maxSteps());
+        view.put("max_runtime_ms", limits.maxRuntimeMs());
+        view.put("budget_limit", limits.budgetBytes());
+        view.put("timeout_s", (limits.stepTimeout() == null ? settings.defaultTimeout() : limits.stepTimeout()).toSeconds());
+        return view;
+    }
+
+    /** The step timeout a call gets when it names none: the session's, else the server's default. */
+    public Duration defaultStepTimeout() {
+        Limits limits = guardrails.limits();
+        return limits.stepTimeout() == null ? settings.defaultTimeout() : limits.stepTimeout();
+    }
+
+    /**
+     * Releases an idle session's kernel (its variables go with it); returns false if a call is
+     * running. A finalized session keeps its state; any other becomes expired.
+     */
+    boolean expire() {
+        if (!lock.tryLock()) {
+            return false;
+        }
+        try {
+            if (kernel != null) {
+                kernel.close();
+                kernel = null;
+            }
+            if (state != SessionState.FINALIZED) {
+                state = SessionState.EXPIRED;
+            }
+            memoryBytes = 0;
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Notes a finished step or load: the guardrail it tripped, the memory it left, its trace entry. */
+    private ObjectNode settle(Integer step, String kind, String input, ObjectNode body, double ms, long io,
+            String tripped) {
+        if (tripped != null) {
+            stop(tripped);
+            body.put("guardrail_stop", tripped);
+            body.put("guardrail_message", stopMessage(tripped) + " This " + (step == null ? "load" : "step")
+                    + " was done; further steps are refused.");
+        }
+        memoryBytes = body.path("memory").path("total_bytes").asLong(memoryBytes);
+        record(step, kind, input, body, ms, io, tripped);
+        return body;
+    }
+
+    private void requireOpen() {
+        switch (state) {
+            case ACTIVE -> {
+            }
+            case FINALIZED -> throw new RlmException(ErrorCode.SESSION_FINALIZED,
+                    "session " + id + " is finalized and takes no more steps", "session_id",
+                    "read its answer with rlm_get_trace, or start a new session with rlm_init_context");
+            case STOPPED -> throw guardrailStop(stoppedBy);
+            case EXPIRED -> throw new RlmException(ErrorCode.SESSION_EXPIRED,
+                    "session " + id + " expired after being idle; its kernel and variables were released",
+                    "session_id", "start a new session with rlm_init_context (or omit session_id) and load the data again");
+        }
+    }
+
+    private void stop(String guardrail) {
+        state = SessionState.STOPPED;
+        stoppedBy = guardrail;
+    }
+
+    private RlmException guardrailStop(String guardrail) {
+        return new RlmException(ErrorCode.GUARDRAIL_STOP, stopMessage(guardrail), "session_id",
+                "finalize with rlm_finalize (final_text or final_var_name), or start a new session with higher limits");
+    }
+
+    private String stopMessage(String guardrail) {
+        Limits limits = guardrails.limits();
+        return switch (guardrail) {
+            case Guardrails.MAX_STEPS -> "session " + id + " reached max_steps (" + limits.maxSteps() + ").";
+            case Guardrails.TIMEOUT -> "session " + id + " used its max_runtime_ms (" + limits.maxRuntimeMs()
+                    + " ms; used " + guardrails.runtimeMs() + " ms).";
+            default -> "session " + id + " spent its budget_limit (" + limits.budgetBytes() + " bytes of I/O; used "
+                    + guardrails.ioBytes() + ").";
+        };
+    }
+
+    private void record(Integer step, String kind, String input, ObjectNode body, double ms, long io, String tripped) {
+        List<String> changed = new ArrayList<>();
+        body.path("variables_changed").forEach(v -> changed.add(v.asText()));
+        if (body.has("name") && "load".equals(kind)) {
+            changed.add(body.path("name").asText());
+        }
+        String status = body.path("status").asText(kind.equals("exec") ? "ok" : "done");
+        trace.add(new Step(trace.size(), step, kind, Instant.now(), Text.clip(input, TRACE_TEXT), status,
+                Text.clip(outputSummary(body), TRACE_TEXT), List.copyOf(changed), Math.round(ms * 1000) / 1000.0,
+                io, tripped));
+    }
+
+    private static String outputSummary(ObjectNode body) {
+        StringBuilder out = new StringBuilder(body.path("stdout").asText(""));
+        JsonNode error = body.path("error");
+        if (error.isObject()) {
+            out.append(out.isEmpty() ? "" : "\n").append(error.path("type").asText()).append(": ")
+                    .append(error.path("message").asText());
+        }
+        if (body.has("message")) {
+            out.append(out.isEmpty() ? "" : "\n").append(body.path("message").asText());
+        }
+        if (out.isEmpty() && body.has("type")) {
+            out.append(body.path("type").asText()).append(", ").append(body.path("size_human").asText());
+        }
+        return out.toString();
+    }
+
+    private static Object view(Step step) {
+        java.util.Map<String, Object> view = new java.util.LinkedHashMap<>();
+        view.put("index", step.index());
+        if (step.step() != null) {
+            view.put("step", step.step());
+        }
+        view.put("kind", step.kind());
+        view.put("at", step.at().toString());
+        view.put("input", step.input());
+        view.put("status", step.status());
+        view.put("output", step.output());
+        view.put("variables_changed", step.variablesChanged());
+        view.put("duration_ms", step.durationMs());
+        view.put("io_bytes", step.ioBytes());
+        if (step.guardrail() != null) {
+            view.put("guardrail_stop", step.guardrail());
+        }
+        return view;
     }
 
     public ObjectNode listVars() {
@@ -180,7 +451,7 @@ public final class Session implements AutoCloseable {
             case VARIABLE_NOT_FOUND -> "call rlm_list_vars to see the variables of this session";
             case INVALID_DATA -> "check that data_type matches the data, or load it as text";
             case OUT_OF_MEMORY -> "free memory with rlm_clear, or load a smaller part of the data";
-            case INTERRUPTED -> "the load ran past the largest timeout (--max-timeout-s); load a smaller part";
+            case INTERRUPTED -> "the load was cancelled or ran past --max-timeout-s; load a smaller part";
             default -> null;
         };
     }

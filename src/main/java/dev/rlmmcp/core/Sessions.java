@@ -1,39 +1,78 @@
 package dev.rlmmcp.core;
 
 import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** All sessions of this server: one default session per client connection, found by id from anywhere. */
+/**
+ * All sessions of this server: named ones made by rlm_init_context, and one default session per
+ * client connection; any of them is found by id from any connection. Idle sessions are swept: their
+ * kernels are stopped, and they stay listed as expired.
+ */
 public final class Sessions implements AutoCloseable {
 
+    private static final Logger log = LoggerFactory.getLogger(Sessions.class);
     private static final SecureRandom RANDOM = new SecureRandom();
+    private static final String DEFAULT_NAME = "default";
 
     private final KernelFactory kernels;
     private final Map<String, Session> byId = new ConcurrentHashMap<>();
     private final Map<String, Session> byConnection = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
+            Thread.ofPlatform().daemon().name("session-sweeper").factory());
 
     public Sessions(KernelFactory kernels) {
         this.kernels = kernels;
+        Duration idle = kernels.settings().idleTimeout();
+        long every = Math.max(1, Math.min(60, idle.toSeconds() / 4));
+        sweeper.scheduleWithFixedDelay(() -> sweep(idle), every, every, TimeUnit.SECONDS);
     }
 
     /**
      * The session a call works on: the one named by {@code sessionId}, or the connection's default
-     * session when no id is given.
+     * session when no id is given (a fresh one if the last has expired).
      */
     public Session resolve(String sessionId, String connection) {
         if (sessionId == null) {
-            return byConnection.computeIfAbsent(connection, c -> register(newId()));
+            return byConnection.compute(connection, (c, current) ->
+                    current == null || current.state() == SessionState.EXPIRED ? register(DEFAULT_NAME, Limits.NONE)
+                            : current);
         }
+        return get(sessionId);
+    }
+
+    public Session get(String sessionId) {
         Session session = byId.get(sessionId);
         if (session == null) {
             throw new RlmException(ErrorCode.SESSION_NOT_FOUND, "no session with id " + sessionId, "session_id",
-                    "omit session_id to use this connection's default session, or use an id returned by an earlier call");
+                    "use an id returned by rlm_init_context or an earlier reply (rlm_sessions lists them), "
+                            + "or omit session_id for this connection's default session");
         }
         return session;
+    }
+
+    /** A new named session with its own guardrails. */
+    public Session create(String name, Limits limits) {
+        return register(name, limits);
+    }
+
+    /** Ends a session for good: its kernel stops and it is no longer listed. */
+    public void delete(String sessionId) {
+        Session session = get(sessionId);
+        byId.remove(sessionId);
+        byConnection.values().remove(session);
+        session.close();
     }
 
     /** Ends the default session of a connection that has gone away. */
@@ -45,17 +84,29 @@ public final class Sessions implements AutoCloseable {
         }
     }
 
+    /** Every session, most recently active first. */
     public Collection<Session> all() {
-        return List.copyOf(byId.values());
+        return byId.values().stream().sorted(Comparator.comparing(Session::lastActive).reversed()).toList();
     }
 
     public KernelFactory kernels() {
         return kernels;
     }
 
-    private Session register(String id) {
-        Session session = new Session(id, kernels);
-        byId.put(id, session);
+    void sweep(Duration idle) {
+        Instant cutoff = Instant.now().minus(idle);
+        for (Session session : List.copyOf(byId.values())) {
+            if (session.lastActive().isBefore(cutoff) && (session.hasKernel() || session.state() == SessionState.ACTIVE)
+                    && session.expire()) {
+                log.info("session {} idle since {}: kernel stopped, state {}", session.id(), session.lastActive(),
+                        session.state().wireName());
+            }
+        }
+    }
+
+    private Session register(String name, Limits limits) {
+        Session session = new Session(newId(), name, limits, kernels);
+        byId.put(session.id(), session);
         return session;
     }
 
@@ -67,6 +118,7 @@ public final class Sessions implements AutoCloseable {
 
     @Override
     public void close() {
+        sweeper.shutdownNow();
         byId.values().parallelStream().forEach(Session::close);
         byId.clear();
         byConnection.clear();

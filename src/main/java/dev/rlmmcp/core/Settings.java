@@ -15,5 +15,6 @@ public record Settings(
         Duration defaultTimeout,
         Duration maxTimeout,
         Duration interruptGrace,
-        Duration kernelStartTimeout) {
+        Duration kernelStartTimeout,
+        Duration idleTimeout) {
 }

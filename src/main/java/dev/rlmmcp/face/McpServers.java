@@ -1,6 +1,7 @@
 package dev.rlmmcp.face;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.tools.RlmPrompt;
 import dev.rlmmcp.tools.ToolCatalog;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
@@ -10,14 +11,15 @@ import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpServerTransportProvider;
 import io.modelcontextprotocol.spec.McpStreamableServerTransportProvider;
 
-/** One MCP server per transport, all built from the same tool catalog (the SDK needs one per transport). */
+/** One MCP server per transport, all built from the same tools and prompt (the SDK needs one per transport). */
 public final class McpServers {
 
     public static final String NAME = "rlm-mcp";
 
     private static final String INSTRUCTIONS = """
             rlm-mcp keeps large data out of your context: load it into variables of a persistent Python REPL \
-            (rlm_load_file, rlm_load_data), explore it with rlm_execute, and print only small results.""";
+            (rlm_load_file, rlm_load_data), explore it with rlm_execute, and print only small results. The prompt \
+            rlm describes the workflow.""";
 
     private final ToolCatalog catalog;
     private final McpJsonMapper mapper;
@@ -45,12 +47,14 @@ public final class McpServers {
                 .capabilities(capabilities())
                 .jsonMapper(mapper)
                 .validateToolInputs(false)
+                .jsonSchemaValidator(new OwnOutputValidator())
                 .immediateExecution(true)
                 .tools(catalog.specifications())
+                .prompts(RlmPrompt.specification())
                 .build();
     }
 
     private static McpSchema.ServerCapabilities capabilities() {
-        return McpSchema.ServerCapabilities.builder().tools(false).build();
+        return McpSchema.ServerCapabilities.builder().tools(false).prompts(false).build();
     }
 }

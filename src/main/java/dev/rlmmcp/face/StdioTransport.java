@@ -1,5 +1,6 @@
 package dev.rlmmcp.face;
 
+import dev.rlmmcp.core.Cancellation;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -30,7 +31,8 @@ import reactor.core.publisher.Mono;
  * load. Here the thread that reads a message hands the reading on to another thread and handles
  * the message itself (leader/follower), so a call's critical path has no thread hand-off, and a
  * long call never stops the next message (a cancellation, a sampling reply) from being read.
- * A malformed line is answered with a parse error instead of ending the session.
+ * A malformed line is answered with a parse error instead of ending the session. A client's
+ * notifications/cancelled stops the call it names (see {@link Cancellation}).
  */
 public final class StdioTransport implements McpServerTransportProvider {
 
@@ -194,6 +196,7 @@ public final class StdioTransport implements McpServerTransportProvider {
         return true;
     }
 
+    @SuppressWarnings("try")
     private void dispatch(Line json) {
         McpSchema.JSONRPCMessage message;
         try {
@@ -202,7 +205,12 @@ public final class StdioTransport implements McpServerTransportProvider {
             reject(McpSchema.ErrorCodes.PARSE_ERROR, "not a JSON-RPC message: " + e.getMessage());
             return;
         }
-        try {
+        String connection = session.getId();
+        if (ClientCancellation.handled(connection, message)) {
+            return;
+        }
+        try (Cancellation.Request served = message instanceof McpSchema.JSONRPCRequest request
+                ? Cancellation.serve(connection, request.id()) : null) {
             session.handle(message).block();
         } catch (RuntimeException e) {
             log.warn("handling {} failed: {}", message, e.toString());
@@ -244,9 +252,15 @@ public final class StdioTransport implements McpServerTransportProvider {
 
     private final class LineTransport implements McpServerTransport {
 
+        /** The answer to a request the client cancelled is not sent, as the MCP specification asks. */
         @Override
         public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
-            return Mono.fromRunnable(() -> write(message));
+            return Mono.fromRunnable(() -> {
+                if (!(message instanceof McpSchema.JSONRPCResponse answer
+                        && Cancellation.isCancelled(session.getId(), answer.id()))) {
+                    write(message);
+                }
+            });
         }
 
         @Override

@@ -1,5 +1,6 @@
 package dev.rlmmcp.face;
 
+import dev.rlmmcp.core.Cancellation;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -30,7 +31,8 @@ import reactor.core.publisher.Mono;
  * handled on the servlet thread and its answer is plain JSON unless the server has something to
  * say before the answer (a progress notification, a sampling request): then the response turns
  * into an SSE stream at that moment. Error bodies are JSON-RPC errors, never Java exceptions.
- * A GET has no standalone stream to offer and answers 405, as the specification allows.
+ * A GET has no standalone stream to offer and answers 405, as the specification allows. A client's
+ * notifications/cancelled stops the call it names (see {@link Cancellation}).
  */
 public final class StreamableHttpTransport extends HttpServlet implements McpStreamableServerTransportProvider {
 
@@ -95,7 +97,13 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         }
         try {
             switch (message) {
-                case McpSchema.JSONRPCRequest call -> new Exchange(response, json, sse).answer(session, call);
+                case McpSchema.JSONRPCRequest call -> {
+                    try (Cancellation.Request served = Cancellation.serve(session.getId(), call.id())) {
+                        new Exchange(response, json, sse, served).answer(session, call);
+                    }
+                }
+                case McpSchema.JSONRPCNotification notification when ClientCancellation.handled(session.getId(),
+                        notification) -> response.setStatus(202);
                 case McpSchema.JSONRPCNotification notification -> {
                     session.accept(notification).block();
                     response.setStatus(202);
@@ -239,12 +247,14 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         private final HttpServletResponse response;
         private final boolean json;
         private final boolean sse;
+        private final Cancellation.Request served;
         private OutputStream stream;
 
-        Exchange(HttpServletResponse response, boolean json, boolean sse) {
+        Exchange(HttpServletResponse response, boolean json, boolean sse, Cancellation.Request served) {
             this.response = response;
             this.json = json;
             this.sse = sse;
+            this.served = served;
         }
 
         void answer(McpStreamableServerSession session, McpSchema.JSONRPCRequest call) {
@@ -261,8 +271,15 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
             return Mono.fromRunnable(() -> send(message));
         }
 
+        /** The answer to a request the client cancelled is not sent, as the MCP specification asks. */
         private synchronized void send(McpSchema.JSONRPCMessage message) {
             try {
+                if (message instanceof McpSchema.JSONRPCResponse && served.cancelled()) {
+                    if (stream == null) {
+                        response.setStatus(202);
+                    }
+                    return;
+                }
                 if (stream == null && json && (message instanceof McpSchema.JSONRPCResponse || !sse)) {
                     if (message instanceof McpSchema.JSONRPCResponse) {
                         writeJson(response, 200, message);

@@ -38,6 +38,11 @@ public final class Schema {
                 "Session to use; omit it for this connection's default session (its id is in every reply).", false);
     }
 
+    public Schema responseFormat() {
+        return choice(ResponseFormat.ARGUMENT, "Reply text as one JSON object (json) or compact Markdown (markdown); "
+                + "structuredContent is the JSON object either way.", ResponseFormat.CHOICES, "json");
+    }
+
     private Schema property(String name, boolean isRequired, Map<String, Object> spec) {
         properties.put(name, spec);
         if (isRequired) {

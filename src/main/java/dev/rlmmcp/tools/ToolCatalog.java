@@ -14,27 +14,39 @@ import dev.rlmmcp.tools.repl.LoadDataTool;
 import dev.rlmmcp.tools.repl.LoadFileTool;
 import dev.rlmmcp.tools.repl.MemoryTool;
 import dev.rlmmcp.tools.repl.VarInfoTool;
+import dev.rlmmcp.tools.session.DeleteSessionTool;
+import dev.rlmmcp.tools.session.FinalizeTool;
+import dev.rlmmcp.tools.session.GetTraceTool;
+import dev.rlmmcp.tools.session.GetVarTool;
+import dev.rlmmcp.tools.session.InitContextTool;
+import dev.rlmmcp.tools.session.ListSessionsTool;
+import dev.rlmmcp.tools.session.RunReplTool;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The MCP tool surface: every tool, and the one path by which any face calls one. Replies are one
- * JSON object in a text content item; refusals are the same, with isError set.
+ * The MCP tool surface: every tool, and the one path by which any face calls one. A reply is one
+ * JSON object, sent as structuredContent and as a text content item (that JSON, or Markdown when the
+ * call asks for response_format markdown); refusals are the same, with isError set.
  */
 public final class ToolCatalog {
 
     private static final Logger log = LoggerFactory.getLogger(ToolCatalog.class);
 
     private final List<RlmTool> tools;
+    private final Map<String, Schema> inputSchemas;
     private final ObjectMapper json;
 
     public ToolCatalog(List<RlmTool> tools, ObjectMapper json) {
         this.tools = List.copyOf(tools);
+        this.inputSchemas = this.tools.stream()
+                .collect(Collectors.toUnmodifiableMap(RlmTool::name, t -> t.schema().responseFormat()));
         this.json = json;
     }
 
@@ -46,7 +58,14 @@ public final class ToolCatalog {
                 new ListVarsTool(sessions),
                 new VarInfoTool(sessions),
                 new ClearTool(sessions),
-                new MemoryTool(sessions)), sessions.kernels().json());
+                new MemoryTool(sessions),
+                new InitContextTool(sessions),
+                new RunReplTool(sessions),
+                new GetVarTool(sessions),
+                new FinalizeTool(sessions),
+                new GetTraceTool(sessions),
+                new ListSessionsTool(sessions),
+                new DeleteSessionTool(sessions)), sessions.kernels().json());
     }
 
     public List<RlmTool> tools() {
@@ -58,27 +77,31 @@ public final class ToolCatalog {
     }
 
     private SyncToolSpecification specification(RlmTool tool) {
-        McpSchema.Tool definition = McpSchema.Tool.builder(tool.name(), tool.schema().toMap())
+        McpSchema.Tool definition = McpSchema.Tool.builder(tool.name(), inputSchemas.get(tool.name()).toMap())
                 .description(tool.description())
+                .outputSchema(OutputSchemas.of(tool.name()))
                 .build();
         return SyncToolSpecification.builder()
                 .tool(definition)
-                .callHandler((exchange, request) -> call(tool, request.arguments(), new Caller(exchange.sessionId())))
+                .callHandler((exchange, request) -> ProgressTicker.whileRunning(exchange, request,
+                        () -> call(tool, request.arguments(), new Caller(exchange.sessionId()))))
                 .build();
     }
 
     /** The single dispatch path: validate, run, render. Never throws. */
     public McpSchema.CallToolResult call(RlmTool tool, Map<String, Object> arguments, Caller caller) {
+        ResponseFormat format = ResponseFormat.JSON;
         try {
-            Args args = new Args(tool.name(), arguments, tool.schema().names());
+            format = ResponseFormat.of(arguments == null ? null : arguments.get(ResponseFormat.ARGUMENT));
+            Args args = new Args(tool.name(), arguments, inputSchemas.get(tool.name()).names());
             ObjectNode reply = tool.call(args, caller);
-            return render(reply, tool.isError(reply));
+            return render(tool, reply, tool.isError(reply), format);
         } catch (RlmException e) {
-            return render(errorBody(e.code(), e.getMessage(), e.argument(), e.fix()), true);
+            return render(tool, errorBody(e.code(), e.getMessage(), e.argument(), e.fix()), true, format);
         } catch (RuntimeException e) {
             log.error("tool {} failed", tool.name(), e);
-            return render(errorBody(ErrorCode.INTERNAL_ERROR, "internal error in " + tool.name() + ": " + e,
-                    null, "retry; if it persists, report it with the server log"), true);
+            return render(tool, errorBody(ErrorCode.INTERNAL_ERROR, "internal error in " + tool.name() + ": " + e,
+                    null, "retry; if it persists, report it with the server log"), true, format);
         }
     }
 
@@ -95,10 +118,14 @@ public final class ToolCatalog {
         return body;
     }
 
-    private McpSchema.CallToolResult render(ObjectNode reply, boolean isError) {
+    private McpSchema.CallToolResult render(RlmTool tool, ObjectNode reply, boolean isError, ResponseFormat format) {
         try {
+            String text = format == ResponseFormat.MARKDOWN
+                    ? MarkdownRenderer.render(tool.name(), reply)
+                    : json.writeValueAsString(reply);
             return McpSchema.CallToolResult.builder()
-                    .content(List.of(new McpSchema.TextContent(null, json.writeValueAsString(reply), null)))
+                    .content(List.of(new McpSchema.TextContent(null, text, null)))
+                    .structuredContent(reply)
                     .isError(isError)
                     .build();
         } catch (JsonProcessingException e) {

@@ -217,6 +217,55 @@ class SessionTest {
     }
 
     @Test
+    void namedSessionsCountStepsStopAtTheLimitAndFinalize() {
+        Session named = sessions.create("context", new Limits(2, null, null, null));
+        named.loadData("context", "alpha beta", DataType.TEXT);
+        assertThat(named.execute("words = context.split()", Duration.ofSeconds(5)).path("step").asInt()).isZero();
+        ObjectNode second = named.execute("answer = len(words)", Duration.ofSeconds(5));
+        assertThat(second.path("step").asInt()).isEqualTo(1);
+        assertThat(second.has("guardrail_stop")).isFalse();
+        assertThatThrownBy(() -> named.execute("x = 1", Duration.ofSeconds(5)))
+                .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.GUARDRAIL_STOP));
+        assertThat(named.state()).isEqualTo(SessionState.STOPPED);
+        assertThat(named.getVar("answer", 0, 100).path("value").asText()).isEqualTo("2");
+        ObjectNode done = named.finish(null, "answer");
+        assertThat(done.path("final_answer").asText()).isEqualTo("2");
+        assertThat(done.path("state").asText()).isEqualTo("finalized");
+        assertThatThrownBy(() -> named.execute("x = 1", Duration.ofSeconds(5)))
+                .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.SESSION_FINALIZED));
+        ObjectNode trace = named.trace(0, 100);
+        assertThat(trace.path("steps")).extracting(s -> s.path("kind").asText())
+                .containsExactly("load", "exec", "exec", "finalize");
+        assertThat(trace.path("final_answer").asText()).isEqualTo("2");
+    }
+
+    @Test
+    void getVarRendersTextJsonAndReprAndPages() {
+        run("s = 'x' * 50\nd = {'a': [1, 2]}\nst = {1}");
+        ObjectNode page = session.getVar("s", 10, 15);
+        assertThat(page.path("value").asText()).hasSize(15);
+        assertThat(page.path("total_chars").asInt()).isEqualTo(50);
+        assertThat(page.path("next_offset").asInt()).isEqualTo(25);
+        assertThat(session.getVar("s", 40, 100).path("next_offset").isNull()).isTrue();
+        assertThat(session.getVar("d", 0, 100).path("value").asText()).isEqualTo("{\"a\": [1, 2]}");
+        assertThat(session.getVar("d", 0, 100).path("format").asText()).isEqualTo("json");
+        assertThat(session.getVar("st", 0, 100).path("format").asText()).isEqualTo("repr");
+    }
+
+    @Test
+    void idleSessionsExpireAndTheConnectionGetsAFreshDefault() {
+        run("kept = 1");
+        sessions.sweep(Duration.ZERO);
+        assertThat(session.state()).isEqualTo(SessionState.EXPIRED);
+        assertThat(session.hasKernel()).isFalse();
+        assertThatThrownBy(() -> run("kept"))
+                .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.SESSION_EXPIRED));
+        Session fresh = sessions.resolve(null, "test-connection");
+        assertThat(fresh.id()).isNotEqualTo(session.id());
+        assertThat(sessions.all()).extracting(Session::id).contains(session.id(), fresh.id());
+    }
+
+    @Test
     void unknownSessionIdsAreRefused() {
         assertThatThrownBy(() -> sessions.resolve("s-nope", "c"))
                 .isInstanceOfSatisfying(RlmException.class, e -> {

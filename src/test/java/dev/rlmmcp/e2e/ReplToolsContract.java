@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -49,12 +50,95 @@ abstract class ReplToolsContract {
     void listsEveryReplToolWithItsSchema() {
         JsonNode tools = client().request(McpDriver.MAPPER.createObjectNode().put("op", "list_tools"))
                 .path("result").path("tools");
-        assertThat(tools).extracting(t -> t.path("name").asText()).contains("rlm_execute", "rlm_load_data",
-                "rlm_load_file", "rlm_list_vars", "rlm_var_info", "rlm_clear", "rlm_memory");
+        List<String> repl = List.of("rlm_execute", "rlm_load_data", "rlm_load_file", "rlm_list_vars",
+                "rlm_var_info", "rlm_clear", "rlm_memory");
+        assertThat(tools).extracting(t -> t.path("name").asText()).containsAll(repl).contains("rlm_init_context",
+                "rlm_run_repl", "rlm_get_var", "rlm_finalize", "rlm_get_trace", "rlm_sessions", "rlm_delete_session");
         for (JsonNode tool : tools) {
             assertThat(tool.path("description").asText()).isNotBlank();
-            assertThat(tool.path("inputSchema").path("properties").has("session_id")).isTrue();
+            assertThat(tool.path("inputSchema").path("properties").has("response_format")).isTrue();
+            if (repl.contains(tool.path("name").asText())) {
+                assertThat(tool.path("inputSchema").path("properties").has("session_id")).isTrue();
+            }
         }
+    }
+
+    @Test
+    void everyReplyCarriesItsObjectAsStructuredContentValidAgainstTheOutputSchema() {
+        JsonNode tools = client().request(McpDriver.MAPPER.createObjectNode().put("op", "list_tools"))
+                .path("result").path("tools");
+        for (JsonNode tool : tools) {
+            assertThat(tool.path("outputSchema").path("type").asText()).isEqualTo("object");
+            assertThat(tool.path("inputSchema").path("properties").path("response_format").path("enum").toString())
+                    .isEqualTo("[\"json\",\"markdown\"]");
+        }
+        JsonNode ok = client().call("rlm_execute", Map.of("code", "structured = 1\nprint('s')"));
+        assertStructuredIsText(ok);
+        assertThat(ok.path("structuredContent").path("stdout").asText()).isEqualTo("s\n");
+        assertStructuredIsText(client().call("rlm_execute", Map.of("code", "1/0")));
+        JsonNode refused = client().call("rlm_var_info", Map.of("name", "not_there"));
+        assertStructuredIsText(refused);
+        assertThat(refused.path("structuredContent").path("error").path("code").asText()).isEqualTo("VARIABLE_NOT_FOUND");
+        assertStructuredIsText(client().call("rlm_load_data", Map.of("name", "s_rows", "data", "a\nb", "data_type", "lines")));
+        for (String tool : List.of("rlm_list_vars", "rlm_memory")) {
+            assertStructuredIsText(client().call(tool, Map.of()));
+        }
+    }
+
+    /** structuredContent equals the text's object; numbers compare by value (JavaScript writes 0.0 as 0). */
+    static void assertStructuredIsText(JsonNode result) {
+        JsonNode text = json(result);
+        Comparator<JsonNode> byValue = (a, b) -> a.isNumber() && b.isNumber()
+                ? Double.compare(a.doubleValue(), b.doubleValue()) : a.equals(b) ? 0 : 1;
+        assertThat(result.path("structuredContent").equals(byValue, text))
+                .as("structuredContent %s%nvs text %s", result.path("structuredContent"), text).isTrue();
+    }
+
+    @Test
+    void markdownRepliesShowOutputInCodeBlocksAndKeepTheStructuredObject() {
+        JsonNode result = client().call("rlm_execute", Map.of("code", "print('md line 1')\nprint('md line 2')",
+                "response_format", "markdown"));
+        assertThat(result.path("isError").asBoolean()).isFalse();
+        String md = McpDriver.text(result);
+        assertThat(md).startsWith("## rlm_execute: ok").contains("stdout:\n```\nmd line 1\nmd line 2\n```\n");
+        assertThat(result.path("structuredContent").path("stdout").asText()).isEqualTo("md line 1\nmd line 2\n");
+
+        JsonNode failed = client().call("rlm_execute", Map.of("code", "undefined_in_md", "response_format", "markdown"));
+        assertThat(failed.path("isError").asBoolean()).isTrue();
+        assertThat(McpDriver.text(failed)).contains("**ERROR NameError**", "traceback:\n```");
+
+        JsonNode vars = client().call("rlm_list_vars", Map.of("response_format", "markdown"));
+        assertThat(McpDriver.text(vars)).startsWith("## rlm_list_vars");
+
+        refused("rlm_execute", Map.of("code", "1", "response_format", "yaml"), "INVALID_ARGUMENT", "response_format");
+        refused("rlm_memory", Map.of("response_format", 1), "INVALID_ARGUMENT", "response_format");
+    }
+
+    @Test
+    void thePromptRlmTeachesTheWorkflowAndCarriesTheTask() {
+        assertThat(client().readyLine().path("capabilities").has("prompts")).isTrue();
+        JsonNode prompts = client().request(McpDriver.MAPPER.createObjectNode().put("op", "list_prompts"))
+                .path("result").path("prompts");
+        JsonNode rlm = null;
+        for (JsonNode p : prompts) {
+            if (p.path("name").asText().equals("rlm")) {
+                rlm = p;
+            }
+        }
+        assertThat(rlm).as(prompts.toString()).isNotNull();
+        assertThat(rlm.path("arguments").get(0).path("name").asText()).isEqualTo("task");
+        assertThat(rlm.path("arguments").get(0).path("required").asBoolean()).isFalse();
+
+        var get = McpDriver.MAPPER.createObjectNode().put("op", "get_prompt").put("name", "rlm");
+        get.putObject("args").put("task", "count the ERROR lines in server.log");
+        JsonNode messages = client().request(get).path("result").path("messages");
+        assertThat(messages).isNotEmpty();
+        String text = messages.get(0).path("content").path("text").asText();
+        assertThat(text).contains("count the ERROR lines in server.log", "rlm_finalize", "llm_query", "rlm_load_file");
+
+        var plain = McpDriver.MAPPER.createObjectNode().put("op", "get_prompt").put("name", "rlm");
+        assertThat(client().request(plain).path("result").path("messages").get(0).path("content").path("text").asText())
+                .contains("rlm_finalize").doesNotContain("Your task");
     }
 
     @Test

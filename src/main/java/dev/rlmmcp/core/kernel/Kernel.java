@@ -2,6 +2,7 @@ package dev.rlmmcp.core.kernel;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.Cancellation;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.BufferedReader;
@@ -13,6 +14,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -73,15 +76,15 @@ public final class Kernel implements AutoCloseable {
 
     /**
      * Sends one request, with {@code text} (or null) streamed as its payload, and waits for its reply;
-     * {@code timeout} null means no limit.
+     * {@code timeout} null means no limit. A client's cancellation of the MCP request this thread
+     * serves interrupts the request as its timeout would, without the kill.
      */
     public KernelReply call(ObjectNode request, String text, Duration timeout, Duration grace)
             throws KernelDiedException {
         long id = ++nextId;
         request.put("id", id);
         long started = System.nanoTime();
-        Watchdog watchdog = timeout == null ? null : new Watchdog(timeout, grace);
-        try {
+        try (Watchdog watchdog = new Watchdog(timeout, grace)) {
             if (text == null) {
                 codec.write(out, new Frame(request));
             } else {
@@ -90,21 +93,15 @@ public final class Kernel implements AutoCloseable {
             while (true) {
                 Frame frame = codec.read(in);
                 if (frame.header().path("id").asLong(-1) == id) {
-                    long interruptedAfter = watchdog != null && watchdog.fired()
-                            ? (System.nanoTime() - started) / 1_000_000 : -1;
+                    long interruptedAfter = watchdog.fired() ? (System.nanoTime() - started) / 1_000_000 : -1;
                     return new KernelReply(frame.header(), interruptedAfter);
                 }
                 log.debug("ignoring stray kernel frame {}", frame.header());
             }
         } catch (IOException e) {
             throw died();
-        } finally {
-            if (watchdog != null) {
-                watchdog.cancel();
-            }
         }
     }
-
 
     @Override
     public void close() {
@@ -183,20 +180,32 @@ public final class Kernel implements AutoCloseable {
         }
     }
 
-    /** Interrupt at the timeout (and once more half-way through the grace), kill at timeout + grace. */
-    private final class Watchdog {
+    /**
+     * Interrupt at the timeout (and once more half-way through the grace), kill at timeout + grace.
+     * A cancellation of the request this thread serves interrupts at once and half a grace later: the
+     * second interrupt catches code that the first reached before the harness made it interruptible.
+     */
+    private final class Watchdog implements AutoCloseable {
 
-        private final ScheduledFuture<?> interrupt;
-        private final ScheduledFuture<?> again;
-        private final ScheduledFuture<?> kill;
+        private final long graceMs;
+        private final List<ScheduledFuture<?>> timers = new CopyOnWriteArrayList<>();
+        private final Cancellation.Registration cancellation;
         private volatile boolean fired;
 
         Watchdog(Duration timeout, Duration grace) {
-            long t = timeout.toMillis();
-            long g = grace.toMillis();
-            interrupt = timer.schedule(this::interrupt, t, TimeUnit.MILLISECONDS);
-            again = timer.schedule(this::interrupt, t + g / 2, TimeUnit.MILLISECONDS);
-            kill = timer.schedule(Kernel.this::killNow, t + g, TimeUnit.MILLISECONDS);
+            graceMs = grace.toMillis();
+            if (timeout != null) {
+                long t = timeout.toMillis();
+                timers.add(timer.schedule(this::interrupt, t, TimeUnit.MILLISECONDS));
+                timers.add(timer.schedule(this::interrupt, t + graceMs / 2, TimeUnit.MILLISECONDS));
+                timers.add(timer.schedule(Kernel.this::killNow, t + graceMs, TimeUnit.MILLISECONDS));
+            }
+            cancellation = Cancellation.onCancel(this::cancelled);
+        }
+
+        private void cancelled() {
+            interrupt();
+            timers.add(timer.schedule(this::interrupt, graceMs / 2, TimeUnit.MILLISECONDS));
         }
 
         private void interrupt() {
@@ -208,10 +217,10 @@ public final class Kernel implements AutoCloseable {
             return fired;
         }
 
-        void cancel() {
-            interrupt.cancel(false);
-            again.cancel(false);
-            kill.cancel(false);
+        @Override
+        public void close() {
+            cancellation.close();
+            timers.forEach(t -> t.cancel(false));
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.rlmmcp.tools.repl;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.Settings;
 import dev.rlmmcp.tools.Args;
@@ -41,7 +42,7 @@ public final class ExecuteTool implements RlmTool {
     public Schema schema() {
         return Schema.object()
                 .string("code", "Python source to execute.", true)
-                .integer("timeout_s", "Seconds before the code is interrupted (default %d)."
+                .integer("timeout_s", "Seconds before the code is interrupted (default: the session's, else %d)."
                         .formatted(settings.defaultTimeout().toSeconds()), 1, settings.maxTimeout().toSeconds())
                 .sessionId();
     }
@@ -50,8 +51,8 @@ public final class ExecuteTool implements RlmTool {
     public ObjectNode call(Args args, Caller caller) {
         String code = args.requiredString("code");
         Long timeout = args.integer("timeout_s", 1, settings.maxTimeout().toSeconds());
-        Duration limit = timeout == null ? settings.defaultTimeout() : Duration.ofSeconds(timeout);
-        return sessions.resolve(args.sessionId(), caller.connection()).execute(code, limit);
+        Session session = sessions.resolve(args.sessionId(), caller.connection());
+        return session.execute(code, timeout == null ? session.defaultStepTimeout() : Duration.ofSeconds(timeout));
     }
 
     @Override

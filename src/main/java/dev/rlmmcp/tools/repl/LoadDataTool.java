@@ -35,7 +35,7 @@ public final class LoadDataTool implements RlmTool {
         return Schema.object()
                 .string("name", "Variable name to bind (a Python identifier).", true)
                 .string("data", "The data, as text.", true)
-                .choice("data_type", "How to parse the data.", DataTypes.NAMES, "text")
+                .choice("data_type", "How to parse the data.", DataType.wireNames(), "text")
                 .sessionId();
     }
 

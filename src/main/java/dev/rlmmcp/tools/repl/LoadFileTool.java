@@ -40,7 +40,7 @@ public final class LoadFileTool implements RlmTool {
         return Schema.object()
                 .string("name", "Variable name to bind (a Python identifier).", true)
                 .string("path", "File path, relative to the data root.", true)
-                .choice("data_type", "How to parse the file.", DataTypes.NAMES, "text")
+                .choice("data_type", "How to parse the file.", DataType.wireNames(), "text")
                 .sessionId();
     }
 

@@ -325,6 +325,7 @@ class Kernel:
         self.cell = 0
         self.compiled = {}
         self.interruptible = False
+        self.rendered = None
         self.configure(config)
 
     def configure(self, config):
@@ -588,6 +589,45 @@ class Kernel:
         self.forget(names)
         gc.collect()
         return {"cleared": names, "freed_bytes": freed, "freed_human": human(freed), "memory": self.memory()}
+
+    def op_get(self, req, payload, output):
+        """A variable's value rendered for a model, one page of it: offset and max_chars in characters."""
+        name = req["name"]
+        if name not in self.ns or not self.is_user_var(name, self.ns[name]):
+            raise Fail("VARIABLE_NOT_FOUND", f"no variable named {name!r}; rlm_list_vars lists them", "var_name")
+        value = self.ns[name]
+        key = (name, id(value))
+        if self.rendered is None or self.rendered[0] != key:
+            self.rendered = (key, *self.render(value))
+        _, text, form, note = self.rendered
+        offset, max_chars = int(req.get("offset", 0)), int(req.get("max_chars", self.output_cap))
+        page = text[offset:offset + max_chars]
+        end = offset + len(page)
+        reply = {"var_name": name, "type": type(value).__name__, "format": form, "total_chars": len(text),
+                 "offset": offset, "returned_chars": len(page), "next_offset": end if end < len(text) else None,
+                 "value": page}
+        if note:
+            reply["note"] = note
+        if name in self.meta:
+            self.meta[name].accessed = time.time()
+        return reply
+
+    RENDER_LIMIT = 64 * 1024 * 1024
+
+    def render(self, value):
+        """(text, format, note): str as itself, JSON where it serialises, else repr; huge values as a preview."""
+        if isinstance(value, str):
+            return value, "text", None
+        if value is None or isinstance(value, (bool, int, float)):
+            return repr(value), "repr", None
+        size = self.sizer.size(value)
+        if size > self.RENDER_LIMIT:
+            return preview(value, long=True), "preview", (
+                f"the value is about {human(size)}, too large to render in full; slice it in code")
+        try:
+            return json.dumps(value, ensure_ascii=False), "json", None
+        except (TypeError, ValueError, RecursionError):
+            return echo(value), "repr", None
 
     def op_memory(self, req, payload, output):
         return self.memory(with_rss=True)

@@ -1,0 +1,12 @@
+package dev.rlmmcp.core;
+
+import java.time.Duration;
+
+/**
+ * A session's guardrails (seed 003): null means no limit. {@code budgetBytes} bounds the session's
+ * I/O: code sent in, output sent back, and data loaded, in UTF-8 bytes.
+ */
+public record Limits(Integer maxSteps, Long maxRuntimeMs, Long budgetBytes, Duration stepTimeout) {
+
+    public static final Limits NONE = new Limits(null, null, null, null);
+}

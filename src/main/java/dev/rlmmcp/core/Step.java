@@ -1,0 +1,12 @@
+package dev.rlmmcp.core;
+
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * One entry of a session's trace: a code step or a load. {@code step} is the code-step index
+ * (null for loads); {@code guardrail} names the guardrail this entry tripped, if any.
+ */
+public record Step(int index, Integer step, String kind, Instant at, String input, String status, String output,
+        List<String> variablesChanged, double durationMs, long ioBytes, String guardrail) {
+}

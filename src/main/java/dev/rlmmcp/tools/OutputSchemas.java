@@ -1,0 +1,48 @@
+package dev.rlmmcp.tools;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The outputSchema each tool declares for its structuredContent. Clients validate every reply against
+ * it, refusals ({@code {"error": {...}}}) included, so each schema is permissive: it describes the
+ * properties it knows, requires none and forbids nothing else.
+ */
+final class OutputSchemas {
+
+    private static final Map<String, Object> ANY_OBJECT = Map.of("type", "object");
+
+    private static final Map<String, Object> EXECUTE = object(
+            "status", Map.of("type", "string", "enum", List.of("ok", "error", "interrupted", "killed", "crashed")),
+            "session_id", Map.of("type", "string"),
+            "stdout", Map.of("type", "string"),
+            "stderr", Map.of("type", "string"),
+            "error", Map.of("type", List.of("object", "null"),
+                    "description", "type, message and traceback when the code raised; code, message, argument and "
+                            + "fix when the call was refused"),
+            "variables_changed", Map.of("type", "array", "items", Map.of("type", "string")),
+            "variables_deleted", Map.of("type", "array", "items", Map.of("type", "string")),
+            "duration_ms", Map.of("type", "number"),
+            "evicted", Map.of("type", "array", "description", "variables dropped by the memory policy"),
+            "memory", Map.of("type", "object"),
+            "truncated", Map.of("type", "object", "description", "per stream, how many characters were cut"),
+            "message", Map.of("type", "string"),
+            "step", Map.of("type", "integer"),
+            "guardrail_stop", Map.of("type", "string"));
+
+    private OutputSchemas() {
+    }
+
+    static Map<String, Object> of(String tool) {
+        return tool.equals("rlm_execute") ? EXECUTE : ANY_OBJECT;
+    }
+
+    private static Map<String, Object> object(Object... nameThenSchema) {
+        Map<String, Object> properties = new LinkedHashMap<>();
+        for (int i = 0; i < nameThenSchema.length; i += 2) {
+            properties.put((String) nameThenSchema[i], nameThenSchema[i + 1]);
+        }
+        return Map.of("type", "object", "properties", properties);
+    }
+}

@@ -1,0 +1,88 @@
+package dev.rlmmcp.tools;
+
+import io.modelcontextprotocol.server.McpSyncServerExchange;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Progress notifications ("running 12 s") at a steady pace while a tool call runs, when the client
+ * asked for them with a progressToken: clients drop calls they hear nothing from for too long.
+ */
+final class ProgressTicker {
+
+    static final Duration PERIOD = Duration.ofSeconds(2);
+    private static final Logger log = LoggerFactory.getLogger(ProgressTicker.class);
+    private static final ScheduledExecutorService TIMER = Executors.newSingleThreadScheduledExecutor(
+            Thread.ofPlatform().name("mcp-progress").daemon().factory());
+
+    private final Object token;
+    private final Consumer<McpSchema.ProgressNotification> sink;
+    private final long started = System.nanoTime();
+    private final ReentrantLock sending = new ReentrantLock();
+    private final ScheduledFuture<?> ticks;
+    private boolean closed;
+
+    private ProgressTicker(Object token, Consumer<McpSchema.ProgressNotification> sink, Duration period) {
+        this.token = token;
+        this.sink = sink;
+        long ms = period.toMillis();
+        ticks = TIMER.scheduleAtFixedRate(() -> Thread.ofVirtual().start(this::tick), ms, ms, TimeUnit.MILLISECONDS);
+    }
+
+    /** Runs {@code call}, with progress notifications to the client while it runs if the request asked for them. */
+    static <T> T whileRunning(McpSyncServerExchange exchange, McpSchema.CallToolRequest request,
+            Supplier<T> call) {
+        return whileRunning(request.progressToken(), exchange::progressNotification, PERIOD, call);
+    }
+
+    static <T> T whileRunning(Object token, Consumer<McpSchema.ProgressNotification> sink, Duration period,
+            Supplier<T> call) {
+        if (token == null) {
+            return call.get();
+        }
+        ProgressTicker ticker = new ProgressTicker(token, sink, period);
+        try {
+            return call.get();
+        } finally {
+            ticker.stop();
+        }
+    }
+
+    /** Sent from a virtual thread of its own, so that a client slow to read holds up no other call's ticks. */
+    private void tick() {
+        sending.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            double seconds = (System.nanoTime() - started) / 1e9;
+            sink.accept(McpSchema.ProgressNotification.builder(token, seconds)
+                    .message("running %d s".formatted(Math.round(seconds)))
+                    .build());
+        } catch (RuntimeException e) {
+            log.debug("progress notification not sent: {}", e.toString());
+        } finally {
+            sending.unlock();
+        }
+    }
+
+    /** Returns once no tick is being sent, so that none follows the call's answer. */
+    private void stop() {
+        ticks.cancel(false);
+        sending.lock();
+        try {
+            closed = true;
+        } finally {
+            sending.unlock();
+        }
+    }
+}

@@ -1,0 +1,47 @@
+package dev.rlmmcp.tools;
+
+import io.modelcontextprotocol.server.McpServerFeatures.SyncPromptSpecification;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.util.List;
+
+/** The MCP prompt {@code rlm}: how to work on data too large for the context window with these tools. */
+public final class RlmPrompt {
+
+    public static final String NAME = "rlm";
+
+    static final String WORKFLOW = """
+            You have a persistent Python REPL (rlm-mcp). Work on large data through it, not in this conversation.
+
+            1. Put the data in a variable, never in the chat: rlm_init_context (a new session with its limits), \
+            rlm_load_file (a file under the data root) or rlm_load_data (text you already have).
+            2. Look before you print: len(x), type(x), x[:500], a few sampled lines or rows, counts. \
+            Never print a whole variable; keep every output a few hundred lines at most.
+            3. Work in code: filter, search (re), count (collections.Counter), parse. For work that needs \
+            judgement, split the data into chunks, handle each chunk, keep the partial results in a variable \
+            and aggregate them.
+            4. For meaning rather than pattern, call llm_query(prompt) or llm_query_batched(prompts) from the \
+            code on a chunk at a time. If they raise "not configured", do that part in code or read small \
+            slices yourself.
+            5. One step per call: a short, focused piece of code per rlm_run_repl (in a session) or \
+            rlm_execute. Read the output, then decide the next step. Store results in variables.
+            6. Read results with rlm_get_var (paged for big values) and check them against the data.
+            7. Finish with rlm_finalize, passing final_text or the name of the variable holding the answer.""";
+
+    private RlmPrompt() {
+    }
+
+    public static SyncPromptSpecification specification() {
+        McpSchema.Prompt prompt = new McpSchema.Prompt(NAME, "Work on data larger than your context: the RLM workflow",
+                List.of(new McpSchema.PromptArgument("task", "What to find out or produce from the data", false)));
+        return new SyncPromptSpecification(prompt, (exchange, request) -> {
+            Object task = request.arguments() == null ? null : request.arguments().get("task");
+            return new McpSchema.GetPromptResult("The RLM workflow for rlm-mcp", List.of(
+                    new McpSchema.PromptMessage(McpSchema.Role.USER, new McpSchema.TextContent(text(task)))));
+        });
+    }
+
+    static String text(Object task) {
+        String given = task == null ? "" : task.toString().strip();
+        return given.isEmpty() ? WORKFLOW : WORKFLOW + "\n\nYour task:\n" + given;
+    }
+}

@@ -1,0 +1,80 @@
+package dev.rlmmcp.tools.session;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.DataType;
+import dev.rlmmcp.core.Limits;
+import dev.rlmmcp.core.RlmException;
+import dev.rlmmcp.core.Session;
+import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.tools.Args;
+import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.RlmTool;
+import dev.rlmmcp.tools.Schema;
+import java.time.Duration;
+
+/** rlm_init_context: a new session with its guardrails, its context loaded into a variable. */
+public final class InitContextTool implements RlmTool {
+
+    private final Sessions sessions;
+
+    public InitContextTool(Sessions sessions) {
+        this.sessions = sessions;
+    }
+
+    @Override
+    public String name() {
+        return "rlm_init_context";
+    }
+
+    @Override
+    public String description() {
+        return """
+                Start an RLM session: a fresh persistent Python REPL with guardrails, the context loaded into a \
+                variable (default name: context). Returns session_id (pass it to rlm_run_repl, rlm_get_var, \
+                rlm_finalize, rlm_get_trace and every REPL tool), a description of what was loaded (type, size, \
+                preview) and the limits in force. Guardrails: max_steps (steps with index >= it are refused), \
+                max_runtime_ms (total code runtime), budget_limit (bytes of code in + output out + data loaded).""";
+    }
+
+    @Override
+    public Schema schema() {
+        long maxTimeout = sessions.kernels().settings().maxTimeout().toSeconds();
+        return Schema.object()
+                .string("context_text", "The context to load (optional: load later with rlm_load_file / rlm_load_data).", false)
+                .string("name", "Variable name for the context (default: context).", false)
+                .choice("data_type", "How to parse context_text.", DataType.wireNames(), "text")
+                .integer("max_steps", "Most code steps the session may take.", 1, Integer.MAX_VALUE)
+                .integer("max_runtime_ms", "Most total code runtime, in milliseconds.", 1, Long.MAX_VALUE)
+                .integer("budget_limit", "Most bytes of I/O: code in, output out, data loaded.", 1, Long.MAX_VALUE)
+                .integer("timeout_s", "Per-step timeout in seconds (default %d)."
+                        .formatted(sessions.kernels().settings().defaultTimeout().toSeconds()), 1, maxTimeout);
+    }
+
+    @Override
+    public ObjectNode call(Args args, Caller caller) {
+        String text = args.optionalString("context_text");
+        String variable = args.optionalString("name") != null ? args.variableName("name") : "context";
+        DataType type = args.dataType("data_type");
+        long maxTimeout = sessions.kernels().settings().maxTimeout().toSeconds();
+        Long maxSteps = args.integer("max_steps", 1, Integer.MAX_VALUE);
+        Long timeout = args.integer("timeout_s", 1, maxTimeout);
+        Limits limits = new Limits(maxSteps == null ? null : maxSteps.intValue(),
+                args.integer("max_runtime_ms", 1, Long.MAX_VALUE), args.integer("budget_limit", 1, Long.MAX_VALUE),
+                timeout == null ? null : Duration.ofSeconds(timeout));
+        if (text == null && args.optionalString("data_type") != null) {
+            throw RlmException.invalid("data_type", "data_type was given without context_text",
+                    "pass context_text too, or load data later with rlm_load_data / rlm_load_file");
+        }
+        Session session = sessions.create(variable, limits);
+        ObjectNode body = session.summary();
+        if (text != null) {
+            try {
+                body.set("context", session.loadData(variable, text, type));
+            } catch (RlmException e) {
+                sessions.delete(session.id());
+                throw e;
+            }
+        }
+        return body;
+    }
+}

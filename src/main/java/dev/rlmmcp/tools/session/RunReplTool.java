@@ -1,0 +1,52 @@
+package dev.rlmmcp.tools.session;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.Session;
+import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.tools.Args;
+import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.RlmTool;
+import dev.rlmmcp.tools.Schema;
+
+/** rlm_run_repl: one step of an RLM session. */
+public final class RunReplTool implements RlmTool {
+
+    private final Sessions sessions;
+
+    public RunReplTool(Sessions sessions) {
+        this.sessions = sessions;
+    }
+
+    @Override
+    public String name() {
+        return "rlm_run_repl";
+    }
+
+    @Override
+    public String description() {
+        return """
+                Run one step of Python code in a session made by rlm_init_context. Variables persist between \
+                steps; print only small results. Reply: step (its index), status, stdout, stderr, error, \
+                variables_changed, and guardrail_stop (max_steps | timeout | budget_exceeded) when a limit is hit.""";
+    }
+
+    @Override
+    public Schema schema() {
+        return Schema.object()
+                .string("session_id", "The id returned by rlm_init_context.", true)
+                .string("code", "Python source to execute.", true);
+    }
+
+    @Override
+    public ObjectNode call(Args args, Caller caller) {
+        String id = args.requiredString("session_id");
+        String code = args.requiredString("code");
+        Session session = sessions.get(id);
+        return session.execute(code, session.defaultStepTimeout());
+    }
+
+    @Override
+    public boolean isError(ObjectNode reply) {
+        return !"ok".equals(reply.path("status").asText());
+    }
+}

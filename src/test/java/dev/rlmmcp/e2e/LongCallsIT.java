@@ -1,0 +1,79 @@
+package dev.rlmmcp.e2e;
+
+import static dev.rlmmcp.e2e.McpDriver.json;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Long calls through the official TypeScript client: progress notifications, and the client's cancellation. */
+class LongCallsIT {
+
+    @TempDir
+    static Path dataRoot;
+
+    private static ServerProcess server;
+    private static McpDriver http;
+    private static McpDriver stdio;
+
+    @BeforeAll
+    static void start() throws Exception {
+        List<String> flags = List.of("--data-root", dataRoot.toString(), "--interrupt-grace-ms", "500");
+        server = ServerProcess.http(flags.toArray(String[]::new));
+        http = McpDriver.http(server.mcpUrl());
+        List<String> args = new ArrayList<>(List.of("stdio"));
+        args.addAll(flags);
+        stdio = McpDriver.stdio(ServerProcess.command(args));
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        stdio.close();
+        http.close();
+        server.close();
+    }
+
+    private static McpDriver client(String transport) {
+        return transport.equals("http") ? http : stdio;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"stdio", "http"})
+    void aLongCallSendsProgressWhileItRuns(String transport) {
+        McpDriver client = client(transport);
+        JsonNode line = client.callRaw("rlm_execute", Map.of("code", "import time\ntime.sleep(7)\nprint('slept')"), true);
+        assertThat(line.path("ok").asBoolean()).as("%s", line).isTrue();
+        assertThat(json(line.path("result")).path("stdout").asText()).isEqualTo("slept\n");
+        List<JsonNode> progress = client.events().stream()
+                .filter(e -> e.path("event").asText().equals("progress") && e.path("id").equals(line.path("id")))
+                .toList();
+        assertThat(progress).hasSizeGreaterThanOrEqualTo(2);
+        assertThat(progress.getFirst().path("message").asText()).matches("running \\d+ s");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"stdio", "http"})
+    void aCallTheClientGivesUpOnIsInterruptedWithTheVariablesKept(String transport) {
+        McpDriver client = client(transport);
+        client.call("rlm_execute", Map.of("code", "kept = 42"));
+        ObjectNode spin = McpDriver.callCommand("rlm_execute", Map.of("code", "while True: pass", "timeout_s", 120), false)
+                .put("timeoutMs", 1500);
+        JsonNode abandoned = client.request(spin);
+        assertThat(abandoned.path("ok").asBoolean()).as("the client's timeout").isFalse();
+
+        long started = System.nanoTime();
+        JsonNode next = json(client.call("rlm_execute", Map.of("code", "kept")));
+        assertThat((System.nanoTime() - started) / 1_000_000).as("ms until the next call ran").isLessThan(5_000);
+        assertThat(next.path("stdout").asText()).isEqualTo("42\n");
+        assertThat(client.stderr()).as("the cancelled call's answer is not sent").doesNotContain("unknown message ID");
+    }
+}

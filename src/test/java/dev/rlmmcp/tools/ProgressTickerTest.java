@@ -1,0 +1,60 @@
+package dev.rlmmcp.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.modelcontextprotocol.spec.McpSchema;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+
+class ProgressTickerTest {
+
+    private final List<McpSchema.ProgressNotification> sent = new CopyOnWriteArrayList<>();
+
+    @Test
+    void ticksWithRisingProgressWhileTheCallRunsAndNeverAfter() throws Exception {
+        String answer = ProgressTicker.whileRunning("tok", sent::add, Duration.ofMillis(50), () -> {
+            sleep(400);
+            return "done";
+        });
+        int atReturn = sent.size();
+        assertThat(answer).isEqualTo("done");
+        assertThat(atReturn).isGreaterThanOrEqualTo(3);
+        assertThat(sent).allSatisfy(p -> {
+            assertThat(p.progressToken()).isEqualTo("tok");
+            assertThat(p.message()).matches("running \\d+ s");
+        });
+        for (int i = 1; i < sent.size(); i++) {
+            assertThat(sent.get(i).progress()).isGreaterThan(sent.get(i - 1).progress());
+        }
+        Thread.sleep(200);
+        assertThat(sent).hasSize(atReturn);
+    }
+
+    @Test
+    void sendsNothingWithoutAProgressToken() throws Exception {
+        ProgressTicker.whileRunning(null, sent::add, Duration.ofMillis(10), () -> sleep(100));
+        assertThat(sent).isEmpty();
+    }
+
+    @Test
+    void aFailingSendDoesNotFailTheCall() {
+        String answer = ProgressTicker.whileRunning("tok", p -> {
+            throw new IllegalStateException("client gone");
+        }, Duration.ofMillis(20), () -> {
+            sleep(100);
+            return "done";
+        });
+        assertThat(answer).isEqualTo("done");
+    }
+
+    private static Void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return null;
+    }
+}
