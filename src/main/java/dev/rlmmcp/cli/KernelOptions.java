@@ -1,5 +1,6 @@
 package dev.rlmmcp.cli;
 
+import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Settings;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,6 +53,18 @@ final class KernelOptions {
             description = "Seconds a session may sit idle before its kernel is stopped and it is marked expired (RLM_IDLE_TIMEOUT_S; default: ${DEFAULT-VALUE}).")
     long idleTimeoutS;
 
+    @Option(names = "--max-steps", paramLabel = "N", defaultValue = "${env:RLM_MAX_STEPS}",
+            description = "Default max_steps for sessions made by rlm_init_context (RLM_MAX_STEPS; default: none).")
+    Integer maxSteps;
+
+    @Option(names = "--max-runtime-ms", paramLabel = "MS", defaultValue = "${env:RLM_MAX_RUNTIME_MS}",
+            description = "Default max_runtime_ms for rlm_init_context sessions (RLM_MAX_RUNTIME_MS; default: none).")
+    Long maxRuntimeMs;
+
+    @Option(names = "--budget-limit", paramLabel = "BYTES", defaultValue = "${env:RLM_BUDGET_LIMIT}",
+            description = "Default budget_limit (bytes of I/O) for rlm_init_context sessions (RLM_BUDGET_LIMIT; default: none).")
+    Long budgetLimit;
+
     @Option(names = "--runtime-dir", paramLabel = "DIR", defaultValue = "${env:RLM_RUNTIME_DIR}",
             description = "Private directory for the kernel harness (RLM_RUNTIME_DIR; default: $XDG_RUNTIME_DIR/rlm-mcp or the temp dir).")
     Path runtimeDir;
@@ -67,12 +80,15 @@ final class KernelOptions {
         require(spec, maxTimeoutS >= timeoutS, "--max-timeout-s (" + maxTimeoutS + ") must be at least --timeout-s (" + timeoutS + ")");
         require(spec, interruptGraceMs >= 0, "--interrupt-grace-ms must not be negative");
         require(spec, idleTimeoutS >= 1, "--idle-timeout-s must be at least 1, not " + idleTimeoutS);
+        require(spec, maxSteps == null || maxSteps >= 1, "--max-steps must be at least 1");
+        require(spec, maxRuntimeMs == null || maxRuntimeMs >= 1, "--max-runtime-ms must be at least 1");
+        require(spec, budgetLimit == null || budgetLimit >= 1, "--budget-limit must be at least 1");
         Path root = dataRoot.toAbsolutePath().normalize();
         require(spec, Files.isDirectory(root), "--data-root " + root + " is not a directory");
         return new Settings(python, root, privateRuntimeDir(spec), maxMemoryMb * 1024 * 1024,
                 cleanupThreshold / 100, cleanupTarget / 100, outputCap, Duration.ofSeconds(timeoutS),
                 Duration.ofSeconds(maxTimeoutS), Duration.ofMillis(interruptGraceMs), Duration.ofSeconds(30),
-                Duration.ofSeconds(idleTimeoutS));
+                Duration.ofSeconds(idleTimeoutS), new Limits(maxSteps, maxRuntimeMs, budgetLimit, null));
     }
 
     private Path privateRuntimeDir(CommandSpec spec) {

@@ -16,5 +16,6 @@ public record Settings(
         Duration maxTimeout,
         Duration interruptGrace,
         Duration kernelStartTimeout,
-        Duration idleTimeout) {
+        Duration idleTimeout,
+        Limits defaultLimits) {
 }

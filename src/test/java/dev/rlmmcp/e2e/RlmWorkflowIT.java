@@ -125,6 +125,22 @@ class RlmWorkflowIT {
     }
 
     @Test
+    void serverDefaultLimitsApplyWhenInitNamesNone() throws Exception {
+        try (ServerProcess limited = ServerProcess.http("--max-steps", "1");
+                McpDriver other = McpDriver.http(limited.mcpUrl())) {
+            JsonNode init = json(other.call("rlm_init_context", Map.of()));
+            assertThat(init.path("limits").path("max_steps").asInt()).isEqualTo(1);
+            String id = init.path("session_id").asText();
+            assertThat(other.call("rlm_run_repl", Map.of("session_id", id, "code", "a = 1")).path("isError").asBoolean())
+                    .isFalse();
+            JsonNode stop = json(other.call("rlm_run_repl", Map.of("session_id", id, "code", "b = 2")));
+            assertThat(stop.path("error").path("code").asText()).isEqualTo("GUARDRAIL_STOP");
+            JsonNode own = json(other.call("rlm_init_context", Map.of("max_steps", 5)));
+            assertThat(own.path("limits").path("max_steps").asInt()).isEqualTo(5);
+        }
+    }
+
+    @Test
     void unknownAndDeletedSessionsAreRefused() {
         refused("rlm_run_repl", Map.of("session_id", "s-nope", "code", "1"), "SESSION_NOT_FOUND");
         refused("rlm_get_trace", Map.of("session_id", "s-nope"), "SESSION_NOT_FOUND");

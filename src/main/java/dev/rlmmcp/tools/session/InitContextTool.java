@@ -43,9 +43,12 @@ public final class InitContextTool implements RlmTool {
                 .string("context_text", "The context to load (optional: load later with rlm_load_file / rlm_load_data).", false)
                 .string("name", "Variable name for the context (default: context).", false)
                 .choice("data_type", "How to parse context_text.", DataType.wireNames(), "text")
-                .integer("max_steps", "Most code steps the session may take.", 1, Integer.MAX_VALUE)
-                .integer("max_runtime_ms", "Most total code runtime, in milliseconds.", 1, Long.MAX_VALUE)
-                .integer("budget_limit", "Most bytes of I/O: code in, output out, data loaded.", 1, Long.MAX_VALUE)
+                .integer("max_steps", "Most code steps the session may take (default: the server's --max-steps).", 1,
+                        Integer.MAX_VALUE)
+                .integer("max_runtime_ms", "Most total code runtime, in milliseconds (default: --max-runtime-ms).", 1,
+                        Long.MAX_VALUE)
+                .integer("budget_limit", "Most bytes of I/O: code in, output out, data loaded (default: --budget-limit).",
+                        1, Long.MAX_VALUE)
                 .integer("timeout_s", "Per-step timeout in seconds (default %d)."
                         .formatted(sessions.kernels().settings().defaultTimeout().toSeconds()), 1, maxTimeout);
     }
@@ -58,8 +61,12 @@ public final class InitContextTool implements RlmTool {
         long maxTimeout = sessions.kernels().settings().maxTimeout().toSeconds();
         Long maxSteps = args.integer("max_steps", 1, Integer.MAX_VALUE);
         Long timeout = args.integer("timeout_s", 1, maxTimeout);
-        Limits limits = new Limits(maxSteps == null ? null : maxSteps.intValue(),
-                args.integer("max_runtime_ms", 1, Long.MAX_VALUE), args.integer("budget_limit", 1, Long.MAX_VALUE),
+        Long maxRuntime = args.integer("max_runtime_ms", 1, Long.MAX_VALUE);
+        Long budget = args.integer("budget_limit", 1, Long.MAX_VALUE);
+        Limits defaults = sessions.kernels().settings().defaultLimits();
+        Limits limits = new Limits(maxSteps == null ? defaults.maxSteps() : Integer.valueOf(maxSteps.intValue()),
+                maxRuntime == null ? defaults.maxRuntimeMs() : maxRuntime,
+                budget == null ? defaults.budgetBytes() : budget,
                 timeout == null ? null : Duration.ofSeconds(timeout));
         if (text == null && args.optionalString("data_type") != null) {
             throw RlmException.invalid("data_type", "data_type was given without context_text",
