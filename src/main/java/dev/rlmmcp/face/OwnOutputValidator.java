@@ -1,21 +1,19 @@
 package dev.rlmmcp.face;
 
-import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
 import java.util.Map;
 
 /**
- * Checks our tool schemas once, at start-up, but does not re-validate every reply against its
- * output schema: the replies are built by our own tools (the tests check them against the schemas
- * through a real client), and the SDK's check would copy, validate and re-serialise each one.
+ * Trusts our own schemas and replies: the SDK would check every tool schema at start-up (loading a
+ * JSON Schema library on the way to the first answer) and re-validate every reply against its output
+ * schema (a copy, a validation and a re-serialisation per call). Our tool schemas are static and a
+ * unit test checks them with the SDK's validator; our replies are checked through a real client.
  */
 final class OwnOutputValidator implements JsonSchemaValidator {
 
-    private final JsonSchemaValidator schemas = McpJsonDefaults.getSchemaValidator();
-
     @Override
     public ValidationResponse validateSchema(Map<String, Object> schema) {
-        return schemas.validateSchema(schema);
+        return ValidationResponse.asValid(null);
     }
 
     @Override

@@ -1,0 +1,37 @@
+package dev.rlmmcp.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.core.KernelFactory;
+import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.TestSettings;
+import dev.rlmmcp.core.data.DataRoot;
+import dev.rlmmcp.core.kernel.ProcessLauncher;
+import io.modelcontextprotocol.json.McpJsonDefaults;
+import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The server trusts its tool schemas at start-up (no validator on that path), so they are checked here. */
+class StandardSchemasTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void everyToolSchemaIsAValidJsonSchema() {
+        JsonSchemaValidator validator = McpJsonDefaults.getSchemaValidator();
+        try (Sessions sessions = new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(),
+                new ObjectMapper()))) {
+            ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(dir));
+            assertThat(catalog.specifications()).hasSize(14).allSatisfy(spec -> {
+                assertThat(validator.validateSchema(spec.tool().inputSchema()).valid())
+                        .as(spec.tool().name() + " input schema").isTrue();
+                assertThat(validator.validateSchema(spec.tool().outputSchema()).valid())
+                        .as(spec.tool().name() + " output schema").isTrue();
+            });
+        }
+    }
+}
