@@ -324,13 +324,45 @@ def bench_load_file(workdir):
           f"(median of 3; target <= 1.25)")
 
 
+def bench_sandbox(starts=20, calls=2000):
+    """Kernel start, per-call round trip and idle RSS per kernel, for each launcher this machine has."""
+    for sandbox in ("process", "bwrap"):
+        try:
+            client = StdioClient("--sandbox", sandbox)
+        except Exception as e:  # the launcher is not available here
+            print(f"sandbox {sandbox}: not available ({e})")
+            continue
+        first, ids = [], []
+        for _ in range(starts):
+            sid = client.tool("rlm_init_context")["session_id"]
+            t = time.perf_counter()
+            client.tool("rlm_run_repl", session_id=sid, code="x = 1")
+            first.append((time.perf_counter() - t) * 1000)
+            ids.append(sid)
+        for _ in range(calls):
+            client.tool("rlm_run_repl", session_id=ids[1], code="x = 1")
+        samples = []
+        for _ in range(calls):
+            t = time.perf_counter()
+            client.tool("rlm_run_repl", session_id=ids[0], code="x = 1")
+            samples.append((time.perf_counter() - t) * 1000)
+        time.sleep(0.5)
+        kernels = descendants(client.proc.pid)
+        per_kernel = sum(rss(k) for k in kernels) / starts
+        client.close()
+        print(f"sandbox {sandbox}: first call on a new session (kernel start included) median "
+              f"{statistics.median(first):.1f} ms over {starts} kernels; rlm_run_repl x = 1 median "
+              f"{statistics.median(samples):.3f} ms (p99 {percentile(samples, 99):.3f}); idle RSS per kernel "
+              f"{per_kernel / 2**20:.1f} MiB (all processes of a kernel, {len(kernels)} processes for {starts} kernels)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["start", "stdio", "http", "load", "file"], action="append")
+    parser.add_argument("--only", choices=["start", "stdio", "http", "load", "file", "sandbox"], action="append")
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--warmup", type=int, default=3000)
     args = parser.parse_args()
-    only = set(args.only or ["start", "stdio", "http", "load", "file"])
+    only = set(args.only or ["start", "stdio", "http", "load", "file", "sandbox"])
     subprocess.run([LAUNCHER, "--version"], check=True, stdout=subprocess.DEVNULL)
     workdir = tempfile.mkdtemp(prefix="rlm-bench-")
     try:
@@ -344,6 +376,8 @@ def main():
             bench_load_data(workdir)
         if "file" in only:
             bench_load_file(workdir)
+        if "sandbox" in only:
+            bench_sandbox()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

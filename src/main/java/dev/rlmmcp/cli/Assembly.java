@@ -7,16 +7,16 @@ import dev.rlmmcp.core.KernelFactory;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.Settings;
 import dev.rlmmcp.core.data.DataRoot;
-import dev.rlmmcp.core.kernel.ProcessLauncher;
+import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.tools.ToolCatalog;
 
 /** The layers wired together: core, then tools over it, then the MCP server factory the faces use. */
 record Assembly(ObjectMapper json, Sessions sessions, ToolCatalog catalog, McpServers servers) implements AutoCloseable {
 
-    static Assembly of(Settings settings) {
+    static Assembly of(Settings settings, KernelLauncher launcher) {
         ObjectMapper json = mapper();
-        Sessions sessions = new Sessions(new KernelFactory(settings, new ProcessLauncher(), json));
+        Sessions sessions = new Sessions(new KernelFactory(settings, launcher, json));
         ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()));
         return new Assembly(json, sessions, catalog, new McpServers(catalog, json));
     }

@@ -6,12 +6,34 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.Optional;
+import dev.rlmmcp.core.kernel.KernelLauncher;
+import dev.rlmmcp.core.kernel.ContainerLauncher;
+import dev.rlmmcp.core.kernel.ContainerLauncher.ContainerSettings;
+import dev.rlmmcp.core.kernel.Sandbox;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 
 /** Options shared by every way of running the server: kernels, data, limits. */
 final class KernelOptions {
+
+    private static final Logger log = LoggerFactory.getLogger(KernelOptions.class);
+
+    @Option(names = "--sandbox", paramLabel = "MODE", defaultValue = "${env:RLM_SANDBOX:-auto}",
+            description = "How kernels are isolated: auto (the strongest available), bwrap, container or process (RLM_SANDBOX; default: ${DEFAULT-VALUE}).")
+    String sandbox;
+
+    @Option(names = "--container-image", paramLabel = "IMAGE", defaultValue = "${env:RLM_CONTAINER_IMAGE}",
+            description = "Kernel image for --sandbox container (with python3; RLM_CONTAINER_IMAGE; default: "
+                    + ContainerSettings.DEFAULT_IMAGE + "; auto uses containers only when this is set).")
+    String containerImage;
+
+    @Option(names = "--container-runtime", paramLabel = "RT", defaultValue = "${env:RLM_CONTAINER_RUNTIME:-auto}",
+            description = "auto (podman, then docker), podman, docker, or a path to either (RLM_CONTAINER_RUNTIME; default: ${DEFAULT-VALUE}).")
+    String containerRuntime;
 
     @Option(names = "--python", paramLabel = "CMD", defaultValue = "${env:RLM_PYTHON:-python3}",
             description = "Python interpreter for kernels, 3.10+ (RLM_PYTHON; default: ${DEFAULT-VALUE}).")
@@ -89,6 +111,33 @@ final class KernelOptions {
                 cleanupThreshold / 100, cleanupTarget / 100, outputCap, Duration.ofSeconds(timeoutS),
                 Duration.ofSeconds(maxTimeoutS), Duration.ofMillis(interruptGraceMs), Duration.ofSeconds(30),
                 Duration.ofSeconds(idleTimeoutS), new Limits(maxSteps, maxRuntimeMs, budgetLimit, null));
+    }
+
+    /** The launcher --sandbox asks for; one that is not available here stops the start. */
+    KernelLauncher launcher(CommandSpec spec, Settings settings) {
+        KernelLauncher launcher;
+        try {
+            launcher = Sandbox.select(sandbox, settings.runtimeDir(), this::container);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+        log.info("sandbox: {} (asked for: {})", launcher.name(), sandbox);
+        return launcher;
+    }
+
+    /**
+     * A container launcher if a runtime with a working engine is here; {@code auto} considers one
+     * only when an image is configured, {@code container} falls back to the default image.
+     */
+    private Optional<KernelLauncher> container() {
+        if (containerImage == null && "auto".equals(sandbox)) {
+            return Optional.empty();
+        }
+        ContainerSettings defaults = ContainerSettings.defaults();
+        ContainerSettings settings = new ContainerSettings(containerImage == null ? defaults.image() : containerImage,
+                defaults.python(), (int) Math.max(defaults.memoryMb(), maxMemoryMb + 512), defaults.cpus(),
+                defaults.pidsLimit(), defaults.tmpMb());
+        return ContainerLauncher.detect(containerRuntime, settings).map(launcher -> launcher);
     }
 
     private Path privateRuntimeDir(CommandSpec spec) {

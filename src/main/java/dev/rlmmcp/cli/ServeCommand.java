@@ -1,5 +1,7 @@
 package dev.rlmmcp.cli;
 
+import dev.rlmmcp.core.Settings;
+import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.face.HttpFace;
 import java.util.concurrent.Callable;
 import org.slf4j.Logger;
@@ -34,11 +36,20 @@ final class ServeCommand implements Callable<Integer> {
             description = "Largest HTTP request body accepted; bigger ones get 413 (RLM_MAX_REQUEST_MB; default: ${DEFAULT-VALUE}).")
     int maxRequestMb;
 
+    @Option(names = "--allow-unsandboxed", defaultValue = "${env:RLM_ALLOW_UNSANDBOXED:-false}",
+            description = "Allow --sandbox process (no isolation) on a non-loopback --host (RLM_ALLOW_UNSANDBOXED).")
+    boolean allowUnsandboxed;
+
     @Override
     public Integer call() throws Exception {
         KernelOptions.require(spec, port >= 0 && port <= 65535, "--port must be 0..65535, not " + port);
         KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
-        Assembly app = Assembly.of(kernel.settings(spec));
+        Settings settings = kernel.settings(spec);
+        KernelLauncher launcher = kernel.launcher(spec, settings);
+        KernelOptions.require(spec, !launcher.name().equals("process") || allowUnsandboxed || isLoopback(host),
+                "kernels would run unsandboxed (--sandbox process) on a non-loopback --host " + host
+                        + ": install bubblewrap, or pass --allow-unsandboxed if every client is trusted");
+        Assembly app = Assembly.of(settings, launcher);
         HttpFace http = new HttpFace(app.servers(), app.sessions(), app.json(), host, port, maxRequestMb * 1024 * 1024);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
@@ -53,5 +64,13 @@ final class ServeCommand implements Callable<Integer> {
                 app.sessions().kernels().launcherName());
         http.join();
         return 0;
+    }
+
+    private static boolean isLoopback(String host) {
+        try {
+            return java.net.InetAddress.getByName(host).isLoopbackAddress();
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
     }
 }

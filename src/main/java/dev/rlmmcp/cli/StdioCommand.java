@@ -1,5 +1,6 @@
 package dev.rlmmcp.cli;
 
+import dev.rlmmcp.core.Settings;
 import dev.rlmmcp.face.StdioFace;
 import java.io.PrintStream;
 import java.util.concurrent.Callable;
@@ -26,9 +27,10 @@ final class StdioCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
+        Settings settings = kernel.settings(spec);
         PrintStream protocol = System.out;
         System.setOut(System.err);
-        try (Assembly app = Assembly.of(kernel.settings(spec));
+        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings));
                 StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024)) {
             face.awaitClientGone();
         }

@@ -1,5 +1,7 @@
 package dev.rlmmcp.cli;
 
+import dev.rlmmcp.core.Settings;
+
 import dev.rlmmcp.face.HttpFace;
 import dev.rlmmcp.face.StdioFace;
 import java.io.BufferedReader;
@@ -48,7 +50,8 @@ final class TrainCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        try (Assembly app = Assembly.of(kernel.settings(spec))) {
+        Settings settings = kernel.settings(spec);
+        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings))) {
             PipedOutputStream toServer = new PipedOutputStream();
             PipedInputStream serverIn = new PipedInputStream(toServer, 1 << 16);
             PipedOutputStream serverOut = new PipedOutputStream();

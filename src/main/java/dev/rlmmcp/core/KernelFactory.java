@@ -36,10 +36,31 @@ public final class KernelFactory implements AutoCloseable {
                     "memory_limit_bytes", settings.memoryLimitBytes(),
                     "cleanup_threshold", settings.cleanupThreshold(),
                     "cleanup_target", settings.cleanupTarget(),
-                    "output_cap", settings.outputCap()));
+                    "output_cap", settings.outputCap(),
+                    "limits", rlimits(settings, launcher)));
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * rlimits for every kernel. Data (heap, not address space: threads and malloc arenas reserve far
+     * more than they use) gets twice the variables' limit plus 1 GiB; processes only under a uid of
+     * the kernel's own, since RLIMIT_NPROC counts every process of the uid (and does not bind root).
+     */
+    static Map<String, Object> rlimits(Settings settings, KernelLauncher launcher) {
+        Map<String, Object> limits = new java.util.HashMap<>();
+        if (settings.memoryLimitBytes() > 0) {
+            limits.put("data", 2 * settings.memoryLimitBytes() + (1L << 30));
+        }
+        limits.put("nofile", 4096);
+        limits.put("fsize", 1L << 30);
+        limits.put("cpu_per_request_s",
+                settings.maxTimeout().toSeconds() * Runtime.getRuntime().availableProcessors() + 10);
+        if (launcher.isolatesUser()) {
+            limits.put("nproc", 256);
+        }
+        return limits;
     }
 
     /**
@@ -65,8 +86,11 @@ public final class KernelFactory implements AutoCloseable {
     }
 
     public Kernel start(String label) {
-        KernelSpec spec = new KernelSpec(python().executable(), harness, List.of(harnessConfig), settings.dataRoot(),
-                List.of(settings.dataRoot()));
+        PythonLocator.Python interpreter = python();
+        List<Path> readable = new java.util.ArrayList<>(interpreter.prefixes());
+        readable.add(settings.dataRoot());
+        KernelSpec spec = new KernelSpec(interpreter.executable(), harness, List.of(harnessConfig), settings.dataRoot(),
+                List.copyOf(readable));
         try {
             return Kernel.start(launcher, spec, json, timer, label, settings.kernelStartTimeout());
         } catch (IOException | KernelDiedException e) {
@@ -86,6 +110,11 @@ public final class KernelFactory implements AutoCloseable {
 
     public String launcherName() {
         return launcher.name();
+    }
+
+    /** Which cgroup hierarchy the machine offers: "v2", "v1" or "none". */
+    public String cgroup() {
+        return Cgroups.version();
     }
 
     @Override

@@ -11,7 +11,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -23,6 +25,7 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class Session implements AutoCloseable {
 
     private static final int TRACE_TEXT = 2000;
+    private static final int TRACE_KEPT = 10_000;
 
     private final String id;
     private final String name;
@@ -31,7 +34,8 @@ public final class Session implements AutoCloseable {
     private final Guardrails guardrails;
     private final Instant created = Instant.now();
     private final ReentrantLock lock = new ReentrantLock();
-    private final List<Step> trace = new ArrayList<>();
+    private final Deque<Step> trace = new ArrayDeque<>();
+    private int traceLength;
     private volatile Instant lastActive = created;
     private volatile SessionState state = SessionState.ACTIVE;
     private volatile String stoppedBy;
@@ -198,12 +202,19 @@ public final class Session implements AutoCloseable {
         lock.lock();
         try {
             ObjectNode body = summary();
-            int from = Math.min(Math.max(0, start), trace.size());
-            int to = Math.min(Math.max(from, end), trace.size());
-            body.put("trace_length", trace.size());
+            int first = traceLength - trace.size();
+            int from = Math.min(Math.max(first, start), traceLength);
+            int to = Math.min(Math.max(from, end), traceLength);
+            body.put("trace_length", traceLength);
+            if (first > 0) {
+                body.put("trace_dropped", first);
+                body.put("trace_note", "only the last " + TRACE_KEPT + " entries are kept; entries before "
+                        + first + " were dropped");
+            }
             body.put("start", from);
             body.put("end", to);
-            body.set("steps", kernels.json().valueToTree(trace.subList(from, to).stream().map(Session::view).toList()));
+            body.set("steps", kernels.json().valueToTree(trace.stream().skip(from - first).limit(to - from)
+                    .map(Session::view).toList()));
             if (finalAnswer != null) {
                 body.put("final_answer", finalAnswer);
             }
@@ -329,7 +340,10 @@ public final class Session implements AutoCloseable {
             changed.add(body.path("name").asText());
         }
         String status = body.path("status").asText(kind.equals("exec") ? "ok" : "done");
-        trace.add(new Step(trace.size(), step, kind, Instant.now(), Text.clip(input, TRACE_TEXT), status,
+        if (trace.size() == TRACE_KEPT) {
+            trace.removeFirst();
+        }
+        trace.addLast(new Step(traceLength++, step, kind, Instant.now(), Text.clip(input, TRACE_TEXT), status,
                 Text.clip(outputSummary(body), TRACE_TEXT), List.copyOf(changed), Math.round(ms * 1000) / 1000.0,
                 io, tripped));
     }

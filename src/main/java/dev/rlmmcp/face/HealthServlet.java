@@ -33,6 +33,7 @@ final class HealthServlet extends HttpServlet {
         body.put("sessions", sessions.all().size());
         body.put("kernels", sessions.all().stream().filter(Session::hasKernel).count());
         body.put("sandbox", sessions.kernels().launcherName());
+        body.put("cgroup", sessions.kernels().cgroup());
         ObjectNode memory = body.putObject("memory");
         memory.put("jvm_heap_used_bytes", rt.totalMemory() - rt.freeMemory());
         memory.put("jvm_heap_max_bytes", rt.maxMemory());

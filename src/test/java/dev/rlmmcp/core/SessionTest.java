@@ -240,6 +240,19 @@ class SessionTest {
     }
 
     @Test
+    void theTraceKeepsItsLastTenThousandEntries() {
+        for (int i = 0; i < 10_003; i++) {
+            run("x = " + i);
+        }
+        ObjectNode trace = session.trace(0, Integer.MAX_VALUE);
+        assertThat(trace.path("trace_length").asInt()).isEqualTo(10_003);
+        assertThat(trace.path("trace_dropped").asInt()).isEqualTo(3);
+        assertThat(trace.path("steps")).hasSize(10_000);
+        assertThat(trace.path("steps").path(0).path("index").asInt()).isEqualTo(3);
+        assertThat(session.trace(10_001, 10_002).path("steps").path(0).path("input").asText()).isEqualTo("x = 10001");
+    }
+
+    @Test
     void getVarRendersTextJsonAndReprAndPages() {
         run("s = 'x' * 50\nd = {'a': [1, 2]}\nst = {1}");
         ObjectNode page = session.getVar("s", 10, 15);

@@ -59,7 +59,8 @@ class HttpIT extends ReplToolsContract {
             assertThat(response.headers().firstValue("content-type").orElse("")).startsWith("application/json");
             JsonNode health = McpDriver.MAPPER.readTree(response.body());
             assertThat(health.path("status").asText()).isEqualTo("ok");
-            assertThat(health.path("sandbox").asText()).isEqualTo("process");
+            assertThat(health.path("sandbox").asText()).isIn("bwrap", "process");
+            assertThat(health.path("cgroup").asText()).isIn("v1", "v2", "none");
             assertThat(health.path("sessions").asInt()).isPositive();
             assertThat(health.path("version").asText()).isNotBlank();
             assertThat(health.path("memory").path("jvm_heap_used_bytes").asLong()).isPositive();

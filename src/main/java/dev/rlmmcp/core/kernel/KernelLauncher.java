@@ -10,6 +10,11 @@ public interface KernelLauncher {
 
     Process start(KernelSpec spec) throws IOException;
 
+    /** True when kernels run as a uid of their own, so that RLIMIT_NPROC counts only their processes. */
+    default boolean isolatesUser() {
+        return false;
+    }
+
     /**
      * Asks the kernel to stop the running code with SIGINT; its variables survive. The JDK cannot
      * send SIGINT itself, so kill(1) does; without it, SIGTERM, which the harness treats the same.

@@ -12,12 +12,15 @@ import java.util.concurrent.TimeUnit;
  */
 public final class PythonLocator {
 
-    private static final String PROBE = "import sys; print(sys.executable); print('%d.%d' % sys.version_info[:2])";
+    private static final String PROBE = "import sys; print(sys.executable);"
+            + " print(chr(0).join(sorted({sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix})));"
+            + " print('%d.%d' % sys.version_info[:2])";
 
     private PythonLocator() {
     }
 
-    public record Python(Path executable, String version) {
+    /** {@code prefixes}: the installation's directories (sys.prefix and friends), which a sandbox must show. */
+    public record Python(Path executable, String version, List<Path> prefixes) {
     }
 
     public static Python locate(String command) {
@@ -40,8 +43,10 @@ public final class PythonLocator {
                 throw new IllegalStateException("Python '" + command + "' is " + version
                         + "; rlm-mcp needs 3.10 or newer (set --python / RLM_PYTHON)");
             }
-            String executable = lines[lines.length - 2].strip();
-            return new Python(executable.isEmpty() ? Path.of(command) : Path.of(executable), version);
+            String executable = lines[lines.length - 3].strip();
+            List<Path> prefixes = java.util.Arrays.stream(lines[lines.length - 2].strip().split("\0"))
+                    .filter(p -> !p.isEmpty()).map(Path::of).toList();
+            return new Python(executable.isEmpty() ? Path.of(command) : Path.of(executable), version, prefixes);
         } catch (IOException | NumberFormatException | ArrayIndexOutOfBoundsException e) {
             throw new IllegalStateException("cannot tell which Python '" + command + "' is: " + e.getMessage(), e);
         } catch (InterruptedException e) {

@@ -737,8 +737,37 @@ def rss_bytes():
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+class Limits:
+    """rlimits set before any user code runs. Hard and soft alike, so user code cannot raise them;
+    CPU time is the exception: its soft limit is re-armed per request (SIGXCPU interrupts like SIGINT)."""
+
+    NAMES = {"data": "RLIMIT_DATA", "nofile": "RLIMIT_NOFILE", "fsize": "RLIMIT_FSIZE", "nproc": "RLIMIT_NPROC"}
+
+    def __init__(self, config):
+        import resource
+        self.resource = resource
+        for key, name in self.NAMES.items():
+            value = config.get(key)
+            if value is not None:
+                kind = getattr(resource, name)
+                hard = resource.getrlimit(kind)[1]
+                value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+                resource.setrlimit(kind, (value, value))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large write fails with EFBIG instead of killing us
+        self.cpu_per_request = config.get("cpu_per_request_s")
+
+    def arm_cpu(self):
+        if self.cpu_per_request:
+            used = time.process_time()
+            hard = self.resource.getrlimit(self.resource.RLIMIT_CPU)[1]
+            soft = int(used) + self.cpu_per_request
+            if hard == self.resource.RLIM_INFINITY or soft <= hard:
+                self.resource.setrlimit(self.resource.RLIMIT_CPU, (soft, hard))
+
+
 def main():
     config = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    limits = Limits(config.get("limits", {}))
     fd_in, fd_out, diag = os.dup(0), os.dup(1), os.dup(2)
     faulthandler.enable(os.fdopen(diag, "w", closefd=False))
     null = os.open(os.devnull, os.O_RDONLY)
@@ -755,6 +784,7 @@ def main():
 
     signal.signal(signal.SIGINT, interrupt)
     signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGXCPU, interrupt)
     handlers = {name[3:]: getattr(kernel, name) for name in dir(kernel) if name.startswith("op_")}
     channel.send({"ready": True, "pid": os.getpid(), "python": sys.version.split()[0]})
     while True:
@@ -767,6 +797,7 @@ def main():
             channel.send({"id": rid, "ok": True})
             return
         handler = handlers.get(op)
+        limits.arm_cpu()
         try:
             if handler is None:
                 raise Fail("UNKNOWN_OP", f"unknown kernel operation {op!r}")

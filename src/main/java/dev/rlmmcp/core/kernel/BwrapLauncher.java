@@ -1,0 +1,248 @@
+package dev.rlmmcp.core.kernel;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * A kernel inside bubblewrap: new pid, net, ipc and uts namespaces (no network at all), uid/gid 65534
+ * with no capabilities, a read-only filesystem of only /usr, the Python installation, the harness
+ * and the data root (at its host path, which rlm_load_file passes on), a size-capped tmpfs /tmp
+ * and a writable per-kernel spool directory at /run/rlm-mcp/spool ($RLM_SPOOL).
+ *
+ * <p>Unprivileged, the user namespace maps 65534 inside to the server's uid outside. Run as root,
+ * that mapping would make the kernel host root (files it can see are its own, and RLIMIT_NPROC does
+ * not bind root), so bwrap then skips the user namespace and setpriv(1) drops the kernel to the real
+ * uid 65534 with every capability gone and no_new_privs set.
+ */
+public final class BwrapLauncher implements KernelLauncher {
+
+    public static final int NOBODY = 65534;
+    static final long DEFAULT_TMP_BYTES = 256L * 1024 * 1024;
+    private static final List<String> SYSTEM_DIRS = List.of("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32");
+    private static final List<String> SYSTEM_FILES = List.of("/etc/ld.so.cache", "/etc/localtime");
+    private static final Path SETPRIV = Path.of("/usr/bin/setpriv");
+    /** Fixed paths inside the sandbox: the host's may lie below directories uid 65534 cannot enter. */
+    private static final Path HARNESS = Path.of("/run/rlm-mcp/harness.py");
+    private static final Path SPOOL = Path.of("/run/rlm-mcp/spool");
+
+    private final Path bwrap;
+    private final boolean privileged;
+    private final Path spoolRoot;
+    private final long tmpBytes;
+    private final Map<Long, Long> kernelPids = new ConcurrentHashMap<>();
+
+    BwrapLauncher(Path bwrap, boolean privileged, Path spoolRoot, long tmpBytes) {
+        this.bwrap = bwrap;
+        this.privileged = privileged;
+        this.spoolRoot = spoolRoot;
+        this.tmpBytes = tmpBytes;
+    }
+
+    /** A launcher if bubblewrap is installed and can make a sandbox here (probed once with {@code true}). */
+    public static Optional<BwrapLauncher> detect(Path spoolRoot) {
+        Optional<Path> bwrap = Stream.of("/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap")
+                .map(Path::of).filter(Files::isExecutable).findFirst();
+        if (bwrap.isEmpty()) {
+            return Optional.empty();
+        }
+        boolean root = runningAsRoot() && Files.isExecutable(SETPRIV);
+        BwrapLauncher launcher = new BwrapLauncher(bwrap.get(), root, spoolRoot, DEFAULT_TMP_BYTES);
+        return launcher.works() ? Optional.of(launcher) : Optional.empty();
+    }
+
+    @Override
+    public String name() {
+        return "bwrap";
+    }
+
+    @Override
+    public boolean isolatesUser() {
+        return true;
+    }
+
+    @Override
+    public Process start(KernelSpec spec) throws IOException {
+        Files.createDirectories(spoolRoot);
+        Path spool = Files.createTempDirectory(spoolRoot, "spool-");
+        if (privileged) {
+            Files.setAttribute(spool, "unix:uid", NOBODY);
+            Files.setAttribute(spool, "unix:gid", NOBODY);
+        }
+        List<String> command = sandbox(spec.readOnlyDirs(), spec.harness(), spool);
+        command.add("--");
+        command.addAll(dropToNobody());
+        command.addAll(new KernelSpec(spec.python(), HARNESS, spec.harnessArgs(), spec.workDir(), spec.readOnlyDirs())
+                .pythonCommand());
+        Process process;
+        try {
+            process = withEmptyEnv(command).start();
+        } catch (IOException e) {
+            deleteTree(spool);
+            throw e;
+        }
+        process.onExit().thenRun(() -> {
+            kernelPids.remove(process.pid());
+            deleteTree(spool);
+        });
+        return process;
+    }
+
+    /** SIGINT to the Python process itself: bwrap does not forward signals. */
+    @Override
+    public void interrupt(Process process) {
+        kernelPid(process).ifPresentOrElse(pid -> signal("-INT", pid), () -> process.toHandle().destroy());
+    }
+
+    @Override
+    public void kill(Process process) {
+        kernelPid(process).flatMap(ProcessHandle::of).ifPresent(ProcessHandle::destroyForcibly);
+        process.destroyForcibly();
+    }
+
+    /**
+     * The bwrap arguments up to the command: namespaces, identity, filesystem, environment. /tmp comes
+     * before the binds, which may lie below it (the harness and data root often do).
+     */
+    List<String> sandbox(List<Path> readOnlyDirs, Path harness, Path spool) {
+        List<String> args = new ArrayList<>(List.of(bwrap.toString(), "--clearenv"));
+        if (privileged) {
+            args.addAll(List.of("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"));
+        } else {
+            args.addAll(List.of("--unshare-all", "--uid", "" + NOBODY, "--gid", "" + NOBODY, "--cap-drop", "ALL"));
+        }
+        args.addAll(List.of("--die-with-parent", "--new-session", "--hostname", "rlm-kernel",
+                "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", "" + tmpBytes, "--tmpfs", "/tmp",
+                "--ro-bind", "/usr", "/usr"));
+        for (String dir : SYSTEM_DIRS) {
+            Path path = Path.of(dir);
+            if (Files.isSymbolicLink(path)) {
+                args.addAll(List.of("--symlink", readLink(path), dir));
+            } else if (Files.isDirectory(path)) {
+                args.addAll(List.of("--ro-bind", dir, dir));
+            }
+        }
+        for (String file : SYSTEM_FILES) {
+            args.addAll(List.of("--ro-bind-try", file, file));
+        }
+        for (Path dir : readOnlyDirs) {
+            if (!dir.startsWith("/usr") && Files.isDirectory(dir)) {
+                args.addAll(List.of("--ro-bind", dir.toString(), dir.toString()));
+            }
+        }
+        args.addAll(List.of("--perms", "0755", "--dir", HARNESS.getParent().toString()));
+        if (harness != null) {
+            args.addAll(List.of("--ro-bind", harness.toString(), HARNESS.toString()));
+        }
+        if (spool != null) {
+            args.addAll(List.of("--bind", spool.toString(), SPOOL.toString(), "--setenv", "RLM_SPOOL", SPOOL.toString()));
+        }
+        args.addAll(List.of("--remount-ro", "/", "--chdir", "/tmp",
+                "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "LANG", "C.UTF-8",
+                "--setenv", "LC_ALL", "C.UTF-8", "--setenv", "HOME", "/tmp"));
+        return args;
+    }
+
+    /** What runs the command inside the sandbox: setpriv when bwrap runs as root, nothing otherwise. */
+    private List<String> dropToNobody() {
+        return privileged ? List.of(SETPRIV.toString(), "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups",
+                "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs") : List.of();
+    }
+
+    private boolean works() {
+        List<String> command = sandbox(List.of(), null, null);
+        command.add("--");
+        command.addAll(dropToNobody());
+        command.add("/usr/bin/true");
+        try {
+            Process probe = withEmptyEnv(command).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            if (!probe.waitFor(10, TimeUnit.SECONDS)) {
+                probe.destroyForcibly();
+                return false;
+            }
+            return probe.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /**
+     * The host pid of the Python process: bwrap's own init is its child (pid 1 inside), and Python
+     * the first child of that init; later children of the init are orphans user code left behind.
+     */
+    private Optional<Long> kernelPid(Process process) {
+        Long known = kernelPids.get(process.pid());
+        if (known != null) {
+            return Optional.of(known);
+        }
+        Optional<Long> found = process.toHandle().children().flatMap(ProcessHandle::children)
+                .min(Comparator.comparing(h -> h.info().startInstant().orElse(java.time.Instant.MAX)))
+                .map(ProcessHandle::pid);
+        found.ifPresent(pid -> {
+            if (process.isAlive()) {
+                kernelPids.put(process.pid(), pid);
+            }
+        });
+        return found;
+    }
+
+    private static boolean runningAsRoot() {
+        try {
+            return ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).intValue() == 0;
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
+        }
+    }
+
+    private static ProcessBuilder withEmptyEnv(List<String> command) {
+        ProcessBuilder builder = new ProcessBuilder(command);
+        builder.environment().clear();
+        return builder;
+    }
+
+    private static void signal(String signal, long pid) {
+        try {
+            new ProcessBuilder("kill", signal, Long.toString(pid))
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .start();
+        } catch (IOException e) {
+            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy);
+        }
+    }
+
+    private static String readLink(Path link) {
+        try {
+            return Files.readSymbolicLink(link).toString();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void deleteTree(Path dir) {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> {
+                try {
+                    Files.deleteIfExists(p);
+                } catch (IOException ignored) {
+                    // best effort: a leftover spool file is harmless and lives under the runtime dir
+                }
+            });
+        } catch (IOException ignored) {
+            // already gone
+        }
+    }
+}
