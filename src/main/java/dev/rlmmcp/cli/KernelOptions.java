@@ -1,16 +1,19 @@
 package dev.rlmmcp.cli;
 
+import dev.rlmmcp.core.ImportPolicy;
 import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Settings;
+import dev.rlmmcp.core.kernel.ContainerLauncher.ContainerSettings;
+import dev.rlmmcp.core.kernel.ContainerLauncher;
+import dev.rlmmcp.core.kernel.KernelLauncher;
+import dev.rlmmcp.core.kernel.Sandbox;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
-import dev.rlmmcp.core.kernel.KernelLauncher;
-import dev.rlmmcp.core.kernel.ContainerLauncher;
-import dev.rlmmcp.core.kernel.ContainerLauncher.ContainerSettings;
-import dev.rlmmcp.core.kernel.Sandbox;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Model.CommandSpec;
@@ -87,6 +90,15 @@ final class KernelOptions {
             description = "Default budget_limit (bytes of I/O) for rlm_init_context sessions (RLM_BUDGET_LIMIT; default: none).")
     Long budgetLimit;
 
+    @Option(names = "--blocked-imports", paramLabel = "MODULES",
+            defaultValue = "${env:RLM_BLOCKED_IMPORTS:-" + ImportPolicy.SEED_BLOCKED + "}",
+            description = "Modules user code may not import by name, comma-separated, or none: a guard rail against mistakes, NOT security (RLM_BLOCKED_IMPORTS; default: ${DEFAULT-VALUE}).")
+    String blockedImports;
+
+    @Option(names = "--allowed-imports", paramLabel = "MODULES", defaultValue = "${env:RLM_ALLOWED_IMPORTS:-none}",
+            description = "If set, the only modules user code may import by name, comma-separated (RLM_ALLOWED_IMPORTS; default: none, i.e. all not blocked).")
+    String allowedImports;
+
     @Option(names = "--runtime-dir", paramLabel = "DIR", defaultValue = "${env:RLM_RUNTIME_DIR}",
             description = "Private directory for the kernel harness (RLM_RUNTIME_DIR; default: $XDG_RUNTIME_DIR/rlm-mcp or the temp dir).")
     Path runtimeDir;
@@ -110,7 +122,8 @@ final class KernelOptions {
         return new Settings(python, root, privateRuntimeDir(spec), maxMemoryMb * 1024 * 1024,
                 cleanupThreshold / 100, cleanupTarget / 100, outputCap, Duration.ofSeconds(timeoutS),
                 Duration.ofSeconds(maxTimeoutS), Duration.ofMillis(interruptGraceMs), Duration.ofSeconds(30),
-                Duration.ofSeconds(idleTimeoutS), new Limits(maxSteps, maxRuntimeMs, budgetLimit, null));
+                Duration.ofSeconds(idleTimeoutS), new Limits(maxSteps, maxRuntimeMs, budgetLimit, null),
+                new ImportPolicy(names(allowedImports), names(blockedImports)));
     }
 
     /** The launcher --sandbox asks for; one that is not available here stops the start. */
@@ -138,6 +151,14 @@ final class KernelOptions {
                 defaults.python(), (int) Math.max(defaults.memoryMb(), maxMemoryMb + 512), defaults.cpus(),
                 defaults.pidsLimit(), defaults.tmpMb());
         return ContainerLauncher.detect(containerRuntime, settings).map(launcher -> launcher);
+    }
+
+    /** A comma-separated module list; "none" or blank is the empty list. */
+    static List<String> names(String list) {
+        if (list == null || list.isBlank() || list.strip().equalsIgnoreCase("none")) {
+            return List.of();
+        }
+        return Arrays.stream(list.split(",")).map(String::strip).filter(name -> !name.isEmpty()).toList();
     }
 
     private Path privateRuntimeDir(CommandSpec spec) {

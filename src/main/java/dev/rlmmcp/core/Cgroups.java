@@ -4,7 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** Which cgroup hierarchy this machine mounts; reported in /health, not (yet) used to set limits. */
+/** Which cgroup hierarchy this machine mounts; reported in /health (kernel.CgroupLimits sets the limits). */
 final class Cgroups {
 
     private static volatile String version;

@@ -1,6 +1,8 @@
 package dev.rlmmcp.core;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.core.kernel.CgroupLimits;
+import dev.rlmmcp.core.kernel.ContainerLauncher;
 import dev.rlmmcp.core.kernel.Harness;
 import dev.rlmmcp.core.kernel.Kernel;
 import dev.rlmmcp.core.kernel.KernelDiedException;
@@ -10,6 +12,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import dev.rlmmcp.core.kernel.PythonLocator;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -17,8 +20,12 @@ import java.util.concurrent.ScheduledExecutorService;
 /** Starts kernels for sessions: the launcher, the harness and the settings every kernel shares. */
 public final class KernelFactory implements AutoCloseable {
 
+    static final long CGROUP_HEADROOM_BYTES = 512L * 1024 * 1024;
+    static final int KERNEL_PIDS = 256;
+
     private final Settings settings;
     private final KernelLauncher launcher;
+    private final boolean cgroupLimits;
     private final ObjectMapper json;
     private final ScheduledExecutorService timer;
     private final Path harness;
@@ -27,7 +34,10 @@ public final class KernelFactory implements AutoCloseable {
 
     public KernelFactory(Settings settings, KernelLauncher launcher, ObjectMapper json) {
         this.settings = settings;
-        this.launcher = launcher;
+        Optional<CgroupLimits> limits = launcher instanceof ContainerLauncher ? Optional.empty()
+                : CgroupLimits.detect(cgroupMemoryBytes(settings), KERNEL_PIDS);
+        this.cgroupLimits = limits.isPresent();
+        this.launcher = limits.map(l -> l.around(launcher)).orElse(launcher);
         this.json = json;
         this.timer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("kernel-watchdog").factory());
         this.harness = Harness.install(settings.runtimeDir());
@@ -37,10 +47,26 @@ public final class KernelFactory implements AutoCloseable {
                     "cleanup_threshold", settings.cleanupThreshold(),
                     "cleanup_target", settings.cleanupTarget(),
                     "output_cap", settings.outputCap(),
+                    "allowed_imports", settings.importPolicy().allowed(),
+                    "blocked_imports", settings.importPolicy().blocked(),
                     "limits", rlimits(settings, launcher)));
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * The cgroup memory limit: above the kernel's own data rlimit, so that one process running out
+     * gets a MemoryError (its variables survive); the cgroup bounds the whole sandbox, children and
+     * /tmp included.
+     */
+    static long cgroupMemoryBytes(Settings settings) {
+        return settings.memoryLimitBytes() > 0 ? dataLimitBytes(settings) + CGROUP_HEADROOM_BYTES : 0;
+    }
+
+    /** Twice the variables' limit plus 1 GiB of heap for the interpreter and working copies. */
+    static long dataLimitBytes(Settings settings) {
+        return 2 * settings.memoryLimitBytes() + (1L << 30);
     }
 
     /**
@@ -51,7 +77,7 @@ public final class KernelFactory implements AutoCloseable {
     static Map<String, Object> rlimits(Settings settings, KernelLauncher launcher) {
         Map<String, Object> limits = new java.util.HashMap<>();
         if (settings.memoryLimitBytes() > 0) {
-            limits.put("data", 2 * settings.memoryLimitBytes() + (1L << 30));
+            limits.put("data", dataLimitBytes(settings));
         }
         limits.put("nofile", 4096);
         limits.put("fsize", 1L << 30);
@@ -115,6 +141,11 @@ public final class KernelFactory implements AutoCloseable {
     /** Which cgroup hierarchy the machine offers: "v2", "v1" or "none". */
     public String cgroup() {
         return Cgroups.version();
+    }
+
+    /** True if each kernel runs in a cgroup of its own with memory and pids limits (containers have the engine's). */
+    public boolean cgroupLimits() {
+        return cgroupLimits;
     }
 
     @Override

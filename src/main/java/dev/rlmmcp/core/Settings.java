@@ -17,5 +17,6 @@ public record Settings(
         Duration interruptGrace,
         Duration kernelStartTimeout,
         Duration idleTimeout,
-        Limits defaultLimits) {
+        Limits defaultLimits,
+        ImportPolicy importPolicy) {
 }

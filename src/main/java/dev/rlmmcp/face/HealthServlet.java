@@ -34,6 +34,7 @@ final class HealthServlet extends HttpServlet {
         body.put("kernels", sessions.all().stream().filter(Session::hasKernel).count());
         body.put("sandbox", sessions.kernels().launcherName());
         body.put("cgroup", sessions.kernels().cgroup());
+        body.put("cgroup_limits", sessions.kernels().cgroupLimits());
         ObjectNode memory = body.putObject("memory");
         memory.put("jvm_heap_used_bytes", rt.totalMemory() - rt.freeMemory());
         memory.put("jvm_heap_max_bytes", rt.maxMemory());

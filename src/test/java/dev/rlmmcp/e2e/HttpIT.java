@@ -61,6 +61,7 @@ class HttpIT extends ReplToolsContract {
             assertThat(health.path("status").asText()).isEqualTo("ok");
             assertThat(health.path("sandbox").asText()).isIn("bwrap", "process");
             assertThat(health.path("cgroup").asText()).isIn("v1", "v2", "none");
+            assertThat(health.path("cgroup_limits").isBoolean()).isTrue();
             assertThat(health.path("sessions").asInt()).isPositive();
             assertThat(health.path("version").asText()).isNotBlank();
             assertThat(health.path("memory").path("jvm_heap_used_bytes").asLong()).isPositive();

@@ -141,6 +141,20 @@ class RlmWorkflowIT {
     }
 
     @Test
+    void theDefaultImportPolicyIsAGuardRailNotASandbox() {
+        String id = init(Map.of());
+        JsonNode refusedImport = json(client.call("rlm_run_repl", Map.of("session_id", id, "code", "import os")));
+        assertThat(refusedImport.path("error").path("type").asText()).isEqualTo("ImportError");
+        assertThat(refusedImport.path("error").path("message").asText())
+                .contains("import policy", "not a security boundary", "--blocked-imports");
+        assertThat(ok("rlm_run_repl", Map.of("session_id", id, "code", "import json, re, collections, pathlib\nprint('ok')"))
+                .path("stdout").asText()).isEqualTo("ok\n");
+        JsonNode walkedPast = ok("rlm_run_repl", Map.of("session_id", id,
+                "code", "print(type(print.__self__.__import__('os')).__name__)"));
+        assertThat(walkedPast.path("stdout").asText()).isEqualTo("module\n");
+    }
+
+    @Test
     void unknownAndDeletedSessionsAreRefused() {
         refused("rlm_run_repl", Map.of("session_id", "s-nope", "code", "1"), "SESSION_NOT_FOUND");
         refused("rlm_get_trace", Map.of("session_id", "s-nope"), "SESSION_NOT_FOUND");

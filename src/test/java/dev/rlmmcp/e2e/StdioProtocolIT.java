@@ -23,7 +23,7 @@ class StdioProtocolIT {
             {"jsonrpc":"2.0","method":"notifications/initialized"}""";
 
     private static List<JsonNode> exchange(String... lines) throws IOException, InterruptedException {
-        Process server = new ProcessBuilder(ServerProcess.command(List.of("stdio")))
+        Process server = new ProcessBuilder(ServerProcess.command(List.of("stdio", "--blocked-imports", "none")))
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
         try (OutputStream in = server.getOutputStream()) {
             in.write((String.join("\n", lines) + "\n").getBytes(StandardCharsets.UTF_8));

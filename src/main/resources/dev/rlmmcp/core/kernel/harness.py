@@ -222,6 +222,27 @@ def enlarge_pipe(fd):
         pass
 
 
+class ImportGuard:
+    """__import__ for user code: refuses modules the server's import policy names. A guard rail
+    against honest mistakes only: print.__self__.__import__('os') walks past it; the sandbox is the
+    boundary. Imports made inside library modules are not affected."""
+
+    def __init__(self):
+        self.allowed, self.blocked = frozenset(), frozenset()
+
+    def configure(self, allowed, blocked):
+        self.allowed, self.blocked = frozenset(allowed), frozenset(blocked)
+
+    def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):
+        top = name.partition(".")[0]
+        if level == 0 and (top in self.blocked or (self.allowed and top not in self.allowed)):
+            raise ImportError(
+                f"import of {top!r} is refused by rlm-mcp's import policy, a guard rail against mistakes "
+                f"(not a security boundary); the server's --blocked-imports / --allowed-imports set it",
+                name=top)
+        return builtins.__import__(name, globals, locals, fromlist, level)
+
+
 class Sizer:
     """Estimated deep size of a value: exact for small containers, sampled for large ones."""
 
@@ -319,7 +340,10 @@ def describe_shape(value):
 
 class Kernel:
     def __init__(self, config):
-        self.ns = {"__name__": "__main__", "__builtins__": builtins}
+        self.guard = ImportGuard()
+        user_builtins = dict(vars(builtins))
+        user_builtins["__import__"] = self.guard
+        self.ns = {"__name__": "__main__", "__builtins__": user_builtins}
         self.meta = {}
         self.sizer = Sizer()
         self.cell = 0
@@ -333,6 +357,7 @@ class Kernel:
         self.high = float(config.get("cleanup_threshold", 0.8))
         self.low = float(config.get("cleanup_target", 0.6))
         self.output_cap = int(config.get("output_cap", 20000))
+        self.guard.configure(config.get("allowed_imports", ()), config.get("blocked_imports", ()))
 
     # ----- namespace bookkeeping -------------------------------------------------------------
 
