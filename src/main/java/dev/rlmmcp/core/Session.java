@@ -68,10 +68,6 @@ public final class Session implements AutoCloseable {
         return guardrails.limits();
     }
 
-    public Instant created() {
-        return created;
-    }
-
     public Instant lastActive() {
         return lastActive;
     }
@@ -245,7 +241,7 @@ public final class Session implements AutoCloseable {
         return body;
     }
 
-    public ObjectNode limitsView() {
+    private ObjectNode limitsView() {
         Limits limits = guardrails.limits();
         ObjectNode view = kernels.json().createObjectNode();
         view.put("max_steps", limits.maxSteps());

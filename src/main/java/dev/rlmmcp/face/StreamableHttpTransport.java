@@ -58,10 +58,6 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         this.sessionFactory = sessionFactory;
     }
 
-    public int sessionCount() {
-        return sessions.size();
-    }
-
     @Override
     protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
         if (closing) {

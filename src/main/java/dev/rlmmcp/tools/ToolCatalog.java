@@ -68,10 +68,6 @@ public final class ToolCatalog {
                 new DeleteSessionTool(sessions)), sessions.kernels().json());
     }
 
-    public List<RlmTool> tools() {
-        return tools;
-    }
-
     public List<SyncToolSpecification> specifications() {
         return tools.stream().map(this::specification).toList();
     }
