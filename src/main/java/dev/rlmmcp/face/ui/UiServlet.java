@@ -127,7 +127,10 @@ public final class UiServlet extends HttpServlet {
         send(response, body);
     }
 
-    /** The session's summary and its trace from entry {@code from} on (all of it by default). */
+    /**
+     * The session's summary and its trace from entry {@code from} on (all of it by default); the
+     * number of code steps is {@code code_steps}, as {@code steps} holds the entries.
+     */
     private void sendSession(HttpServletRequest request, HttpServletResponse response, Session session)
             throws IOException {
         int from = 0;
@@ -141,7 +144,9 @@ public final class UiServlet extends HttpServlet {
                 return;
             }
         }
-        send(response, session.trace(from, Integer.MAX_VALUE).put("busy", session.busy()));
+        ObjectNode body = session.trace(from, Integer.MAX_VALUE);
+        body.put("code_steps", session.summary().path("steps").asInt());
+        send(response, body.put("busy", session.busy()));
     }
 
     /** One JSON object per line: the session first, then each trace entry. */
@@ -216,7 +221,7 @@ public final class UiServlet extends HttpServlet {
         response.setHeader("Content-Security-Policy", CSP);
         response.setHeader("X-Content-Type-Options", "nosniff");
         response.setHeader("X-Frame-Options", "DENY");
-        response.setHeader("Referrer-Policy", "no-referrer");
+        response.setHeader("Referrer-Policy", "same-origin");
     }
 
     /** A form post from our own page: Origin, when the browser sends it, names this host. */

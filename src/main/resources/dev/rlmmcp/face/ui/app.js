@@ -168,7 +168,7 @@
     badge.textContent = s.state === 'stopped' && s.guardrail_stop ? `stopped: ${s.guardrail_stop}` : s.state;
     $('s-busy').hidden = !s.busy;
     const limits = s.limits || {};
-    const pairs = [['Id', s.session_id], ['Steps', String(s.steps)], ['Runtime', ms(s.runtime_ms)],
+    const pairs = [['Id', s.session_id], ['Code steps', String(s.code_steps)], ['Runtime', ms(s.runtime_ms)],
       ['Memory', human(s.memory_bytes)], ['I/O', human(s.io_bytes)], ['Kernel', s.kernel_running ? 'running' : 'not running'],
       ['Created', when(s.created)], ['Last active', when(s.last_active)],
       ['Limits', `steps ${limits.max_steps ?? '∞'} · runtime ${limits.max_runtime_ms != null ? ms(limits.max_runtime_ms) : '∞'} · budget ${limits.budget_limit != null ? human(limits.budget_limit) : '∞'} · timeout ${limits.timeout_s} s`]];
@@ -269,5 +269,6 @@
 
   for (const id of ['filter', 'state-filter', 'sort']) $(id).addEventListener('input', renderSessions);
   window.addEventListener('hashchange', route);
+  window.addEventListener('resize', () => { if (view.open) renderCharts(); });
   route();
 })();

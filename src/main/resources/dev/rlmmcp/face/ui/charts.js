@@ -2,7 +2,8 @@
 'use strict';
 (function () {
   const NS = 'http://www.w3.org/2000/svg';
-  const W = 420, H = 150, L = 56, R = 8, T = 10, B = 22;
+  const H = 150, L = 56, R = 8, T = 10, B = 22;
+  let W = 420;
 
   function el(name, attrs, parent) {
     const node = document.createElementNS(NS, name);
@@ -13,6 +14,7 @@
 
   function frame(host, points, maxY, formatY, empty) {
     host.replaceChildren();
+    W = Math.max(200, Math.round(host.clientWidth) || 420);
     const svg = el('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart-svg', role: 'img' });
     host.appendChild(svg);
     if (!points.length) {
