@@ -44,6 +44,7 @@ try {
   await page.fill('#key', 'not-the-key');
   await page.click('button[type=submit]');
   await page.waitForSelector('p.error:not([hidden])');
+  await page.screenshot({ path: path.join(shots, 'login.png') });
   cspErrors.length = 0; // the refused login above is logged as a 401; nothing else may be
   await page.fill('#key', key);
   await Promise.all([page.waitForURL(`${base}/ui/`), page.click('button[type=submit]')]);
@@ -104,9 +105,32 @@ try {
   check(text.filter((l) => l.type === 'step').length === entries + 1, `JSONL has every entry: ${text.length}`);
   done.jsonl_lines = text.length;
 
-  // The finalized session shows its answer.
+  // The finalized session shows its answer. Fields other parts of the server add to the trace
+  // (sub-LLM calls per step, spilled variables) are rendered when present, and escaped too:
+  // they are injected into the server's real answers here.
+  await page.route(`${base}/ui/api/sessions/${finalizedId}?*`, async (route) => {
+    const response = await route.fetch();
+    const body = await response.json();
+    if (body.steps?.length) {
+      body.steps[0].llm_calls = [{ prompt: '<script>alert(3)</script> summarise', answer: '<b>not bold</b>',
+        tokens: 12, latency_ms: 340, model: 'sub-model' }];
+    }
+    await route.fulfill({ response, json: body });
+  });
+  await page.route(`${base}/ui/api/sessions/${finalizedId}/variables`, async (route) => {
+    const response = await route.fetch();
+    const body = await response.json();
+    body.variables.push({ name: 'old_chunk', type: 'str', size_bytes: 1048576, status: 'spilled', preview: '<i>x</i>' });
+    await route.fulfill({ response, json: body });
+  });
   await page.goto(`${base}/ui/#/s/${finalizedId}`);
   await page.waitForFunction((a) => document.querySelector('#s-final-text')?.textContent === a, finalAnswer);
+  await page.locator('.llm-calls summary').first().click();
+  const call = await page.locator('.llm-calls').innerText();
+  check(call.includes('<script>alert(3)</script> summarise') && call.includes('<b>not bold</b>')
+    && call.includes('340 ms') && call.includes('model: sub-model'), `llm_query call shown: ${call}`);
+  await page.locator('#vars .var-spilled').waitFor();
+  check(await page.locator('.llm-calls b, .llm-calls script, #vars i').count() === 0, 'injected fields stay text');
   await page.screenshot({ path: path.join(shots, 'finalized.png'), fullPage: true });
 
   check(dialogs.length === 0, `dialogs fired: ${JSON.stringify(dialogs)}`);
