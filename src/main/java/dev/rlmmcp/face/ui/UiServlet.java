@@ -128,25 +128,39 @@ public final class UiServlet extends HttpServlet {
     }
 
     /**
-     * The session's summary and its trace from entry {@code from} on (all of it by default); the
-     * number of code steps is {@code code_steps}, as {@code steps} holds the entries.
+     * The session's summary and its trace from entry {@code from} on (all of it by default, at most
+     * the {@code last} most recent when given); the number of code steps is {@code code_steps}, as
+     * {@code steps} holds the entries.
      */
     private void sendSession(HttpServletRequest request, HttpServletResponse response, Session session)
             throws IOException {
-        int from = 0;
-        String given = request.getParameter("from");
-        if (given != null) {
-            try {
-                from = Math.max(0, Integer.parseInt(given));
-            } catch (NumberFormatException e) {
-                error(response, 400, "INVALID_ARGUMENT", "from must be a whole number, not " + given.length()
-                        + " characters of something else", "pass the trace_length you already have");
-                return;
-            }
+        Integer from = whole(request, "from");
+        Integer last = whole(request, "last");
+        if (from == null || last == null) {
+            error(response, 400, "INVALID_ARGUMENT", "from and last must be whole numbers",
+                    "pass from=<the trace_length you already have>, last=<how many recent entries at most>");
+            return;
+        }
+        if (last > 0) {
+            from = Math.max(from, session.trace(0, 0).path("trace_length").asInt() - last);
         }
         ObjectNode body = session.trace(from, Integer.MAX_VALUE);
         body.put("code_steps", session.summary().path("steps").asInt());
         send(response, body.put("busy", session.busy()));
+    }
+
+    /** A non-negative whole-number parameter, 0 when absent, null when it is something else. */
+    private static Integer whole(HttpServletRequest request, String name) {
+        String given = request.getParameter(name);
+        if (given == null) {
+            return 0;
+        }
+        try {
+            int value = Integer.parseInt(given);
+            return value < 0 ? null : value;
+        } catch (NumberFormatException e) {
+            return null;
+        }
     }
 
     /** One JSON object per line: the session first, then each trace entry. */

@@ -3,6 +3,7 @@
 'use strict';
 (function () {
   const POLL_MS = 1000;
+  const SHOWN_ENTRIES = 500;
   const LONG_OUTPUT_LINES = 12, LONG_OUTPUT_CHARS = 1200;
   const KNOWN_STEP_FIELDS = new Set(['index', 'step', 'kind', 'at', 'input', 'status', 'output', 'variables_changed',
     'duration_ms', 'io_bytes', 'guardrail_stop', 'memory_bytes', 'llm_calls']);
@@ -202,7 +203,8 @@
   }
 
   async function pollSession(id) {
-    const body = await getJson(`/ui/api/sessions/${encodeURIComponent(id)}?from=${view.traceLength}`);
+    const first = view.traceLength === 0 ? `&last=${SHOWN_ENTRIES}` : '';
+    const body = await getJson(`/ui/api/sessions/${encodeURIComponent(id)}?from=${view.traceLength}${first}`);
     if (view.open !== id) return;
     renderMeta(body);
     if (body.trace_length < view.traceLength) { view.steps = []; $('steps').replaceChildren(); }
@@ -215,8 +217,10 @@
     const grew = body.trace_length !== view.traceLength;
     view.traceLength = body.trace_length;
     $('steps-count').textContent = `(${view.steps.length} entries)`;
-    $('dropped').hidden = !body.trace_dropped;
-    $('dropped').textContent = body.trace_note || '';
+    const hidden = view.steps.length ? view.steps[0].index : 0;
+    $('dropped').hidden = hidden === 0;
+    $('dropped').textContent = hidden === 0 ? '' : `Showing the entries from #${hidden} on; `
+      + (body.trace_dropped ? `${body.trace_note}; ` : '') + 'the JSONL download has every entry the server kept.';
     if (grew || view.varsAt < 0 || view.busy !== body.busy) {
       renderCharts();
       view.varsAt = view.traceLength;

@@ -147,6 +147,9 @@ class UiServletTest {
         JsonNode later = JSON.readTree(get("/ui/api/sessions/" + session.id() + "?from=1", "Authorization", bearer()).body());
         assertThat(later.path("steps")).hasSize(1);
         assertThat(later.path("steps").path(0).path("index").asInt()).isEqualTo(1);
+        JsonNode recent = JSON.readTree(get("/ui/api/sessions/" + session.id() + "?last=1", "Authorization", bearer()).body());
+        assertThat(recent.path("steps")).extracting(s -> s.path("index").asInt()).containsExactly(1);
+        assertThat(recent.path("trace_length").asInt()).isEqualTo(2);
         JsonNode vars = JSON.readTree(get("/ui/api/sessions/" + session.id() + "/variables", "Authorization", bearer()).body());
         assertThat(vars.path("variables")).extracting(v -> v.path("name").asText()).contains("x", "y");
 
@@ -162,6 +165,8 @@ class UiServletTest {
         assertThat(session.summary().path("steps").asInt()).isEqualTo(2);
         assertThat(get("/ui/api/sessions/s-nothing", "Authorization", bearer()).statusCode()).isEqualTo(404);
         assertThat(get("/ui/api/sessions/" + session.id() + "?from=x", "Authorization", bearer()).statusCode())
+                .isEqualTo(400);
+        assertThat(get("/ui/api/sessions/" + session.id() + "?last=-1", "Authorization", bearer()).statusCode())
                 .isEqualTo(400);
     }
 }
