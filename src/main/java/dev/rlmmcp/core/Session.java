@@ -1,6 +1,7 @@
 package dev.rlmmcp.core;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.kernel.Kernel;
 import dev.rlmmcp.core.kernel.KernelDiedException;
@@ -14,7 +15,9 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -40,7 +43,9 @@ public final class Session implements AutoCloseable {
     private volatile SessionState state = SessionState.ACTIVE;
     private volatile String stoppedBy;
     private volatile long memoryBytes;
-    private String finalAnswer;
+    private volatile String finalAnswer;
+    private volatile JsonNode variablesSeen;
+    private volatile Instant variablesSeenAt;
     private Kernel kernel;
     private int kernelRestarts;
 
@@ -195,8 +200,7 @@ public final class Session implements AutoCloseable {
 
     /** Trace entries [start, end), with the session's totals. */
     public ObjectNode trace(int start, int end) {
-        lock.lock();
-        try {
+        synchronized (trace) {
             ObjectNode body = summary();
             int first = traceLength - trace.size();
             int from = Math.min(Math.max(first, start), traceLength);
@@ -215,8 +219,6 @@ public final class Session implements AutoCloseable {
                 body.put("final_answer", finalAnswer);
             }
             return body;
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -336,12 +338,16 @@ public final class Session implements AutoCloseable {
             changed.add(body.path("name").asText());
         }
         String status = body.path("status").asText(kind.equals("exec") ? "ok" : "done");
-        if (trace.size() == TRACE_KEPT) {
-            trace.removeFirst();
-        }
-        trace.addLast(new Step(traceLength++, step, kind, Instant.now(), Text.clip(input, TRACE_TEXT), status,
+        Step entry = new Step(traceLength, step, kind, Instant.now(), Text.clip(input, TRACE_TEXT), status,
                 Text.clip(outputSummary(body), TRACE_TEXT), List.copyOf(changed), Math.round(ms * 1000) / 1000.0,
-                io, tripped));
+                io, tripped, memoryBytes);
+        synchronized (trace) {
+            if (trace.size() == TRACE_KEPT) {
+                trace.removeFirst();
+            }
+            trace.addLast(entry);
+            traceLength++;
+        }
     }
 
     private static String outputSummary(ObjectNode body) {
@@ -377,11 +383,75 @@ public final class Session implements AutoCloseable {
         if (step.guardrail() != null) {
             view.put("guardrail_stop", step.guardrail());
         }
+        view.put("memory_bytes", step.memoryBytes());
         return view;
     }
 
     public ObjectNode listVars() {
-        return call(request("vars"), null, settings.defaultTimeout(), false);
+        ObjectNode body = call(request("vars"), null, settings.defaultTimeout(), false);
+        seeVariables(body.path("variables"));
+        return body;
+    }
+
+    /**
+     * The variables for someone watching, not working: asked of the kernel only when one is running
+     * and idle, otherwise the list as last seen (or the names the trace knows). Never starts a
+     * kernel, never waits for running code, never counts as activity.
+     */
+    public ObjectNode variablesView() {
+        ObjectNode body = kernels.json().createObjectNode();
+        body.put("session_id", id);
+        boolean running = hasKernel();
+        boolean asked = false;
+        if (running && lock.tryLock()) {
+            try {
+                Kernel k = kernel;
+                if (k != null && k.isAlive()) {
+                    KernelReply reply = k.call(request("vars"), null, settings.defaultTimeout(), settings.interruptGrace());
+                    if (reply.ok()) {
+                        seeVariables(reply.body().path("variables"));
+                        asked = true;
+                    }
+                }
+            } catch (KernelDiedException e) {
+                // the session's next call finds the dead kernel and reports the loss
+            } finally {
+                lock.unlock();
+            }
+        }
+        body.put("kernel_running", running);
+        body.put("source", asked ? "kernel" : variablesSeen != null ? "last_seen" : "trace");
+        if (!asked) {
+            body.put("note", !running ? "the kernel is not running; shown as last known, values are not loaded"
+                    : "code is running; shown as last seen");
+        }
+        if (variablesSeenAt != null) {
+            body.put("as_of", variablesSeenAt.toString());
+        }
+        body.set("variables", variablesSeen != null ? variablesSeen : namesFromTrace());
+        return body;
+    }
+
+    /** Whether a call is running on this session now. */
+    public boolean busy() {
+        return lock.isLocked();
+    }
+
+    private void seeVariables(JsonNode variables) {
+        if (variables.isArray()) {
+            variablesSeen = variables;
+            variablesSeenAt = Instant.now();
+        }
+    }
+
+    private JsonNode namesFromTrace() {
+        Set<String> names = new LinkedHashSet<>();
+        synchronized (trace) {
+            trace.forEach(s -> names.addAll(s.variablesChanged()));
+        }
+        ArrayNode list = kernels.json().createArrayNode();
+        names.forEach(n -> list.addObject().put("name", n));
+        return list;
     }
 
     public ObjectNode varInfo(String name) {
@@ -470,6 +540,8 @@ public final class Session implements AutoCloseable {
         Kernel dead = kernel;
         kernel = null;
         kernelRestarts++;
+        memoryBytes = 0;
+        variablesSeen = null;
         if (dead != null) {
             dead.close();
         }

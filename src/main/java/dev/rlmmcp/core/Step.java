@@ -5,8 +5,9 @@ import java.util.List;
 
 /**
  * One entry of a session's trace: a code step or a load. {@code step} is the code-step index
- * (null for loads); {@code guardrail} names the guardrail this entry tripped, if any.
+ * (null for loads); {@code guardrail} names the guardrail this entry tripped, if any;
+ * {@code memoryBytes} is the size of the session's variables once the entry was done.
  */
 public record Step(int index, Integer step, String kind, Instant at, String input, String status, String output,
-        List<String> variablesChanged, double durationMs, long ioBytes, String guardrail) {
+        List<String> variablesChanged, double durationMs, long ioBytes, String guardrail, long memoryBytes) {
 }

@@ -37,6 +37,7 @@ public final class HttpFace implements AutoCloseable {
         context.setContextPath("/");
         context.addServlet(new ServletHolder("mcp", transport), "/mcp");
         context.addServlet(new ServletHolder("health", new HealthServlet(sessions, json)), "/health");
+        dev.rlmmcp.face.ui.UiServlet.mount(context, sessions, json);
         jetty.setHandler(context);
         jetty.setStopTimeout(5_000);
     }
