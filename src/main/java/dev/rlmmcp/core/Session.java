@@ -6,6 +6,11 @@ import dev.rlmmcp.core.kernel.Kernel;
 import dev.rlmmcp.core.kernel.KernelCallbacks;
 import dev.rlmmcp.core.kernel.KernelDiedException;
 import dev.rlmmcp.core.kernel.KernelReply;
+import dev.rlmmcp.core.llm.LlmAccount;
+import dev.rlmmcp.core.llm.LlmBackend;
+import dev.rlmmcp.core.llm.LlmLimits;
+import dev.rlmmcp.core.llm.LlmService;
+import dev.rlmmcp.core.llm.LlmStep;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -33,6 +38,8 @@ public final class Session implements AutoCloseable {
     private final KernelFactory kernels;
     private final Settings settings;
     private final Guardrails guardrails;
+    private final LlmService llm;
+    private final LlmAccount llmAccount;
     private final Instant created = Instant.now();
     private final ReentrantLock lock = new ReentrantLock();
     private final Deque<Step> trace = new ArrayDeque<>();
@@ -45,12 +52,14 @@ public final class Session implements AutoCloseable {
     private Kernel kernel;
     private int kernelRestarts;
 
-    Session(String id, String name, Limits limits, KernelFactory kernels) {
+    Session(String id, String name, Limits limits, KernelFactory kernels, LlmService llm, LlmLimits llmLimits) {
         this.id = id;
         this.name = name;
         this.kernels = kernels;
         this.settings = kernels.settings();
         this.guardrails = new Guardrails(limits);
+        this.llm = llm;
+        this.llmAccount = new LlmAccount(llmLimits);
     }
 
     public String id() {
@@ -78,11 +87,23 @@ public final class Session implements AutoCloseable {
      * what happened to the kernel, the step index and the guardrail the step tripped, if any.
      */
     public ObjectNode execute(String code, Duration timeout) {
-        return execute(code, timeout, KernelCallbacks.NONE);
+        return execute(code, timeout, null, KernelCallbacks.NONE);
     }
 
-    /** {@link #execute(String, Duration)}, with requests the code makes to the host answered by {@code callbacks}. */
+    /**
+     * {@link #execute(String, Duration)}, with requests the code makes to the host answered by
+     * {@code callbacks}, except llm_query's, which the session answers itself.
+     */
     public ObjectNode execute(String code, Duration timeout, KernelCallbacks callbacks) {
+        return execute(code, timeout, null, callbacks);
+    }
+
+    /**
+     * Runs code as the session's next step; llm_query calls go to the configured backend, where the
+     * calling client's MCP sampling ({@code clientSampling}, null if it has none) may be one; other
+     * requests from the code go to {@code callbacks}. What llm_query used is in the reply and trace.
+     */
+    public ObjectNode execute(String code, Duration timeout, LlmBackend clientSampling, KernelCallbacks callbacks) {
         lock.lock();
         try {
             requireOpen();
@@ -93,8 +114,14 @@ public final class Session implements AutoCloseable {
             }
             Duration limit = guardrails.stepTimeout(timeout);
             long started = System.nanoTime();
-            ObjectNode body = run(code, limit, callbacks);
+            LlmStep llmStep = llm.step(llmAccount, clientSampling);
+            ObjectNode body = run(code, limit, (kind, request) -> "llm".equals(kind)
+                    ? llmStep.handle(kind, request) : callbacks.handle(kind, request));
             double ms = (System.nanoTime() - started) / 1e6;
+            ObjectNode llmUsage = llmStep.usage();
+            if (llmUsage != null) {
+                body.set("llm_usage", llmUsage);
+            }
             long io = Text.utf8Length(code) + Text.utf8Length(body.path("stdout").asText(""))
                     + Text.utf8Length(body.path("stderr").asText(""));
             int index = guardrails.steps();
@@ -238,6 +265,8 @@ public final class Session implements AutoCloseable {
         body.put("steps", guardrails.steps());
         body.put("runtime_ms", guardrails.runtimeMs());
         body.put("io_bytes", guardrails.ioBytes());
+        body.put("llm_calls", llmAccount.calls());
+        body.put("llm_tokens", llmAccount.tokens());
         body.put("memory_bytes", memoryBytes);
         body.put("memory_human", Bytes.human(memoryBytes));
         body.put("kernel_running", hasKernel());
@@ -254,6 +283,14 @@ public final class Session implements AutoCloseable {
         view.put("max_runtime_ms", limits.maxRuntimeMs());
         view.put("budget_limit", limits.budgetBytes());
         view.put("timeout_s", (limits.stepTimeout() == null ? settings.defaultTimeout() : limits.stepTimeout()).toSeconds());
+        LlmLimits llmLimits = llmAccount.limits();
+        view.put("llm_max_calls", llmLimits.maxCalls());
+        view.put("llm_max_calls_per_step", llmLimits.maxCallsPerStep());
+        view.put("llm_max_concurrency", llmLimits.maxConcurrent());
+        view.put("llm_max_prompt_chars", llmLimits.maxPromptChars());
+        view.put("llm_token_budget", llmLimits.tokenBudget());
+        view.put("llm_timeout_s", llmLimits.callTimeout().toSeconds());
+        view.put("llm_max_depth", llmLimits.maxDepth());
         return view;
     }
 
@@ -347,7 +384,7 @@ public final class Session implements AutoCloseable {
         }
         trace.addLast(new Step(traceLength++, step, kind, Instant.now(), Text.clip(input, TRACE_TEXT), status,
                 Text.clip(outputSummary(body), TRACE_TEXT), List.copyOf(changed), Math.round(ms * 1000) / 1000.0,
-                io, tripped));
+                io, tripped, body.get("llm_usage")));
     }
 
     private static String outputSummary(ObjectNode body) {
@@ -382,6 +419,9 @@ public final class Session implements AutoCloseable {
         view.put("io_bytes", step.ioBytes());
         if (step.guardrail() != null) {
             view.put("guardrail_stop", step.guardrail());
+        }
+        if (step.llmUsage() != null) {
+            view.put("llm_usage", step.llmUsage());
         }
         return view;
     }

@@ -1,12 +1,14 @@
 package dev.rlmmcp.core;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.time.Instant;
 import java.util.List;
 
 /**
  * One entry of a session's trace: a code step or a load. {@code step} is the code-step index
- * (null for loads); {@code guardrail} names the guardrail this entry tripped, if any.
+ * (null for loads); {@code guardrail} names the guardrail this entry tripped, if any; {@code llmUsage}
+ * is what the step's llm_query calls used (null if it made none).
  */
 public record Step(int index, Integer step, String kind, Instant at, String input, String status, String output,
-        List<String> variablesChanged, double durationMs, long ioBytes, String guardrail) {
+        List<String> variablesChanged, double durationMs, long ioBytes, String guardrail, JsonNode llmUsage) {
 }

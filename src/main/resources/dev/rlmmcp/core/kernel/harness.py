@@ -298,6 +298,70 @@ class Callbacks:
             reader.join()
 
 
+class LLMQueryError(CallbackError):
+    """llm_query or llm_query_batched failed. code: NOT_CONFIGURED, LIMIT_EXCEEDED, PROMPT_TOO_LARGE,
+    DEPTH_LIMIT, TIMEOUT or BACKEND_ERROR. For a batch, answers holds the answers in order (None where a
+    prompt failed) and errors the (index, code, message) of each failure."""
+
+    def __init__(self, code, message, answers=None, errors=None):
+        super().__init__(code, message, "llm")
+        self.answers, self.errors = answers, errors or []
+
+
+def _optional(name, value, kind, positive=False):
+    if value is None:
+        return None
+    if not isinstance(value, kind) or isinstance(value, bool) or (positive and value < 1):
+        wanted = "a positive int" if positive else kind.__name__
+        raise TypeError(f"{name} must be {wanted} or None, not {value!r}")
+    return value
+
+
+def llm_functions(callbacks):
+    """llm_query and llm_query_batched for user code: sub-LLM calls answered by the host."""
+
+    def ask(prompts, system, max_tokens, model, **extra):
+        request = {"prompts": prompts, "system": _optional("system", system, str),
+                   "max_tokens": _optional("max_tokens", max_tokens, int, True),
+                   "model": _optional("model", model, str)}
+        request.update(extra)
+        try:
+            return callbacks.call("llm", request)["answers"]
+        except LLMQueryError:
+            raise
+        except CallbackError as e:
+            raise LLMQueryError(e.code, str(e)) from None
+
+    def llm_query(prompt, *, system=None, max_tokens=None, model=None):
+        """Ask a sub-LLM one prompt; returns its answer as a str. Raises LLMQueryError (.code) on failure."""
+        if not isinstance(prompt, str):
+            raise TypeError(f"prompt must be a str, not {type(prompt).__name__}")
+        return ask([prompt], system, max_tokens, model)[0]["text"]
+
+    def llm_query_batched(prompts, *, system=None, max_tokens=None, model=None, concurrency=None):
+        """Ask a sub-LLM many prompts, run in parallel on the host (at most concurrency at once); returns the
+        answers in the prompts' order. If any fails, raises LLMQueryError with .answers and .errors."""
+        if isinstance(prompts, str):
+            raise TypeError("prompts must be a list of str, not a str: use llm_query for one prompt")
+        prompts = list(prompts)
+        for i, prompt in enumerate(prompts):
+            if not isinstance(prompt, str):
+                raise TypeError(f"prompts[{i}] must be a str, not {type(prompt).__name__}")
+        if not prompts:
+            return []
+        answers = ask(prompts, system, max_tokens, model, batched=True,
+                      concurrency=_optional("concurrency", concurrency, int, True))
+        texts = [a.get("text") for a in answers]
+        errors = [(i, a["error"].get("code"), a["error"].get("message")) for i, a in enumerate(answers) if "error" in a]
+        if errors:
+            i, code, message = errors[0]
+            raise LLMQueryError(code, f"{len(errors)} of {len(prompts)} prompts failed; prompt {i}: {message}",
+                                texts, errors)
+        return texts
+
+    return llm_query, llm_query_batched
+
+
 class Chunks:
     """A streamed payload, read chunk by chunk; finish() skips what its handler did not read."""
 
@@ -452,7 +516,9 @@ class Kernel:
         self.guard = ImportGuard()
         user_builtins = dict(vars(builtins))
         user_builtins["__import__"] = self.guard
+        user_builtins["LLMQueryError"] = LLMQueryError
         self.ns = {"__name__": "__main__", "__builtins__": user_builtins}
+        self.ns["llm_query"], self.ns["llm_query_batched"] = llm_functions(callbacks)
         self.meta = {}
         self.sizer = Sizer()
         self.cell = 0
