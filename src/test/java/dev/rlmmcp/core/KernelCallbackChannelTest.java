@@ -145,6 +145,37 @@ class KernelCallbackChannelTest {
     }
 
     @Test
+    void theClientsCancellationInterruptsCodeWaitingForAnAnswer() throws Exception {
+        CountDownLatch waiting = new CountDownLatch(1);
+        CountDownLatch interrupted = new CountDownLatch(1);
+        KernelCallbacks slow = (kind, request) -> {
+            waiting.countDown();
+            try {
+                Thread.sleep(60_000);
+            } catch (InterruptedException e) {
+                interrupted.countDown();
+                throw e;
+            }
+            return JSON.nullNode();
+        };
+        Thread.ofVirtual().start(() -> {
+            try {
+                waiting.await();
+                Cancellation.cancel("conn", 7);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        ObjectNode reply;
+        try (Cancellation.Request served = Cancellation.serve("conn", 7)) {
+            reply = run("h.KERNEL.callbacks.call('slow', {})", slow);
+        }
+        assertThat(reply.path("status").asText()).isEqualTo("interrupted");
+        assertThat(interrupted.await(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(run("print('after')", KernelCallbacks.NONE).path("stdout").asText()).isEqualTo("after\n");
+    }
+
+    @Test
     void codeThatIgnoresTheInterruptIsKilledAndItsHandlersAbandoned() throws Exception {
         CountDownLatch interrupted = new CountDownLatch(1);
         KernelCallbacks slow = (kind, request) -> {

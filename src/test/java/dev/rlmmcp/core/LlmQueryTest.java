@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.kernel.KernelCallbacks;
 import dev.rlmmcp.core.kernel.ProcessLauncher;
 import dev.rlmmcp.core.llm.ChatCompletionsServer;
 import dev.rlmmcp.core.llm.LlmLimits;
@@ -192,6 +193,28 @@ class LlmQueryTest {
         assertThat(reply.path("llm_usage").path("failed").asInt()).isEqualTo(3);
         assertThat(reply.path("llm_usage").path("guardrail_events").path(0).path("guardrail").asText())
                 .isEqualTo("llm_timeout_s");
+    }
+
+    @Test
+    void llmQueryFromCodeRunByACallbackIsRefusedPastTheDepthLimit() {
+        Session inner = sessions.resolve(null, "inner");
+        Session outer = sessions.resolve(null, "outer");
+        KernelCallbacks nested = (kind, request) -> JSON.getNodeFactory().textNode(run(inner, """
+                try:
+                    llm_query("deeper")
+                except LLMQueryError as e:
+                    print(e.code, e)
+                """).path("stdout").asText());
+        ObjectNode reply = outer.execute("""
+                import __main__ as h
+                print(h.KERNEL.callbacks.call("nested", {}), end="")
+                print(llm_query("top"))
+                """, Duration.ofSeconds(30), nested);
+        assertThat(reply.path("stdout").asText()).isEqualTo("""
+                DEPTH_LIMIT sub-LLM calls nest at most 1 deep here (llm_max_depth)
+                answer: TOP
+                """);
+        assertThat(api.seen()).hasSize(1);
     }
 
     @Test
