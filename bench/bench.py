@@ -356,13 +356,91 @@ def bench_sandbox(starts=20, calls=2000):
               f"{per_kernel / 2**20:.1f} MiB (all processes of a kernel, {len(kernels)} processes for {starts} kernels)")
 
 
+class ChatApi:
+    """A local OpenAI-compatible chat completions server answering after delay_s, counting peak concurrency."""
+
+    def __init__(self, delay_s):
+        import http.server
+        import threading
+        api = self
+        self.delay_s, self.in_flight, self.peak, self.lock = delay_s, 0, 0, threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            wbufsize = 1 << 16  # one write per response: no Nagle / delayed-ACK stalls
+            disable_nagle_algorithm = True
+
+            def do_POST(self):
+                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with api.lock:
+                    api.in_flight += 1
+                    api.peak = max(api.peak, api.in_flight)
+                time.sleep(api.delay_s)
+                with api.lock:
+                    api.in_flight -= 1
+                prompt = request["messages"][-1]["content"]
+                body = json.dumps({"choices": [{"message": {"role": "assistant", "content": prompt.upper()}}],
+                                   "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(prompt)}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self):
+        self.server.shutdown()
+
+
+def timed_in_kernel(client, body, repeat):
+    """Milliseconds per repetition of body, timed inside the kernel."""
+    code = (f"import time\nt = time.perf_counter()\nfor _ in range({repeat}):\n    {body}\n"
+            f"print((time.perf_counter() - t) * 1000 / {repeat})")
+    reply = client.tool("rlm_execute", code=code)
+    return float(reply["stdout"]), reply
+
+
+def bench_llm(calls=500, batch=64, delay_ms=50, concurrency=8):
+    """llm_query through the kernel callback channel: the channel's own round trip (a refused call,
+    no backend), a call to a local OpenAI-compatible API answering at once, and a batch's wall time
+    against an API that takes delay_ms per call."""
+    client = StdioClient("--llm-backend", "off")
+    timed_in_kernel(client, "try: llm_query('x')\n    except LLMQueryError: pass", 200)
+    channel, _ = timed_in_kernel(client, "try: llm_query('x')\n    except LLMQueryError: pass", calls)
+    client.close()
+    api = ChatApi(0)
+    client = StdioClient("--llm-base-url", api.url, "--llm-model", "bench", "--llm-max-calls", "100000",
+                         "--llm-max-calls-per-step", "100000", "--llm-max-concurrency", str(concurrency))
+    timed_in_kernel(client, "llm_query('warm up')", 200)
+    per_call, _ = timed_in_kernel(client, "llm_query('ping')", calls)
+    api.delay_s = delay_ms / 1000
+    timed_in_kernel(client, f"llm_query_batched(['p'] * {concurrency})", 2)
+    api.peak = 0
+    wall, reply = timed_in_kernel(client, f"llm_query_batched(['p'] * {batch})", 1)
+    client.close()
+    api.close()
+    print(f"llm_query: callback channel round trip (kernel -> host -> kernel, call refused) {channel:.3f} ms; "
+          f"to a local OpenAI-compatible API answering at once {per_call:.3f} ms per sequential call ({calls} calls); "
+          f"llm_query_batched of {batch} prompts against a {delay_ms} ms API with concurrency {concurrency}: "
+          f"{wall:.0f} ms (ideal {batch * delay_ms / concurrency:.0f} ms), peak {api.peak} in flight, "
+          f"{reply['llm_usage']['calls']} calls reported")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["start", "stdio", "http", "load", "file", "sandbox"], action="append")
+    parser.add_argument("--only", choices=["start", "stdio", "http", "load", "file", "sandbox", "llm"],
+                        action="append")
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--warmup", type=int, default=3000)
     args = parser.parse_args()
-    only = set(args.only or ["start", "stdio", "http", "load", "file", "sandbox"])
+    only = set(args.only or ["start", "stdio", "http", "load", "file", "sandbox", "llm"])
     subprocess.run([LAUNCHER, "--version"], check=True, stdout=subprocess.DEVNULL)
     workdir = tempfile.mkdtemp(prefix="rlm-bench-")
     try:
@@ -378,6 +456,8 @@ def main():
             bench_load_file(workdir)
         if "sandbox" in only:
             bench_sandbox()
+        if "llm" in only:
+            bench_llm()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -33,6 +33,7 @@ function parseArgs(argv) {
       case '--http': o.http = val(); break;
       case '--sse': o.sse = val(); break;
       case '--sampling-reply': o.samplingReply = val(); break;
+      case '--sampling-delay-ms': o.samplingDelayMs = Number(val()); break;
       case '--header': {
         const h = val(), k = h.indexOf(':');
         if (k <= 0) throw new Error(`bad --header "${h}" (want "Name: value")`);
@@ -44,7 +45,7 @@ function parseArgs(argv) {
   }
   if (o.stdio && !o.command?.length) throw new Error('--stdio needs -- <command> [args...]');
   if ([o.stdio, o.http, o.sse].filter(Boolean).length !== 1) {
-    throw new Error('usage: mcp-driver.mjs (--stdio -- <cmd> [args...] | --http <url> | --sse <url>) [--header "N: v"]... [--sampling-reply TEXT]');
+    throw new Error('usage: mcp-driver.mjs (--stdio -- <cmd> [args...] | --http <url> | --sse <url>) [--header "N: v"]... [--sampling-reply TEXT [--sampling-delay-ms N]]');
   }
   return o;
 }
@@ -78,9 +79,20 @@ const client = new Client(
   { capabilities: opt.samplingReply !== undefined ? { sampling: {} } : {} }
 );
 if (opt.samplingReply !== undefined) {
+  // The reply is the template with {{prompt}}, {{PROMPT}} (upper-cased) and {{system}} filled in: deterministic,
+  // so tests can check what code did with the answers. in_flight counts requests being answered at once.
+  let inFlight = 0;
   client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
-    const text = opt.samplingReply.split('{{prompt}}').join(lastUserText(req.params));
-    emit({ event: 'sampling', params: req.params, reply: text });
+    const prompt = lastUserText(req.params);
+    const text = opt.samplingReply.split('{{prompt}}').join(prompt).split('{{PROMPT}}').join(prompt.toUpperCase())
+      .split('{{system}}').join(req.params?.systemPrompt ?? '');
+    inFlight++;
+    emit({ event: 'sampling', params: req.params, reply: text, in_flight: inFlight });
+    try {
+      if (opt.samplingDelayMs) await new Promise((r) => setTimeout(r, opt.samplingDelayMs));
+    } finally {
+      inFlight--;
+    }
     return { role: 'assistant', content: { type: 'text', text }, model: 'mcp-driver-canned', stopReason: 'endTurn' };
   });
 }

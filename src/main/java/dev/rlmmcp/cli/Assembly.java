@@ -7,6 +7,7 @@ import dev.rlmmcp.core.KernelFactory;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.Settings;
 import dev.rlmmcp.core.data.DataRoot;
+import dev.rlmmcp.core.llm.LlmService;
 import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.tools.ToolCatalog;
@@ -16,7 +17,11 @@ record Assembly(ObjectMapper json, Sessions sessions, ToolCatalog catalog, McpSe
 
     static Assembly of(Settings settings, KernelLauncher launcher) {
         ObjectMapper json = mapper();
-        Sessions sessions = new Sessions(new KernelFactory(settings, launcher, json));
+        return of(settings, launcher, json, LlmService.samplingOnly(json));
+    }
+
+    static Assembly of(Settings settings, KernelLauncher launcher, ObjectMapper json, LlmService llm) {
+        Sessions sessions = new Sessions(new KernelFactory(settings, launcher, json), llm);
         ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()));
         return new Assembly(json, sessions, catalog, new McpServers(catalog, json));
     }

@@ -1,5 +1,6 @@
 package dev.rlmmcp.cli;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.core.Settings;
 import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.face.HttpFace;
@@ -24,6 +25,9 @@ final class ServeCommand implements Callable<Integer> {
     @Mixin
     KernelOptions kernel;
 
+    @Mixin
+    LlmOptions llm;
+
     @Option(names = "--host", paramLabel = "ADDR", defaultValue = "${env:RLM_HOST:-127.0.0.1}",
             description = "Address to listen on (RLM_HOST; default: ${DEFAULT-VALUE}).")
     String host;
@@ -45,11 +49,12 @@ final class ServeCommand implements Callable<Integer> {
         KernelOptions.require(spec, port >= 0 && port <= 65535, "--port must be 0..65535, not " + port);
         KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
         Settings settings = kernel.settings(spec);
+        ObjectMapper json = Assembly.mapper();
         KernelLauncher launcher = kernel.launcher(spec, settings);
         KernelOptions.require(spec, !launcher.name().equals("process") || allowUnsandboxed || isLoopback(host),
                 "kernels would run unsandboxed (--sandbox process) on a non-loopback --host " + host
                         + ": install bubblewrap, or pass --allow-unsandboxed if every client is trusted");
-        Assembly app = Assembly.of(settings, launcher);
+        Assembly app = Assembly.of(settings, launcher, json, llm.service(spec, json));
         HttpFace http = new HttpFace(app.servers(), app.sessions(), app.json(), host, port, maxRequestMb * 1024 * 1024);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {

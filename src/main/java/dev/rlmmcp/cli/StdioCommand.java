@@ -1,5 +1,6 @@
 package dev.rlmmcp.cli;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.core.Settings;
 import dev.rlmmcp.face.StdioFace;
 import java.io.PrintStream;
@@ -20,6 +21,9 @@ final class StdioCommand implements Callable<Integer> {
     @Mixin
     KernelOptions kernel;
 
+    @Mixin
+    LlmOptions llm;
+
     @Option(names = "--max-request-mb", paramLabel = "MB", defaultValue = "${env:RLM_MAX_REQUEST_MB:-512}",
             description = "Largest single MCP message accepted, e.g. for inline rlm_load_data (RLM_MAX_REQUEST_MB; default: ${DEFAULT-VALUE}).")
     int maxRequestMb;
@@ -28,9 +32,10 @@ final class StdioCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
         Settings settings = kernel.settings(spec);
+        ObjectMapper json = Assembly.mapper();
         PrintStream protocol = System.out;
         System.setOut(System.err);
-        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings));
+        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, llm.service(spec, json));
                 StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024)) {
             face.awaitClientGone();
         }

@@ -4,8 +4,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.kernel.Kernel;
+import dev.rlmmcp.core.kernel.KernelCallbacks;
 import dev.rlmmcp.core.kernel.KernelDiedException;
 import dev.rlmmcp.core.kernel.KernelReply;
+import dev.rlmmcp.core.llm.LlmAccount;
+import dev.rlmmcp.core.llm.LlmBackend;
+import dev.rlmmcp.core.llm.LlmLimits;
+import dev.rlmmcp.core.llm.LlmService;
+import dev.rlmmcp.core.llm.LlmStep;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -35,6 +41,8 @@ public final class Session implements AutoCloseable {
     private final KernelFactory kernels;
     private final Settings settings;
     private final Guardrails guardrails;
+    private final LlmService llm;
+    private final LlmAccount llmAccount;
     private final Instant created = Instant.now();
     private final ReentrantLock lock = new ReentrantLock();
     private final Deque<Step> trace = new ArrayDeque<>();
@@ -49,12 +57,14 @@ public final class Session implements AutoCloseable {
     private Kernel kernel;
     private int kernelRestarts;
 
-    Session(String id, String name, Limits limits, KernelFactory kernels) {
+    Session(String id, String name, Limits limits, KernelFactory kernels, LlmService llm, LlmLimits llmLimits) {
         this.id = id;
         this.name = name;
         this.kernels = kernels;
         this.settings = kernels.settings();
         this.guardrails = new Guardrails(limits);
+        this.llm = llm;
+        this.llmAccount = new LlmAccount(llmLimits);
     }
 
     public String id() {
@@ -82,6 +92,23 @@ public final class Session implements AutoCloseable {
      * what happened to the kernel, the step index and the guardrail the step tripped, if any.
      */
     public ObjectNode execute(String code, Duration timeout) {
+        return execute(code, timeout, null, KernelCallbacks.NONE);
+    }
+
+    /**
+     * {@link #execute(String, Duration)}, with requests the code makes to the host answered by
+     * {@code callbacks}, except llm_query's, which the session answers itself.
+     */
+    public ObjectNode execute(String code, Duration timeout, KernelCallbacks callbacks) {
+        return execute(code, timeout, null, callbacks);
+    }
+
+    /**
+     * Runs code as the session's next step; llm_query calls go to the configured backend, where the
+     * calling client's MCP sampling ({@code clientSampling}, null if it has none) may be one; other
+     * requests from the code go to {@code callbacks}. What llm_query used is in the reply and trace.
+     */
+    public ObjectNode execute(String code, Duration timeout, LlmBackend clientSampling, KernelCallbacks callbacks) {
         lock.lock();
         try {
             requireOpen();
@@ -92,8 +119,14 @@ public final class Session implements AutoCloseable {
             }
             Duration limit = guardrails.stepTimeout(timeout);
             long started = System.nanoTime();
-            ObjectNode body = run(code, limit);
+            LlmStep llmStep = llm.step(llmAccount, clientSampling);
+            ObjectNode body = run(code, limit, (kind, request) -> "llm".equals(kind)
+                    ? llmStep.handle(kind, request) : callbacks.handle(kind, request));
             double ms = (System.nanoTime() - started) / 1e6;
+            ObjectNode llmUsage = llmStep.usage();
+            if (llmUsage != null) {
+                body.set("llm_usage", llmUsage);
+            }
             long io = Text.utf8Length(code) + Text.utf8Length(body.path("stdout").asText(""))
                     + Text.utf8Length(body.path("stderr").asText(""));
             int index = guardrails.steps();
@@ -105,10 +138,10 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    private ObjectNode run(String code, Duration timeout) {
+    private ObjectNode run(String code, Duration timeout, KernelCallbacks callbacks) {
         ObjectNode request = request("exec").put("code", code);
         try {
-            KernelReply reply = exchange(request, null, timeout);
+            KernelReply reply = exchange(request, null, timeout, callbacks);
             JsonNode error = reply.body().path("error");
             boolean interrupted = reply.interrupted() && error.path("interrupted").asBoolean();
             ObjectNode body = checked(reply, interrupted ? "interrupted" : error.isObject() ? "error" : "ok");
@@ -234,6 +267,8 @@ public final class Session implements AutoCloseable {
         body.put("steps", guardrails.steps());
         body.put("runtime_ms", guardrails.runtimeMs());
         body.put("io_bytes", guardrails.ioBytes());
+        body.put("llm_calls", llmAccount.calls());
+        body.put("llm_tokens", llmAccount.tokens());
         body.put("memory_bytes", memoryBytes);
         body.put("memory_human", Bytes.human(memoryBytes));
         body.put("kernel_running", hasKernel());
@@ -250,6 +285,14 @@ public final class Session implements AutoCloseable {
         view.put("max_runtime_ms", limits.maxRuntimeMs());
         view.put("budget_limit", limits.budgetBytes());
         view.put("timeout_s", (limits.stepTimeout() == null ? settings.defaultTimeout() : limits.stepTimeout()).toSeconds());
+        LlmLimits llmLimits = llmAccount.limits();
+        view.put("llm_max_calls", llmLimits.maxCalls());
+        view.put("llm_max_calls_per_step", llmLimits.maxCallsPerStep());
+        view.put("llm_max_concurrency", llmLimits.maxConcurrent());
+        view.put("llm_max_prompt_chars", llmLimits.maxPromptChars());
+        view.put("llm_token_budget", llmLimits.tokenBudget());
+        view.put("llm_timeout_s", llmLimits.callTimeout().toSeconds());
+        view.put("llm_max_depth", llmLimits.maxDepth());
         return view;
     }
 
@@ -340,7 +383,7 @@ public final class Session implements AutoCloseable {
         String status = body.path("status").asText(kind.equals("exec") ? "ok" : "done");
         Step entry = new Step(traceLength, step, kind, Instant.now(), Text.clip(input, TRACE_TEXT), status,
                 Text.clip(outputSummary(body), TRACE_TEXT), List.copyOf(changed), Math.round(ms * 1000) / 1000.0,
-                io, tripped, memoryBytes);
+                io, tripped, memoryBytes, body.get("llm_usage"));
         synchronized (trace) {
             if (trace.size() == TRACE_KEPT) {
                 trace.removeFirst();
@@ -384,6 +427,9 @@ public final class Session implements AutoCloseable {
             view.put("guardrail_stop", step.guardrail());
         }
         view.put("memory_bytes", step.memoryBytes());
+        if (step.llmUsage() != null) {
+            view.put("llm_usage", step.llmUsage());
+        }
         return view;
     }
 
@@ -481,7 +527,7 @@ public final class Session implements AutoCloseable {
     private ObjectNode call(ObjectNode request, String data, Duration timeout, boolean mayEvict) {
         lock.lock();
         try {
-            ObjectNode body = checked(exchange(request, data, timeout), null);
+            ObjectNode body = checked(exchange(request, data, timeout, KernelCallbacks.NONE), null);
             if (mayEvict) {
                 describeEvictions(body);
             }
@@ -495,13 +541,14 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    private KernelReply exchange(ObjectNode request, String data, Duration timeout) throws KernelDiedException {
+    private KernelReply exchange(ObjectNode request, String data, Duration timeout, KernelCallbacks callbacks)
+            throws KernelDiedException {
         lastActive = Instant.now();
         if (kernel == null) {
             kernel = kernels.start(id);
         }
         try {
-            return kernel.call(request, data, timeout, settings.interruptGrace());
+            return kernel.call(request, data, timeout, settings.interruptGrace(), callbacks);
         } finally {
             lastActive = Instant.now();
         }

@@ -1,5 +1,7 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.core.llm.LlmLimits;
+import dev.rlmmcp.core.llm.LlmService;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
@@ -27,13 +29,19 @@ public final class Sessions implements AutoCloseable {
     private static final String DEFAULT_NAME = "default";
 
     private final KernelFactory kernels;
+    private final LlmService llm;
     private final Map<String, Session> byId = new ConcurrentHashMap<>();
     private final Map<String, Session> byConnection = new ConcurrentHashMap<>();
     private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().daemon().name("session-sweeper").factory());
 
     public Sessions(KernelFactory kernels) {
+        this(kernels, LlmService.samplingOnly(kernels.json()));
+    }
+
+    public Sessions(KernelFactory kernels, LlmService llm) {
         this.kernels = kernels;
+        this.llm = llm;
         Duration idle = kernels.settings().idleTimeout();
         long every = Math.max(1, Math.min(60, idle.toSeconds() / 4));
         sweeper.scheduleWithFixedDelay(() -> sweep(idle), every, every, TimeUnit.SECONDS);
@@ -46,7 +54,8 @@ public final class Sessions implements AutoCloseable {
     public Session resolve(String sessionId, String connection) {
         if (sessionId == null) {
             return byConnection.compute(connection, (c, current) ->
-                    current == null || current.state() == SessionState.EXPIRED ? register(DEFAULT_NAME, Limits.NONE)
+                    current == null || current.state() == SessionState.EXPIRED
+                            ? register(DEFAULT_NAME, Limits.NONE, llm.defaults())
                             : current);
         }
         return get(sessionId);
@@ -64,7 +73,16 @@ public final class Sessions implements AutoCloseable {
 
     /** A new named session with its own guardrails. */
     public Session create(String name, Limits limits) {
-        return register(name, limits);
+        return register(name, limits, llm.defaults());
+    }
+
+    /** A new named session with its own guardrails and limits on llm_query. */
+    public Session create(String name, Limits limits, LlmLimits llmLimits) {
+        return register(name, limits, llmLimits);
+    }
+
+    public LlmService llm() {
+        return llm;
     }
 
     /** Ends a session for good: its kernel stops and it is no longer listed. */
@@ -104,8 +122,8 @@ public final class Sessions implements AutoCloseable {
         }
     }
 
-    private Session register(String name, Limits limits) {
-        Session session = new Session(newId(), name, limits, kernels);
+    private Session register(String name, Limits limits, LlmLimits llmLimits) {
+        Session session = new Session(newId(), name, limits, kernels, llm, llmLimits);
         byId.put(session.id(), session);
         return session;
     }

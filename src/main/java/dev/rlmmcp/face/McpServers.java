@@ -16,6 +16,9 @@ public final class McpServers {
 
     public static final String NAME = "rlm-mcp";
 
+    /** How long a request to the client (sampling for llm_query) may wait; llm_query's own timeout is shorter. */
+    private static final java.time.Duration SERVER_REQUEST_TIMEOUT = java.time.Duration.ofHours(1);
+
     private static final String INSTRUCTIONS = """
             rlm-mcp keeps large data out of your context: load it into variables of a persistent Python REPL \
             (rlm_load_file, rlm_load_data), explore it with rlm_execute, and print only small results. The prompt \
@@ -49,6 +52,7 @@ public final class McpServers {
                 .validateToolInputs(false)
                 .jsonSchemaValidator(new OwnOutputValidator())
                 .immediateExecution(true)
+                .requestTimeout(SERVER_REQUEST_TIMEOUT)
                 .tools(catalog.specifications())
                 .prompts(RlmPrompt.specification())
                 .build();

@@ -29,7 +29,9 @@ final class OutputSchemas {
             "truncated", Map.of("type", "object", "description", "per stream, how many characters were cut"),
             "message", Map.of("type", "string"),
             "step", Map.of("type", "integer"),
-            "guardrail_stop", Map.of("type", "string"));
+            "guardrail_stop", Map.of("type", "string"),
+            "llm_usage", Map.of("type", "object", "description", "what the step's llm_query calls used: backend, "
+                    + "calls, failed, refused, input_tokens, output_tokens, latency, guardrail_events"));
 
     private OutputSchemas() {
     }

@@ -19,9 +19,16 @@ public final class RlmPrompt {
             3. Work in code: filter, search (re), count (collections.Counter), parse. For work that needs \
             judgement, split the data into chunks, handle each chunk, keep the partial results in a variable \
             and aggregate them.
-            4. For meaning rather than pattern, call llm_query(prompt) or llm_query_batched(prompts) from the \
-            code on a chunk at a time. If they raise "not configured", do that part in code or read small \
-            slices yourself.
+            4. For meaning rather than pattern, ask a sub-LLM from the code, a chunk at a time: \
+            llm_query(prompt, system=None, max_tokens=None, model=None) returns the answer as a str; \
+            llm_query_batched(prompts, concurrency=None) returns the answers in order, the calls running in \
+            parallel. Keep each prompt small (a chunk plus a precise question), keep the answers in a variable \
+            and aggregate them in code. Failures raise LLMQueryError with .code: LIMIT_EXCEEDED (calls per \
+            step, calls per session, token budget), PROMPT_TOO_LARGE (send a smaller chunk), TIMEOUT, \
+            BACKEND_ERROR; a failed batch keeps the good answers in .answers. Each reply's llm_usage shows calls \
+            and tokens used. NOT_CONFIGURED means no sub-LLM is available: it is enabled by a client that \
+            supports MCP sampling, or by the server's RLM_LLM_BASE_URL, RLM_LLM_MODEL and RLM_LLM_API_KEY \
+            (an OpenAI-compatible API); until then do that part in code or read small slices yourself.
             5. One step per call: a short, focused piece of code per rlm_run_repl (in a session) or \
             rlm_execute. Read the output, then decide the next step. Store results in variables.
             6. Read results with rlm_get_var (paged for big values) and check them against the data.

@@ -80,7 +80,8 @@ public final class ToolCatalog {
         return SyncToolSpecification.builder()
                 .tool(definition)
                 .callHandler((exchange, request) -> ProgressTicker.whileRunning(exchange, request,
-                        () -> call(tool, request.arguments(), new Caller(exchange.sessionId()))))
+                        () -> call(tool, request.arguments(), new Caller(exchange.sessionId(),
+                                McpSamplingBackend.of(exchange)))))
                 .build();
     }
 

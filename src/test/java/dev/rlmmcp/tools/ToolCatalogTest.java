@@ -88,7 +88,8 @@ class ToolCatalogTest {
 
     @Test
     void thePromptTeachesTheWorkflowAndCarriesTheTask() {
-        assertThat(RlmPrompt.text(null)).contains("llm_query", "rlm_finalize", "rlm_get_var").doesNotContain("Your task");
+        assertThat(RlmPrompt.text(null)).contains("llm_query", "llm_query_batched", "LLMQueryError", "RLM_LLM_BASE_URL",
+                "MCP sampling", "rlm_finalize", "rlm_get_var").doesNotContain("Your task");
         assertThat(RlmPrompt.text("count the errors")).endsWith("Your task:\ncount the errors");
     }
 }

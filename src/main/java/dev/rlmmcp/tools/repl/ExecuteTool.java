@@ -3,6 +3,7 @@ package dev.rlmmcp.tools.repl;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.kernel.KernelCallbacks;
 import dev.rlmmcp.core.Settings;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
@@ -52,7 +53,8 @@ public final class ExecuteTool implements RlmTool {
         String code = args.requiredString("code");
         Long timeout = args.integer("timeout_s", 1, settings.maxTimeout().toSeconds());
         Session session = sessions.resolve(args.sessionId(), caller.connection());
-        return session.execute(code, timeout == null ? session.defaultStepTimeout() : Duration.ofSeconds(timeout));
+        return session.execute(code, timeout == null ? session.defaultStepTimeout() : Duration.ofSeconds(timeout),
+                caller.sampling(), KernelCallbacks.NONE);
     }
 
     @Override

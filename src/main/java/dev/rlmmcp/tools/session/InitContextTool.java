@@ -6,6 +6,7 @@ import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.RlmException;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.llm.LlmLimits;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.RlmTool;
@@ -33,12 +34,13 @@ public final class InitContextTool implements RlmTool {
                 variable (default name: context). Returns session_id (pass it to rlm_run_repl, rlm_get_var, \
                 rlm_finalize, rlm_get_trace and every REPL tool), a description of what was loaded (type, size, \
                 preview) and the limits in force. Guardrails: max_steps (steps with index >= it are refused), \
-                max_runtime_ms (total code runtime), budget_limit (bytes of code in + output out + data loaded).""";
+                max_runtime_ms (total code runtime), budget_limit (bytes of code in + output out + data loaded).                 llm_* limits bound the session's llm_query calls (sub-LLM calls made from code).""";
     }
 
     @Override
     public Schema schema() {
         long maxTimeout = sessions.kernels().settings().maxTimeout().toSeconds();
+        LlmLimits llm = sessions.llm().defaults();
         return Schema.object()
                 .string("context_text", "The context to load (optional: load later with rlm_load_file / rlm_load_data).", false)
                 .string("name", "Variable name for the context (default: context).", false)
@@ -50,7 +52,35 @@ public final class InitContextTool implements RlmTool {
                 .integer("budget_limit", "Most bytes of I/O: code in, output out, data loaded (default: --budget-limit).",
                         1, Long.MAX_VALUE)
                 .integer("timeout_s", "Per-step timeout in seconds (default %d)."
-                        .formatted(sessions.kernels().settings().defaultTimeout().toSeconds()), 1, maxTimeout);
+                        .formatted(sessions.kernels().settings().defaultTimeout().toSeconds()), 1, maxTimeout)
+                .integer("llm_max_calls", "Most llm_query calls in the whole session (default %d)."
+                        .formatted(llm.maxCalls()), 1, Integer.MAX_VALUE)
+                .integer("llm_max_calls_per_step", "Most llm_query calls in one step (default %d)."
+                        .formatted(llm.maxCallsPerStep()), 1, Integer.MAX_VALUE)
+                .integer("llm_max_concurrency", "Most llm_query calls in flight at once (default %d)."
+                        .formatted(llm.maxConcurrent()), 1, 256)
+                .integer("llm_max_prompt_chars", "Largest llm_query prompt, system prompt included (default %d)."
+                        .formatted(llm.maxPromptChars()), 1, Integer.MAX_VALUE)
+                .integer("llm_token_budget", "Most input+output tokens for all llm_query calls (default: %s)."
+                        .formatted(llm.tokenBudget() == null ? "none" : llm.tokenBudget()), 1, Long.MAX_VALUE)
+                .integer("llm_timeout_s", "Timeout of one llm_query call in seconds (default %d)."
+                        .formatted(llm.callTimeout().toSeconds()), 1, 3600);
+    }
+
+    private LlmLimits llmLimits(Args args) {
+        LlmLimits d = sessions.llm().defaults();
+        Long calls = args.integer("llm_max_calls", 1, Integer.MAX_VALUE);
+        Long perStep = args.integer("llm_max_calls_per_step", 1, Integer.MAX_VALUE);
+        Long concurrency = args.integer("llm_max_concurrency", 1, 256);
+        Long promptChars = args.integer("llm_max_prompt_chars", 1, Integer.MAX_VALUE);
+        Long tokens = args.integer("llm_token_budget", 1, Long.MAX_VALUE);
+        Long timeout = args.integer("llm_timeout_s", 1, 3600);
+        return new LlmLimits(perStep == null ? d.maxCallsPerStep() : Integer.valueOf(perStep.intValue()),
+                calls == null ? d.maxCalls() : Integer.valueOf(calls.intValue()),
+                concurrency == null ? d.maxConcurrent() : concurrency.intValue(),
+                promptChars == null ? d.maxPromptChars() : promptChars.intValue(),
+                tokens == null ? d.tokenBudget() : tokens,
+                timeout == null ? d.callTimeout() : Duration.ofSeconds(timeout), d.maxDepth());
     }
 
     @Override
@@ -72,7 +102,7 @@ public final class InitContextTool implements RlmTool {
             throw RlmException.invalid("data_type", "data_type was given without context_text",
                     "pass context_text too, or load data later with rlm_load_data / rlm_load_file");
         }
-        Session session = sessions.create(variable, limits);
+        Session session = sessions.create(variable, limits, llmLimits(args));
         ObjectNode body = session.summary();
         if (text != null) {
             try {

@@ -3,6 +3,7 @@ package dev.rlmmcp.tools.session;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.kernel.KernelCallbacks;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.RlmTool;
@@ -42,7 +43,7 @@ public final class RunReplTool implements RlmTool {
         String id = args.requiredString("session_id");
         String code = args.requiredString("code");
         Session session = sessions.get(id);
-        return session.execute(code, session.defaultStepTimeout());
+        return session.execute(code, session.defaultStepTimeout(), caller.sampling(), KernelCallbacks.NONE);
     }
 
     @Override
