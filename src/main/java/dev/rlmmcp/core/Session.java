@@ -35,6 +35,8 @@ public final class Session implements AutoCloseable {
 
     private static final int TRACE_TEXT = 2000;
     private static final int TRACE_KEPT = 10_000;
+    /** Carries a step's sub-LLM calls from its reply body to its trace entry; never sent to the client. */
+    private static final String LLM_CALLS = "_llm_calls";
 
     private final String id;
     private final String name;
@@ -126,6 +128,7 @@ public final class Session implements AutoCloseable {
             ObjectNode llmUsage = llmStep.usage();
             if (llmUsage != null) {
                 body.set("llm_usage", llmUsage);
+                body.set(LLM_CALLS, llmStep.calls());
             }
             long io = Text.utf8Length(code) + Text.utf8Length(body.path("stdout").asText(""))
                     + Text.utf8Length(body.path("stderr").asText(""));
@@ -383,7 +386,7 @@ public final class Session implements AutoCloseable {
         String status = body.path("status").asText(kind.equals("exec") ? "ok" : "done");
         Step entry = new Step(traceLength, step, kind, Instant.now(), Text.clip(input, TRACE_TEXT), status,
                 Text.clip(outputSummary(body), TRACE_TEXT), List.copyOf(changed), Math.round(ms * 1000) / 1000.0,
-                io, tripped, memoryBytes, body.get("llm_usage"));
+                io, tripped, memoryBytes, body.get("llm_usage"), body.remove(LLM_CALLS));
         synchronized (trace) {
             if (trace.size() == TRACE_KEPT) {
                 trace.removeFirst();
@@ -429,6 +432,9 @@ public final class Session implements AutoCloseable {
         view.put("memory_bytes", step.memoryBytes());
         if (step.llmUsage() != null) {
             view.put("llm_usage", step.llmUsage());
+        }
+        if (step.llmCalls() != null) {
+            view.put("llm_calls", step.llmCalls());
         }
         return view;
     }

@@ -76,6 +76,13 @@ class LlmQueryTest {
         assertThat(sent.path("max_tokens").asInt()).isEqualTo(20);
         JsonNode traced = session.trace(0, 10).path("steps").path(0);
         assertThat(traced.path("llm_usage").path("calls").asInt()).isEqualTo(1);
+        JsonNode call = traced.path("llm_calls").path(0);
+        assertThat(call.path("prompt").asText()).isEqualTo("count the words");
+        assertThat(call.path("system").asText()).isEqualTo("be exact");
+        assertThat(call.path("answer").asText()).isEqualTo("answer: COUNT THE WORDS");
+        assertThat(call.path("tokens").asInt()).isEqualTo(18);
+        assertThat(call.path("latency_ms").asDouble()).isPositive();
+        assertThat(reply.has("_llm_calls")).isFalse();
         assertThat(run(session, "print(1)").has("llm_usage")).isFalse();
         assertThat(session.summary().path("llm_calls").asInt()).isEqualTo(1);
     }
@@ -191,6 +198,10 @@ class LlmQueryTest {
         assertThat(lines[1]).isEqualTo("TIMEOUT ['answer: OK', None, None] [(1, 'TIMEOUT'), (2, 'BACKEND_ERROR')]");
         assertThat(lines[2]).isEqualTo("2 of 3 prompts failed; prompt 1: the openai backend did not answer within llm_timeout_s (1 s)");
         assertThat(reply.path("llm_usage").path("failed").asInt()).isEqualTo(3);
+        JsonNode calls = session.trace(0, 10).path("steps").path(0).path("llm_calls");
+        assertThat(calls).hasSize(4);
+        assertThat(calls).filteredOn(c -> c.path("prompt").asText().equals("slow"))
+                .singleElement().satisfies(c -> assertThat(c.path("error").asText()).startsWith("TIMEOUT: "));
         assertThat(reply.path("llm_usage").path("guardrail_events").path(0).path("guardrail").asText())
                 .isEqualTo("llm_timeout_s");
     }

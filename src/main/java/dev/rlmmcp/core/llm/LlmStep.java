@@ -25,6 +25,8 @@ import java.util.concurrent.TimeoutException;
 public final class LlmStep implements KernelCallbacks {
 
     private static final int EVENTS_KEPT = 20;
+    private static final int CALLS_KEPT = 100;
+    private static final int CALL_TEXT_KEPT = 4_000;
 
     private final LlmAccount account;
     private final LlmLimits limits;
@@ -44,6 +46,7 @@ public final class LlmStep implements KernelCallbacks {
     private int inFlight;
     private int peakInFlight;
     private final List<ObjectNode> events = new ArrayList<>();
+    private final List<ObjectNode> log = new ArrayList<>();
 
     LlmStep(LlmAccount account, Object backend, ObjectMapper json) {
         this.account = account;
@@ -156,12 +159,12 @@ public final class LlmStep implements KernelCallbacks {
             return json.createObjectNode().put("text", answer.text());
         } catch (TimeoutException e) {
             call.cancel(true);
-            return failed(started, timedOut());
+            return failed(request, started, timedOut());
         } catch (ExecutionException e) {
             if (e.getCause() instanceof LlmException failure) {
-                return failed(started, failure.code().equals("TIMEOUT") ? timedOut() : failure);
+                return failed(request, started, failure.code().equals("TIMEOUT") ? timedOut() : failure);
             }
-            return failed(started, new LlmException("BACKEND_ERROR", "the " + backend.name() + " backend failed: "
+            return failed(request, started, new LlmException("BACKEND_ERROR", "the " + backend.name() + " backend failed: "
                     + e.getCause()));
         } catch (InterruptedException e) {
             call.cancel(true);
@@ -189,16 +192,27 @@ public final class LlmStep implements KernelCallbacks {
             inputTokens += in;
             outputTokens += out;
             estimated |= answer.inputTokens() == null || answer.outputTokens() == null;
-            latency(started);
+            double ms = latency(started);
+            ObjectNode entry = logged(request, ms);
+            if (entry != null) {
+                entry.put("answer", clip(answer.text())).put("input_tokens", in).put("output_tokens", out)
+                        .put("tokens", in + out);
+                if (answer.inputTokens() == null || answer.outputTokens() == null) {
+                    entry.put("tokens_estimated", true);
+                }
+            }
         }
     }
 
-    private ObjectNode failed(long started, LlmException failure) {
+    private ObjectNode failed(LlmRequest request, long started, LlmException failure) {
         synchronized (this) {
             inFlight--;
             calls++;
             failed++;
-            latency(started);
+            ObjectNode entry = logged(request, latency(started));
+            if (entry != null) {
+                entry.put("error", failure.code() + ": " + failure.getMessage());
+            }
             if (failure.limit() != null) {
                 event(failure);
             }
@@ -208,10 +222,36 @@ public final class LlmStep implements KernelCallbacks {
         return answer;
     }
 
-    private void latency(long started) {
+    private double latency(long started) {
         double ms = (System.nanoTime() - started) / 1e6;
         latencyTotalMs += ms;
         latencyMaxMs = Math.max(latencyMaxMs, ms);
+        return ms;
+    }
+
+    private ObjectNode logged(LlmRequest request, double ms) {
+        if (log.size() == CALLS_KEPT) {
+            return null;
+        }
+        ObjectNode entry = json.createObjectNode().put("prompt", clip(request.prompt()));
+        if (request.system() != null) {
+            entry.put("system", clip(request.system()));
+        }
+        entry.put("latency_ms", Math.round(ms * 10) / 10.0);
+        log.add(entry);
+        return entry;
+    }
+
+    private static String clip(String text) {
+        return text.length() <= CALL_TEXT_KEPT ? text
+                : text.substring(0, CALL_TEXT_KEPT) + "… [" + (text.length() - CALL_TEXT_KEPT) + " more characters]";
+    }
+
+    /** This step's sub-LLM calls, each with its prompt and answer (clipped), tokens and latency: for the trace. */
+    public synchronized ArrayNode calls() {
+        ArrayNode list = json.createArrayNode();
+        log.forEach(list::add);
+        return list;
     }
 
     private synchronized void refusal(LlmException e) {

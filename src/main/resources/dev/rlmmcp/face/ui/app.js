@@ -122,6 +122,15 @@
     return pre;
   }
 
+  function llmUsage(u) {
+    const tokens = `${u.input_tokens ?? 0} in / ${u.output_tokens ?? 0} out tokens${u.tokens_estimated ? ' (estimated)' : ''}`;
+    const parts = [`sub-LLM (${u.backend}): ${u.calls} call${u.calls === 1 ? '' : 's'}`, tokens,
+      `${ms(u.latency_ms_total)} total, ${ms(u.latency_ms_max)} max`];
+    if (u.failed) parts.push(`${u.failed} failed`);
+    if (u.refused) parts.push(`${u.refused} refused`);
+    return h('div', { class: 'chips' }, h('span', { class: 'chip llm', text: parts.join(' · ') }));
+  }
+
   function llmCalls(calls) {
     const list = h('ol', { class: 'llm-calls' });
     calls.forEach((call, i) => {
@@ -158,6 +167,7 @@
       if (!KNOWN_STEP_FIELDS.has(k) && v != null && typeof v !== 'object') chips.appendChild(h('span', { class: 'chip', text: `${k}: ${v}` }));
     }
     if (chips.childNodes.length) item.appendChild(chips);
+    if (step.llm_usage && typeof step.llm_usage === 'object') item.appendChild(llmUsage(step.llm_usage));
     if (Array.isArray(step.llm_calls) && step.llm_calls.length) item.appendChild(llmCalls(step.llm_calls));
     return item;
   }
