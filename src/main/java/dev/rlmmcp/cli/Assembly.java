@@ -10,15 +10,22 @@ import dev.rlmmcp.core.data.DataRoot;
 import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.tools.ToolCatalog;
+import dev.rlmmcp.tools.fixtures.ConformanceFixtures;
 
 /** The layers wired together: core, then tools over it, then the MCP server factory the faces use. */
 record Assembly(ObjectMapper json, Sessions sessions, ToolCatalog catalog, McpServers servers) implements AutoCloseable {
 
     static Assembly of(Settings settings, KernelLauncher launcher) {
+        return of(settings, launcher, false);
+    }
+
+    /** With {@code conformanceFixtures}, the conformance suite's fixture tools, resources and prompts are served too. */
+    static Assembly of(Settings settings, KernelLauncher launcher, boolean conformanceFixtures) {
         ObjectMapper json = mapper();
         Sessions sessions = new Sessions(new KernelFactory(settings, launcher, json));
         ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()));
-        return new Assembly(json, sessions, catalog, new McpServers(catalog, json));
+        ConformanceFixtures fixtures = conformanceFixtures ? new ConformanceFixtures(json) : null;
+        return new Assembly(json, sessions, catalog, new McpServers(catalog, json, fixtures));
     }
 
     /** JSON for everything, without Jackson's 20 MB cap on one string: inline data can be far larger. */
