@@ -83,4 +83,13 @@ final class JsonRpc {
         message = cut < 0 ? message : message.substring(0, cut);
         return message.length() > 200 ? message.substring(0, 200) + "..." : message;
     }
+
+    /** Why a request's params cannot be right (MCP params are always an object), or null if they may be. */
+    static String badParams(McpSchema.JSONRPCMessage message) {
+        if (message instanceof McpSchema.JSONRPCRequest request && request.params() != null
+                && !(request.params() instanceof Map<?, ?>)) {
+            return "params of " + request.method() + " must be a JSON object";
+        }
+        return null;
+    }
 }

@@ -152,6 +152,13 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
             return;
         }
         McpServerSession session = stream.session;
+        String badParams = JsonRpc.badParams(message);
+        if (badParams != null && message instanceof McpSchema.JSONRPCRequest call) {
+            stream.sendMessage(McpSchema.JSONRPCResponse.error(call.id(), new McpSchema.JSONRPCResponse.JSONRPCError(
+                    McpSchema.ErrorCodes.INVALID_PARAMS, badParams, null))).block();
+            response.setStatus(202);
+            return;
+        }
         switch (message) {
             case McpSchema.JSONRPCRequest call -> calls.execute(() -> serve(session, call));
             case McpSchema.JSONRPCNotification n when ClientCancellation.handled(session.getId(), n) -> {

@@ -140,6 +140,11 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                     + version + "; this server speaks " + String.join(", ", protocolVersions()), idOf(message));
             return;
         }
+        String badParams = JsonRpc.badParams(message);
+        if (badParams != null) {
+            error(response, 200, McpSchema.ErrorCodes.INVALID_PARAMS, badParams, idOf(message));
+            return;
+        }
         if (message instanceof McpSchema.JSONRPCRequest init && McpSchema.METHOD_INITIALIZE.equals(init.method())) {
             initialize(init, response);
             return;
@@ -174,9 +179,9 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
             }
         } catch (RuntimeException e) {
             log.warn("handling {} failed", message, e);
-            Object id = message instanceof McpSchema.JSONRPCRequest call ? call.id() : null;
             if (!response.isCommitted()) {
-                error(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, "internal error: " + e.getMessage(), id);
+                error(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, "internal error: " + JsonRpc.brief(e),
+                        idOf(message));
             }
         }
     }
