@@ -57,6 +57,8 @@ public final class HttpFace implements AutoCloseable {
         ServerConnector connector = new ServerConnector(jetty, new HttpConnectionFactory(config));
         connector.setHost(settings.host());
         connector.setPort(settings.port());
+        // longer than the longest SSE keep-alive interval, so an idle /sse stream is never cut by Jetty
+        connector.setIdleTimeout(Math.max(60_000, 2 * settings.sseKeepAlive().toMillis()));
         jetty.addConnector(connector);
         jetty.setRequestLog(new AccessLog(System.err));
 

@@ -16,7 +16,6 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -301,7 +300,12 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     public Mono<Void> closeGracefully() {
         closing = true;
         sweeper.shutdownNow();
-        Collection<McpStreamableServerSession> open = List.copyOf(sessions.values());
+        List<McpStreamableServerSession> open = new java.util.ArrayList<>(sessions.values());
+        synchronized (this) {
+            if (direct != null) {
+                open.add(direct);
+            }
+        }
         sessions.clear();
         lastUsed.clear();
         return Flux.fromIterable(open).flatMap(s -> s.closeGracefully().onErrorComplete()).then();
