@@ -23,7 +23,7 @@ final class HealthzServlet extends HttpServlet {
     @Override
     protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
         response.setHeader("Allow", "GET");
-        HttpFace.jsonError(response, 405, -32600, "GET only");
+        HttpFace.refuseUnread(request, response, 405, -32600, "GET only");
     }
 
     @Override

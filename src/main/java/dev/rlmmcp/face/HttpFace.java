@@ -168,6 +168,18 @@ public final class HttpFace implements AutoCloseable {
         return (servletPath == null ? "" : servletPath) + (info == null ? "" : info);
     }
 
+    /**
+     * A refusal before the body was read: the connection is closed after the answer (Jetty would
+     * otherwise close it anyway to skip the unread body, under a client about to reuse it).
+     */
+    static void refuseUnread(HttpServletRequest request, HttpServletResponse response, int status, int code,
+            String message) throws IOException {
+        if (request.getContentLengthLong() != 0) {
+            response.setHeader("Connection", "close");
+        }
+        jsonError(response, status, code, message);
+    }
+
     /** A JSON-RPC error body (id null) with an HTTP status: the one error shape of every endpoint. */
     static void jsonError(HttpServletResponse response, int status, int code, String message) throws IOException {
         String body = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":" + code + ",\"message\":"

@@ -77,7 +77,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
     @Override
     protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
         if (!HttpFace.path(request).equals(SSE_PATH)) {
-            notAllowed(response, "POST");
+            notAllowed(request, response, "POST");
             return;
         }
         if (closing) {
@@ -121,11 +121,11 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
     @Override
     protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
         if (!HttpFace.path(request).equals(MESSAGE_PATH)) {
-            notAllowed(response, "GET");
+            notAllowed(request, response, "GET");
             return;
         }
         if (closing) {
-            HttpFace.jsonError(response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down");
+            HttpFace.refuseUnread(request, response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down");
             return;
         }
         String id = request.getParameter("session_id");
@@ -134,7 +134,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
         }
         Stream stream = id == null ? null : streams.get(id);
         if (stream == null) {
-            HttpFace.jsonError(response, id == null ? 400 : 404, McpSchema.ErrorCodes.INVALID_REQUEST, id == null
+            HttpFace.refuseUnread(request, response, id == null ? 400 : 404, McpSchema.ErrorCodes.INVALID_REQUEST, id == null
                     ? "missing session_id: open GET /sse first and POST to the endpoint it names"
                     : "no SSE session " + id + " (its stream closed): open GET /sse again");
             return;
@@ -184,17 +184,18 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
 
     @Override
     protected void doDelete(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        notAllowed(response, HttpFace.path(request).equals(SSE_PATH) ? "GET" : "POST");
+        notAllowed(request, response, HttpFace.path(request).equals(SSE_PATH) ? "GET" : "POST");
     }
 
     @Override
     protected void doPut(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        notAllowed(response, HttpFace.path(request).equals(SSE_PATH) ? "GET" : "POST");
+        notAllowed(request, response, HttpFace.path(request).equals(SSE_PATH) ? "GET" : "POST");
     }
 
-    private static void notAllowed(HttpServletResponse response, String allow) throws IOException {
+    private static void notAllowed(HttpServletRequest request, HttpServletResponse response, String allow)
+            throws IOException {
         response.setHeader("Allow", allow);
-        HttpFace.jsonError(response, 405, McpSchema.ErrorCodes.INVALID_REQUEST, "use " + allow + " here");
+        HttpFace.refuseUnread(request, response, 405, McpSchema.ErrorCodes.INVALID_REQUEST, "use " + allow + " here");
     }
 
     @Override

@@ -94,6 +94,9 @@ final class PlainRpcServlet extends HttpServlet {
     @Override
     protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
         response.setHeader("Allow", "POST");
+        if (request.getContentLengthLong() != 0) {
+            response.setHeader("Connection", "close");
+        }
         refuse(response, 405, "METHOD_NOT_ALLOWED", "POST {method, params} to /rpc");
     }
 

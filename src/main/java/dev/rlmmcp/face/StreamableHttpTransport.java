@@ -111,15 +111,16 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     @Override
     protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
         if (closing) {
-            error(response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down", null);
+            HttpFace.refuseUnread(request, response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR,
+                    "the server is shutting down");
             return;
         }
         String accept = request.getHeader("Accept");
         boolean json = accepts(accept, "application/json");
         boolean sse = accepts(accept, "text/event-stream");
         if (!json && !sse) {
-            error(response, 406, McpSchema.ErrorCodes.INVALID_REQUEST,
-                    "the Accept header must allow application/json and text/event-stream", null);
+            HttpFace.refuseUnread(request, response, 406, McpSchema.ErrorCodes.INVALID_REQUEST,
+                    "the Accept header must allow application/json and text/event-stream");
             return;
         }
         byte[] body = HttpFace.readBody(request, response, maxRequestBytes);
@@ -188,7 +189,8 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     @Override
     protected void doPut(HttpServletRequest request, HttpServletResponse response) throws IOException {
         response.setHeader("Allow", "POST, DELETE");
-        error(response, 405, McpSchema.ErrorCodes.INVALID_REQUEST, "POST requests to this endpoint", null);
+        HttpFace.refuseUnread(request, response, 405, McpSchema.ErrorCodes.INVALID_REQUEST,
+                "POST requests to this endpoint");
     }
 
     @Override
