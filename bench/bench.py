@@ -15,6 +15,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -100,8 +101,9 @@ class StdioClient:
 
 class HttpServer:
     def __init__(self, *server_args):
+        env = {k: v for k, v in os.environ.items() if k != "RLM_API_KEY"}
         self.proc = subprocess.Popen([LAUNCHER, "serve", "--port", "0", *server_args], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
         deadline = time.time() + 120
         while time.time() < deadline:
             line = self.proc.stderr.readline()
@@ -110,6 +112,8 @@ class HttpServer:
             m = re.search(r"listening on http://([\d.]+):(\d+)/mcp", line)
             if m:
                 self.host, self.port = m.group(1), int(m.group(2))
+                # drain the log (one access-log line per request) so the server never blocks on a full pipe
+                threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
                 return
         raise RuntimeError("server did not start in time")
 
@@ -122,15 +126,16 @@ class HttpClient:
     """A lean Streamable HTTP MCP client: HTTP/1.1 on one keep-alive socket, so that the figures are
     the server's (http.client spends ~0.1 ms of its own per request parsing headers)."""
 
-    def __init__(self, host, port):
+    def __init__(self, host, port, session=None):
         self.sock = socket.create_connection((host, port), timeout=120)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.reader = self.sock.makefile("rb")
         self.host = f"{host}:{port}"
-        self.session = None
+        self.session = session
         self.next_id = 0
-        self.request("initialize", INIT)
-        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        if session is None:
+            self.request("initialize", INIT)
+            self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def post(self, message):
         body = json.dumps(message).encode()
@@ -244,6 +249,83 @@ def concurrent(server, clients, seconds):
     errors = sum(e for _, e in results)
     print(f"{clients} concurrent HTTP clients on {clients} sessions: {total / seconds:.0f} calls/s "
           f"({total} calls in {seconds:.0f} s, {errors} errors; target >= 6000)")
+
+
+def _concurrency_clients(host, port, session_ids, first, count, calls, start_at, queue):
+    """One process's share of the clients (threads), so that the client side is not one GIL."""
+    results = [None] * count
+
+    def run(n):
+        k = first + n
+        latencies, errors, mismatched = [], 0, 0
+        try:
+            client = HttpClient(host, port, session=session_ids[k % len(session_ids)])
+        except Exception:  # noqa: BLE001 - counted, not raised: every failure is a figure
+            client = None
+        while time.time() < start_at:
+            time.sleep(0.001)
+        deadline = start_at + 300
+        for i in range(calls):
+            if client is None or time.time() > deadline:
+                errors += calls - i
+                break
+            code = f"c{k} = globals().get('c{k}', 0) + 1\nprint(c{k}, {k * 7919 + i})"
+            t = time.perf_counter()
+            try:
+                client.next_id += 1
+                reply = client.post({"jsonrpc": "2.0", "id": client.next_id, "method": "tools/call",
+                                     "params": {"name": "rlm_execute", "arguments": {"code": code}}})
+                latencies.append((time.perf_counter() - t) * 1000)
+                if reply.get("id") != client.next_id:
+                    mismatched += 1
+                    continue
+                body = reply["result"]["structuredContent"]
+                if body.get("status") != "ok":
+                    errors += 1
+                elif body.get("stdout") != f"{i + 1} {k * 7919 + i}\n":
+                    mismatched += 1
+            except Exception:  # noqa: BLE001
+                errors += 1
+        results[n] = (latencies, errors, mismatched)
+
+    threads = [threading.Thread(target=run, args=(n,), daemon=True) for n in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    queue.put([r if r is not None else ([], calls, 0) for r in results])
+
+
+def bench_concurrency(clients=200, calls=100, sessions=50, processes=4):
+    """Many clients at once, several per MCP session, each checking that every answer is its own:
+    the right JSON-RPC id, and the output only its own code in its own session can print."""
+    server = HttpServer()
+    try:
+        owners = [HttpClient(server.host, server.port) for _ in range(sessions)]
+        for owner in owners:
+            owner.tool("rlm_execute", code="pass")
+        session_ids = [o.session for o in owners]
+        queue = multiprocessing.Queue()
+        start_at = time.time() + 5.0
+        share = clients // processes
+        workers = [multiprocessing.Process(target=_concurrency_clients, args=(
+            server.host, server.port, session_ids, p * share, share, calls, start_at, queue)) for p in range(processes)]
+        for w in workers:
+            w.start()
+        results = [r for _ in workers for r in queue.get(timeout=900)]
+        elapsed = time.time() - start_at
+        for w in workers:
+            w.join(timeout=30)
+        latencies = [x for r in results for x in r[0]]
+        errors = sum(r[1] for r in results)
+        mismatched = sum(r[2] for r in results)
+        lost = clients * calls - len(latencies)
+        print(f"{clients} concurrent HTTP clients x {calls} rlm_execute on {sessions} MCP sessions: "
+              f"{len(latencies) / elapsed:.0f} calls/s, median {statistics.median(latencies):.2f} ms, "
+              f"p99 {percentile(latencies, 99):.2f} ms ({len(latencies)} answers in {elapsed:.1f} s; "
+              f"{errors} errors, {mismatched} mismatched, {lost} lost; target 0 / 0 / 0)")
+    finally:
+        server.close()
 
 
 def make_log(path, size):
@@ -433,14 +515,17 @@ def bench_llm(calls=500, batch=64, delay_ms=50, concurrency=8):
           f"{reply['llm_usage']['calls']} calls reported")
 
 
+SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "sandbox", "llm"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["start", "stdio", "http", "load", "file", "sandbox", "llm"],
+    parser.add_argument("--only", choices=SECTIONS,
                         action="append")
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--warmup", type=int, default=3000)
     args = parser.parse_args()
-    only = set(args.only or ["start", "stdio", "http", "load", "file", "sandbox", "llm"])
+    only = set(args.only or SECTIONS)
     subprocess.run([LAUNCHER, "--version"], check=True, stdout=subprocess.DEVNULL)
     workdir = tempfile.mkdtemp(prefix="rlm-bench-")
     try:
@@ -450,6 +535,8 @@ def main():
             bench_stdio(args.calls, args.warmup)
         if "http" in only:
             bench_http(args.calls, args.warmup)
+        if "concurrency" in only:
+            bench_concurrency()
         if "load" in only:
             bench_load_data(workdir)
         if "file" in only:

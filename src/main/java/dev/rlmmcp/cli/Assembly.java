@@ -11,19 +11,23 @@ import dev.rlmmcp.core.llm.LlmService;
 import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.tools.ToolCatalog;
+import dev.rlmmcp.tools.fixtures.ConformanceFixtures;
 
 /** The layers wired together: core, then tools over it, then the MCP server factory the faces use. */
 record Assembly(ObjectMapper json, Sessions sessions, ToolCatalog catalog, McpServers servers) implements AutoCloseable {
 
     static Assembly of(Settings settings, KernelLauncher launcher) {
         ObjectMapper json = mapper();
-        return of(settings, launcher, json, LlmService.samplingOnly(json));
+        return of(settings, launcher, json, LlmService.samplingOnly(json), false);
     }
 
-    static Assembly of(Settings settings, KernelLauncher launcher, ObjectMapper json, LlmService llm) {
+    /** With {@code conformanceFixtures}, the conformance suite's fixture tools, resources and prompts are served too. */
+    static Assembly of(Settings settings, KernelLauncher launcher, ObjectMapper json, LlmService llm,
+            boolean conformanceFixtures) {
         Sessions sessions = new Sessions(new KernelFactory(settings, launcher, json), llm);
         ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()));
-        return new Assembly(json, sessions, catalog, new McpServers(catalog, json));
+        ConformanceFixtures fixtures = conformanceFixtures ? new ConformanceFixtures(json) : null;
+        return new Assembly(json, sessions, catalog, new McpServers(catalog, json, fixtures));
     }
 
     /** JSON for everything, without Jackson's 20 MB cap on one string: inline data can be far larger. */

@@ -3,8 +3,16 @@ package dev.rlmmcp.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.core.Settings;
 import dev.rlmmcp.core.kernel.KernelLauncher;
+import dev.rlmmcp.face.ApiKey;
 import dev.rlmmcp.face.HttpFace;
+import dev.rlmmcp.face.HttpSettings;
+import dev.rlmmcp.face.PortFile;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -14,7 +22,9 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 @Command(name = "serve", mixinStandardHelpOptions = true,
-        description = "Serve MCP over HTTP: Streamable HTTP at /mcp, health at /health.")
+        description = {"Serve MCP over HTTP on one port: Streamable HTTP at /mcp, legacy SSE at /sse + /message, "
+                + "plain JSON at /rpc, health at /healthz and /health.",
+            "Set RLM_API_KEY in the environment to require Authorization: Bearer <key> on every path but /healthz."})
 final class ServeCommand implements Callable<Integer> {
 
     private static final Logger log = LoggerFactory.getLogger(ServeCommand.class);
@@ -29,53 +39,110 @@ final class ServeCommand implements Callable<Integer> {
     LlmOptions llm;
 
     @Option(names = "--host", paramLabel = "ADDR", defaultValue = "${env:RLM_HOST:-127.0.0.1}",
-            description = "Address to listen on (RLM_HOST; default: ${DEFAULT-VALUE}).")
+            description = "Address to listen on (RLM_HOST; default: ${DEFAULT-VALUE}). Any non-loopback address needs RLM_API_KEY.")
     String host;
 
     @Option(names = "--port", paramLabel = "PORT", defaultValue = "${env:RLM_PORT:-8765}",
             description = "Port to listen on, 0 for any free port (RLM_PORT; default: ${DEFAULT-VALUE}).")
     int port;
 
+    @Option(names = "--port-file", paramLabel = "FILE", defaultValue = "${env:RLM_PORT_FILE}",
+            description = "Write the port taken to FILE (mode 0600), removed at shutdown (RLM_PORT_FILE).")
+    Path portFile;
+
     @Option(names = "--max-request-mb", paramLabel = "MB", defaultValue = "${env:RLM_MAX_REQUEST_MB:-4}",
             description = "Largest HTTP request body accepted; bigger ones get 413 (RLM_MAX_REQUEST_MB; default: ${DEFAULT-VALUE}).")
     int maxRequestMb;
+
+    @Option(names = "--allowed-hosts", paramLabel = "NAMES", split = ",", defaultValue = "${env:RLM_ALLOWED_HOSTS}",
+            description = "Host header names accepted besides localhost, 127.0.0.1 and [::1] (DNS rebinding protection; RLM_ALLOWED_HOSTS, comma-separated).")
+    String[] allowedHosts;
+
+    @Option(names = "--cors-origins", paramLabel = "ORIGINS", split = ",", defaultValue = "${env:RLM_CORS_ORIGINS}",
+            description = "Browser origins allowed to call, e.g. https://app.example.com (RLM_CORS_ORIGINS, comma-separated; default: none).")
+    String[] corsOrigins;
+
+    @Option(names = "--session-idle-s", paramLabel = "S", defaultValue = "${env:RLM_SESSION_IDLE_S:-1800}",
+            description = "Seconds an MCP HTTP session (Mcp-Session-Id) may go unused before it is ended (RLM_SESSION_IDLE_S; default: ${DEFAULT-VALUE}).")
+    long sessionIdleS;
+
+    @Option(names = "--sse-keepalive-s", paramLabel = "S", defaultValue = "${env:RLM_SSE_KEEPALIVE_S:-15}",
+            description = "Seconds between keep-alive comments on an idle /sse stream, 1..30 (RLM_SSE_KEEPALIVE_S; default: ${DEFAULT-VALUE}).")
+    long sseKeepAliveS;
+
+    @Option(names = "--shutdown-timeout-s", paramLabel = "S", defaultValue = "${env:RLM_SHUTDOWN_TIMEOUT_S:-10}",
+            description = "How long shutdown waits for calls under way (RLM_SHUTDOWN_TIMEOUT_S; default: ${DEFAULT-VALUE}).")
+    long shutdownTimeoutS;
 
     @Option(names = "--allow-unsandboxed", defaultValue = "${env:RLM_ALLOW_UNSANDBOXED:-false}",
             description = "Allow --sandbox process (no isolation) on a non-loopback --host (RLM_ALLOW_UNSANDBOXED).")
     boolean allowUnsandboxed;
 
+    @Option(names = "--allow-no-auth", defaultValue = "${env:RLM_ALLOW_NO_AUTH:-false}",
+            description = "Listen on a non-loopback --host without RLM_API_KEY: anyone who can reach the port runs code (RLM_ALLOW_NO_AUTH).")
+    boolean allowNoAuth;
+
+    @Option(names = "--conformance-fixtures",
+            description = "Also serve the fixture tools, resources and prompts the MCP conformance suite calls (testing only).")
+    boolean conformanceFixtures;
+
     @Override
     public Integer call() throws Exception {
         KernelOptions.require(spec, port >= 0 && port <= 65535, "--port must be 0..65535, not " + port);
         KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
+        KernelOptions.require(spec, sessionIdleS >= 1, "--session-idle-s must be at least 1");
+        KernelOptions.require(spec, sseKeepAliveS >= 1 && sseKeepAliveS <= 30, "--sse-keepalive-s must be 1..30");
+        KernelOptions.require(spec, shutdownTimeoutS >= 0, "--shutdown-timeout-s must not be negative");
+        Set<String> origins = list(corsOrigins);
+        KernelOptions.require(spec, !origins.contains("*"),
+                "--cors-origins must list origins; * (any site, with credentials) is not allowed");
+        ApiKey apiKey = ApiKey.of(System.getenv("RLM_API_KEY"));
+        boolean loopback = HttpFace.isLoopback(host);
+        KernelOptions.require(spec, loopback || apiKey != null || allowNoAuth,
+                "refusing to listen on non-loopback --host " + host + " without an API key: set RLM_API_KEY "
+                        + "(clients then send Authorization: Bearer <key>), or pass --allow-no-auth if every "
+                        + "host that can reach this port is trusted");
+        if (!loopback && apiKey == null) {
+            log.warn("!!! --allow-no-auth: listening on {} WITHOUT authentication; anyone who can reach this port "
+                    + "can run code in the kernels !!!", host);
+        }
         Settings settings = kernel.settings(spec);
         ObjectMapper json = Assembly.mapper();
         KernelLauncher launcher = kernel.launcher(spec, settings);
-        KernelOptions.require(spec, !launcher.name().equals("process") || allowUnsandboxed || isLoopback(host),
+        KernelOptions.require(spec, !launcher.name().equals("process") || allowUnsandboxed || loopback,
                 "kernels would run unsandboxed (--sandbox process) on a non-loopback --host " + host
                         + ": install bubblewrap, or pass --allow-unsandboxed if every client is trusted");
-        Assembly app = Assembly.of(settings, launcher, json, llm.service(spec, json));
-        HttpFace http = new HttpFace(app.servers(), app.sessions(), app.json(), host, port, maxRequestMb * 1024 * 1024);
+        HttpSettings http = new HttpSettings(host, port, maxRequestMb * 1024 * 1024, apiKey, list(allowedHosts),
+                origins, Duration.ofSeconds(sessionIdleS), Duration.ofSeconds(sseKeepAliveS), portFile,
+                Duration.ofSeconds(shutdownTimeoutS));
+        Assembly app = Assembly.of(settings, launcher, json, llm.service(spec, json), conformanceFixtures);
+        HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
+        face.start();
+        int bound = face.address().getPort();
+        PortFile written = portFile == null ? null : PortFile.write(portFile, bound);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
-                http.close();
+                face.close();
             } finally {
-                app.close();
+                try {
+                    app.close();
+                } finally {
+                    if (written != null) {
+                        written.close();
+                    }
+                }
             }
         }, "shutdown"));
-        http.start();
-        log.info("rlm-mcp listening on http://{}:{}/mcp (health: /health, data root: {}, sandbox: {})",
-                host, http.address().getPort(), app.sessions().kernels().settings().dataRoot(),
-                app.sessions().kernels().launcherName());
-        http.join();
+        log.info("rlm-mcp listening on http://{}:{}/mcp (also /sse, /rpc, /healthz, /health; auth: {}, data root: {}, "
+                        + "sandbox: {}{})", host, bound, apiKey == null ? "off" : "bearer key",
+                app.sessions().kernels().settings().dataRoot(), app.sessions().kernels().launcherName(),
+                conformanceFixtures ? ", conformance fixtures on" : "");
+        face.join();
         return 0;
     }
 
-    private static boolean isLoopback(String host) {
-        try {
-            return java.net.InetAddress.getByName(host).isLoopbackAddress();
-        } catch (java.net.UnknownHostException e) {
-            return false;
-        }
+    private static Set<String> list(String[] values) {
+        return values == null ? Set.of()
+                : Arrays.stream(values).map(String::strip).filter(v -> !v.isEmpty()).collect(Collectors.toSet());
     }
 }

@@ -3,6 +3,7 @@ package dev.rlmmcp.cli;
 import dev.rlmmcp.core.Settings;
 
 import dev.rlmmcp.face.HttpFace;
+import dev.rlmmcp.face.HttpSettings;
 import dev.rlmmcp.face.StdioFace;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -67,7 +68,7 @@ final class TrainCommand implements Callable<Integer> {
             toServer.close();
             face.awaitClientGone();
             face.close();
-            try (HttpFace http = new HttpFace(app.servers(), app.sessions(), app.json(), "127.0.0.1", 0, 1 << 20);
+            try (HttpFace http = new HttpFace(app.servers(), app.sessions(), app.json(), HttpSettings.local(0, 1 << 20));
                     HttpClient client = HttpClient.newHttpClient()) {
                 http.start();
                 URI health = URI.create("http://127.0.0.1:" + http.address().getPort() + "/health");

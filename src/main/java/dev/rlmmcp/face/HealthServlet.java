@@ -44,4 +44,10 @@ final class HealthServlet extends HttpServlet {
         response.setHeader("Cache-Control", "no-store");
         json.writeValue(response.getOutputStream(), body);
     }
+
+    @Override
+    protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        response.setHeader("Allow", "GET");
+        HttpFace.refuseUnread(request, response, 405, -32600, "GET only");
+    }
 }

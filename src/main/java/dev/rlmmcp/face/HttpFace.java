@@ -2,44 +2,134 @@ package dev.rlmmcp.face;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.face.ui.UiServlet;
 import io.modelcontextprotocol.server.McpSyncServer;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.eclipse.jetty.ee11.servlet.FilterHolder;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.GracefulHandler;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** HTTP on embedded Jetty: Streamable HTTP MCP at /mcp and GET /health, on one port. */
+/**
+ * Every HTTP endpoint on one port of embedded Jetty: Streamable HTTP MCP at /mcp, legacy HTTP+SSE
+ * at /sse and /message, seed 002's plain /rpc and /healthz, and /health. Each MCP transport has its
+ * own SDK server built from the same tools, and /rpc calls the same catalog, so every endpoint ends
+ * in the same handlers. In front of all of them: the access log, Host/Origin validation, CORS and
+ * (with an API key) authentication.
+ */
 public final class HttpFace implements AutoCloseable {
 
-    private final Server jetty;
-    private final McpSyncServer mcp;
-    private final StreamableHttpTransport transport;
+    private static final Logger log = LoggerFactory.getLogger(HttpFace.class);
 
-    public HttpFace(McpServers servers, Sessions sessions, ObjectMapper json, String host, int port, int maxRequestBytes) {
-        QueuedThreadPool threads = new QueuedThreadPool(256, 8);
+    private final Server jetty;
+    private final ServletContextHandler context;
+    private final LegacySseTransport sse;
+    private final List<McpSyncServer> mcp;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    public HttpFace(McpServers servers, Sessions sessions, ObjectMapper json, HttpSettings settings) {
+        QueuedThreadPool threads = new QueuedThreadPool(512, 8);
         threads.setName("http");
         jetty = new Server(threads);
         HttpConfiguration config = new HttpConfiguration();
         config.setSendServerVersion(false);
         ServerConnector connector = new ServerConnector(jetty, new HttpConnectionFactory(config));
-        connector.setHost(host);
-        connector.setPort(port);
+        connector.setHost(settings.host());
+        connector.setPort(settings.port());
+        // longer than the longest SSE keep-alive interval, so an idle /sse stream is never cut by Jetty
+        connector.setIdleTimeout(Math.max(60_000, 2 * settings.sseKeepAlive().toMillis()));
         jetty.addConnector(connector);
+        jetty.setRequestLog(new AccessLog(System.err));
 
-        transport = new StreamableHttpTransport(servers.mapper(), maxRequestBytes, sessions::connectionClosed);
-        mcp = servers.serve(transport);
+        StreamableHttpTransport streamable = new StreamableHttpTransport(servers.mapper(), settings.maxRequestBytes(),
+                settings.sessionIdle(), sessions::connectionClosed);
+        sse = new LegacySseTransport(servers.mapper(), settings.maxRequestBytes(), settings.sseKeepAlive(),
+                sessions::connectionClosed);
+        mcp = List.of(servers.serve(streamable), servers.serve(sse));
 
-        ServletContextHandler context = new ServletContextHandler();
+        context = new ServletContextHandler();
         context.setContextPath("/");
-        context.addServlet(new ServletHolder("mcp", transport), "/mcp");
-        context.addServlet(new ServletHolder("health", new HealthServlet(sessions, json)), "/health");
-        dev.rlmmcp.face.ui.UiServlet.mount(context, sessions, json);
-        jetty.setHandler(context);
-        jetty.setStopTimeout(5_000);
+        filter(new OriginHostFilter(hostPolicy(settings)));
+        filter(new CorsFilter(settings.corsOrigins()));
+        if (settings.apiKey() != null) {
+            filter(new AuthFilter(settings.apiKey()));
+        }
+        addServlet("mcp", streamable, "/mcp");
+        addServlet("sse", sse, LegacySseTransport.SSE_PATH, LegacySseTransport.MESSAGE_PATH);
+        addServlet("rpc", new PlainRpcServlet(servers.catalog(), json, settings.maxRequestBytes()), "/rpc");
+        addServlet("healthz", new HealthzServlet(), "/healthz");
+        addServlet("health", new HealthServlet(sessions, json), "/health");
+        addServlet("ui", UiServlet.of(sessions, json), "/ui/*");
+
+        GracefulHandler graceful = new GracefulHandler();
+        graceful.setHandler(context);
+        jetty.setHandler(graceful);
+        jetty.setStopTimeout(settings.stopTimeout().toMillis());
+    }
+
+    /** Adds a servlet at these path specs (before {@link #start}); it sits behind the same filters. */
+    public void addServlet(String name, HttpServlet servlet, String... pathSpecs) {
+        ServletHolder holder = new ServletHolder(name, servlet);
+        holder.setAsyncSupported(true);
+        for (String spec : pathSpecs) {
+            context.addServlet(holder, spec);
+        }
+    }
+
+    private void filter(Filter filter) {
+        FilterHolder holder = new FilterHolder(filter);
+        holder.setAsyncSupported(true);
+        context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
+    }
+
+    /** Loopback names always; a specific bound address too; any name on a wildcard bind without a host list. */
+    static OriginHostFilter.HostPolicy hostPolicy(HttpSettings settings) {
+        Set<String> hosts = new HashSet<>(settings.allowedHosts());
+        boolean wildcard = isWildcard(settings.host());
+        if (!wildcard) {
+            hosts.add(settings.host().contains(":") && !settings.host().startsWith("[")
+                    ? "[" + settings.host() + "]" : settings.host());
+        }
+        boolean anyHost = !isLoopback(settings.host()) && settings.allowedHosts().isEmpty();
+        return new OriginHostFilter.HostPolicy(hosts, settings.corsOrigins(), anyHost);
+    }
+
+    public static boolean isLoopback(String host) {
+        try {
+            return InetAddress.getByName(host).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            return false;
+        }
+    }
+
+    private static boolean isWildcard(String host) {
+        try {
+            return InetAddress.getByName(host).isAnyLocalAddress();
+        } catch (UnknownHostException e) {
+            return false;
+        }
     }
 
     public void start() throws Exception {
@@ -55,14 +145,91 @@ public final class HttpFace implements AutoCloseable {
         jetty.join();
     }
 
-    /** Stops taking requests, lets running ones finish (bounded by Jetty's stop timeout), ends the MCP sessions. */
+    /**
+     * Graceful stop: SSE streams end, the port stops accepting, requests under way finish (bounded by
+     * the stop timeout, later ones get 503), then the MCP sessions end.
+     */
     @Override
     public void close() {
-        mcp.closeGracefully();
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        sse.closeGracefully().block();
         try {
             jetty.stop();
         } catch (Exception e) {
-            throw new IllegalStateException("stopping the HTTP server failed", e);
+            log.warn("stopping the HTTP server: {}", e.toString());
         }
+        mcp.forEach(McpSyncServer::closeGracefully);
+    }
+
+    /** The request's path inside the server, decoded and normalised, without the query. */
+    static String path(HttpServletRequest request) {
+        String servletPath = request.getServletPath();
+        String info = request.getPathInfo();
+        return (servletPath == null ? "" : servletPath) + (info == null ? "" : info);
+    }
+
+    /**
+     * A refusal before the body was read: the connection is closed after the answer (Jetty would
+     * otherwise close it anyway to skip the unread body, under a client about to reuse it).
+     */
+    static void refuseUnread(HttpServletRequest request, HttpServletResponse response, int status, int code,
+            String message) throws IOException {
+        if (request.getContentLengthLong() != 0) {
+            response.setHeader("Connection", "close");
+        }
+        jsonError(response, status, code, message);
+    }
+
+    /** A JSON-RPC error body (id null) with an HTTP status: the one error shape of every endpoint. */
+    static void jsonError(HttpServletResponse response, int status, int code, String message) throws IOException {
+        String body = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":" + code + ",\"message\":"
+                + quote(message) + "}}";
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        response.setStatus(status);
+        response.setContentType("application/json");
+        response.setContentLength(bytes.length);
+        response.getOutputStream().write(bytes);
+    }
+
+    private static String quote(String s) {
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            switch (c) {
+                case '"' -> b.append("\\\"");
+                case '\\' -> b.append("\\\\");
+                default -> {
+                    if (c < 0x20) {
+                        b.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        b.append(c);
+                    }
+                }
+            }
+        }
+        return b.append('"').toString();
+    }
+
+    /** The body, or null after answering 413 when it is larger than {@code max} bytes. */
+    static byte[] readBody(HttpServletRequest request, HttpServletResponse response, int max) throws IOException {
+        if (request.getContentLengthLong() > max) {
+            tooLarge(response, max);
+            return null;
+        }
+        try (InputStream in = request.getInputStream()) {
+            byte[] body = in.readNBytes(max + 1);
+            if (body.length > max) {
+                tooLarge(response, max);
+                return null;
+            }
+            return body;
+        }
+    }
+
+    private static void tooLarge(HttpServletResponse response, int max) throws IOException {
+        response.setHeader("Connection", "close");
+        jsonError(response, 413, -32600, "request body larger than " + max
+                + " bytes; raise --max-request-mb / RLM_MAX_REQUEST_MB, or load large data from a file");
     }
 }

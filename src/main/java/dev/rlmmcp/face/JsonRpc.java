@@ -62,4 +62,34 @@ final class JsonRpc {
         body.put("error", Map.of("code", code, "message", message));
         return body;
     }
+
+    /**
+     * The message as sent to a client: the SDK puts the messages of a whole exception chain into an
+     * error's data; clients get the code and message only.
+     */
+    static McpSchema.JSONRPCMessage withoutTraces(McpSchema.JSONRPCMessage message) {
+        if (message instanceof McpSchema.JSONRPCResponse response && response.error() != null
+                && response.error().data() != null) {
+            return McpSchema.JSONRPCResponse.error(response.id(), new McpSchema.JSONRPCResponse.JSONRPCError(
+                    response.error().code(), response.error().message(), null));
+        }
+        return message;
+    }
+
+    /** A parser's complaint in one line, without Jackson's source excerpt. */
+    static String brief(Exception e) {
+        String message = String.valueOf(e.getMessage());
+        int cut = message.indexOf("\n");
+        message = cut < 0 ? message : message.substring(0, cut);
+        return message.length() > 200 ? message.substring(0, 200) + "..." : message;
+    }
+
+    /** Why a request's params cannot be right (MCP params are always an object), or null if they may be. */
+    static String badParams(McpSchema.JSONRPCMessage message) {
+        if (message instanceof McpSchema.JSONRPCRequest request && request.params() != null
+                && !(request.params() instanceof Map<?, ?>)) {
+            return "params of " + request.method() + " must be a JSON object";
+        }
+        return null;
+    }
 }

@@ -5,11 +5,15 @@ import dev.rlmmcp.tools.RlmPrompt;
 import dev.rlmmcp.tools.ToolCatalog;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
+import dev.rlmmcp.tools.fixtures.ConformanceFixtures;
 import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpServerFeatures;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpServerTransportProvider;
 import io.modelcontextprotocol.spec.McpStreamableServerTransportProvider;
+import java.util.ArrayList;
+import java.util.List;
 
 /** One MCP server per transport, all built from the same tools and prompt (the SDK needs one per transport). */
 public final class McpServers {
@@ -26,10 +30,21 @@ public final class McpServers {
 
     private final ToolCatalog catalog;
     private final McpJsonMapper mapper;
+    private final ConformanceFixtures fixtures;
 
     public McpServers(ToolCatalog catalog, ObjectMapper json) {
+        this(catalog, json, null);
+    }
+
+    /** With {@code fixtures} (may be null) served next to the real tools, as the conformance suite needs. */
+    public McpServers(ToolCatalog catalog, ObjectMapper json, ConformanceFixtures fixtures) {
         this.catalog = catalog;
         this.mapper = new JacksonMcpJsonMapper(json);
+        this.fixtures = fixtures;
+    }
+
+    public ToolCatalog catalog() {
+        return catalog;
     }
 
     public McpJsonMapper mapper() {
@@ -45,20 +60,32 @@ public final class McpServers {
     }
 
     private McpSyncServer configure(McpServer.SyncSpecification<?> spec) {
-        return spec.serverInfo(NAME, Version.current())
+        spec.serverInfo(NAME, Version.current())
                 .instructions(INSTRUCTIONS)
                 .capabilities(capabilities())
                 .jsonMapper(mapper)
                 .validateToolInputs(false)
                 .jsonSchemaValidator(new OwnOutputValidator())
                 .immediateExecution(true)
-                .requestTimeout(SERVER_REQUEST_TIMEOUT)
-                .tools(catalog.specifications())
-                .prompts(RlmPrompt.specification())
-                .build();
+                .requestTimeout(SERVER_REQUEST_TIMEOUT);
+        List<McpServerFeatures.SyncToolSpecification> tools = new ArrayList<>(catalog.specifications());
+        List<McpServerFeatures.SyncPromptSpecification> prompts = new ArrayList<>(List.of(RlmPrompt.specification()));
+        if (fixtures != null) {
+            tools.addAll(fixtures.tools());
+            prompts.addAll(fixtures.prompts());
+            spec.resources(fixtures.resources())
+                    .resourceTemplates(fixtures.resourceTemplates())
+                    .completions(fixtures.completions());
+        }
+        return spec.tools(tools).prompts(prompts).build();
     }
 
-    private static McpSchema.ServerCapabilities capabilities() {
-        return McpSchema.ServerCapabilities.builder().tools(false).prompts(false).build();
+    private McpSchema.ServerCapabilities capabilities() {
+        McpSchema.ServerCapabilities.Builder capabilities = McpSchema.ServerCapabilities.builder()
+                .tools(false).prompts(false);
+        if (fixtures != null) {
+            capabilities.resources(true, false).logging().completions();
+        }
+        return capabilities.build();
     }
 }

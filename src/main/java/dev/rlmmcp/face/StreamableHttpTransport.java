@@ -7,18 +7,22 @@ import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpStreamableServerSession;
 import io.modelcontextprotocol.spec.McpStreamableServerTransport;
 import io.modelcontextprotocol.spec.McpStreamableServerTransportProvider;
+import io.modelcontextprotocol.spec.ProtocolVersions;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.util.Collection;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,24 +37,70 @@ import reactor.core.publisher.Mono;
  * into an SSE stream at that moment. Error bodies are JSON-RPC errors, never Java exceptions.
  * A GET has no standalone stream to offer and answers 405, as the specification allows. A client's
  * notifications/cancelled stops the call it names (see {@link Cancellation}).
+ *
+ * <p>A request POSTed without a session and without an initialize first (seed 000's "direct" mode)
+ * is served by one shared default session. A session unused for the idle time is ended as if the
+ * client had sent DELETE. An {@code MCP-Protocol-Version} header naming a version this server does
+ * not speak is refused with 400.
  */
 public final class StreamableHttpTransport extends HttpServlet implements McpStreamableServerTransportProvider {
 
     static final String SESSION_HEADER = "Mcp-Session-Id";
+    static final String PROTOCOL_VERSION_HEADER = "MCP-Protocol-Version";
     private static final Logger log = LoggerFactory.getLogger(StreamableHttpTransport.class);
 
     private final transient McpJsonMapper mapper;
     private final int maxRequestBytes;
     private final transient Consumer<String> sessionEnded;
     private final transient Map<String, McpStreamableServerSession> sessions = new ConcurrentHashMap<>();
+    private static final AtomicInteger ZERO = new AtomicInteger();
+
+    private final transient Map<String, Long> lastUsed = new ConcurrentHashMap<>();
+    private final transient Map<String, AtomicInteger> busy = new ConcurrentHashMap<>();
+    private final transient ScheduledExecutorService sweeper;
+    private final long idleNanos;
     private transient McpStreamableServerSession.Factory sessionFactory;
+    private transient McpStreamableServerSession direct;
     private volatile boolean closing;
 
-    /** {@code sessionEnded} hears the id of every MCP session a client ends, to release what it held. */
-    public StreamableHttpTransport(McpJsonMapper mapper, int maxRequestBytes, Consumer<String> sessionEnded) {
+    /**
+     * {@code sessionEnded} hears the id of every MCP session that ends (DELETE, idle, shutdown), to
+     * release what it held; a session unused for {@code idle} ends.
+     */
+    public StreamableHttpTransport(McpJsonMapper mapper, int maxRequestBytes, Duration idle,
+            Consumer<String> sessionEnded) {
         this.mapper = mapper;
         this.maxRequestBytes = maxRequestBytes;
         this.sessionEnded = sessionEnded;
+        this.idleNanos = idle.toNanos();
+        this.sweeper = Executors.newSingleThreadScheduledExecutor(
+                Thread.ofPlatform().daemon().name("mcp-session-sweeper").factory());
+        long every = Math.max(1, Math.min(idle.toMillis() / 4, 60_000));
+        sweeper.scheduleWithFixedDelay(this::sweep, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    private void sweep() {
+        long now = System.nanoTime();
+        lastUsed.forEach((id, used) -> {
+            if (now - used > idleNanos && busy.getOrDefault(id, ZERO).get() == 0) {
+                McpStreamableServerSession session = sessions.remove(id);
+                lastUsed.remove(id);
+                busy.remove(id);
+                if (session != null) {
+                    log.info("MCP session {} idle for {} s: ended", id, TimeUnit.NANOSECONDS.toSeconds(idleNanos));
+                    end(id, session);
+                }
+            }
+        });
+    }
+
+    private void end(String id, McpStreamableServerSession session) {
+        try {
+            session.delete().block();
+        } catch (RuntimeException e) {
+            log.debug("ending session {}: {}", id, e.toString());
+        }
+        sessionEnded.accept(id);
     }
 
     @Override
@@ -61,18 +111,19 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     @Override
     protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
         if (closing) {
-            error(response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down", null);
+            HttpFace.refuseUnread(request, response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR,
+                    "the server is shutting down");
             return;
         }
         String accept = request.getHeader("Accept");
         boolean json = accepts(accept, "application/json");
         boolean sse = accepts(accept, "text/event-stream");
         if (!json && !sse) {
-            error(response, 406, McpSchema.ErrorCodes.INVALID_REQUEST,
-                    "the Accept header must allow application/json and text/event-stream", null);
+            HttpFace.refuseUnread(request, response, 406, McpSchema.ErrorCodes.INVALID_REQUEST,
+                    "the Accept header must allow application/json and text/event-stream");
             return;
         }
-        byte[] body = readBody(request, response);
+        byte[] body = HttpFace.readBody(request, response, maxRequestBytes);
         if (body == null) {
             return;
         }
@@ -80,7 +131,18 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         try {
             message = JsonRpc.parse(mapper, body);
         } catch (IOException | RuntimeException e) {
-            error(response, 400, McpSchema.ErrorCodes.PARSE_ERROR, "not a JSON-RPC message: " + e.getMessage(), null);
+            error(response, 400, McpSchema.ErrorCodes.PARSE_ERROR, "not a JSON-RPC message: " + JsonRpc.brief(e), null);
+            return;
+        }
+        String version = request.getHeader(PROTOCOL_VERSION_HEADER);
+        if (version != null && !protocolVersions().contains(version)) {
+            error(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "unsupported " + PROTOCOL_VERSION_HEADER + " "
+                    + version + "; this server speaks " + String.join(", ", protocolVersions()), idOf(message));
+            return;
+        }
+        String badParams = JsonRpc.badParams(message);
+        if (badParams != null) {
+            error(response, 200, McpSchema.ErrorCodes.INVALID_PARAMS, badParams, idOf(message));
             return;
         }
         if (message instanceof McpSchema.JSONRPCRequest init && McpSchema.METHOD_INITIALIZE.equals(init.method())) {
@@ -94,8 +156,13 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         try {
             switch (message) {
                 case McpSchema.JSONRPCRequest call -> {
+                    AtomicInteger running = busy.computeIfAbsent(session.getId(), k -> new AtomicInteger());
+                    running.incrementAndGet();
                     try (Cancellation.Request served = Cancellation.serve(session.getId(), call.id())) {
                         new Exchange(response, json, sse, served).answer(session, call);
+                    } finally {
+                        running.decrementAndGet();
+                        lastUsed.computeIfPresent(session.getId(), (k, v) -> System.nanoTime());
                     }
                 }
                 case McpSchema.JSONRPCNotification notification when ClientCancellation.handled(session.getId(),
@@ -112,11 +179,18 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
             }
         } catch (RuntimeException e) {
             log.warn("handling {} failed", message, e);
-            Object id = message instanceof McpSchema.JSONRPCRequest call ? call.id() : null;
             if (!response.isCommitted()) {
-                error(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, "internal error: " + e.getMessage(), id);
+                error(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, "internal error: " + JsonRpc.brief(e),
+                        idOf(message));
             }
         }
+    }
+
+    @Override
+    protected void doPut(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        response.setHeader("Allow", "POST, DELETE");
+        HttpFace.refuseUnread(request, response, 405, McpSchema.ErrorCodes.INVALID_REQUEST,
+                "POST requests to this endpoint");
     }
 
     @Override
@@ -135,8 +209,9 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                     id == null ? "DELETE needs the Mcp-Session-Id header" : "no session " + id, null);
             return;
         }
-        session.delete().block();
-        sessionEnded.accept(id);
+        lastUsed.remove(id);
+        busy.remove(id);
+        end(id, session);
         response.setStatus(200);
     }
 
@@ -152,6 +227,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         }
         McpStreamableServerSession.McpStreamableServerSessionInit started = sessionFactory.startSession(params);
         sessions.put(started.session().getId(), started.session());
+        lastUsed.put(started.session().getId(), System.nanoTime());
         McpSchema.InitializeResult result = started.initResult().block();
         response.setHeader(SESSION_HEADER, started.session().getId());
         writeJson(response, 200, McpSchema.JSONRPCResponse.result(init.id(), result));
@@ -159,41 +235,37 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
 
     private McpStreamableServerSession session(HttpServletRequest request, HttpServletResponse response,
             McpSchema.JSONRPCMessage message) throws IOException {
-        Object id = message instanceof McpSchema.JSONRPCRequest call ? call.id() : null;
         String sessionId = request.getHeader(SESSION_HEADER);
         if (sessionId == null) {
-            error(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST,
-                    "missing Mcp-Session-Id header: send initialize first", id);
-            return null;
+            return direct();
         }
         McpStreamableServerSession session = sessions.get(sessionId);
         if (session == null) {
             error(response, 404, McpSchema.ErrorCodes.INVALID_REQUEST,
-                    "no session " + sessionId + " (it ended or never existed): initialize again", id);
+                    "no session " + sessionId + " (it ended or never existed): initialize again", idOf(message));
+            return null;
         }
+        lastUsed.put(sessionId, System.nanoTime());
         return session;
     }
 
-    private byte[] readBody(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        long declared = request.getContentLengthLong();
-        if (declared > maxRequestBytes) {
-            tooLarge(response);
-            return null;
+    /** The session shared by requests that come without one, initialized on first use. */
+    private synchronized McpStreamableServerSession direct() {
+        if (direct == null) {
+            McpStreamableServerSession.McpStreamableServerSessionInit started = sessionFactory.startSession(
+                    new McpSchema.InitializeRequest(ProtocolVersions.MCP_2025_06_18,
+                            McpSchema.ClientCapabilities.builder().build(),
+                            new McpSchema.Implementation("direct-http", "1")));
+            started.initResult().block();
+            started.session().accept(new McpSchema.JSONRPCNotification(McpSchema.JSONRPC_VERSION,
+                    McpSchema.METHOD_NOTIFICATION_INITIALIZED, null)).block();
+            direct = started.session();
         }
-        try (InputStream in = request.getInputStream()) {
-            byte[] body = in.readNBytes(maxRequestBytes + 1);
-            if (body.length > maxRequestBytes) {
-                tooLarge(response);
-                return null;
-            }
-            return body;
-        }
+        return direct;
     }
 
-    private void tooLarge(HttpServletResponse response) throws IOException {
-        response.setHeader("Connection", "close");
-        error(response, 413, McpSchema.ErrorCodes.INVALID_REQUEST, "request body larger than " + maxRequestBytes
-                + " bytes; raise --max-request-mb / RLM_MAX_REQUEST_MB, or load large data from a file", null);
+    private static Object idOf(McpSchema.JSONRPCMessage message) {
+        return message instanceof McpSchema.JSONRPCRequest call ? call.id() : null;
     }
 
     private static boolean accepts(String accept, String type) {
@@ -229,8 +301,15 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     @Override
     public Mono<Void> closeGracefully() {
         closing = true;
-        Collection<McpStreamableServerSession> open = List.copyOf(sessions.values());
+        sweeper.shutdownNow();
+        List<McpStreamableServerSession> open = new java.util.ArrayList<>(sessions.values());
+        synchronized (this) {
+            if (direct != null) {
+                open.add(direct);
+            }
+        }
         sessions.clear();
+        lastUsed.clear();
         return Flux.fromIterable(open).flatMap(s -> s.closeGracefully().onErrorComplete()).then();
     }
 
@@ -278,7 +357,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                 }
                 if (stream == null && json && (message instanceof McpSchema.JSONRPCResponse || !sse)) {
                     if (message instanceof McpSchema.JSONRPCResponse) {
-                        writeJson(response, 200, message);
+                        writeJson(response, 200, JsonRpc.withoutTraces(message));
                     }
                     return;
                 }
@@ -290,7 +369,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                     stream = response.getOutputStream();
                 }
                 stream.write("event: message\ndata: ".getBytes(StandardCharsets.UTF_8));
-                stream.write(mapper.writeValueAsBytes(message));
+                stream.write(mapper.writeValueAsBytes(JsonRpc.withoutTraces(message)));
                 stream.write("\n\n".getBytes(StandardCharsets.UTF_8));
                 stream.flush();
             } catch (IOException e) {

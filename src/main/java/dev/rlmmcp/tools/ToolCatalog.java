@@ -26,6 +26,7 @@ import io.modelcontextprotocol.spec.McpSchema;
 import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,13 +73,26 @@ public final class ToolCatalog {
         return tools.stream().map(this::specification).toList();
     }
 
-    private SyncToolSpecification specification(RlmTool tool) {
-        McpSchema.Tool definition = McpSchema.Tool.builder(tool.name(), inputSchemas.get(tool.name()).toMap())
+    /** What tools/list shows of every tool. */
+    public List<McpSchema.Tool> definitions() {
+        return tools.stream().map(this::definition).toList();
+    }
+
+    /** The tool with this name, for faces that call tools without MCP framing. */
+    public Optional<RlmTool> tool(String name) {
+        return tools.stream().filter(t -> t.name().equals(name)).findFirst();
+    }
+
+    private McpSchema.Tool definition(RlmTool tool) {
+        return McpSchema.Tool.builder(tool.name(), inputSchemas.get(tool.name()).toMap())
                 .description(tool.description())
                 .outputSchema(OutputSchemas.of(tool.name()))
                 .build();
+    }
+
+    private SyncToolSpecification specification(RlmTool tool) {
         return SyncToolSpecification.builder()
-                .tool(definition)
+                .tool(definition(tool))
                 .callHandler((exchange, request) -> ProgressTicker.whileRunning(exchange, request,
                         () -> call(tool, request.arguments(), new Caller(exchange.sessionId(),
                                 McpSamplingBackend.of(exchange)))))

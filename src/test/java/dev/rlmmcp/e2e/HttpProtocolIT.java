@@ -24,7 +24,7 @@ class HttpProtocolIT {
 
     @BeforeAll
     static void start() throws Exception {
-        server = ServerProcess.http("--max-request-mb", "1");
+        server = ServerProcess.http("--max-request-mb", "1", "--session-idle-s", "2");
         http = HttpClient.newHttpClient();
     }
 
@@ -35,12 +35,19 @@ class HttpProtocolIT {
     }
 
     private static HttpResponse<String> post(String body, String session) throws Exception {
+        return post(body, session, null);
+    }
+
+    private static HttpResponse<String> post(String body, String session, String version) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(server.mcpUrl()))
                 .header("Content-Type", "application/json")
                 .header("Accept", "application/json, text/event-stream")
                 .POST(HttpRequest.BodyPublishers.ofString(body));
         if (session != null) {
             request.header("Mcp-Session-Id", session);
+        }
+        if (version != null) {
+            request.header("MCP-Protocol-Version", version);
         }
         return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
@@ -85,8 +92,22 @@ class HttpProtocolIT {
     }
 
     @Test
-    void sessionsAreRequiredKnownAndEndedByDelete() throws Exception {
-        assertThat(post(CALL, null).statusCode()).isEqualTo(400);
+    void aRequestWithoutSessionOrInitializeIsAnsweredInTheDefaultSession() throws Exception {
+        HttpResponse<String> first = post("""
+                {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rlm_execute","arguments":{"code":"kept = 41"}}}""",
+                null);
+        assertThat(first.statusCode()).isEqualTo(200);
+        assertThat(first.headers().firstValue("Content-Type").orElse("")).startsWith("application/json");
+        assertThat(first.headers().firstValue("Mcp-Session-Id")).isEmpty();
+        HttpResponse<String> second = post("""
+                {"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"rlm_execute","arguments":{"code":"print(kept + 1)"}}}""",
+                null);
+        String text = json(second).path("result").path("content").path(0).path("text").asText();
+        assertThat(McpDriver.MAPPER.readTree(text).path("stdout").asText()).isEqualTo("42\n");
+    }
+
+    @Test
+    void sessionsAreKnownAndEndedByDelete() throws Exception {
         assertThat(post(CALL, "no-such-session").statusCode()).isEqualTo(404);
         String session = initialize();
         HttpResponse<String> deleted = http.send(HttpRequest.newBuilder(URI.create(server.mcpUrl()))
@@ -111,5 +132,47 @@ class HttpProtocolIT {
         HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(server.mcpUrl()))
                 .header("Accept", "text/event-stream").GET().build(), HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).isEqualTo(405);
+    }
+
+    @Test
+    void theProtocolVersionHeaderIsChecked() throws Exception {
+        String session = initialize();
+        assertThat(post(CALL, session, "2025-06-18").statusCode()).isEqualTo(200);
+        assertThat(post(CALL, session, "2025-03-26").statusCode()).isEqualTo(200);
+        HttpResponse<String> refused = post(CALL, session, "1999-01-01");
+        assertThat(refused.statusCode()).isEqualTo(400);
+        assertThat(json(refused).path("error").path("message").asText()).contains("1999-01-01", "2025-06-18");
+    }
+
+    @Test
+    void badParamsAndInternalErrorsAreJsonRpcErrorsWithoutJavaTraces() throws Exception {
+        String session = initialize();
+        HttpResponse<String> notAnObject = post("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":\"x\"}",
+                session);
+        assertThat(json(notAnObject).path("error").path("code").asInt()).isEqualTo(-32602);
+        HttpResponse<String> noSuchPrompt = post(
+                "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"prompts/get\",\"params\":{\"name\":\"none\"}}", session);
+        assertThat(json(noSuchPrompt).path("error").path("code").asInt()).isEqualTo(-32602);
+        for (HttpResponse<String> r : java.util.List.of(notAnObject, noSuchPrompt)) {
+            assertThat(r.body()).doesNotContain("\tat ", "Exception", "io.modelcontextprotocol");
+        }
+    }
+
+    @Test
+    void idleSessionsAreEnded() throws Exception {
+        String session = initialize();
+        assertThat(post(CALL, session).statusCode()).isEqualTo(200);
+        Thread.sleep(4_500);
+        assertThat(post(CALL, session).statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void wrongMethodsOnARouteAre405() throws Exception {
+        for (String[] route : new String[][] {{"PUT", "/mcp"}, {"GET", "/rpc"}, {"POST", "/healthz"}, {"POST", "/health"},
+            {"DELETE", "/sse"}, {"GET", "/message"}}) {
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + route[1]))
+                    .method(route[0], HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).as(route[0] + " " + route[1]).isEqualTo(405);
+        }
     }
 }

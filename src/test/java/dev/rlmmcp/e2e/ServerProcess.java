@@ -24,6 +24,7 @@ public final class ServerProcess implements AutoCloseable {
 
     private ServerProcess(List<String> args, Map<String, String> env) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(command(args)).redirectErrorStream(true);
+        builder.environment().remove("RLM_API_KEY");
         builder.environment().putAll(env);
         process = builder.start();
         CompletableFuture<String> url = new CompletableFuture<>();
@@ -51,18 +52,26 @@ public final class ServerProcess implements AutoCloseable {
         }
     }
 
-    /** {@code rlm-mcp serve --port 0} plus extra arguments. */
+    /** {@code rlm-mcp serve --port 0} plus extra arguments, without RLM_API_KEY (authentication off). */
     public static ServerProcess http(String... extra) throws IOException {
-        List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
-        args.addAll(List.of(extra));
-        return new ServerProcess(args, Map.of());
+        return http(Map.of(), extra);
     }
 
-    /** {@code rlm-mcp serve --port 0} with extra environment variables, e.g. RLM_API_KEY. */
+    /** {@code rlm-mcp serve --port 0} plus extra arguments, with these environment variables (e.g. RLM_API_KEY). */
     public static ServerProcess http(Map<String, String> env, String... extra) throws IOException {
         List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
         args.addAll(List.of(extra));
         return new ServerProcess(args, env);
+    }
+
+    /** Asks the server to stop (SIGTERM, as a service manager does) and returns its exit code. */
+    public int terminate() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            throw new IllegalStateException("server did not stop within 30 s:\n" + log);
+        }
+        return process.exitValue();
     }
 
     /** The command line that runs the jar with these arguments (used for stdio too). */

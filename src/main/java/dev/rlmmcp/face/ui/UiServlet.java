@@ -16,8 +16,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
-import org.eclipse.jetty.ee11.servlet.ServletHolder;
 
 /**
  * The trace viewer at /ui: the page, its files, and read-only JSON about the sessions. Nothing here
@@ -43,8 +41,9 @@ public final class UiServlet extends HttpServlet {
     }
 
     /** Serves the viewer at /ui on this context, guarded by RLM_API_KEY when it is set. */
-    public static void mount(ServletContextHandler context, Sessions sessions, ObjectMapper json) {
-        context.addServlet(new ServletHolder("ui", new UiServlet(sessions, json, UiAuth.fromEnvironment())), "/ui/*");
+    /** The viewer, authenticating with RLM_API_KEY when it is set. */
+    public static UiServlet of(Sessions sessions, ObjectMapper json) {
+        return new UiServlet(sessions, json, UiAuth.fromEnvironment());
     }
 
     @Override

@@ -1,0 +1,126 @@
+package dev.rlmmcp.face;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.ErrorCode;
+import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.RlmTool;
+import dev.rlmmcp.tools.ToolCatalog;
+import io.modelcontextprotocol.spec.McpSchema;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Seed 002's plain adapter: {@code POST /rpc {"method": ..., "params": {...}}} calls a tool by name
+ * through the same catalog as every MCP face (or lists them with {@code tools/list}) and answers the
+ * tool's JSON reply without MCP framing. Refusals keep their {@code {error:{code, ...}}} body, with an
+ * HTTP status that says what kind of failure it is. Calls without a session_id share one default session.
+ */
+final class PlainRpcServlet extends HttpServlet {
+
+    static final String CONNECTION = "http-rpc";
+
+    private final transient ToolCatalog catalog;
+    private final transient ObjectMapper json;
+    private final int maxRequestBytes;
+
+    PlainRpcServlet(ToolCatalog catalog, ObjectMapper json, int maxRequestBytes) {
+        this.catalog = catalog;
+        this.json = json;
+        this.maxRequestBytes = maxRequestBytes;
+    }
+
+    @Override
+    protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        byte[] body = HttpFace.readBody(request, response, maxRequestBytes);
+        if (body == null) {
+            return;
+        }
+        JsonNode envelope;
+        try {
+            envelope = json.readTree(body);
+        } catch (IOException e) {
+            refuse(response, 400, "PARSE_ERROR", "invalid JSON: " + JsonRpc.brief(e));
+            return;
+        }
+        if (envelope == null || !envelope.isObject() || !envelope.path("method").isTextual()) {
+            refuse(response, 400, ErrorCode.INVALID_ARGUMENT.name(), "expected {\"method\": NAME, \"params\": {...}}");
+            return;
+        }
+        JsonNode params = envelope.path("params");
+        if (!params.isMissingNode() && !params.isNull() && !params.isObject()) {
+            refuse(response, 400, ErrorCode.INVALID_ARGUMENT.name(), "params must be a JSON object");
+            return;
+        }
+        String method = envelope.get("method").asText();
+        if (method.equals("tools/list")) {
+            ObjectNode list = json.createObjectNode();
+            list.set("tools", json.valueToTree(catalog.definitions()));
+            write(response, 200, list);
+            return;
+        }
+        Optional<RlmTool> tool = catalog.tool(method);
+        if (tool.isEmpty()) {
+            refuse(response, 404, "METHOD_NOT_FOUND", "unknown method '" + method + "': use a tool name or tools/list");
+            return;
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> arguments = params.isObject() ? json.convertValue(params, Map.class) : Map.of();
+        McpSchema.CallToolResult result = catalog.call(tool.get(), arguments, new Caller(CONNECTION));
+        JsonNode reply = json.valueToTree(result.structuredContent());
+        write(response, status(result, reply), reply);
+    }
+
+    /** A refusal's HTTP status from its error code; a result (even code that raised) is 200. */
+    static int status(McpSchema.CallToolResult result, JsonNode reply) {
+        if (!Boolean.TRUE.equals(result.isError()) || !reply.path("error").path("code").isTextual()) {
+            return 200;
+        }
+        return switch (ErrorCode.of(reply.path("error").path("code").asText())) {
+            case INVALID_ARGUMENT, INVALID_DATA, TOO_LARGE, PATH_OUTSIDE_DATA_ROOT -> 400;
+            case PERMISSION_DENIED -> 403;
+            case SESSION_NOT_FOUND, VARIABLE_NOT_FOUND, FILE_NOT_FOUND -> 404;
+            case INTERNAL_ERROR -> 500;
+            case KERNEL_UNAVAILABLE -> 503;
+            default -> 409;
+        };
+    }
+
+    @Override
+    protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        response.setHeader("Allow", "POST");
+        if (request.getContentLengthLong() != 0) {
+            response.setHeader("Connection", "close");
+        }
+        refuse(response, 405, "METHOD_NOT_ALLOWED", "POST {method, params} to /rpc");
+    }
+
+    @Override
+    protected void doPut(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        doGet(request, response);
+    }
+
+    @Override
+    protected void doDelete(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        doGet(request, response);
+    }
+
+    private void refuse(HttpServletResponse response, int status, String code, String message) throws IOException {
+        ObjectNode body = json.createObjectNode();
+        body.putObject("error").put("code", code).put("message", message);
+        write(response, status, body);
+    }
+
+    private void write(HttpServletResponse response, int status, JsonNode body) throws IOException {
+        byte[] bytes = json.writeValueAsBytes(body);
+        response.setStatus(status);
+        response.setContentType("application/json");
+        response.setContentLength(bytes.length);
+        response.getOutputStream().write(bytes);
+    }
+}

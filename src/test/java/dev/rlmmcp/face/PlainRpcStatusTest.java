@@ -1,0 +1,37 @@
+package dev.rlmmcp.face;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class PlainRpcStatusTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static int status(boolean isError, String reply) throws Exception {
+        JsonNode body = JSON.readTree(reply);
+        McpSchema.CallToolResult result = McpSchema.CallToolResult.builder()
+                .content(List.of(new McpSchema.TextContent(null, reply, null))).isError(isError).build();
+        return PlainRpcServlet.status(result, body);
+    }
+
+    @Test
+    void refusalsMapToStatusesByTheirCode() throws Exception {
+        assertThat(status(true, "{\"error\":{\"code\":\"INVALID_ARGUMENT\"}}")).isEqualTo(400);
+        assertThat(status(true, "{\"error\":{\"code\":\"SESSION_NOT_FOUND\"}}")).isEqualTo(404);
+        assertThat(status(true, "{\"error\":{\"code\":\"PERMISSION_DENIED\"}}")).isEqualTo(403);
+        assertThat(status(true, "{\"error\":{\"code\":\"INTERNAL_ERROR\"}}")).isEqualTo(500);
+        assertThat(status(true, "{\"error\":{\"code\":\"KERNEL_UNAVAILABLE\"}}")).isEqualTo(503);
+        assertThat(status(true, "{\"error\":{\"code\":\"SESSION_FINALIZED\"}}")).isEqualTo(409);
+    }
+
+    @Test
+    void resultsAre200EvenWhenTheCodeRaised() throws Exception {
+        assertThat(status(false, "{\"status\":\"ok\"}")).isEqualTo(200);
+        assertThat(status(true, "{\"status\":\"error\",\"error\":{\"type\":\"ZeroDivisionError\"}}")).isEqualTo(200);
+    }
+}
