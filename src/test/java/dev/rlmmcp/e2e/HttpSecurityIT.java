@@ -79,9 +79,12 @@ class HttpSecurityIT {
         assertThat(send("POST", "/mcp", INIT, "Authorization", "Bearer wrong-" + KEY).statusCode()).isEqualTo(401);
         assertThat(send("POST", "/mcp", INIT, "Authorization", "Bearer " + KEY).statusCode()).isEqualTo(200);
         assertThat(send("GET", "/health", null, "Authorization", "bearer " + KEY).statusCode()).isEqualTo(200);
-        // the trace viewer at /ui authenticates by itself: no servlet here, so 404 rather than 401
-        assertThat(send("GET", "/ui", null).statusCode()).isEqualTo(404);
-        assertThat(send("GET", "/ui/sessions", null).statusCode()).isEqualTo(404);
+        // the trace viewer at /ui authenticates by itself: a page sends the browser to its login form
+        HttpResponse<String> page = send("GET", "/ui/", null);
+        assertThat(page.statusCode()).isEqualTo(303);
+        assertThat(page.headers().firstValue("Location").orElse("")).contains("/ui/login");
+        assertThat(send("GET", "/ui/api/sessions", null).statusCode()).isEqualTo(401);
+        assertThat(send("GET", "/ui/api/sessions", null, "Authorization", "Bearer " + KEY).statusCode()).isEqualTo(200);
     }
 
     @Test
