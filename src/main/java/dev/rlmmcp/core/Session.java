@@ -3,6 +3,7 @@ package dev.rlmmcp.core;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.kernel.Kernel;
+import dev.rlmmcp.core.kernel.KernelCallbacks;
 import dev.rlmmcp.core.kernel.KernelDiedException;
 import dev.rlmmcp.core.kernel.KernelReply;
 import java.io.IOException;
@@ -77,6 +78,11 @@ public final class Session implements AutoCloseable {
      * what happened to the kernel, the step index and the guardrail the step tripped, if any.
      */
     public ObjectNode execute(String code, Duration timeout) {
+        return execute(code, timeout, KernelCallbacks.NONE);
+    }
+
+    /** {@link #execute(String, Duration)}, with requests the code makes to the host answered by {@code callbacks}. */
+    public ObjectNode execute(String code, Duration timeout, KernelCallbacks callbacks) {
         lock.lock();
         try {
             requireOpen();
@@ -87,7 +93,7 @@ public final class Session implements AutoCloseable {
             }
             Duration limit = guardrails.stepTimeout(timeout);
             long started = System.nanoTime();
-            ObjectNode body = run(code, limit);
+            ObjectNode body = run(code, limit, callbacks);
             double ms = (System.nanoTime() - started) / 1e6;
             long io = Text.utf8Length(code) + Text.utf8Length(body.path("stdout").asText(""))
                     + Text.utf8Length(body.path("stderr").asText(""));
@@ -100,10 +106,10 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    private ObjectNode run(String code, Duration timeout) {
+    private ObjectNode run(String code, Duration timeout, KernelCallbacks callbacks) {
         ObjectNode request = request("exec").put("code", code);
         try {
-            KernelReply reply = exchange(request, null, timeout);
+            KernelReply reply = exchange(request, null, timeout, callbacks);
             JsonNode error = reply.body().path("error");
             boolean interrupted = reply.interrupted() && error.path("interrupted").asBoolean();
             ObjectNode body = checked(reply, interrupted ? "interrupted" : error.isObject() ? "error" : "ok");
@@ -411,7 +417,7 @@ public final class Session implements AutoCloseable {
     private ObjectNode call(ObjectNode request, String data, Duration timeout, boolean mayEvict) {
         lock.lock();
         try {
-            ObjectNode body = checked(exchange(request, data, timeout), null);
+            ObjectNode body = checked(exchange(request, data, timeout, KernelCallbacks.NONE), null);
             if (mayEvict) {
                 describeEvictions(body);
             }
@@ -425,13 +431,14 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    private KernelReply exchange(ObjectNode request, String data, Duration timeout) throws KernelDiedException {
+    private KernelReply exchange(ObjectNode request, String data, Duration timeout, KernelCallbacks callbacks)
+            throws KernelDiedException {
         lastActive = Instant.now();
         if (kernel == null) {
             kernel = kernels.start(id);
         }
         try {
-            return kernel.call(request, data, timeout, settings.interruptGrace());
+            return kernel.call(request, data, timeout, settings.interruptGrace(), callbacks);
         } finally {
             lastActive = Instant.now();
         }

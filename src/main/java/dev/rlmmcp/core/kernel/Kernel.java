@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One persistent CPython process and the framed pipe to it. Not thread-safe: its session
- * serialises calls. A call that outlives its timeout is interrupted (SIGINT semantics, variables
+ * serialises calls (callback answers written meanwhile share the pipe under a lock). A call that outlives its timeout is interrupted (SIGINT semantics, variables
  * kept); one that ignores the interrupt for the grace period is killed.
  */
 public final class Kernel implements AutoCloseable {
@@ -74,32 +74,56 @@ public final class Kernel implements AutoCloseable {
         return process.isAlive();
     }
 
+    /** {@link #call(ObjectNode, String, Duration, Duration, KernelCallbacks)} with no callbacks offered. */
+    public KernelReply call(ObjectNode request, String text, Duration timeout, Duration grace)
+            throws KernelDiedException {
+        return call(request, text, timeout, grace, KernelCallbacks.NONE);
+    }
+
     /**
      * Sends one request, with {@code text} (or null) streamed as its payload, and waits for its reply;
      * {@code timeout} null means no limit. A client's cancellation of the MCP request this thread
-     * serves interrupts the request as its timeout would, without the kill.
+     * serves interrupts the request as its timeout would, without the kill. Callback requests the
+     * kernel makes meanwhile go to {@code callbacks}, answered as they finish; when the call ends,
+     * however it ends, callbacks still running are abandoned.
      */
-    public KernelReply call(ObjectNode request, String text, Duration timeout, Duration grace)
-            throws KernelDiedException {
+    public KernelReply call(ObjectNode request, String text, Duration timeout, Duration grace,
+            KernelCallbacks callbacks) throws KernelDiedException {
         long id = ++nextId;
         request.put("id", id);
         long started = System.nanoTime();
-        try (Watchdog watchdog = new Watchdog(timeout, grace)) {
-            if (text == null) {
-                codec.write(out, new Frame(request));
-            } else {
-                codec.writeText(out, request, text);
+        try (Watchdog watchdog = new Watchdog(timeout, grace);
+                CallbackScope scope = new CallbackScope(callbacks, this::write, json)) {
+            synchronized (out) {
+                if (text == null) {
+                    codec.write(out, new Frame(request));
+                } else {
+                    codec.writeText(out, request, text);
+                }
             }
             while (true) {
                 Frame frame = codec.read(in);
-                if (frame.header().path("id").asLong(-1) == id) {
+                ObjectNode header = frame.header();
+                if (header.has("cb")) {
+                    scope.dispatch(header);
+                } else if (header.has("cb_close")) {
+                    scope.close();
+                    write(json.createObjectNode().put("cb_closed", true));
+                } else if (header.path("id").asLong(-1) == id) {
                     long interruptedAfter = watchdog.fired() ? (System.nanoTime() - started) / 1_000_000 : -1;
-                    return new KernelReply(frame.header(), interruptedAfter);
+                    return new KernelReply(header, interruptedAfter);
+                } else {
+                    log.debug("ignoring stray kernel frame {}", header);
                 }
-                log.debug("ignoring stray kernel frame {}", frame.header());
             }
         } catch (IOException e) {
             throw died();
+        }
+    }
+
+    private void write(ObjectNode header) throws IOException {
+        synchronized (out) {
+            codec.write(out, new Frame(header));
         }
     }
 
@@ -109,7 +133,7 @@ public final class Kernel implements AutoCloseable {
             return;
         }
         try {
-            codec.write(out, new Frame(json.createObjectNode().put("op", "shutdown")));
+            write(json.createObjectNode().put("op", "shutdown"));
             if (process.waitFor(500, TimeUnit.MILLISECONDS)) {
                 return;
             }

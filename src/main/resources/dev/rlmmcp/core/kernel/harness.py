@@ -37,6 +37,7 @@ STREAMED = 2**64 - 1
 HARNESS_FILE = os.path.abspath(__file__)
 RESERVED = frozenset({"llm_query", "llm_query_batched", "mcp", "_last_output", "_last_error"})
 FULL_OUTPUT_KEEP = 16 * 1024 * 1024
+KERNEL = None  # the running Kernel, reachable as __main__.KERNEL (its callbacks, for the host's tests)
 
 
 class Fail(Exception):
@@ -168,6 +169,7 @@ class Channel:
             enlarge_pipe(fd)
         self.reader = io.BufferedReader(io.FileIO(fd_in, "rb", closefd=False), 1 << 16)
         self.fd_out = fd_out
+        self.send_lock = threading.Lock()
 
     def _read_exact(self, n):
         data = self.reader.read(n)
@@ -186,8 +188,114 @@ class Channel:
     def send(self, header, payload=b""):
         body = json.dumps(header, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
         data = memoryview(FRAME_HEAD.pack(len(body), len(payload)) + body + payload)
-        while data:
-            data = data[os.write(self.fd_out, data):]
+        with self.send_lock:
+            while data:
+                data = data[os.write(self.fd_out, data):]
+
+
+class CallbackError(RuntimeError):
+    """The host refused or failed a request made from user code (llm_query, mcp): code is a stable
+    upper-case word such as NOT_CONFIGURED, LIMIT_EXCEEDED or BACKEND_ERROR."""
+
+    def __init__(self, code, message, kind=None):
+        super().__init__(message)
+        self.code, self.kind = code, kind
+
+
+class Pending:
+    """One callback request sent to the host; result() waits for (and returns or raises) its answer."""
+
+    def __init__(self, cid, kind):
+        self.cid, self.kind = cid, kind
+        self.event = threading.Event()
+        self.reply = None
+
+    def set(self, reply):
+        self.reply = reply
+        self.event.set()
+
+    def done(self):
+        return self.event.is_set()
+
+    def result(self, timeout=None):
+        if not self.event.wait(timeout):
+            raise TimeoutError(f"no answer from the host within {timeout} s")
+        if self.reply.get("ok"):
+            return self.reply.get("result")
+        error = self.reply.get("error") or {}
+        raise CallbackError(error.get("code", "ERROR"), error.get("message", "the host refused the request"),
+                            self.kind)
+
+
+class Callbacks:
+    """Requests from user code to the host while an exec runs (frames {"cb": n, "kind", "request"}),
+    answered on the same pipe in any order ({"cb": n, "ok", "result" | "error"}). A reader thread,
+    started on the first request of an exec, reads the answers while the main thread runs user code;
+    when the exec ends, requests still waiting are abandoned and a {"cb_close"} / {"cb_closed"}
+    handshake stops the reader before the exec's reply is sent, so frames never interleave."""
+
+    ABANDONED = {"ok": False, "error": {"code": "ABANDONED", "message": "the step ended before the host answered"}}
+    HOST_GONE = {"ok": False, "error": {"code": "HOST_GONE", "message": "the host closed the kernel's pipe"}}
+
+    def __init__(self, channel):
+        self.channel = channel
+        self.lock = threading.Lock()
+        self.open = False
+        self.reader = None
+        self.pending = {}
+        self.next_id = 0
+
+    def begin(self):
+        with self.lock:
+            self.open = True
+
+    def submit(self, kind, request):
+        """Sends one request; returns its Pending at once."""
+        with self.lock:
+            if not self.open:
+                raise CallbackError("NOT_RUNNING", f"{kind} requests can only be made while a step's code runs "
+                                    "(not from a thread that outlives it)", kind)
+            self.next_id += 1
+            pending = Pending(self.next_id, kind)
+            self.pending[pending.cid] = pending
+            if self.reader is None:
+                self.reader = threading.Thread(target=self._read, name="rlm-callbacks", daemon=True)
+                self.reader.start()
+        self.channel.send({"cb": pending.cid, "kind": kind, "request": request})
+        return pending
+
+    def call(self, kind, request):
+        return self.submit(kind, request).result()
+
+    def _read(self):
+        while True:
+            try:
+                header, payload = self.channel.receive()
+            except EOFError:
+                self._abandon(self.HOST_GONE)
+                return
+            if header.get("cb_closed"):
+                return
+            with self.lock:
+                pending = self.pending.pop(header.get("cb"), None)
+            if pending is not None:
+                pending.set(header)
+
+    def _abandon(self, reply):
+        with self.lock:
+            waiting, self.pending = list(self.pending.values()), {}
+        for pending in waiting:
+            pending.set(reply)
+
+    def end(self):
+        """Closes the exec's callbacks: waiters are abandoned, the reader stopped."""
+        with self.lock:
+            self.open = False
+            reader, self.reader = self.reader, None
+        self._abandon(self.ABANDONED)
+        if reader is not None and reader.is_alive():
+            self.channel.send({"cb_close": True})
+            reader.join()
 
 
 class Chunks:
@@ -339,7 +447,8 @@ def describe_shape(value):
 
 
 class Kernel:
-    def __init__(self, config):
+    def __init__(self, config, callbacks):
+        self.callbacks = callbacks
         self.guard = ImportGuard()
         user_builtins = dict(vars(builtins))
         user_builtins["__import__"] = self.guard
@@ -430,7 +539,11 @@ class Kernel:
         started = time.perf_counter()
         if program is not None:
             output.reattach()
-            error = self.run(program)
+            self.callbacks.begin()
+            try:
+                error = self.run(program)
+            finally:
+                self.callbacks.end()
         duration = time.perf_counter() - started
         (out, out_dropped), (err, err_dropped) = output.take()
         now = time.time()
@@ -801,7 +914,8 @@ def main():
     sys.stdin = io.TextIOWrapper(io.FileIO(0, "rb", closefd=False), encoding="utf-8")
     channel = Channel(fd_in, fd_out)
     output = Output()
-    kernel = Kernel(config)
+    global KERNEL
+    kernel = KERNEL = Kernel(config, Callbacks(channel))
 
     def interrupt(signum, frame):
         if kernel.interruptible:
