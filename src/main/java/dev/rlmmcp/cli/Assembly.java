@@ -8,17 +8,49 @@ import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.Settings;
 import dev.rlmmcp.core.data.DataRoot;
 import dev.rlmmcp.core.kernel.KernelLauncher;
+import dev.rlmmcp.bridge.SdkBridgedServers;
+import dev.rlmmcp.core.bridge.BridgedServers;
+import dev.rlmmcp.core.bridge.ServerConfigs;
+import dev.rlmmcp.core.bridge.ServerDefinition;
 import dev.rlmmcp.face.McpServers;
+import dev.rlmmcp.face.Version;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import dev.rlmmcp.tools.ToolCatalog;
 
 /** The layers wired together: core, then tools over it, then the MCP server factory the faces use. */
-record Assembly(ObjectMapper json, Sessions sessions, ToolCatalog catalog, McpServers servers) implements AutoCloseable {
+record Assembly(ObjectMapper json, Sessions sessions, BridgedServers bridge, ToolCatalog catalog, McpServers servers)
+        implements AutoCloseable {
 
-    static Assembly of(Settings settings, KernelLauncher launcher) {
+    private static final Logger log = LoggerFactory.getLogger(Assembly.class);
+
+    static Assembly of(Settings settings, KernelLauncher launcher, Bridge bridge) {
         ObjectMapper json = mapper();
         Sessions sessions = new Sessions(new KernelFactory(settings, launcher, json));
-        ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()));
-        return new Assembly(json, sessions, catalog, new McpServers(catalog, json));
+        BridgedServers bridged = bridge.servers(settings, json);
+        ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()), bridged);
+        return new Assembly(json, sessions, bridged, catalog, new McpServers(catalog, json));
+    }
+
+    /** Where bridged MCP servers are defined, and how long an unused one is kept running. */
+    record Bridge(ServerConfigs.Locations locations, Duration idleTimeout) {
+
+        static final Bridge NONE = new Bridge(new ServerConfigs.Locations(Path.of("."), Path.of("."), List.of(), false),
+                Duration.ofMinutes(5));
+
+        BridgedServers servers(Settings settings, ObjectMapper json) {
+            List<ServerDefinition> found = ServerConfigs.discover(locations, json);
+            if (!found.isEmpty()) {
+                log.info("MCP servers for run_python: {}", found.stream()
+                        .map(d -> d.name() + " (" + d.source() + ")").collect(Collectors.joining(", ")));
+            }
+            return new SdkBridgedServers(found, json, settings.kernelStartTimeout(), settings.maxTimeout(),
+                    idleTimeout, Version.current());
+        }
     }
 
     /** JSON for everything, without Jackson's 20 MB cap on one string: inline data can be far larger. */
@@ -31,6 +63,10 @@ record Assembly(ObjectMapper json, Sessions sessions, ToolCatalog catalog, McpSe
 
     @Override
     public void close() {
-        sessions.close();
+        try {
+            sessions.close();
+        } finally {
+            bridge.close();
+        }
     }
 }

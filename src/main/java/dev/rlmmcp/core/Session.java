@@ -83,6 +83,15 @@ public final class Session implements AutoCloseable {
 
     /** {@link #execute(String, Duration)}, with requests the code makes to the host answered by {@code callbacks}. */
     public ObjectNode execute(String code, Duration timeout, KernelCallbacks callbacks) {
+        return execute(code, timeout, callbacks, null);
+    }
+
+    /**
+     * {@link #execute(String, Duration, KernelCallbacks)}, with {@code context} (or null) added to the
+     * kernel's exec request: what the harness should set up before the code runs, such as the bridged
+     * MCP servers ({@code "mcp"}).
+     */
+    public ObjectNode execute(String code, Duration timeout, KernelCallbacks callbacks, ObjectNode context) {
         lock.lock();
         try {
             requireOpen();
@@ -93,7 +102,7 @@ public final class Session implements AutoCloseable {
             }
             Duration limit = guardrails.stepTimeout(timeout);
             long started = System.nanoTime();
-            ObjectNode body = run(code, limit, callbacks);
+            ObjectNode body = run(code, limit, callbacks, context);
             double ms = (System.nanoTime() - started) / 1e6;
             long io = Text.utf8Length(code) + Text.utf8Length(body.path("stdout").asText(""))
                     + Text.utf8Length(body.path("stderr").asText(""));
@@ -106,8 +115,11 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    private ObjectNode run(String code, Duration timeout, KernelCallbacks callbacks) {
+    private ObjectNode run(String code, Duration timeout, KernelCallbacks callbacks, ObjectNode context) {
         ObjectNode request = request("exec").put("code", code);
+        if (context != null) {
+            request.setAll(context);
+        }
         try {
             KernelReply reply = exchange(request, null, timeout, callbacks);
             JsonNode error = reply.body().path("error");

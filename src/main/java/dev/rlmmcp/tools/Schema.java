@@ -29,6 +29,11 @@ public final class Schema {
                 "maximum", max));
     }
 
+    public Schema stringList(String name, String description) {
+        return property(name, false, Map.of("type", "array", "items", Map.of("type", "string"), "description",
+                description));
+    }
+
     public Schema bool(String name, String description) {
         return property(name, false, Map.of("type", "boolean", "description", description));
     }

@@ -6,7 +6,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.ErrorCode;
 import dev.rlmmcp.core.RlmException;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.bridge.BridgedServers;
 import dev.rlmmcp.core.data.DataRoot;
+import dev.rlmmcp.tools.code.RunPythonTool;
 import dev.rlmmcp.tools.repl.ClearTool;
 import dev.rlmmcp.tools.repl.ExecuteTool;
 import dev.rlmmcp.tools.repl.ListVarsTool;
@@ -50,7 +52,7 @@ public final class ToolCatalog {
         this.json = json;
     }
 
-    public static ToolCatalog standard(Sessions sessions, DataRoot dataRoot) {
+    public static ToolCatalog standard(Sessions sessions, DataRoot dataRoot, BridgedServers bridge) {
         return new ToolCatalog(List.of(
                 new ExecuteTool(sessions),
                 new LoadDataTool(sessions),
@@ -65,7 +67,8 @@ public final class ToolCatalog {
                 new FinalizeTool(sessions),
                 new GetTraceTool(sessions),
                 new ListSessionsTool(sessions),
-                new DeleteSessionTool(sessions)), sessions.kernels().json());
+                new DeleteSessionTool(sessions),
+                new RunPythonTool(sessions, bridge)), sessions.kernels().json());
     }
 
     public List<SyncToolSpecification> specifications() {
