@@ -357,7 +357,7 @@ public final class McpDriver implements AutoCloseable {
         throw new IllegalStateException("node (Node.js >= 20) not found on PATH; see scripts/e2e-deps.sh");
     }
 
-    private static void ensureDeps(Path root) {
+    static void ensureDeps(Path root) {
         synchronized (DEPS_LOCK) {
             if (depsReady) {
                 return;
