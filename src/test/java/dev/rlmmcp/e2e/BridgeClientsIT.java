@@ -99,6 +99,28 @@ class BridgeClientsIT {
     }
 
     @Test
+    void anHttpServersHeadersAreSentWithEveryRequest() throws Exception {
+        List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        com.sun.net.httpserver.HttpServer refusing = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        refusing.createContext("/mcp", exchange -> {
+            seen.add(exchange.getRequestHeaders().getFirst("Authorization"));
+            exchange.sendResponseHeaders(503, -1);
+            exchange.close();
+        });
+        refusing.start();
+        try (SdkBridgedServers bridge = bridge(Duration.ofMinutes(5), ServerDefinition.http("guarded",
+                "http://127.0.0.1:" + refusing.getAddress().getPort() + "/mcp", Map.of("Authorization", "Bearer sk-hdr"),
+                "test"))) {
+            assertThatThrownBy(() -> bridge.listTools("guarded")).isInstanceOf(BridgeException.class)
+                    .hasMessageNotContaining("sk-hdr");
+        } finally {
+            refusing.stop(0);
+        }
+        assertThat(seen).isNotEmpty().allMatch("Bearer sk-hdr"::equals);
+    }
+
+    @Test
     void aServerThatCannotStartIsReportedWithoutItsSecrets() {
         ServerDefinition broken = ServerDefinition.stdio("broken", "/nonexistent/mcp-server", List.of("--flag"),
                 Map.of("TOKEN", "sk-broken-secret"), "test");
