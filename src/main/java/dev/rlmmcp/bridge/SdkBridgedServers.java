@@ -188,7 +188,7 @@ public final class SdkBridgedServers implements BridgedServers {
                 // The SDK does not expose its child process: it is the JVM's one new child after the start.
                 synchronized (processStarts) {
                     Set<Long> before = children();
-                    StdioClientTransport transport = new StdioClientTransport(ServerParameters.builder(definition.command())
+                    StdioClientTransport transport = new SerialStdioTransport(ServerParameters.builder(definition.command())
                             .args(definition.args()).env(definition.env()).build(), mapper);
                     transport.setStdErrorHandler(line -> log.debug("mcp server {}: {}", definition.name(), line));
                     sdk = connect(definition, transport);

@@ -114,12 +114,14 @@ class RunPythonIT {
                 import asyncio
                 both = await asyncio.gather(mcp_everything.echo(message="a"), mcp_everything.echo(message="b"))
                 print([b["content"][0]["text"] for b in both])
+                many = await asyncio.gather(*[mcp_everything.get_sum(a=i, b=1) for i in range(100)])
+                print(sum(int(m["content"][0]["text"].rstrip(".").split()[-1]) for m in many))
                 print(LOADED_MCP_SERVERS, type(mcp_servers["everything"]).__name__)
                 """, "servers", List.of("everything"));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("success");
         assertThat(lines(reply.path("stdout"))).containsExactly("('everything', 'other-everything')",
                 "('everything',)", "True True", "everything ['get_sum']", "The sum of 20 and 22 is 42.",
-                "['Echo: a', 'Echo: b']", "('everything',) McpProxy");
+                "['Echo: a', 'Echo: b']", "5050", "('everything',) McpProxy");
     }
 
     @Test

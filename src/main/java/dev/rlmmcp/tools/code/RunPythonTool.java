@@ -133,7 +133,8 @@ public final class RunPythonTool implements RlmTool {
             return reply;
         } finally {
             if (existing == null) {
-                sessions.delete(session.id());
+                // The throwaway kernel's shutdown need not delay the reply.
+                Thread.ofVirtual().name("run-python-cleanup").start(() -> sessions.delete(session.id()));
             }
         }
     }
