@@ -31,10 +31,16 @@ public record ServerDefinition(String name, String command, List<String> args, M
         return url != null;
     }
 
-    /** How the server is reached, without secrets: the command and its arguments, or the URL. */
+    /**
+     * How the server is reached, for logs and error messages: the command (its arguments may hold
+     * tokens, so only their number), or the URL without its query.
+     */
     public String describe() {
-        return isHttp() ? url : String.join(" ", java.util.stream.Stream.concat(
-                java.util.stream.Stream.of(command), args.stream()).toList());
+        if (isHttp()) {
+            int query = url.indexOf('?');
+            return query < 0 ? url : url.substring(0, query);
+        }
+        return command + (args.isEmpty() ? "" : " (" + args.size() + (args.size() == 1 ? " argument)" : " arguments)"));
     }
 
     @Override

@@ -93,7 +93,11 @@ class ServerConfigsTest {
         ServerDefinition http = ServerDefinition.http("h", "https://x/mcp", Map.of("Authorization", "Bearer sk-456"), "f");
         assertThat(stdio.toString()).contains("API_KEY").doesNotContain("sk-123");
         assertThat(http.toString()).contains("Authorization").doesNotContain("sk-456");
-        assertThat(stdio.describe()).isEqualTo("cmd a");
+        assertThat(stdio.describe()).isEqualTo("cmd (1 argument)");
+        assertThat(ServerDefinition.stdio("t", "srv", List.of("--token", "sk-789"), Map.of(), "f").toString())
+                .doesNotContain("sk-789");
+        assertThat(ServerDefinition.http("q", "https://x/mcp?key=sk-000", Map.of(), "f").toString())
+                .doesNotContain("sk-000");
     }
 
     @Test
