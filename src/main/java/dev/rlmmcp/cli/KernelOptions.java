@@ -122,8 +122,9 @@ final class KernelOptions {
         for (Path file : mcpConfigs) {
             require(spec, Files.isRegularFile(file), "--mcp-config " + file + " is not a readable file");
         }
-        return new ServerConfigs.Locations(Path.of(System.getProperty("user.home")), Path.of("").toAbsolutePath(),
-                mcpConfigs, mcpDiscovery);
+        String home = System.getenv("HOME");
+        return new ServerConfigs.Locations(Path.of(home == null || home.isBlank() ? System.getProperty("user.home") : home),
+                Path.of("").toAbsolutePath(), mcpConfigs, mcpDiscovery);
     }
 
     Duration mcpIdleTimeout() {

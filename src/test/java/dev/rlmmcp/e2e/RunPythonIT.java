@@ -247,4 +247,29 @@ class RunPythonIT {
         assertThat(reply.toString()).doesNotContain(SECRET).doesNotContain(EVERYTHING);
         assertThat(server.log()).doesNotContain(SECRET);
     }
+
+    @Test
+    void serversAreDiscoveredInTheUsualConfigFiles() throws Exception {
+        Path home = Files.createDirectories(dir.resolve("home"));
+        Path project = Files.createDirectories(dir.resolve("project"));
+        String node = McpDriver.findNode().toString();
+        String entry = McpDriver.projectRoot().resolve("e2e").resolve(EVERYTHING).toString();
+        Files.writeString(home.resolve(".claude.json"), McpDriver.MAPPER.writeValueAsString(Map.of(
+                "mcpServers", Map.of("from-home", Map.of("command", node, "args", List.of(entry, "stdio"))),
+                "projects", Map.of(project.toString(), Map.of("mcpServers",
+                        Map.of("from-project", Map.of("command", node, "args", List.of(entry, "stdio"))))))));
+        Files.writeString(project.resolve(".mcp.json"), McpDriver.MAPPER.writeValueAsString(Map.of(
+                "mcpServers", Map.of("from-dot-mcp", Map.of("command", node, "args", List.of(entry, "stdio"))))));
+        try (ServerProcess discovering = ServerProcess.http(Map.of("HOME", home.toString()), project,
+                "--mcp-discovery", "true");
+                McpDriver other = McpDriver.http(discovering.mcpUrl())) {
+            JsonNode reply = McpDriver.json(other.call("run_python", Map.of("response_format", "json", "code", """
+                    import mcp.runtime as rt
+                    print(rt.discovered_servers())
+                    print((await mcp_from_project.echo(message="found"))["content"][0]["text"])
+                    """, "servers", List.of("from-project"))));
+            assertThat(lines(reply.path("stdout"))).as(reply.toString())
+                    .containsExactly("('from-dot-mcp', 'from-home', 'from-project')", "Echo: found");
+        }
+    }
 }

@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -22,7 +23,16 @@ public final class ServerProcess implements AutoCloseable {
     private final StringBuffer log = new StringBuffer();
 
     private ServerProcess(List<String> args) throws IOException {
-        process = new ProcessBuilder(command(args)).redirectErrorStream(true).start();
+        this(args, Map.of(), null);
+    }
+
+    private ServerProcess(List<String> args, Map<String, String> env, Path cwd) throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(command(args)).redirectErrorStream(true);
+        builder.environment().putAll(env);
+        if (cwd != null) {
+            builder.directory(cwd.toFile());
+        }
+        process = builder.start();
         CompletableFuture<String> url = new CompletableFuture<>();
         Thread.ofPlatform().daemon().start(() -> {
             try (BufferedReader reader = new BufferedReader(
@@ -53,6 +63,13 @@ public final class ServerProcess implements AutoCloseable {
         List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
         args.addAll(List.of(extra));
         return new ServerProcess(args);
+    }
+
+    /** An HTTP server with extra environment variables, started in {@code cwd}. */
+    public static ServerProcess http(Map<String, String> env, Path cwd, String... extra) throws IOException {
+        List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
+        args.addAll(List.of(extra));
+        return new ServerProcess(args, env, cwd);
     }
 
     /** The command line that runs the jar with these arguments (used for stdio too). */
