@@ -515,7 +515,44 @@ def bench_llm(calls=500, batch=64, delay_ms=50, concurrency=8):
           f"{reply['llm_usage']['calls']} calls reported")
 
 
-SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "sandbox", "llm"]
+def bench_bridge(workdir, runs=20):
+    """run_python: a fresh kernel per run, and calls to a bridged MCP server (server-everything over stdio)."""
+    entry = os.path.join(ROOT, "e2e", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+    if not os.path.exists(entry):
+        subprocess.run(["bash", os.path.join(ROOT, "scripts", "e2e-deps.sh")], check=True)
+    config = os.path.join(workdir, "mcp.json")
+    with open(config, "w") as f:
+        json.dump({"mcpServers": {"everything": {"command": shutil.which("node"), "args": [entry, "stdio"]}}}, f)
+    client = StdioClient("--mcp-config", config, "--mcp-discovery", "false")
+
+    def run(code, servers=()):
+        t = time.perf_counter()
+        reply = client.tool("run_python", code=code, servers=list(servers), response_format="json")
+        if reply["status"] != "success":
+            raise RuntimeError(reply)
+        return (time.perf_counter() - t) * 1000, reply
+
+    cold, _ = run("await mcp_everything.echo(message='x')", ["everything"])
+    plain = [run("print(1)")[0] for _ in range(runs)]
+    one = [run("await mcp_everything.echo(message='x')", ["everything"])[0] for _ in range(runs)]
+    n = 200
+    _, seq = run(f"""import time
+t = time.perf_counter()
+for i in range({n}):
+    await mcp_everything.get_sum(a=i, b=1)
+print((time.perf_counter() - t) * 1000 / {n})""", ["everything"])
+    _, par = run(f"""import time, asyncio
+t = time.perf_counter()
+await asyncio.gather(*[mcp_everything.get_sum(a=i, b=1) for i in range({n})])
+print((time.perf_counter() - t) * 1000)""", ["everything"])
+    client.close()
+    print(f"run_python (fresh kernel each run, over stdio): print(1) median {statistics.median(plain):.1f} ms; "
+          f"one bridged echo call median {statistics.median(one):.1f} ms ({runs} runs; the first run, which starts "
+          f"the bridged server, {cold:.0f} ms); inside one program {float(seq['stdout'][0]):.2f} ms per sequential "
+          f"bridged call, {n} calls with asyncio.gather in {float(par['stdout'][0]):.0f} ms")
+
+
+SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "sandbox", "llm", "bridge"]
 
 
 def main():
@@ -545,6 +582,8 @@ def main():
             bench_sandbox()
         if "llm" in only:
             bench_llm()
+        if "bridge" in only:
+            bench_bridge(workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

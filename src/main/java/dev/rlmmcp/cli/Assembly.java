@@ -3,31 +3,63 @@ package dev.rlmmcp.cli;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.bridge.SdkBridgedServers;
 import dev.rlmmcp.core.KernelFactory;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.Settings;
+import dev.rlmmcp.core.bridge.BridgedServers;
+import dev.rlmmcp.core.bridge.ServerConfigs;
+import dev.rlmmcp.core.bridge.ServerDefinition;
 import dev.rlmmcp.core.data.DataRoot;
-import dev.rlmmcp.core.llm.LlmService;
 import dev.rlmmcp.core.kernel.KernelLauncher;
+import dev.rlmmcp.core.llm.LlmService;
 import dev.rlmmcp.face.McpServers;
+import dev.rlmmcp.face.Version;
 import dev.rlmmcp.tools.ToolCatalog;
 import dev.rlmmcp.tools.fixtures.ConformanceFixtures;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** The layers wired together: core, then tools over it, then the MCP server factory the faces use. */
-record Assembly(ObjectMapper json, Sessions sessions, ToolCatalog catalog, McpServers servers) implements AutoCloseable {
+record Assembly(ObjectMapper json, Sessions sessions, BridgedServers bridge, ToolCatalog catalog, McpServers servers)
+        implements AutoCloseable {
 
-    static Assembly of(Settings settings, KernelLauncher launcher) {
+    private static final Logger log = LoggerFactory.getLogger(Assembly.class);
+
+    static Assembly of(Settings settings, KernelLauncher launcher, Bridge bridge) {
         ObjectMapper json = mapper();
-        return of(settings, launcher, json, LlmService.samplingOnly(json), false);
+        return of(settings, launcher, json, LlmService.samplingOnly(json), bridge, false);
     }
 
     /** With {@code conformanceFixtures}, the conformance suite's fixture tools, resources and prompts are served too. */
-    static Assembly of(Settings settings, KernelLauncher launcher, ObjectMapper json, LlmService llm,
+    static Assembly of(Settings settings, KernelLauncher launcher, ObjectMapper json, LlmService llm, Bridge bridge,
             boolean conformanceFixtures) {
         Sessions sessions = new Sessions(new KernelFactory(settings, launcher, json), llm);
-        ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()));
+        BridgedServers bridged = bridge.servers(settings, json);
+        ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()), bridged);
         ConformanceFixtures fixtures = conformanceFixtures ? new ConformanceFixtures(json) : null;
-        return new Assembly(json, sessions, catalog, new McpServers(catalog, json, fixtures));
+        return new Assembly(json, sessions, bridged, catalog, new McpServers(catalog, json, fixtures));
+    }
+
+    /** Where bridged MCP servers are defined, and how long an unused one is kept running. */
+    record Bridge(ServerConfigs.Locations locations, Duration idleTimeout) {
+
+        static final Bridge NONE = new Bridge(new ServerConfigs.Locations(Path.of("."), Path.of("."), List.of(), false),
+                Duration.ofMinutes(5));
+
+        BridgedServers servers(Settings settings, ObjectMapper json) {
+            List<ServerDefinition> found = ServerConfigs.discover(locations, json);
+            if (!found.isEmpty()) {
+                log.info("MCP servers for run_python: {}", found.stream()
+                        .map(d -> d.name() + " (" + d.source() + ")").collect(Collectors.joining(", ")));
+            }
+            return new SdkBridgedServers(found, json, settings.kernelStartTimeout(), settings.maxTimeout(),
+                    idleTimeout, Version.current());
+        }
     }
 
     /** JSON for everything, without Jackson's 20 MB cap on one string: inline data can be far larger. */
@@ -40,6 +72,10 @@ record Assembly(ObjectMapper json, Sessions sessions, ToolCatalog catalog, McpSe
 
     @Override
     public void close() {
-        sessions.close();
+        try {
+            sessions.close();
+        } finally {
+            bridge.close();
+        }
     }
 }

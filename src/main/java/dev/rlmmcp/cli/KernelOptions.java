@@ -3,6 +3,7 @@ package dev.rlmmcp.cli;
 import dev.rlmmcp.core.ImportPolicy;
 import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Settings;
+import dev.rlmmcp.core.bridge.ServerConfigs;
 import dev.rlmmcp.core.kernel.ContainerLauncher.ContainerSettings;
 import dev.rlmmcp.core.kernel.ContainerLauncher;
 import dev.rlmmcp.core.kernel.KernelLauncher;
@@ -102,6 +103,33 @@ final class KernelOptions {
     @Option(names = "--runtime-dir", paramLabel = "DIR", defaultValue = "${env:RLM_RUNTIME_DIR}",
             description = "Private directory for the kernel harness (RLM_RUNTIME_DIR; default: $XDG_RUNTIME_DIR/rlm-mcp or the temp dir).")
     Path runtimeDir;
+
+    @Option(names = "--mcp-config", paramLabel = "FILE",
+            description = "MCP servers run_python may call, as {\"mcpServers\": {name: {command, args, env} | {url, headers}}}; repeatable; these win over discovered ones.")
+    List<Path> mcpConfigs = new java.util.ArrayList<>();
+
+    @Option(names = "--mcp-discovery", paramLabel = "BOOL", defaultValue = "${env:RLM_MCP_DISCOVERY:-true}", arity = "1",
+            description = "Also look for MCP servers in the usual config files: ~/.claude.json, .mcp.json, mcp-servers/*.json, ~/.config/mcp/servers/*.json, claude_desktop_config.json (RLM_MCP_DISCOVERY; default: ${DEFAULT-VALUE}).")
+    boolean mcpDiscovery;
+
+    @Option(names = "--mcp-idle-timeout-s", paramLabel = "S", defaultValue = "${env:RLM_MCP_IDLE_TIMEOUT_S:-300}",
+            description = "Seconds a bridged MCP server may sit unused before it is stopped; the next call starts it again (RLM_MCP_IDLE_TIMEOUT_S; default: ${DEFAULT-VALUE}).")
+    long mcpIdleTimeoutS;
+
+    /** Where run_python's bridged MCP servers are defined. */
+    ServerConfigs.Locations mcpLocations(CommandSpec spec) {
+        require(spec, mcpIdleTimeoutS >= 1, "--mcp-idle-timeout-s must be at least 1, not " + mcpIdleTimeoutS);
+        for (Path file : mcpConfigs) {
+            require(spec, Files.isRegularFile(file), "--mcp-config " + file + " is not a readable file");
+        }
+        String home = System.getenv("HOME");
+        return new ServerConfigs.Locations(Path.of(home == null || home.isBlank() ? System.getProperty("user.home") : home),
+                Path.of("").toAbsolutePath(), mcpConfigs, mcpDiscovery);
+    }
+
+    Duration mcpIdleTimeout() {
+        return Duration.ofSeconds(mcpIdleTimeoutS);
+    }
 
     Settings settings(CommandSpec spec) {
         require(spec, maxMemoryMb >= 0, "--max-memory-mb must be 0 (no limit) or more, not " + maxMemoryMb);

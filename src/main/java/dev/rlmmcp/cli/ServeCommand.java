@@ -115,7 +115,8 @@ final class ServeCommand implements Callable<Integer> {
         HttpSettings http = new HttpSettings(host, port, maxRequestMb * 1024 * 1024, apiKey, list(allowedHosts),
                 origins, Duration.ofSeconds(sessionIdleS), Duration.ofSeconds(sseKeepAliveS), portFile,
                 Duration.ofSeconds(shutdownTimeoutS));
-        Assembly app = Assembly.of(settings, launcher, json, llm.service(spec, json), conformanceFixtures);
+        Assembly app = Assembly.of(settings, launcher, json, llm.service(spec, json),
+                new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()), conformanceFixtures);
         HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
         face.start();
         int bound = face.address().getPort();

@@ -35,7 +35,8 @@ final class StdioCommand implements Callable<Integer> {
         ObjectMapper json = Assembly.mapper();
         PrintStream protocol = System.out;
         System.setOut(System.err);
-        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, llm.service(spec, json), false);
+        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, llm.service(spec, json),
+                        new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()), false);
                 StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024)) {
             face.awaitClientGone();
         }

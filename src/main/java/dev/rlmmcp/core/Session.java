@@ -94,7 +94,7 @@ public final class Session implements AutoCloseable {
      * what happened to the kernel, the step index and the guardrail the step tripped, if any.
      */
     public ObjectNode execute(String code, Duration timeout) {
-        return execute(code, timeout, null, KernelCallbacks.NONE);
+        return execute(code, timeout, null, KernelCallbacks.NONE, null);
     }
 
     /**
@@ -102,15 +102,18 @@ public final class Session implements AutoCloseable {
      * {@code callbacks}, except llm_query's, which the session answers itself.
      */
     public ObjectNode execute(String code, Duration timeout, KernelCallbacks callbacks) {
-        return execute(code, timeout, null, callbacks);
+        return execute(code, timeout, null, callbacks, null);
     }
 
     /**
      * Runs code as the session's next step; llm_query calls go to the configured backend, where the
      * calling client's MCP sampling ({@code clientSampling}, null if it has none) may be one; other
      * requests from the code go to {@code callbacks}. What llm_query used is in the reply and trace.
+     * {@code context} (or null) is added to the kernel's exec request: what the harness should set up
+     * before the code runs, such as the bridged MCP servers ({@code "mcp"}).
      */
-    public ObjectNode execute(String code, Duration timeout, LlmBackend clientSampling, KernelCallbacks callbacks) {
+    public ObjectNode execute(String code, Duration timeout, LlmBackend clientSampling, KernelCallbacks callbacks,
+            ObjectNode context) {
         lock.lock();
         try {
             requireOpen();
@@ -123,7 +126,7 @@ public final class Session implements AutoCloseable {
             long started = System.nanoTime();
             LlmStep llmStep = llm.step(llmAccount, clientSampling);
             ObjectNode body = run(code, limit, (kind, request) -> "llm".equals(kind)
-                    ? llmStep.handle(kind, request) : callbacks.handle(kind, request));
+                    ? llmStep.handle(kind, request) : callbacks.handle(kind, request), context);
             double ms = (System.nanoTime() - started) / 1e6;
             ObjectNode llmUsage = llmStep.usage();
             if (llmUsage != null) {
@@ -141,8 +144,11 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    private ObjectNode run(String code, Duration timeout, KernelCallbacks callbacks) {
+    private ObjectNode run(String code, Duration timeout, KernelCallbacks callbacks, ObjectNode context) {
         ObjectNode request = request("exec").put("code", code);
+        if (context != null) {
+            request.setAll(context);
+        }
         try {
             KernelReply reply = exchange(request, null, timeout, callbacks);
             JsonNode error = reply.body().path("error");

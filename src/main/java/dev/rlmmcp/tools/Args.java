@@ -53,6 +53,19 @@ public final class Args {
         return s;
     }
 
+    /** An optional array of strings; empty when absent. */
+    public List<String> stringList(String name) {
+        Object value = values.get(name);
+        if (value == null) {
+            return List.of();
+        }
+        if (!(value instanceof List<?> list) || !list.stream().allMatch(String.class::isInstance)) {
+            throw RlmException.invalid(name, name + " must be an array of strings, not " + jsonType(value),
+                    "pass " + name + " as a JSON array of strings, e.g. [\"everything\"]");
+        }
+        return list.stream().map(String.class::cast).toList();
+    }
+
     public String sessionId() {
         String id = optionalString("session_id");
         if (id != null && id.isBlank()) {

@@ -33,11 +33,31 @@ final class OutputSchemas {
             "llm_usage", Map.of("type", "object", "description", "what the step's llm_query calls used: backend, "
                     + "calls, failed, refused, input_tokens, output_tokens, latency, guardrail_events"));
 
+    private static final Map<String, Object> LINES = Map.of("type", "array", "items", Map.of("type", "string"));
+
+    private static final Map<String, Object> RUN_PYTHON = object(
+            "status", Map.of("type", "string", "enum", List.of("success", "error", "timeout", "validation_error")),
+            "summary", Map.of("type", "string"),
+            "exitCode", Map.of("type", "integer"),
+            "servers", LINES,
+            "stdout", LINES,
+            "stderr", LINES,
+            "error", Map.of("type", List.of("string", "object"),
+                    "description", "what failed; an object with code, message, argument and fix when the call was refused"),
+            "timeoutSeconds", Map.of("type", "integer"),
+            "session_id", Map.of("type", "string"),
+            "argument", Map.of("type", "string"),
+            "fix", Map.of("type", "string"));
+
     private OutputSchemas() {
     }
 
     static Map<String, Object> of(String tool) {
-        return tool.equals("rlm_execute") ? EXECUTE : ANY_OBJECT;
+        return switch (tool) {
+            case "rlm_execute" -> EXECUTE;
+            case "run_python" -> RUN_PYTHON;
+            default -> ANY_OBJECT;
+        };
     }
 
     private static Map<String, Object> object(Object... nameThenSchema) {

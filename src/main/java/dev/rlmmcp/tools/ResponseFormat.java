@@ -2,23 +2,28 @@ package dev.rlmmcp.tools;
 
 import dev.rlmmcp.core.RlmException;
 import java.util.List;
+import java.util.Locale;
 
-/** How a reply's text content is written: one JSON object (the default) or compact Markdown. */
+/** How a reply's text content is written: one JSON object, compact Markdown, or TOON in a fenced block. */
 public enum ResponseFormat {
-    JSON, MARKDOWN;
+    JSON, MARKDOWN, TOON;
 
     public static final String ARGUMENT = "response_format";
-    public static final List<String> CHOICES = List.of("json", "markdown");
+    public static final List<String> CHOICES = List.of("json", "markdown", "toon");
 
-    /** The format a call asked for: absent means json; anything but json or markdown is refused. */
-    public static ResponseFormat of(Object value) {
-        if (value == null || "json".equals(value)) {
-            return JSON;
+    /** The format a call asked for: absent means the tool's default; anything unknown is refused. */
+    public static ResponseFormat of(Object value, ResponseFormat fallback) {
+        if (value == null) {
+            return fallback;
         }
-        if ("markdown".equals(value)) {
-            return MARKDOWN;
+        if (value instanceof String s && CHOICES.contains(s)) {
+            return valueOf(s.toUpperCase(Locale.ROOT));
         }
         throw RlmException.invalid(ARGUMENT, ARGUMENT + " is " + (value instanceof String s ? "'" + s + "'" : value)
-                + ", which is not a known format", "pass response_format as \"json\" (the default) or \"markdown\"");
+                + ", which is not a known format", "pass response_format as \"json\", \"markdown\" or \"toon\"");
+    }
+
+    public String wireName() {
+        return name().toLowerCase(Locale.ROOT);
     }
 }

@@ -18,4 +18,9 @@ public interface RlmTool {
     default boolean isError(ObjectNode reply) {
         return false;
     }
+
+    /** The reply format when a call names none. */
+    default ResponseFormat defaultFormat() {
+        return ResponseFormat.JSON;
+    }
 }

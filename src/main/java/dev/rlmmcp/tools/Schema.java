@@ -29,6 +29,11 @@ public final class Schema {
                 "maximum", max));
     }
 
+    public Schema stringList(String name, String description) {
+        return property(name, false, Map.of("type", "array", "items", Map.of("type", "string"), "description",
+                description));
+    }
+
     public Schema bool(String name, String description) {
         return property(name, false, Map.of("type", "boolean", "description", description));
     }
@@ -38,9 +43,10 @@ public final class Schema {
                 "Session to use; omit it for this connection's default session (its id is in every reply).", false);
     }
 
-    public Schema responseFormat() {
-        return choice(ResponseFormat.ARGUMENT, "Reply text as one JSON object (json) or compact Markdown (markdown); "
-                + "structuredContent is the JSON object either way.", ResponseFormat.CHOICES, "json");
+    public Schema responseFormat(ResponseFormat defaultFormat) {
+        return choice(ResponseFormat.ARGUMENT, "Reply text as one JSON object (json), compact Markdown (markdown) "
+                + "or TOON (toon); structuredContent is the JSON object either way.", ResponseFormat.CHOICES,
+                defaultFormat.wireName());
     }
 
     private Schema property(String name, boolean isRequired, Map<String, Object> spec) {

@@ -6,7 +6,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.ErrorCode;
 import dev.rlmmcp.core.RlmException;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.bridge.BridgedServers;
 import dev.rlmmcp.core.data.DataRoot;
+import dev.rlmmcp.tools.code.RunPythonTool;
 import dev.rlmmcp.tools.repl.ClearTool;
 import dev.rlmmcp.tools.repl.ExecuteTool;
 import dev.rlmmcp.tools.repl.ListVarsTool;
@@ -33,8 +35,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The MCP tool surface: every tool, and the one path by which any face calls one. A reply is one
- * JSON object, sent as structuredContent and as a text content item (that JSON, or Markdown when the
- * call asks for response_format markdown); refusals are the same, with isError set.
+ * JSON object, sent as structuredContent and as a text content item (that JSON, or Markdown or TOON
+ * when the call asks for them with response_format); refusals are the same, with isError set.
  */
 public final class ToolCatalog {
 
@@ -47,11 +49,11 @@ public final class ToolCatalog {
     public ToolCatalog(List<RlmTool> tools, ObjectMapper json) {
         this.tools = List.copyOf(tools);
         this.inputSchemas = this.tools.stream()
-                .collect(Collectors.toUnmodifiableMap(RlmTool::name, t -> t.schema().responseFormat()));
+                .collect(Collectors.toUnmodifiableMap(RlmTool::name, t -> t.schema().responseFormat(t.defaultFormat())));
         this.json = json;
     }
 
-    public static ToolCatalog standard(Sessions sessions, DataRoot dataRoot) {
+    public static ToolCatalog standard(Sessions sessions, DataRoot dataRoot, BridgedServers bridge) {
         return new ToolCatalog(List.of(
                 new ExecuteTool(sessions),
                 new LoadDataTool(sessions),
@@ -66,7 +68,8 @@ public final class ToolCatalog {
                 new FinalizeTool(sessions),
                 new GetTraceTool(sessions),
                 new ListSessionsTool(sessions),
-                new DeleteSessionTool(sessions)), sessions.kernels().json());
+                new DeleteSessionTool(sessions),
+                new RunPythonTool(sessions, bridge)), sessions.kernels().json());
     }
 
     public List<SyncToolSpecification> specifications() {
@@ -101,9 +104,9 @@ public final class ToolCatalog {
 
     /** The single dispatch path: validate, run, render. Never throws. */
     public McpSchema.CallToolResult call(RlmTool tool, Map<String, Object> arguments, Caller caller) {
-        ResponseFormat format = ResponseFormat.JSON;
+        ResponseFormat format = tool.defaultFormat();
         try {
-            format = ResponseFormat.of(arguments == null ? null : arguments.get(ResponseFormat.ARGUMENT));
+            format = ResponseFormat.of(arguments == null ? null : arguments.get(ResponseFormat.ARGUMENT), format);
             Args args = new Args(tool.name(), arguments, inputSchemas.get(tool.name()).names());
             ObjectNode reply = tool.call(args, caller);
             return render(tool, reply, tool.isError(reply), format);
@@ -131,9 +134,11 @@ public final class ToolCatalog {
 
     private McpSchema.CallToolResult render(RlmTool tool, ObjectNode reply, boolean isError, ResponseFormat format) {
         try {
-            String text = format == ResponseFormat.MARKDOWN
-                    ? MarkdownRenderer.render(tool.name(), reply)
-                    : json.writeValueAsString(reply);
+            String text = switch (format) {
+                case MARKDOWN -> MarkdownRenderer.render(tool.name(), reply);
+                case TOON -> "```toon\n" + Toon.encode(reply) + "\n```";
+                case JSON -> json.writeValueAsString(reply);
+            };
             return McpSchema.CallToolResult.builder()
                     .content(List.of(new McpSchema.TextContent(null, text, null)))
                     .structuredContent(reply)

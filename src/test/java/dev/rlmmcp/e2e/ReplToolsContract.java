@@ -72,7 +72,7 @@ abstract class ReplToolsContract {
         for (JsonNode tool : tools) {
             assertThat(tool.path("outputSchema").path("type").asText()).isEqualTo("object");
             assertThat(tool.path("inputSchema").path("properties").path("response_format").path("enum").toString())
-                    .isEqualTo("[\"json\",\"markdown\"]");
+                    .isEqualTo("[\"json\",\"markdown\",\"toon\"]");
         }
         JsonNode ok = client().call("rlm_execute", Map.of("code", "structured = 1\nprint('s')"));
         assertStructuredIsText(ok);

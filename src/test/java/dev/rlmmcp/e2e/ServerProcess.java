@@ -23,9 +23,16 @@ public final class ServerProcess implements AutoCloseable {
     private final StringBuffer log = new StringBuffer();
 
     private ServerProcess(List<String> args, Map<String, String> env) throws IOException {
+        this(args, env, null);
+    }
+
+    private ServerProcess(List<String> args, Map<String, String> env, Path cwd) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(command(args)).redirectErrorStream(true);
         builder.environment().remove("RLM_API_KEY");
         builder.environment().putAll(env);
+        if (cwd != null) {
+            builder.directory(cwd.toFile());
+        }
         process = builder.start();
         CompletableFuture<String> url = new CompletableFuture<>();
         Thread.ofPlatform().daemon().start(() -> {
@@ -72,6 +79,13 @@ public final class ServerProcess implements AutoCloseable {
             throw new IllegalStateException("server did not stop within 30 s:\n" + log);
         }
         return process.exitValue();
+    }
+
+    /** An HTTP server with extra environment variables, started in {@code cwd}. */
+    public static ServerProcess http(Map<String, String> env, Path cwd, String... extra) throws IOException {
+        List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
+        args.addAll(List.of(extra));
+        return new ServerProcess(args, env, cwd);
     }
 
     /** The command line that runs the jar with these arguments (used for stdio too). */

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.core.KernelFactory;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.TestSettings;
+import dev.rlmmcp.core.bridge.BridgedServers;
 import dev.rlmmcp.core.data.DataRoot;
 import dev.rlmmcp.core.kernel.ProcessLauncher;
 import io.modelcontextprotocol.json.McpJsonDefaults;
@@ -25,8 +26,8 @@ class StandardSchemasTest {
         JsonSchemaValidator validator = McpJsonDefaults.getSchemaValidator();
         try (Sessions sessions = new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(),
                 new ObjectMapper()))) {
-            ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(dir));
-            assertThat(catalog.specifications()).hasSize(14).allSatisfy(spec -> {
+            ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(dir), BridgedServers.NONE);
+            assertThat(catalog.specifications()).hasSize(15).allSatisfy(spec -> {
                 assertThat(validator.validateSchema(spec.tool().inputSchema()).valid())
                         .as(spec.tool().name() + " input schema").isTrue();
                 assertThat(validator.validateSchema(spec.tool().outputSchema()).valid())

@@ -69,6 +69,14 @@ class ToolCatalogTest {
     }
 
     @Test
+    void toonIsRenderedOnRequestInAFencedBlock() {
+        McpSchema.CallToolResult result = catalog.call(ECHO, Map.of("text", "hi", "response_format", "toon"),
+                new Caller("c"));
+        assertThat(text(result)).isEqualTo("```toon\nstatus: ok\nstdout: \"hi\\n\"\n```");
+        assertThat(JSON.<JsonNode>valueToTree(result.structuredContent()).path("stdout").asText()).isEqualTo("hi\n");
+    }
+
+    @Test
     void anUnknownFormatIsRefusedNamingTheArgumentAndTheFix() throws Exception {
         McpSchema.CallToolResult result = catalog.call(ECHO, Map.of("text", "hi", "response_format", "yaml"),
                 new Caller("c"));
@@ -76,7 +84,7 @@ class ToolCatalogTest {
         JsonNode error = JSON.readTree(text(result)).path("error");
         assertThat(error.path("code").asText()).isEqualTo("INVALID_ARGUMENT");
         assertThat(error.path("argument").asText()).isEqualTo("response_format");
-        assertThat(error.path("fix").asText()).contains("json", "markdown");
+        assertThat(error.path("fix").asText()).contains("json", "markdown", "toon");
     }
 
     @Test

@@ -54,7 +54,7 @@ public final class ExecuteTool implements RlmTool {
         Long timeout = args.integer("timeout_s", 1, settings.maxTimeout().toSeconds());
         Session session = sessions.resolve(args.sessionId(), caller.connection());
         return session.execute(code, timeout == null ? session.defaultStepTimeout() : Duration.ofSeconds(timeout),
-                caller.sampling(), KernelCallbacks.NONE);
+                caller.sampling(), KernelCallbacks.NONE, null);
     }
 
     @Override

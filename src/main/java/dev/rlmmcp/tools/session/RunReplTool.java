@@ -43,7 +43,7 @@ public final class RunReplTool implements RlmTool {
         String id = args.requiredString("session_id");
         String code = args.requiredString("code");
         Session session = sessions.get(id);
-        return session.execute(code, session.defaultStepTimeout(), caller.sampling(), KernelCallbacks.NONE);
+        return session.execute(code, session.defaultStepTimeout(), caller.sampling(), KernelCallbacks.NONE, null);
     }
 
     @Override

@@ -1,0 +1,200 @@
+package dev.rlmmcp.tools.code;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.ErrorCode;
+import dev.rlmmcp.core.Limits;
+import dev.rlmmcp.core.RlmException;
+import dev.rlmmcp.core.Session;
+import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.Settings;
+import dev.rlmmcp.core.bridge.BridgeException;
+import dev.rlmmcp.core.bridge.BridgedServers;
+import dev.rlmmcp.core.bridge.McpCallbacks;
+import dev.rlmmcp.core.bridge.ServerDefinition;
+import dev.rlmmcp.tools.Args;
+import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.ResponseFormat;
+import dev.rlmmcp.tools.RlmTool;
+import dev.rlmmcp.tools.Schema;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * run_python (seed 004's code-execution mode): one program that may call the tools of other MCP
+ * servers through {@code mcp_<alias>} proxies. It runs in a fresh kernel that is thrown away after
+ * the run, or in an existing session's kernel when session_id is given.
+ */
+public final class RunPythonTool implements RlmTool {
+
+    static final long DEFAULT_TIMEOUT_S = 30;
+
+    private final Sessions sessions;
+    private final BridgedServers bridge;
+    private final Settings settings;
+    private final ObjectMapper json;
+
+    public RunPythonTool(Sessions sessions, BridgedServers bridge) {
+        this.sessions = sessions;
+        this.bridge = bridge;
+        this.settings = sessions.kernels().settings();
+        this.json = sessions.kernels().json();
+    }
+
+    @Override
+    public String name() {
+        return "run_python";
+    }
+
+    @Override
+    public String description() {
+        return """
+                Run one Python program in a sandboxed kernel (fresh by default; pass session_id to run in an \
+                existing session). Servers named in servers are callable from the code as async proxies: \
+                r = await mcp_<server>.<tool>(**arguments) (names made identifiers: get-sum is get_sum), or \
+                mcp.runtime.call_tool(server, tool, arguments), list_tools(server), list_servers(), \
+                describe_server(name), discovered_servers(); failures raise mcp.runtime.MCPError. Top-level \
+                await works. Call many tools in one program and print only what you need. Configured servers: \
+                %s. Reply: status (success | error | timeout | validation_error), summary, exitCode, stdout \
+                and stderr as lines, servers, error, timeoutSeconds; TOON by default."""
+                .formatted(configured());
+    }
+
+    private String configured() {
+        List<ServerDefinition> all = bridge.discovered();
+        return all.isEmpty() ? "none" : all.stream().map(ServerDefinition::name).collect(Collectors.joining(", "));
+    }
+
+    @Override
+    public Schema schema() {
+        return Schema.object()
+                .string("code", "Python source to run; top-level await is allowed.", true)
+                .stringList("servers", "MCP servers this run may call (by configured name); no others are reachable.")
+                .integer("timeout", "Seconds before the run is stopped (default %d).".formatted(DEFAULT_TIMEOUT_S), 1,
+                        settings.maxTimeout().toSeconds())
+                .string("session_id", "Run in this existing session (its variables stay); omit for a fresh kernel "
+                        + "that is discarded after the run.", false);
+    }
+
+    @Override
+    public ResponseFormat defaultFormat() {
+        return ResponseFormat.TOON;
+    }
+
+    @Override
+    public boolean isError(ObjectNode reply) {
+        return !"success".equals(reply.path("status").asText());
+    }
+
+    @Override
+    public ObjectNode call(Args args, Caller caller) {
+        String code;
+        List<String> servers;
+        long timeout;
+        Session existing;
+        try {
+            code = args.requiredString("code");
+            if (code.isBlank()) {
+                throw RlmException.invalid("code", "code is empty", "pass the Python program to run as code");
+            }
+            servers = List.copyOf(new LinkedHashSet<>(args.stringList("servers")));
+            for (String server : servers) {
+                if (bridge.find(server).isEmpty()) {
+                    throw RlmException.invalid("servers", "no MCP server named '" + server + "' is configured",
+                            "use one of: " + configured() + " (from the MCP config files, or --mcp-config)");
+                }
+            }
+            Long asked = args.integer("timeout", 1, settings.maxTimeout().toSeconds());
+            timeout = asked == null ? DEFAULT_TIMEOUT_S : asked;
+            String sessionId = args.sessionId();
+            existing = sessionId == null ? null : sessions.get(sessionId);
+        } catch (RlmException e) {
+            return validationError(e);
+        }
+        McpCallbacks callbacks = new McpCallbacks(bridge, servers, Duration.ofSeconds(timeout), json);
+        ObjectNode context;
+        try {
+            context = callbacks.kernelContext();
+        } catch (BridgeException e) {
+            return reply("error", "MCP server could not be loaded: " + e.getMessage(), null, "", "", servers,
+                    e.getMessage(), timeout);
+        }
+        Session session = existing != null ? existing : sessions.create("run_python", Limits.NONE);
+        try {
+            ObjectNode result = session.execute(code, Duration.ofSeconds(timeout), caller.sampling(), callbacks.byKind(), context);
+            ObjectNode reply = fromSession(result, servers, timeout);
+            if (existing != null) {
+                reply.put("session_id", existing.id());
+            }
+            return reply;
+        } finally {
+            if (existing == null) {
+                // The throwaway kernel's shutdown need not delay the reply.
+                Thread.ofVirtual().name("run-python-cleanup").start(() -> sessions.delete(session.id()));
+            }
+        }
+    }
+
+    private ObjectNode fromSession(ObjectNode result, List<String> servers, long timeout) {
+        String stdout = result.path("stdout").asText("");
+        String stderr = result.path("stderr").asText("");
+        JsonNode error = result.path("error");
+        return switch (result.path("status").asText()) {
+            case "ok" -> reply("success", stdout.isEmpty() && stderr.isEmpty() ? "Success (no output)" : "Success", 0,
+                    stdout, stderr, servers, null, timeout);
+            case "error" -> {
+                String what = error.path("type").asText() + ": " + error.path("message").asText();
+                yield reply("error", "Error: " + what, 1, stdout, stderr + error.path("traceback").asText(""), servers,
+                        what, timeout);
+            }
+            case "interrupted", "killed" -> reply("timeout", "Timeout: execution exceeded " + timeout + "s", null,
+                    stdout, stderr, servers, result.path("message").asText("execution timed out after " + timeout + "s"),
+                    timeout);
+            default -> reply("error", "Kernel crashed: " + result.path("message").asText(), 1, stdout, stderr, servers,
+                    result.path("message").asText(), timeout);
+        };
+    }
+
+    private ObjectNode validationError(RlmException e) {
+        if (e.code() != ErrorCode.INVALID_ARGUMENT && e.code() != ErrorCode.SESSION_NOT_FOUND) {
+            throw e;
+        }
+        ObjectNode reply = json.createObjectNode().put("status", "validation_error").put("summary", e.getMessage());
+        reply.put("error", e.getMessage());
+        if (e.argument() != null) {
+            reply.put("argument", e.argument());
+        }
+        if (e.fix() != null) {
+            reply.put("fix", e.fix());
+        }
+        return reply;
+    }
+
+    /** Seed 004's reply: status, summary, exitCode, servers, stdout and stderr as lines, error, timeoutSeconds. */
+    private ObjectNode reply(String status, String summary, Integer exitCode, String stdout, String stderr,
+            List<String> servers, String error, long timeout) {
+        ObjectNode reply = json.createObjectNode().put("status", status).put("summary", summary);
+        if (exitCode != null) {
+            reply.put("exitCode", exitCode);
+        }
+        if (!servers.isEmpty()) {
+            ArrayNode list = reply.putArray("servers");
+            servers.forEach(list::add);
+        }
+        lines(reply.putArray("stdout"), stdout);
+        lines(reply.putArray("stderr"), stderr);
+        if (error != null) {
+            reply.put("error", error);
+        }
+        reply.put("timeoutSeconds", timeout);
+        return reply;
+    }
+
+    private static void lines(ArrayNode into, String text) {
+        text.lines().forEach(into::add);
+    }
+}
