@@ -7,18 +7,24 @@ import dev.rlmmcp.core.KernelFactory;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.Settings;
 import dev.rlmmcp.core.data.DataRoot;
+import dev.rlmmcp.core.data.DataSources;
 import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.tools.ToolCatalog;
 
 /** The layers wired together: core, then tools over it, then the MCP server factory the faces use. */
-record Assembly(ObjectMapper json, Sessions sessions, ToolCatalog catalog, McpServers servers) implements AutoCloseable {
+record Assembly(ObjectMapper json, Sessions sessions, DataSources sources, ToolCatalog catalog, McpServers servers)
+        implements AutoCloseable {
 
     static Assembly of(Settings settings, KernelLauncher launcher) {
+        return of(settings, launcher, DataSources.defaults());
+    }
+
+    static Assembly of(Settings settings, KernelLauncher launcher, DataSources sources) {
         ObjectMapper json = mapper();
         Sessions sessions = new Sessions(new KernelFactory(settings, launcher, json));
-        ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()));
-        return new Assembly(json, sessions, catalog, new McpServers(catalog, json));
+        ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()), sources);
+        return new Assembly(json, sessions, sources, catalog, new McpServers(catalog, json));
     }
 
     /** JSON for everything, without Jackson's 20 MB cap on one string: inline data can be far larger. */
@@ -32,5 +38,6 @@ record Assembly(ObjectMapper json, Sessions sessions, ToolCatalog catalog, McpSe
     @Override
     public void close() {
         sessions.close();
+        sources.close();
     }
 }

@@ -24,6 +24,9 @@ final class ServeCommand implements Callable<Integer> {
     @Mixin
     KernelOptions kernel;
 
+    @Mixin
+    DataOptions data;
+
     @Option(names = "--host", paramLabel = "ADDR", defaultValue = "${env:RLM_HOST:-127.0.0.1}",
             description = "Address to listen on (RLM_HOST; default: ${DEFAULT-VALUE}).")
     String host;
@@ -49,7 +52,7 @@ final class ServeCommand implements Callable<Integer> {
         KernelOptions.require(spec, !launcher.name().equals("process") || allowUnsandboxed || isLoopback(host),
                 "kernels would run unsandboxed (--sandbox process) on a non-loopback --host " + host
                         + ": install bubblewrap, or pass --allow-unsandboxed if every client is trusted");
-        Assembly app = Assembly.of(settings, launcher);
+        Assembly app = Assembly.of(settings, launcher, data.sources(spec));
         HttpFace http = new HttpFace(app.servers(), app.sessions(), app.json(), host, port, maxRequestMb * 1024 * 1024);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {

@@ -20,6 +20,9 @@ final class StdioCommand implements Callable<Integer> {
     @Mixin
     KernelOptions kernel;
 
+    @Mixin
+    DataOptions data;
+
     @Option(names = "--max-request-mb", paramLabel = "MB", defaultValue = "${env:RLM_MAX_REQUEST_MB:-512}",
             description = "Largest single MCP message accepted, e.g. for inline rlm_load_data (RLM_MAX_REQUEST_MB; default: ${DEFAULT-VALUE}).")
     int maxRequestMb;
@@ -30,7 +33,7 @@ final class StdioCommand implements Callable<Integer> {
         Settings settings = kernel.settings(spec);
         PrintStream protocol = System.out;
         System.setOut(System.err);
-        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings));
+        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), data.sources(spec));
                 StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024)) {
             face.awaitClientGone();
         }

@@ -7,6 +7,12 @@ import dev.rlmmcp.core.ErrorCode;
 import dev.rlmmcp.core.RlmException;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.data.DataRoot;
+import dev.rlmmcp.core.data.DataSources;
+import dev.rlmmcp.tools.data.ListBucketsTool;
+import dev.rlmmcp.tools.data.ListS3Tool;
+import dev.rlmmcp.tools.data.LoadS3Tool;
+import dev.rlmmcp.tools.data.LoadUrlTool;
+import dev.rlmmcp.tools.data.UploadUrlTool;
 import dev.rlmmcp.tools.repl.ClearTool;
 import dev.rlmmcp.tools.repl.ExecuteTool;
 import dev.rlmmcp.tools.repl.ListVarsTool;
@@ -51,6 +57,11 @@ public final class ToolCatalog {
     }
 
     public static ToolCatalog standard(Sessions sessions, DataRoot dataRoot) {
+        return standard(sessions, dataRoot, DataSources.defaults());
+    }
+
+    public static ToolCatalog standard(Sessions sessions, DataRoot dataRoot, DataSources sources) {
+        ObjectMapper json = sessions.kernels().json();
         return new ToolCatalog(List.of(
                 new ExecuteTool(sessions),
                 new LoadDataTool(sessions),
@@ -65,7 +76,12 @@ public final class ToolCatalog {
                 new FinalizeTool(sessions),
                 new GetTraceTool(sessions),
                 new ListSessionsTool(sessions),
-                new DeleteSessionTool(sessions)), sessions.kernels().json());
+                new DeleteSessionTool(sessions),
+                new LoadS3Tool(sessions, sources),
+                new ListBucketsTool(sources.s3(), json),
+                new ListS3Tool(sources.s3(), json),
+                new UploadUrlTool(sources, json),
+                new LoadUrlTool(sessions, sources)), json);
     }
 
     public List<SyncToolSpecification> specifications() {

@@ -9,6 +9,7 @@ import java.io.BufferedReader;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -19,6 +20,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -93,6 +95,46 @@ public final class Kernel implements AutoCloseable {
             while (true) {
                 Frame frame = codec.read(in);
                 if (frame.header().path("id").asLong(-1) == id) {
+                    long interruptedAfter = watchdog.fired() ? (System.nanoTime() - started) / 1_000_000 : -1;
+                    return new KernelReply(frame.header(), interruptedAfter);
+                }
+                log.debug("ignoring stray kernel frame {}", frame.header());
+            }
+        } catch (IOException e) {
+            throw died();
+        }
+    }
+
+    /**
+     * Sends a request whose payload streams from {@code source} (bytes, read in bounded chunks as they
+     * arrive) and waits for the reply. When the source fails, or the call times out or is cancelled,
+     * the stream is cut short, the kernel discards what it got, and the source's failure is thrown
+     * as {@link TransferAbortedException} once the kernel has answered.
+     */
+    public KernelReply callStreaming(ObjectNode request, InputStream source, Duration timeout, Duration grace,
+            LongConsumer progress) throws KernelDiedException, TransferAbortedException {
+        long id = ++nextId;
+        request.put("id", id);
+        long started = System.nanoTime();
+        try (Watchdog watchdog = new Watchdog(timeout, grace)) {
+            IOException failure = codec.writeStream(out, request, source, new FrameCodec.StreamWatch() {
+                @Override
+                public IOException stopped() {
+                    return watchdog.fired() ? new java.io.InterruptedIOException(
+                            "the transfer was cancelled or ran past its time limit") : null;
+                }
+
+                @Override
+                public void sent(long bytes) {
+                    progress.accept(bytes);
+                }
+            });
+            while (true) {
+                Frame frame = codec.read(in);
+                if (frame.header().path("id").asLong(-1) == id) {
+                    if (failure != null) {
+                        throw new TransferAbortedException(failure);
+                    }
                     long interruptedAfter = watchdog.fired() ? (System.nanoTime() - started) / 1_000_000 : -1;
                     return new KernelReply(frame.header(), interruptedAfter);
                 }
