@@ -6,6 +6,7 @@ import dev.rlmmcp.core.kernel.Kernel;
 import dev.rlmmcp.core.kernel.KernelDiedException;
 import dev.rlmmcp.core.data.CappedInputStream;
 import dev.rlmmcp.core.data.Download;
+import dev.rlmmcp.core.data.MeteredInputStream;
 import dev.rlmmcp.core.data.TransferException;
 import dev.rlmmcp.core.kernel.KernelReply;
 import dev.rlmmcp.core.kernel.TransferAbortedException;
@@ -166,28 +167,25 @@ public final class Session implements AutoCloseable {
                     .formatted(download.shown(), Bytes.human(size), Bytes.human(limit)), argument,
                     "load a smaller object, or raise RLM_MAX_MEMORY_MB / --max-memory-mb");
         }
-        InputStream body = limit <= 0 ? download.body() : new CappedInputStream(download.body(), limit,
+        String label = "loading " + download.shown();
+        MeteredInputStream metered = new MeteredInputStream(download.body(),
+                bytes -> Progress.transferred(label, bytes, size));
+        InputStream body = limit <= 0 ? metered : new CappedInputStream(metered, limit,
                 cap -> new TransferException(ErrorCode.TOO_LARGE, "%s sent more than this session's memory limit of %s"
                         .formatted(download.shown(), Bytes.human(cap)), argument,
                         "load a smaller object, or raise RLM_MAX_MEMORY_MB / --max-memory-mb"));
         ObjectNode request = request("load").put("name", name).put("data_type", type.wireName());
-        String label = "loading " + download.shown();
         lock.lock();
         try (download) {
             requireOpen();
             long started = System.nanoTime();
-            long[] sent = {0};
             ObjectNode body0;
             try {
                 lastActive = Instant.now();
                 if (kernel == null) {
                     kernel = kernels.start(id);
                 }
-                KernelReply reply = kernel.callStreaming(request, body, settings.maxTimeout(), settings.interruptGrace(),
-                        bytes -> {
-                            sent[0] = bytes;
-                            Progress.transferred(label, bytes, size);
-                        });
+                KernelReply reply = kernel.callStreaming(request, body, settings.maxTimeout(), settings.interruptGrace());
                 body0 = checked(reply, null);
                 describeEvictions(body0);
             } catch (KernelDiedException e) {
@@ -195,16 +193,17 @@ public final class Session implements AutoCloseable {
                 throw new RlmException(ErrorCode.KERNEL_ERROR, lost.path("message").asText(), null,
                         "if the data is too big for memory, load a smaller part or raise the memory limit");
             } catch (TransferAbortedException e) {
-                throw transferFailed(e.getCause(), download.shown(), sent[0], argument);
+                throw transferFailed(e.getCause(), download.shown(), metered.total(), argument);
             } finally {
                 lastActive = Instant.now();
             }
             double ms = (System.nanoTime() - started) / 1e6;
+            long sent = metered.total();
             body0.put("source", download.shown());
-            body0.put("source_bytes", sent[0]);
+            body0.put("source_bytes", sent);
             body0.put("transfer_ms", Math.round(ms * 1000) / 1000.0);
-            body0.put("mb_per_s", ms <= 0 ? 0 : Math.round(sent[0] / 1e6 / (ms / 1000) * 10) / 10.0);
-            return settle(null, "load", what, body0, ms, sent[0], guardrails.afterLoad(sent[0]));
+            body0.put("mb_per_s", ms <= 0 ? 0 : Math.round(sent / 1e6 / (ms / 1000) * 10) / 10.0);
+            return settle(null, "load", what, body0, ms, sent, guardrails.afterLoad(sent));
         } finally {
             lock.unlock();
         }

@@ -22,7 +22,13 @@ public final class ServerProcess implements AutoCloseable {
     private final StringBuffer log = new StringBuffer();
 
     private ServerProcess(List<String> args) throws IOException {
-        process = new ProcessBuilder(command(args)).redirectErrorStream(true).start();
+        this(args, java.util.Map.of());
+    }
+
+    private ServerProcess(List<String> args, java.util.Map<String, String> env) throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(command(args)).redirectErrorStream(true);
+        builder.environment().putAll(env);
+        process = builder.start();
         CompletableFuture<String> url = new CompletableFuture<>();
         Thread.ofPlatform().daemon().start(() -> {
             try (BufferedReader reader = new BufferedReader(
@@ -53,6 +59,13 @@ public final class ServerProcess implements AutoCloseable {
         List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
         args.addAll(List.of(extra));
         return new ServerProcess(args);
+    }
+
+    /** {@code rlm-mcp serve --port 0} plus extra arguments, with these variables added to its environment. */
+    public static ServerProcess http(java.util.Map<String, String> env, String... extra) throws IOException {
+        List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
+        args.addAll(List.of(extra));
+        return new ServerProcess(args, env);
     }
 
     /** The command line that runs the jar with these arguments (used for stdio too). */

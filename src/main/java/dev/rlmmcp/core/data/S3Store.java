@@ -1,7 +1,6 @@
 package dev.rlmmcp.core.data;
 
 import dev.rlmmcp.core.ErrorCode;
-import dev.rlmmcp.core.Progress;
 import dev.rlmmcp.core.RlmException;
 import java.io.ByteArrayInputStream;
 import java.io.FilterInputStream;
@@ -109,24 +108,22 @@ public final class S3Store implements AutoCloseable {
      * parts are read one at a time into one buffer. {@code sizeHint} (-1 if unknown) only picks the part
      * size. A failed multipart upload is aborted, leaving nothing behind.
      */
-    public Uploaded upload(String bucket, String key, InputStream in, long sizeHint, String what) throws IOException {
+    public Uploaded upload(String bucket, String key, InputStream in, long sizeHint) throws IOException {
         int partBytes = (int) Math.max(MIN_PART_BYTES, sizeHint < 0 ? 0 : (sizeHint + MAX_PARTS - 1) / MAX_PARTS);
         byte[] part = new byte[partBytes];
         int n = in.readNBytes(part, 0, part.length);
         try {
             if (n < part.length) {
                 String etag = client().putObject(r -> r.bucket(bucket).key(key), body(part, n)).eTag();
-                Progress.transferred(what, n, sizeHint);
                 return new Uploaded(bucket, key, n, 1, etag);
             }
-            return multipart(bucket, key, in, part, n, sizeHint, what);
+            return multipart(bucket, key, in, part, n);
         } catch (SdkException e) {
             throw refusal(e, bucket, key, "key");
         }
     }
 
-    private Uploaded multipart(String bucket, String key, InputStream in, byte[] part, int first, long sizeHint,
-            String what) throws IOException {
+    private Uploaded multipart(String bucket, String key, InputStream in, byte[] part, int first) throws IOException {
         String uploadId = client().createMultipartUpload(r -> r.bucket(bucket).key(key)).uploadId();
         boolean done = false;
         try {
@@ -142,7 +139,6 @@ public final class S3Store implements AutoCloseable {
                         .partNumber(number), body(part, n)).eTag();
                 parts.add(CompletedPart.builder().partNumber(number).eTag(etag).build());
                 total += n;
-                Progress.transferred(what, total, sizeHint);
             }
             String etag = client().completeMultipartUpload(r -> r.bucket(bucket).key(key).uploadId(uploadId)
                     .multipartUpload(m -> m.parts(parts))).eTag();

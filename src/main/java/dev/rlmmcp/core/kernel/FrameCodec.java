@@ -73,7 +73,6 @@ final class FrameCodec {
         out.writeLong(STREAMED);
         out.write(head);
         byte[] buffer = new byte[STREAM_CHUNK_BYTES];
-        long sent = 0;
         while (true) {
             int n;
             IOException failure = watch.stopped();
@@ -82,6 +81,9 @@ final class FrameCodec {
                     n = source.readNBytes(buffer, 0, buffer.length);
                 } catch (IOException e) {
                     failure = e;
+                    n = -1;
+                } catch (RuntimeException e) {
+                    failure = new IOException(e.getMessage(), e);
                     n = -1;
                 }
             } else {
@@ -99,17 +101,12 @@ final class FrameCodec {
             }
             out.writeInt(n);
             out.write(buffer, 0, n);
-            sent += n;
-            watch.sent(sent);
         }
     }
 
-    /** What a streamed payload's writer asks between chunks, and tells of its progress. */
+    /** What a streamed payload's writer asks between chunks: a reason to stop sending now, or null to go on. */
     interface StreamWatch {
-        /** A reason to stop sending now, or null to go on. */
         IOException stopped();
-
-        void sent(long bytes);
     }
 
     Frame read(DataInputStream in) throws IOException {

@@ -20,7 +20,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -111,24 +110,15 @@ public final class Kernel implements AutoCloseable {
      * the stream is cut short, the kernel discards what it got, and the source's failure is thrown
      * as {@link TransferAbortedException} once the kernel has answered.
      */
-    public KernelReply callStreaming(ObjectNode request, InputStream source, Duration timeout, Duration grace,
-            LongConsumer progress) throws KernelDiedException, TransferAbortedException {
+    public KernelReply callStreaming(ObjectNode request, InputStream source, Duration timeout, Duration grace)
+            throws KernelDiedException, TransferAbortedException {
         long id = ++nextId;
         request.put("id", id);
         long started = System.nanoTime();
         try (Watchdog watchdog = new Watchdog(timeout, grace)) {
-            IOException failure = codec.writeStream(out, request, source, new FrameCodec.StreamWatch() {
-                @Override
-                public IOException stopped() {
-                    return watchdog.fired() ? new java.io.InterruptedIOException(
-                            "the transfer was cancelled or ran past its time limit") : null;
-                }
-
-                @Override
-                public void sent(long bytes) {
-                    progress.accept(bytes);
-                }
-            });
+            IOException failure = codec.writeStream(out, request, source, () -> watchdog.fired()
+                    ? new java.io.InterruptedIOException("the transfer was cancelled or ran past its time limit")
+                    : null);
             while (true) {
                 Frame frame = codec.read(in);
                 if (frame.header().path("id").asLong(-1) == id) {

@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.Bytes;
 import dev.rlmmcp.core.Cancellation;
 import dev.rlmmcp.core.ErrorCode;
+import dev.rlmmcp.core.Progress;
+import dev.rlmmcp.core.data.MeteredInputStream;
 import dev.rlmmcp.core.RlmException;
 import dev.rlmmcp.core.data.DataSources;
 import dev.rlmmcp.core.data.Download;
@@ -65,7 +67,9 @@ public final class UploadUrlTool implements RlmTool {
         try (Download download = sources.capped(sources.urls().open("url", url), "url");
                 Cancellation.Registration cancelled = Cancellation.onCancel(download::close)) {
             shown = download.shown();
-            uploaded = s3.upload(bucket, key, download.body(), download.size(), "uploading " + shown);
+            long size = download.size();
+            uploaded = s3.upload(bucket, key, new MeteredInputStream(download.body(),
+                    bytes -> Progress.transferred("uploading " + shown, bytes, size)), size);
         } catch (TransferException e) {
             throw e.refusal();
         } catch (SocketTimeoutException e) {
