@@ -32,6 +32,7 @@ final class ProgressTicker {
     private final ReentrantLock sending = new ReentrantLock();
     private final ScheduledFuture<?> ticks;
     private final Progress.Status status;
+    private double last = -1;
     private boolean closed;
 
     private ProgressTicker(Object token, Consumer<McpSchema.ProgressNotification> sink, Duration period,
@@ -80,14 +81,19 @@ final class ProgressTicker {
         }
     }
 
-    /** Seconds running, or bytes moved (of the total when known) once the call reports a transfer. */
+    /**
+     * Seconds running, or bytes moved (of the total when known) once the call reports a transfer; the
+     * progress value always rises, as MCP requires, even when a transfer stalls.
+     */
     private McpSchema.ProgressNotification notification(double seconds, Progress.Snapshot transfer) {
         if (transfer.what() == null) {
-            return McpSchema.ProgressNotification.builder(token, seconds)
+            last = Math.max(seconds, last + 0.001);
+            return McpSchema.ProgressNotification.builder(token, last)
                     .message("running %d s".formatted(Math.round(seconds))).build();
         }
+        last = Math.max(transfer.done(), last + 0.001);
         String of = transfer.total() >= 0 ? " of " + Bytes.human(transfer.total()) : "";
-        return McpSchema.ProgressNotification.builder(token, (double) transfer.done())
+        return McpSchema.ProgressNotification.builder(token, last)
                 .total(transfer.total() >= 0 ? (double) transfer.total() : null)
                 .message("%s: %s%s, %d s".formatted(transfer.what(), Bytes.human(transfer.done()), of,
                         Math.round(seconds)))
