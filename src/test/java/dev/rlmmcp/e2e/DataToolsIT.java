@@ -232,6 +232,12 @@ class DataToolsIT {
     }
 
     @Test
+    void theS3KeysAreNotInTheKernelsEnvironment() {
+        assertThat(run(http, "import os\nprint(any('" + S3ProxyServer.SECRET_KEY + "' in v for v in os.environ.values()))"))
+                .isEqualTo("False\n");
+    }
+
+    @Test
     void withoutConfigurationTheS3ToolsSayWhatToSet() {
         for (String tool : List.of("rlm_list_buckets", "rlm_list_s3")) {
             JsonNode error = refused(unconfiguredClient, tool, Map.of(), "NOT_CONFIGURED");

@@ -26,7 +26,7 @@ class StandardSchemasTest {
         try (Sessions sessions = new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(),
                 new ObjectMapper()))) {
             ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(dir));
-            assertThat(catalog.specifications()).hasSize(14).allSatisfy(spec -> {
+            assertThat(catalog.specifications()).hasSize(19).allSatisfy(spec -> {
                 assertThat(validator.validateSchema(spec.tool().inputSchema()).valid())
                         .as(spec.tool().name() + " input schema").isTrue();
                 assertThat(validator.validateSchema(spec.tool().outputSchema()).valid())

@@ -2,7 +2,6 @@ package dev.rlmmcp.core.data;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 
 /**
  * An open source of bytes: the body, its declared size (-1 when the source does not say), and how it
@@ -10,12 +9,13 @@ import java.io.UncheckedIOException;
  */
 public record Download(InputStream body, long size, String shown, String contentType) implements AutoCloseable {
 
+    /** Releases the connection; a failure to close it changes nothing for the caller, so it is not reported. */
     @Override
     public void close() {
         try {
             body.close();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        } catch (IOException | RuntimeException ignored) {
+            // the transfer is over either way
         }
     }
 }

@@ -208,7 +208,7 @@ public final class S3Store implements AutoCloseable {
                 return new RlmException(ErrorCode.NOT_FOUND, "no object " + key + " in bucket " + bucket, "key",
                         "call rlm_list_s3 with a prefix to find the key");
             }
-            if ("InvalidToken".equals(code) || "InvalidArgument".equals(code) && argument != null) {
+            if ("continuation_token".equals(argument) && ("InvalidToken".equals(code) || "InvalidArgument".equals(code))) {
                 return RlmException.invalid(argument, where + " refused the request: " + detail,
                         "pass the next_continuation_token of the previous page unchanged");
             }
