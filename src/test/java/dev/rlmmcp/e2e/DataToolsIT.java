@@ -233,7 +233,7 @@ class DataToolsIT {
 
     @Test
     void theS3KeysAreNotInTheKernelsEnvironment() {
-        assertThat(run(http, "import os\nprint(any('" + S3ProxyServer.SECRET_KEY + "' in v for v in os.environ.values()))"))
+        assertThat(run(http, "print(b'" + S3ProxyServer.SECRET_KEY + "' in open('/proc/self/environ', 'rb').read())"))
                 .isEqualTo("False\n");
     }
 
