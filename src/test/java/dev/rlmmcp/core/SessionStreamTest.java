@@ -127,6 +127,83 @@ class SessionStreamTest {
         assertThat(run("print('big' in globals())")).isEqualTo("False\n");
     }
 
+    /** A source that sends a few bytes every 50 ms and never ends, until it is closed. */
+    private static InputStream trickle() {
+        return new InputStream() {
+            private volatile boolean closed;
+
+            @Override
+            public int read() throws IOException {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                if (closed) {
+                    throw new java.net.SocketException("Socket closed");
+                }
+                b[off] = 'x';
+                return 1;
+            }
+
+            @Override
+            public void close() {
+                closed = true;
+            }
+        };
+    }
+
+    @Test
+    void aTrickleThatOutlastsTheTimeLimitIsCutWithTheVariablesKept() {
+        Settings base = TestSettings.in(dir, LIMIT);
+        Settings quick = new Settings(base.python(), base.dataRoot(), base.runtimeDir(), base.memoryLimitBytes(),
+                base.cleanupThreshold(), base.cleanupTarget(), base.outputCap(), base.defaultTimeout(),
+                Duration.ofSeconds(2), base.interruptGrace(), base.kernelStartTimeout(), base.idleTimeout(),
+                base.defaultLimits(), base.importPolicy());
+        try (Sessions own = new Sessions(new KernelFactory(quick, new ProcessLauncher(), new ObjectMapper()))) {
+            Session s = own.resolve(null, "quick");
+            s.execute("kept = 1", Duration.ofSeconds(30));
+            long started = System.nanoTime();
+            assertThatThrownBy(() -> s.loadStream("slow", DataType.TEXT, new Download(trickle(), -1, "test://slow", null),
+                    "url", "t")).isInstanceOfSatisfying(RlmException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.INTERRUPTED);
+                        assertThat(e.getMessage()).contains("time limit", "nothing was stored");
+                    });
+            assertThat((System.nanoTime() - started) / 1_000_000).isLessThan(6_000);
+            assertThat(s.execute("print(kept, 'slow' in globals())", Duration.ofSeconds(30)).path("stdout").asText())
+                    .isEqualTo("1 False\n");
+            assertThat(s.kernelRestarts()).isZero();
+        }
+    }
+
+    @Test
+    void aCancelledTransferStopsAndTheSessionGoesOn() throws Exception {
+        run("kept = 2");
+        java.util.concurrent.CompletableFuture<RlmException> failure = new java.util.concurrent.CompletableFuture<>();
+        Thread caller = Thread.ofPlatform().start(() -> {
+            try (Cancellation.Request request = Cancellation.serve("conn", 7)) {
+                session.loadStream("slow", DataType.TEXT, new Download(trickle(), -1, "test://slow", null), "url", "t");
+                failure.complete(null);
+            } catch (RlmException e) {
+                failure.complete(e);
+            }
+        });
+        Thread.sleep(500);
+        assertThat(Cancellation.cancel("conn", 7)).isTrue();
+        RlmException e = failure.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        caller.join();
+        assertThat(e).isNotNull();
+        assertThat(e.code()).isEqualTo(ErrorCode.INTERRUPTED);
+        assertThat(e.getMessage()).contains("cancelled");
+        assertThat(run("print(kept, 'slow' in globals())")).isEqualTo("2 False\n");
+        assertThat(session.kernelRestarts()).isZero();
+    }
+
     @Test
     void progressIsReportedToWhoeverTracksIt() {
         byte[] bytes = new byte[5 * 1024 * 1024];
