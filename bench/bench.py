@@ -100,10 +100,11 @@ class StdioClient:
 
 
 class HttpServer:
-    def __init__(self, *server_args):
-        env = {k: v for k, v in os.environ.items() if k != "RLM_API_KEY"}
+    def __init__(self, *server_args, env=None):
+        base = {k: v for k, v in os.environ.items() if k != "RLM_API_KEY"}
         self.proc = subprocess.Popen([LAUNCHER, "serve", "--port", "0", *server_args], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                     env={**base, **(env or {})})
         deadline = time.time() + 120
         while time.time() < deadline:
             line = self.proc.stderr.readline()
@@ -406,6 +407,110 @@ def bench_load_file(workdir):
           f"(median of 3; target <= 1.25)")
 
 
+class S3Proxy:
+    """The tests' S3 server (dev.rlmmcp.testsupport.S3ProxyServer) with its objects under a directory."""
+
+    def __init__(self, workdir):
+        test_classes = os.path.join(ROOT, "target", "test-classes")
+        support = os.path.join(test_classes, "dev", "rlmmcp", "testsupport", "S3ProxyServer.class")
+        jar = os.path.join(ROOT, "target", "s3proxy", "s3proxy.jar")
+        if not (os.path.exists(support) and os.path.exists(jar)):
+            subprocess.run([os.path.join(ROOT, "mvnw"), "-q", "-B", "test-compile"], cwd=ROOT, check=True)
+        self.java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if "JAVA_HOME" in os.environ else "java"
+        self.classpath = os.pathsep.join([os.path.join(ROOT, "target", "rlm-mcp.jar"), test_classes])
+        self.base = os.path.join(workdir, "s3")
+        self.proc = subprocess.Popen([self.java, f"-Ds3proxy.jar={jar}", "-cp", self.classpath,
+                                      "dev.rlmmcp.testsupport.S3ProxyServer", self.base],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        info = dict(self.proc.stdout.readline().strip().split("=", 1) for _ in range(2))
+        self.endpoint = info["endpoint"]
+        self.env = {"MINIO_ENDPOINT": self.endpoint, "MINIO_ACCESS_KEY": "rlm-test-access",
+                    "MINIO_SECRET_KEY": "rlm-test-secret-0b5d"}
+
+    def put(self, bucket, key, source):
+        os.makedirs(os.path.join(self.base, bucket), exist_ok=True)
+        os.link(source, os.path.join(self.base, bucket, key))
+
+    def plain_get(self, bucket, key, runs):
+        out = subprocess.run([self.java, "-cp", self.classpath, "dev.rlmmcp.testsupport.PlainS3Get", bucket, key,
+                              str(runs)], env={**os.environ, **self.env}, check=True, capture_output=True, text=True)
+        return [float(line.split()[1]) for line in out.stdout.splitlines()]
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def health(server):
+    import urllib.request
+    with urllib.request.urlopen(f"http://{server.host}:{server.port}/health", timeout=10) as r:
+        return json.loads(r.read())["memory"]
+
+
+def s3_load(proxy, key, runs):
+    """Loads s3://bench/KEY as text RUNS times in a fresh server; the load times, and the JVM heap:
+    its peak (/health's sum of the heap pools' peaks) and the highest use sampled every 50 ms."""
+    import threading
+    server = HttpServer("--max-memory-mb", "4096", "--max-timeout-s", "1800", env=proxy.env)
+    try:
+        client = HttpClient(server.host, server.port)
+        client.tool("rlm_load_s3", bucket="bench", key="warm.txt", name="warm")
+        sampled, stop = [0], threading.Event()
+
+        def sample():
+            while not stop.is_set():
+                sampled[0] = max(sampled[0], health(server)["jvm_heap_used_bytes"])
+                stop.wait(0.05)
+
+        before = health(server)
+        poller = threading.Thread(target=sample, daemon=True)
+        poller.start()
+        times, reply = [], None
+        for _ in range(runs):
+            client.tool("rlm_clear", all=True)
+            t = time.perf_counter()
+            reply = client.tool("rlm_load_s3", bucket="bench", key=key, name="big")
+            times.append(time.perf_counter() - t)
+            assert "error" not in reply, reply
+        stop.set()
+        poller.join()
+        after = health(server)
+        return times, reply, before, after, sampled[0]
+    finally:
+        server.close()
+
+
+def bench_s3(workdir):
+    proxy = S3Proxy(workdir)
+    try:
+        sizes = {"64mib.txt": 64 * 1024 * 1024, "1gib.txt": 1024 * 1024 * 1024}
+        make_log(os.path.join(workdir, "warm.txt"), 4 * 1024 * 1024)
+        proxy.put("bench", "warm.txt", os.path.join(workdir, "warm.txt"))
+        for key, size in sizes.items():
+            make_log(os.path.join(workdir, key), size)
+            proxy.put("bench", key, os.path.join(workdir, key))
+        plain = proxy.plain_get("bench", "1gib.txt", 4)[1:]
+        path = os.path.join(workdir, "1gib.txt")
+        probe = f"import time; t = time.perf_counter(); open({path!r}).read(); print(time.perf_counter() - t)"
+        floor = statistics.median(float(subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True,
+                                                       text=True).stdout) for _ in range(3))
+        results = {key: s3_load(proxy, key, 3 if key == "1gib.txt" else 1) for key in sizes}
+        times, reply, before, after, sampled = results["1gib.txt"]
+        ours, base = statistics.median(times), statistics.median(plain)
+        mib = sizes["1gib.txt"] / 2**20
+        print(f"rlm_load_s3 1 GiB text from local S3Proxy: {ours:.3f} s ({mib / ours:.0f} MiB/s; server-side "
+              f"transfer {reply['transfer_ms'] / 1000:.3f} s); plain streaming GET with the same SDK client: "
+              f"{base:.3f} s ({mib / base:.0f} MiB/s); ratio {ours / base:.2f} (median of 3; target <= 1.3). "
+              f"Floor for any load into a str: python3 reading the same 1 GiB from a cached file, {floor:.3f} s; "
+              f"ratio {ours / floor:.2f}")
+        for key, (_, _, before, after, sampled) in results.items():
+            print(f"  JVM heap during the {key[:-4]} load (fresh server): peak {after['jvm_heap_peak_bytes'] / 2**20:.0f} MiB "
+                  f"(start-up and warm-up load: {before['jvm_heap_peak_bytes'] / 2**20:.0f} MiB), highest sampled use "
+                  f"{sampled / 2**20:.0f} MiB, max heap {after['jvm_heap_max_bytes'] / 2**20:.0f} MiB")
+    finally:
+        proxy.close()
+
+
 def bench_sandbox(starts=20, calls=2000):
     """Kernel start, per-call round trip and idle RSS per kernel, for each launcher this machine has."""
     for sandbox in ("process", "bwrap"):
@@ -552,7 +657,7 @@ print((time.perf_counter() - t) * 1000)""", ["everything"])
           f"bridged call, {n} calls with asyncio.gather in {float(par['stdout'][0]):.0f} ms")
 
 
-SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "sandbox", "llm", "bridge"]
+SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "sandbox", "llm", "bridge", "s3"]
 
 
 def main():
@@ -584,6 +689,8 @@ def main():
             bench_llm()
         if "bridge" in only:
             bench_bridge(workdir)
+        if "s3" in only:
+            bench_s3(workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -11,6 +11,7 @@ import dev.rlmmcp.core.bridge.BridgedServers;
 import dev.rlmmcp.core.bridge.ServerConfigs;
 import dev.rlmmcp.core.bridge.ServerDefinition;
 import dev.rlmmcp.core.data.DataRoot;
+import dev.rlmmcp.core.data.DataSources;
 import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.core.llm.LlmService;
 import dev.rlmmcp.face.McpServers;
@@ -25,24 +26,30 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** The layers wired together: core, then tools over it, then the MCP server factory the faces use. */
-record Assembly(ObjectMapper json, Sessions sessions, BridgedServers bridge, ToolCatalog catalog, McpServers servers)
-        implements AutoCloseable {
+record Assembly(ObjectMapper json, Sessions sessions, Parts parts, BridgedServers bridge, ToolCatalog catalog,
+        McpServers servers) implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Assembly.class);
 
-    static Assembly of(Settings settings, KernelLauncher launcher, Bridge bridge) {
-        ObjectMapper json = mapper();
-        return of(settings, launcher, json, LlmService.samplingOnly(json), bridge, false);
+    /** The parts a command chose beyond the kernel settings. */
+    record Parts(LlmService llm, Bridge bridge, DataSources sources, boolean conformanceFixtures) {
+
+        static Parts none(ObjectMapper json) {
+            return new Parts(LlmService.samplingOnly(json), Bridge.NONE, DataSources.defaults(), false);
+        }
     }
 
-    /** With {@code conformanceFixtures}, the conformance suite's fixture tools, resources and prompts are served too. */
-    static Assembly of(Settings settings, KernelLauncher launcher, ObjectMapper json, LlmService llm, Bridge bridge,
-            boolean conformanceFixtures) {
-        Sessions sessions = new Sessions(new KernelFactory(settings, launcher, json), llm);
-        BridgedServers bridged = bridge.servers(settings, json);
-        ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()), bridged);
-        ConformanceFixtures fixtures = conformanceFixtures ? new ConformanceFixtures(json) : null;
-        return new Assembly(json, sessions, bridged, catalog, new McpServers(catalog, json, fixtures));
+    static Assembly of(Settings settings, KernelLauncher launcher) {
+        ObjectMapper json = mapper();
+        return of(settings, launcher, json, Parts.none(json));
+    }
+
+    static Assembly of(Settings settings, KernelLauncher launcher, ObjectMapper json, Parts parts) {
+        Sessions sessions = new Sessions(new KernelFactory(settings, launcher, json), parts.llm());
+        BridgedServers bridged = parts.bridge().servers(settings, json);
+        ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()), bridged, parts.sources());
+        ConformanceFixtures fixtures = parts.conformanceFixtures() ? new ConformanceFixtures(json) : null;
+        return new Assembly(json, sessions, parts, bridged, catalog, new McpServers(catalog, json, fixtures));
     }
 
     /** Where bridged MCP servers are defined, and how long an unused one is kept running. */
@@ -75,7 +82,11 @@ record Assembly(ObjectMapper json, Sessions sessions, BridgedServers bridge, Too
         try {
             sessions.close();
         } finally {
-            bridge.close();
+            try {
+                bridge.close();
+            } finally {
+                parts.sources().close();
+            }
         }
     }
 }

@@ -38,6 +38,9 @@ final class ServeCommand implements Callable<Integer> {
     @Mixin
     LlmOptions llm;
 
+    @Mixin
+    DataOptions data;
+
     @Option(names = "--host", paramLabel = "ADDR", defaultValue = "${env:RLM_HOST:-127.0.0.1}",
             description = "Address to listen on (RLM_HOST; default: ${DEFAULT-VALUE}). Any non-loopback address needs RLM_API_KEY.")
     String host;
@@ -115,8 +118,9 @@ final class ServeCommand implements Callable<Integer> {
         HttpSettings http = new HttpSettings(host, port, maxRequestMb * 1024 * 1024, apiKey, list(allowedHosts),
                 origins, Duration.ofSeconds(sessionIdleS), Duration.ofSeconds(sseKeepAliveS), portFile,
                 Duration.ofSeconds(shutdownTimeoutS));
-        Assembly app = Assembly.of(settings, launcher, json, llm.service(spec, json),
-                new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()), conformanceFixtures);
+        Assembly app = Assembly.of(settings, launcher, json, new Assembly.Parts(llm.service(spec, json),
+                new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()), data.sources(spec),
+                conformanceFixtures));
         HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
         face.start();
         int bound = face.address().getPort();

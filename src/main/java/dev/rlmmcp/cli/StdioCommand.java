@@ -24,6 +24,9 @@ final class StdioCommand implements Callable<Integer> {
     @Mixin
     LlmOptions llm;
 
+    @Mixin
+    DataOptions data;
+
     @Option(names = "--max-request-mb", paramLabel = "MB", defaultValue = "${env:RLM_MAX_REQUEST_MB:-512}",
             description = "Largest single MCP message accepted, e.g. for inline rlm_load_data (RLM_MAX_REQUEST_MB; default: ${DEFAULT-VALUE}).")
     int maxRequestMb;
@@ -35,8 +38,9 @@ final class StdioCommand implements Callable<Integer> {
         ObjectMapper json = Assembly.mapper();
         PrintStream protocol = System.out;
         System.setOut(System.err);
-        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, llm.service(spec, json),
-                        new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()), false);
+        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(
+                        llm.service(spec, json), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
+                        data.sources(spec), false));
                 StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024)) {
             face.awaitClientGone();
         }

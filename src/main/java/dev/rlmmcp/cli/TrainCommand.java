@@ -52,7 +52,7 @@ final class TrainCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Settings settings = kernel.settings(spec);
-        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), Assembly.Bridge.NONE)) {
+        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings))) {
             PipedOutputStream toServer = new PipedOutputStream();
             PipedInputStream serverIn = new PipedInputStream(toServer, 1 << 16);
             PipedOutputStream serverOut = new PipedOutputStream();

@@ -17,6 +17,12 @@ public enum ErrorCode {
     KERNEL_UNAVAILABLE,
     KERNEL_ERROR,
     OUT_OF_MEMORY,
+    NOT_CONFIGURED,
+    NOT_FOUND,
+    URL_REFUSED,
+    UPSTREAM_ERROR,
+    TIMEOUT,
+    TRANSFER_ABORTED,
     INTERNAL_ERROR;
 
     public static ErrorCode of(String name) {

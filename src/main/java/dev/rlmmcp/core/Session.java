@@ -6,13 +6,19 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.kernel.Kernel;
 import dev.rlmmcp.core.kernel.KernelCallbacks;
 import dev.rlmmcp.core.kernel.KernelDiedException;
+import dev.rlmmcp.core.data.CappedInputStream;
+import dev.rlmmcp.core.data.Download;
+import dev.rlmmcp.core.data.MeteredInputStream;
+import dev.rlmmcp.core.data.TransferException;
 import dev.rlmmcp.core.kernel.KernelReply;
 import dev.rlmmcp.core.llm.LlmAccount;
 import dev.rlmmcp.core.llm.LlmBackend;
 import dev.rlmmcp.core.llm.LlmLimits;
 import dev.rlmmcp.core.llm.LlmService;
 import dev.rlmmcp.core.llm.LlmStep;
+import dev.rlmmcp.core.kernel.TransferAbortedException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -191,6 +197,80 @@ public final class Session implements AutoCloseable {
         body.put("path", shownPath);
         body.put("file_bytes", size);
         return body;
+    }
+
+    /**
+     * Streams a download into a variable: bytes go from the source to the kernel's pipe in bounded
+     * chunks as they arrive, never whole in this JVM. A declared size over the memory limit is refused
+     * before any byte moves; a stream that passes the limit is cut, and nothing is stored. A failed
+     * source leaves the session as it was.
+     */
+    public ObjectNode loadStream(String name, DataType type, Download download, String argument, String what) {
+        long size = download.size();
+        long limit = settings.memoryLimitBytes();
+        if (limit > 0 && size > limit) {
+            download.close();
+            throw new RlmException(ErrorCode.TOO_LARGE, "%s is %s, more than this session's memory limit of %s"
+                    .formatted(download.shown(), Bytes.human(size), Bytes.human(limit)), argument,
+                    "load a smaller object, or raise RLM_MAX_MEMORY_MB / --max-memory-mb");
+        }
+        String label = "loading " + download.shown();
+        MeteredInputStream metered = new MeteredInputStream(download.body(),
+                bytes -> Progress.transferred(label, bytes, size));
+        InputStream body = limit <= 0 ? metered : new CappedInputStream(metered, limit,
+                cap -> new TransferException(ErrorCode.TOO_LARGE, "%s sent more than this session's memory limit of %s"
+                        .formatted(download.shown(), Bytes.human(cap)), argument,
+                        "load a smaller object, or raise RLM_MAX_MEMORY_MB / --max-memory-mb"));
+        ObjectNode request = request("load").put("name", name).put("data_type", type.wireName());
+        lock.lock();
+        try (download) {
+            requireOpen();
+            long started = System.nanoTime();
+            ObjectNode body0;
+            try {
+                lastActive = Instant.now();
+                if (kernel == null) {
+                    kernel = kernels.start(id);
+                }
+                KernelReply reply = kernel.callStreaming(request, body, settings.maxTimeout(), settings.interruptGrace());
+                body0 = checked(reply, null);
+                describeEvictions(body0);
+            } catch (KernelDiedException e) {
+                ObjectNode lost = kernelLost(e, settings.maxTimeout());
+                throw new RlmException(ErrorCode.KERNEL_ERROR, lost.path("message").asText(), null,
+                        "if the data is too big for memory, load a smaller part or raise the memory limit");
+            } catch (TransferAbortedException e) {
+                throw transferFailed(e.getCause(), download.shown(), metered.total(), argument);
+            } finally {
+                lastActive = Instant.now();
+            }
+            double ms = (System.nanoTime() - started) / 1e6;
+            long sent = metered.total();
+            body0.put("source", download.shown());
+            body0.put("source_bytes", sent);
+            body0.put("transfer_ms", Math.round(ms * 1000) / 1000.0);
+            body0.put("mb_per_s", ms <= 0 ? 0 : Math.round(sent / 1e6 / (ms / 1000) * 10) / 10.0);
+            return settle(null, "load", what, body0, ms, sent, guardrails.afterLoad(sent));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static RlmException transferFailed(IOException cause, String shown, long sent, String argument) {
+        if (cause instanceof TransferException t) {
+            return t.refusal();
+        }
+        if (cause instanceof java.io.InterruptedIOException && !(cause instanceof java.net.SocketTimeoutException)) {
+            return new RlmException(ErrorCode.INTERRUPTED, "loading " + shown + " stopped after " + Bytes.human(sent)
+                    + ": " + cause.getMessage() + "; nothing was stored", argument,
+                    "the load was cancelled or ran past --max-timeout-s; load a smaller object or raise the limit");
+        }
+        if (cause instanceof java.net.SocketTimeoutException) {
+            return new RlmException(ErrorCode.TIMEOUT, shown + " stopped sending after " + Bytes.human(sent)
+                    + " (read timed out); nothing was stored", argument, "retry, or raise --url-timeout-s");
+        }
+        return new RlmException(ErrorCode.UPSTREAM_ERROR, "reading " + shown + " failed after " + Bytes.human(sent)
+                + ": " + cause.getMessage() + "; nothing was stored", argument, "retry; check that the source is up");
     }
 
     private ObjectNode load(ObjectNode request, String data, long ioBytes, String what) {

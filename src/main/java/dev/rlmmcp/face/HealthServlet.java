@@ -8,6 +8,8 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryType;
 import java.time.Duration;
 import java.time.Instant;
 
@@ -38,6 +40,7 @@ final class HealthServlet extends HttpServlet {
         ObjectNode memory = body.putObject("memory");
         memory.put("jvm_heap_used_bytes", rt.totalMemory() - rt.freeMemory());
         memory.put("jvm_heap_max_bytes", rt.maxMemory());
+        memory.put("jvm_heap_peak_bytes", heapPeak());
         memory.put("session_limit_bytes", sessions.kernels().settings().memoryLimitBytes());
         response.setStatus(200);
         response.setContentType("application/json");
@@ -49,5 +52,13 @@ final class HealthServlet extends HttpServlet {
     protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
         response.setHeader("Allow", "GET");
         HttpFace.refuseUnread(request, response, 405, -32600, "GET only");
+    }
+
+    /** The heap's high-water mark since start: the sum of each heap pool's peak (an upper bound). */
+    private static long heapPeak() {
+        return ManagementFactory.getMemoryPoolMXBeans().stream()
+                .filter(pool -> pool.getType() == MemoryType.HEAP)
+                .mapToLong(pool -> pool.getPeakUsage().getUsed())
+                .sum();
     }
 }

@@ -1,5 +1,7 @@
 package dev.rlmmcp.tools;
 
+import dev.rlmmcp.core.Bytes;
+import dev.rlmmcp.core.Progress;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.time.Duration;
@@ -29,11 +31,15 @@ final class ProgressTicker {
     private final long started = System.nanoTime();
     private final ReentrantLock sending = new ReentrantLock();
     private final ScheduledFuture<?> ticks;
+    private final Progress.Status status;
+    private double last = -1;
     private boolean closed;
 
-    private ProgressTicker(Object token, Consumer<McpSchema.ProgressNotification> sink, Duration period) {
+    private ProgressTicker(Object token, Consumer<McpSchema.ProgressNotification> sink, Duration period,
+            Progress.Status status) {
         this.token = token;
         this.sink = sink;
+        this.status = status;
         long ms = period.toMillis();
         ticks = TIMER.scheduleAtFixedRate(() -> Thread.ofVirtual().start(this::tick), ms, ms, TimeUnit.MILLISECONDS);
     }
@@ -49,11 +55,13 @@ final class ProgressTicker {
         if (token == null) {
             return call.get();
         }
-        ProgressTicker ticker = new ProgressTicker(token, sink, period);
-        try {
-            return call.get();
-        } finally {
-            ticker.stop();
+        try (Progress.Status status = Progress.track()) {
+            ProgressTicker ticker = new ProgressTicker(token, sink, period, status);
+            try {
+                return call.get();
+            } finally {
+                ticker.stop();
+            }
         }
     }
 
@@ -65,14 +73,31 @@ final class ProgressTicker {
                 return;
             }
             double seconds = (System.nanoTime() - started) / 1e9;
-            sink.accept(McpSchema.ProgressNotification.builder(token, seconds)
-                    .message("running %d s".formatted(Math.round(seconds)))
-                    .build());
+            sink.accept(notification(seconds, status.snapshot()));
         } catch (RuntimeException e) {
             log.debug("progress notification not sent: {}", e.toString());
         } finally {
             sending.unlock();
         }
+    }
+
+    /**
+     * Seconds running, or bytes moved (of the total when known) once the call reports a transfer; the
+     * progress value always rises, as MCP requires, even when a transfer stalls.
+     */
+    private McpSchema.ProgressNotification notification(double seconds, Progress.Snapshot transfer) {
+        if (transfer.what() == null) {
+            last = Math.max(seconds, last + 0.001);
+            return McpSchema.ProgressNotification.builder(token, last)
+                    .message("running %d s".formatted(Math.round(seconds))).build();
+        }
+        last = Math.max(transfer.done(), last + 0.001);
+        String of = transfer.total() >= 0 ? " of " + Bytes.human(transfer.total()) : "";
+        return McpSchema.ProgressNotification.builder(token, last)
+                .total(transfer.total() >= 0 ? (double) transfer.total() : null)
+                .message("%s: %s%s, %d s".formatted(transfer.what(), Bytes.human(transfer.done()), of,
+                        Math.round(seconds)))
+                .build();
     }
 
     /** Returns once no tick is being sent, so that none follows the call's answer. */

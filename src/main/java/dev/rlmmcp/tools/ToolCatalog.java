@@ -9,6 +9,12 @@ import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.bridge.BridgedServers;
 import dev.rlmmcp.core.data.DataRoot;
 import dev.rlmmcp.tools.code.RunPythonTool;
+import dev.rlmmcp.core.data.DataSources;
+import dev.rlmmcp.tools.data.ListBucketsTool;
+import dev.rlmmcp.tools.data.ListS3Tool;
+import dev.rlmmcp.tools.data.LoadS3Tool;
+import dev.rlmmcp.tools.data.LoadUrlTool;
+import dev.rlmmcp.tools.data.UploadUrlTool;
 import dev.rlmmcp.tools.repl.ClearTool;
 import dev.rlmmcp.tools.repl.ExecuteTool;
 import dev.rlmmcp.tools.repl.ListVarsTool;
@@ -53,7 +59,8 @@ public final class ToolCatalog {
         this.json = json;
     }
 
-    public static ToolCatalog standard(Sessions sessions, DataRoot dataRoot, BridgedServers bridge) {
+    public static ToolCatalog standard(Sessions sessions, DataRoot dataRoot, BridgedServers bridge, DataSources sources) {
+        ObjectMapper json = sessions.kernels().json();
         return new ToolCatalog(List.of(
                 new ExecuteTool(sessions),
                 new LoadDataTool(sessions),
@@ -69,7 +76,12 @@ public final class ToolCatalog {
                 new GetTraceTool(sessions),
                 new ListSessionsTool(sessions),
                 new DeleteSessionTool(sessions),
-                new RunPythonTool(sessions, bridge)), sessions.kernels().json());
+                new RunPythonTool(sessions, bridge),
+                new LoadS3Tool(sessions, sources),
+                new ListBucketsTool(sources.s3(), json),
+                new ListS3Tool(sources.s3(), json),
+                new UploadUrlTool(sources, json),
+                new LoadUrlTool(sessions, sources)), json);
     }
 
     public List<SyncToolSpecification> specifications() {

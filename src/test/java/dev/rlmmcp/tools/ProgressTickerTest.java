@@ -33,6 +33,22 @@ class ProgressTickerTest {
     }
 
     @Test
+    void aTransferReportsBytesOfItsTotalAndProgressKeepsRising() {
+        ProgressTicker.whileRunning("tok", sent::add, Duration.ofMillis(40), () -> {
+            sleep(130);
+            dev.rlmmcp.core.Progress.transferred("loading s3://b/k", 1024 * 1024, 4 * 1024 * 1024);
+            sleep(130);
+            return null;
+        });
+        McpSchema.ProgressNotification lastOne = sent.getLast();
+        assertThat(lastOne.message()).matches("loading s3://b/k: 1\\.0 MB of 4\\.0 MB, \\d+ s");
+        assertThat(lastOne.total()).isEqualTo(4.0 * 1024 * 1024);
+        for (int i = 1; i < sent.size(); i++) {
+            assertThat(sent.get(i).progress()).isGreaterThan(sent.get(i - 1).progress());
+        }
+    }
+
+    @Test
     void sendsNothingWithoutAProgressToken() throws Exception {
         ProgressTicker.whileRunning(null, sent::add, Duration.ofMillis(10), () -> sleep(100));
         assertThat(sent).isEmpty();

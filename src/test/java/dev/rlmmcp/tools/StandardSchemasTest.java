@@ -8,6 +8,7 @@ import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.TestSettings;
 import dev.rlmmcp.core.bridge.BridgedServers;
 import dev.rlmmcp.core.data.DataRoot;
+import dev.rlmmcp.core.data.DataSources;
 import dev.rlmmcp.core.kernel.ProcessLauncher;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
@@ -26,8 +27,9 @@ class StandardSchemasTest {
         JsonSchemaValidator validator = McpJsonDefaults.getSchemaValidator();
         try (Sessions sessions = new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(),
                 new ObjectMapper()))) {
-            ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(dir), BridgedServers.NONE);
-            assertThat(catalog.specifications()).hasSize(15).allSatisfy(spec -> {
+            ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(dir), BridgedServers.NONE,
+                    DataSources.defaults());
+            assertThat(catalog.specifications()).hasSize(20).allSatisfy(spec -> {
                 assertThat(validator.validateSchema(spec.tool().inputSchema()).valid())
                         .as(spec.tool().name() + " input schema").isTrue();
                 assertThat(validator.validateSchema(spec.tool().outputSchema()).valid())

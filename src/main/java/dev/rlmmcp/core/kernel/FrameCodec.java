@@ -6,17 +6,22 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 
 /**
  * The wire format shared with harness.py: u32 header length, u64 payload length, JSON header, payload.
  * A payload length of {@link #STREAMED} means chunks follow instead, each a u32 length and its bytes,
- * ended by an empty chunk; text is streamed so, in chunks that each end on a whole character.
+ * ended by an empty chunk; text is streamed so, in chunks that each end on a whole character. Bytes
+ * from a source (S3, a URL) are streamed as they come, and a chunk length of {@link #ABORTED} ends
+ * such a stream early when its source fails: the kernel then discards what it received.
  */
 final class FrameCodec {
 
     static final long STREAMED = -1L;
     static final int TEXT_CHUNK_CHARS = 1 << 19;
+    static final int ABORTED = -1;
+    static final int STREAM_CHUNK_BYTES = 1 << 20;
     private static final int MAX_HEADER = 256 * 1024 * 1024;
 
     private final ObjectMapper json;
@@ -52,6 +57,56 @@ final class FrameCodec {
         }
         out.writeInt(0);
         out.flush();
+    }
+
+    /**
+     * Sends the bytes of {@code source} as they arrive, in chunks of at most {@link #STREAM_CHUNK_BYTES}
+     * (one reused buffer: memory stays flat whatever the size). When the source fails, or {@code stop}
+     * says so between chunks, the stream is ended with {@link #ABORTED} and the source's failure is
+     * returned (the kernel's reply still follows); null when every byte was sent. An exception thrown
+     * is the pipe's: the kernel is gone.
+     */
+    IOException writeStream(DataOutputStream out, ObjectNode header, InputStream source, StreamWatch watch)
+            throws IOException {
+        byte[] head = json.writeValueAsBytes(header);
+        out.writeInt(head.length);
+        out.writeLong(STREAMED);
+        out.write(head);
+        byte[] buffer = new byte[STREAM_CHUNK_BYTES];
+        while (true) {
+            int n;
+            IOException failure = watch.stopped();
+            if (failure == null) {
+                try {
+                    n = source.readNBytes(buffer, 0, buffer.length);
+                } catch (IOException e) {
+                    failure = e;
+                    n = -1;
+                } catch (RuntimeException e) {
+                    failure = new IOException(e.getMessage(), e);
+                    n = -1;
+                }
+            } else {
+                n = -1;
+            }
+            if (failure != null) {
+                out.writeInt(ABORTED);
+                out.flush();
+                return failure;
+            }
+            if (n <= 0) {
+                out.writeInt(0);
+                out.flush();
+                return null;
+            }
+            out.writeInt(n);
+            out.write(buffer, 0, n);
+        }
+    }
+
+    /** What a streamed payload's writer asks between chunks: a reason to stop sending now, or null to go on. */
+    interface StreamWatch {
+        IOException stopped();
     }
 
     Frame read(DataInputStream in) throws IOException {

@@ -9,16 +9,20 @@ import java.io.BufferedReader;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -124,6 +128,71 @@ public final class Kernel implements AutoCloseable {
     private void write(ObjectNode header) throws IOException {
         synchronized (out) {
             codec.write(out, new Frame(header));
+        }
+    }
+
+    /**
+     * Sends a request whose payload streams from {@code source} (bytes, read in bounded chunks as they
+     * arrive) and waits for the reply. While bytes flow, the time limit and a client's cancellation
+     * close the source: the stream is cut short, the kernel discards what it got and keeps its
+     * variables, and the reason is thrown as {@link TransferAbortedException} once the kernel has
+     * answered (as is a failure of the source itself). Once every byte is sent, the rest of the time
+     * limit applies to the kernel's parsing as to any call: interrupt, then kill.
+     */
+    public KernelReply callStreaming(ObjectNode request, InputStream source, Duration timeout, Duration grace)
+            throws KernelDiedException, TransferAbortedException {
+        long id = ++nextId;
+        request.put("id", id);
+        long started = System.nanoTime();
+        AtomicReference<String> stopped = new AtomicReference<>();
+        Runnable timedOut = () -> stop(stopped, "ran past its time limit of " + timeout.toSeconds() + " s", source);
+        List<ScheduledFuture<?>> timers = new ArrayList<>();
+        if (timeout != null) {
+            timers.add(timer.schedule(timedOut, timeout.toMillis(), TimeUnit.MILLISECONDS));
+            // a kernel that stops reading its pipe would leave the writer blocked for good
+            timers.add(timer.schedule(this::killNow, timeout.plus(grace).plusSeconds(5).toMillis(),
+                    TimeUnit.MILLISECONDS));
+        }
+        try {
+            IOException failure;
+            try (Cancellation.Registration cancelled = Cancellation.onCancel(
+                    () -> stop(stopped, "was cancelled by the client", source))) {
+                failure = codec.writeStream(out, request, source, () -> stopped.get() == null ? null
+                        : new InterruptedIOException("the transfer " + stopped.get()));
+            } finally {
+                timers.forEach(t -> t.cancel(false));
+            }
+            if (failure != null && stopped.get() != null && !(failure instanceof InterruptedIOException)) {
+                failure = new InterruptedIOException("the transfer " + stopped.get());
+            }
+            Duration left = timeout == null ? null
+                    : Duration.ofNanos(Math.max(1_000_000, timeout.toNanos() - (System.nanoTime() - started)));
+            try (Watchdog watchdog = new Watchdog(left, grace)) {
+                while (true) {
+                    Frame frame = codec.read(in);
+                    if (frame.header().path("id").asLong(-1) == id) {
+                        if (failure != null) {
+                            throw new TransferAbortedException(failure);
+                        }
+                        long interruptedAfter = watchdog.fired() ? (System.nanoTime() - started) / 1_000_000 : -1;
+                        return new KernelReply(frame.header(), interruptedAfter);
+                    }
+                    log.debug("ignoring stray kernel frame {}", frame.header());
+                }
+            }
+        } catch (IOException e) {
+            throw died();
+        }
+    }
+
+    /** Stops a stream's transfer: closing its source ends the read the writer may be blocked in. */
+    private static void stop(AtomicReference<String> stopped, String why, InputStream source) {
+        if (stopped.compareAndSet(null, why)) {
+            try {
+                source.close();
+            } catch (IOException | RuntimeException e) {
+                log.debug("closing a stopped transfer's source: {}", e.toString());
+            }
         }
     }
 

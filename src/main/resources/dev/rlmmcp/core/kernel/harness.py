@@ -4,7 +4,9 @@ Frames (both directions): u32 header length, u64 payload length (big-endian), a 
 then the raw payload. A payload length of STREAMED (2**64 - 1) means the payload follows as chunks,
 each a u32 length and that many bytes, ended by an empty chunk: the host then need not know the
 size up front, and the kernel parses each chunk while the next is on its way. Each chunk of text
-ends on a whole UTF-8 character. The host talks on the fds that were this process's stdin and stdout; before
+ends on a whole UTF-8 character; bytes streamed from a source (S3, a URL) may split a character,
+so chunks are decoded incrementally. A chunk length of ABORTED ends a stream early: its source
+failed, and what was received is discarded. The host talks on the fds that were this process's stdin and stdout; before
 any user code runs they are moved aside and fds 0/1/2 are re-pointed (0 at /dev/null, 1 and 2 at
 capture pipes), so nothing user code prints can corrupt a frame.
 """
@@ -34,6 +36,7 @@ import types
 FRAME_HEAD = struct.Struct(">IQ")
 CHUNK_HEAD = struct.Struct(">I")
 STREAMED = 2**64 - 1
+ABORTED = 2**32 - 1
 HARNESS_FILE = os.path.abspath(__file__)
 RESERVED = frozenset({"llm_query", "llm_query_batched", "mcp", "_last_output", "_last_error", "mcp_servers",
                       "LOADED_MCP_SERVERS"})
@@ -173,6 +176,7 @@ class Channel:
         self.reader = io.BufferedReader(io.FileIO(fd_in, "rb", closefd=False), 1 << 16)
         self.fd_out = fd_out
         self.send_lock = threading.Lock()
+        self.kernel = None
 
     def _read_exact(self, n):
         data = self.reader.read(n)
@@ -366,18 +370,37 @@ def llm_functions(callbacks):
 
 
 class Chunks:
-    """A streamed payload, read chunk by chunk; finish() skips what its handler did not read."""
+    """A streamed payload, read chunk by chunk; finish() skips what its handler did not read.
+    An interrupt never lands inside a read (that would lose the chunk boundaries): reads are shielded,
+    and the host ends a stream it wants stopped with ABORTED."""
 
     def __init__(self, channel):
         self.channel, self.done = channel, False
 
     def __iter__(self):
         while not self.done:
+            chunk = self._next()
+            if chunk is None:
+                return
+            yield chunk
+
+    def _next(self):
+        kernel = self.channel.kernel
+        was = kernel.interruptible if kernel else False
+        if kernel:
+            kernel.interruptible = False
+        try:
             (n,) = CHUNK_HEAD.unpack(self.channel._read_exact(CHUNK_HEAD.size))
+            if n == ABORTED:
+                self.done = True
+                raise Fail("TRANSFER_ABORTED", "the host stopped the transfer; nothing was stored")
             if n == 0:
                 self.done = True
-                return
-            yield self.channel._read_exact(n)
+                return None
+            return self.channel._read_exact(n)
+        finally:
+            if kernel:
+                kernel.interruptible = was
 
     def finish(self):
         for _ in self:
@@ -1146,6 +1169,7 @@ def main():
     output = Output()
     global KERNEL
     kernel = KERNEL = Kernel(config, Callbacks(channel))
+    channel.kernel = kernel
 
     def interrupt(signum, frame):
         if kernel.interruptible:
