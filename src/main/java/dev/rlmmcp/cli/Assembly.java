@@ -8,15 +8,22 @@ import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.Settings;
 import dev.rlmmcp.core.data.DataRoot;
 import dev.rlmmcp.core.kernel.KernelLauncher;
+import dev.rlmmcp.core.store.StateStore;
 import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.tools.ToolCatalog;
 
 /** The layers wired together: core, then tools over it, then the MCP server factory the faces use. */
 record Assembly(ObjectMapper json, Sessions sessions, ToolCatalog catalog, McpServers servers) implements AutoCloseable {
 
+    /** Nothing kept on disk. */
     static Assembly of(Settings settings, KernelLauncher launcher) {
+        return of(settings, launcher, null);
+    }
+
+    /** Sessions kept in {@code store}, or in memory only if it is null. */
+    static Assembly of(Settings settings, KernelLauncher launcher, StateStore store) {
         ObjectMapper json = mapper();
-        Sessions sessions = new Sessions(new KernelFactory(settings, launcher, json));
+        Sessions sessions = new Sessions(new KernelFactory(settings, launcher, json), store);
         ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()));
         return new Assembly(json, sessions, catalog, new McpServers(catalog, json));
     }

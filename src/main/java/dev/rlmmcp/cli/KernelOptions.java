@@ -7,6 +7,7 @@ import dev.rlmmcp.core.kernel.ContainerLauncher.ContainerSettings;
 import dev.rlmmcp.core.kernel.ContainerLauncher;
 import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.core.kernel.Sandbox;
+import dev.rlmmcp.core.store.StateStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -102,6 +103,48 @@ final class KernelOptions {
     @Option(names = "--runtime-dir", paramLabel = "DIR", defaultValue = "${env:RLM_RUNTIME_DIR}",
             description = "Private directory for the kernel harness (RLM_RUNTIME_DIR; default: $XDG_RUNTIME_DIR/rlm-mcp or the temp dir).")
     Path runtimeDir;
+
+    @Option(names = "--state-dir", paramLabel = "DIR", defaultValue = "${env:RLM_STATE_DIR}",
+            description = "Where sessions, traces and variable snapshots are kept across restarts (RLM_STATE_DIR; "
+                    + "default: $XDG_DATA_HOME/rlm-mcp, else ~/.local/share/rlm-mcp).")
+    Path stateDir;
+
+    @Option(names = "--ephemeral", defaultValue = "${env:RLM_EPHEMERAL:-false}",
+            description = "Keep nothing on disk: sessions and variables end with the server; memory pressure drops "
+                    + "variables instead of spilling them (RLM_EPHEMERAL).")
+    boolean ephemeral;
+
+    @Option(names = "--snapshot-debounce-ms", paramLabel = "MS", defaultValue = "${env:RLM_SNAPSHOT_DEBOUNCE_MS:-1000}",
+            description = "Snapshot changed variables this long after the last step that changed them "
+                    + "(RLM_SNAPSHOT_DEBOUNCE_MS; default: ${DEFAULT-VALUE}).")
+    long snapshotDebounceMs;
+
+    /** The state store --state-dir names (created if missing), or null with --ephemeral. */
+    StateStore store(CommandSpec spec) {
+        require(spec, snapshotDebounceMs >= 0, "--snapshot-debounce-ms must not be negative");
+        if (ephemeral) {
+            return null;
+        }
+        Path dir = (stateDir != null ? stateDir : defaultStateDir()).toAbsolutePath().normalize();
+        try {
+            if (!Files.isDirectory(dir)) {
+                Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            }
+            StateStore store = StateStore.open(dir, Duration.ofMillis(snapshotDebounceMs));
+            log.info("state directory: {}", dir);
+            return store;
+        } catch (java.io.IOException | RuntimeException e) {
+            throw new ParameterException(spec.commandLine(), "cannot use the state directory " + dir + ": "
+                    + e.getMessage() + " (choose another with --state-dir, or run with --ephemeral)");
+        }
+    }
+
+    static Path defaultStateDir() {
+        String xdg = System.getenv("XDG_DATA_HOME");
+        Path base = xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute() ? Path.of(xdg)
+                : Path.of(System.getProperty("user.home"), ".local", "share");
+        return base.resolve("rlm-mcp");
+    }
 
     Settings settings(CommandSpec spec) {
         require(spec, maxMemoryMb >= 0, "--max-memory-mb must be 0 (no limit) or more, not " + maxMemoryMb);

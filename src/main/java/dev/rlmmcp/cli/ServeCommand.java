@@ -49,7 +49,7 @@ final class ServeCommand implements Callable<Integer> {
         KernelOptions.require(spec, !launcher.name().equals("process") || allowUnsandboxed || isLoopback(host),
                 "kernels would run unsandboxed (--sandbox process) on a non-loopback --host " + host
                         + ": install bubblewrap, or pass --allow-unsandboxed if every client is trusted");
-        Assembly app = Assembly.of(settings, launcher);
+        Assembly app = Assembly.of(settings, launcher, kernel.store(spec));
         HttpFace http = new HttpFace(app.servers(), app.sessions(), app.json(), host, port, maxRequestMb * 1024 * 1024);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {

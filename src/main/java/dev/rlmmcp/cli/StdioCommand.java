@@ -30,7 +30,7 @@ final class StdioCommand implements Callable<Integer> {
         Settings settings = kernel.settings(spec);
         PrintStream protocol = System.out;
         System.setOut(System.err);
-        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings));
+        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), kernel.store(spec));
                 StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024)) {
             face.awaitClientGone();
         }

@@ -5,6 +5,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.kernel.Kernel;
 import dev.rlmmcp.core.kernel.KernelDiedException;
 import dev.rlmmcp.core.kernel.KernelReply;
+import dev.rlmmcp.core.store.SessionDatabase.StoredSession;
+import dev.rlmmcp.core.store.StateStore;
+import dev.rlmmcp.core.store.StoreException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -14,42 +17,107 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One REPL: a kernel started on first use, and the calls made on it, one at a time, each recorded
  * in the trace and counted against the session's guardrails. A kernel that dies is replaced at
  * once, and the caller is told plainly what was lost.
+ *
+ * <p>With a {@link StateStore}, the session's record and trace are written to it as they change,
+ * and its variables are snapshotted by the kernel into the session's snapshot directory shortly after
+ * the steps that changed them, before its kernel is released and at shutdown. A new kernel (after a
+ * crash, an idle release or a server restart) restores that snapshot; variables load on first use.
  */
 public final class Session implements AutoCloseable {
 
+    private static final Logger log = LoggerFactory.getLogger(Session.class);
+
     private static final int TRACE_TEXT = 2000;
-    private static final int TRACE_KEPT = 10_000;
+    static final int TRACE_KEPT = 10_000;
 
     private final String id;
     private final String name;
     private final KernelFactory kernels;
     private final Settings settings;
     private final Guardrails guardrails;
-    private final Instant created = Instant.now();
+    private final Instant created;
+    private final StateStore store;
+    private final ScheduledExecutorService timer;
     private final ReentrantLock lock = new ReentrantLock();
     private final Deque<Step> trace = new ArrayDeque<>();
     private int traceLength;
-    private volatile Instant lastActive = created;
+    private volatile Instant lastActive;
     private volatile SessionState state = SessionState.ACTIVE;
     private volatile String stoppedBy;
     private volatile long memoryBytes;
     private String finalAnswer;
     private Kernel kernel;
     private int kernelRestarts;
+    /** Variables changed since the last snapshot, and those the last snapshot could not hold. */
+    private Set<String> unsaved = Set.of();
+    private Set<String> notPersisted = Set.of();
+    private volatile Instant snapshotAt;
+    private ObjectNode restored;
+    private ScheduledFuture<?> snapshotDue;
 
     Session(String id, String name, Limits limits, KernelFactory kernels) {
+        this(id, name, limits, kernels, Instant.now(), null, null);
+    }
+
+    Session(String id, String name, Limits limits, KernelFactory kernels, Instant created, StateStore store,
+            ScheduledExecutorService timer) {
         this.id = id;
         this.name = name;
         this.kernels = kernels;
         this.settings = kernels.settings();
         this.guardrails = new Guardrails(limits);
+        this.created = created;
+        this.lastActive = created;
+        this.store = store;
+        this.timer = timer;
+    }
+
+    /** A new session, written to the store at once. */
+    static Session create(String id, String name, Limits limits, KernelFactory kernels, StateStore store,
+            ScheduledExecutorService timer) {
+        Session session = new Session(id, name, limits, kernels, Instant.now(), store, timer);
+        session.save();
+        return session;
+    }
+
+    /** A session read back from the store after a restart; its kernel starts, and restores, on first use. */
+    static Session restore(StoredSession stored, KernelFactory kernels, StateStore store,
+            ScheduledExecutorService timer) throws IOException {
+        JsonNode r = kernels.json().readTree(stored.record());
+        JsonNode l = r.path("limits");
+        Limits limits = new Limits(l.path("max_steps").isNumber() ? l.path("max_steps").asInt() : null,
+                l.path("max_runtime_ms").isNumber() ? l.path("max_runtime_ms").asLong() : null,
+                l.path("budget_bytes").isNumber() ? l.path("budget_bytes").asLong() : null,
+                l.path("step_timeout_ms").isNumber() ? Duration.ofMillis(l.path("step_timeout_ms").asLong()) : null);
+        Session session = new Session(stored.id(), r.path("name").asText("default"), limits, kernels,
+                Instant.parse(r.path("created").asText()), store, timer);
+        session.lastActive = Instant.parse(r.path("last_active").asText());
+        session.state = SessionState.valueOf(r.path("state").asText("ACTIVE"));
+        session.stoppedBy = r.path("guardrail_stop").isTextual() ? r.path("guardrail_stop").asText() : null;
+        session.finalAnswer = r.path("final_answer").isTextual() ? r.path("final_answer").asText() : null;
+        session.kernelRestarts = r.path("kernel_restarts").asInt();
+        session.snapshotAt = r.path("snapshot_at").isTextual() ? Instant.parse(r.path("snapshot_at").asText()) : null;
+        session.guardrails.restore(r.path("steps").asInt(), r.path("runtime_ms").asLong(), r.path("io_bytes").asLong());
+        for (String entry : stored.trace()) {
+            session.trace.addLast(stepOf(kernels.json().readTree(entry)));
+        }
+        session.traceLength = Math.max(r.path("trace_length").asInt(),
+                session.trace.isEmpty() ? 0 : session.trace.getLast().index() + 1);
+        return session;
     }
 
     public String id() {
@@ -183,6 +251,7 @@ public final class Session implements AutoCloseable {
             finalAnswer = answer;
             state = SessionState.FINALIZED;
             lastActive = Instant.now();
+            save();
             ObjectNode body = summary();
             record(null, "finalize", finalText != null ? "final_text" : "final_var_name " + finalVariable, body, 0,
                     0, null);
@@ -235,6 +304,9 @@ public final class Session implements AutoCloseable {
         body.put("memory_bytes", memoryBytes);
         body.put("memory_human", Bytes.human(memoryBytes));
         body.put("kernel_running", hasKernel());
+        if (store != null) {
+            body.put("snapshot_at", snapshotAt == null ? null : snapshotAt.toString());
+        }
         body.put("created", created.toString());
         body.put("last_active", lastActive.toString());
         body.set("limits", limitsView());
@@ -266,6 +338,17 @@ public final class Session implements AutoCloseable {
             return false;
         }
         try {
+            if (store != null) {
+                if (kernel == null) {
+                    return false;
+                }
+                snapshot();
+                kernel.close();
+                kernel = null;
+                memoryBytes = 0;
+                save();
+                return true;
+            }
             if (kernel != null) {
                 kernel.close();
                 kernel = null;
@@ -311,6 +394,7 @@ public final class Session implements AutoCloseable {
     private void stop(String guardrail) {
         state = SessionState.STOPPED;
         stoppedBy = guardrail;
+        save();
     }
 
     private RlmException guardrailStop(String guardrail) {
@@ -339,9 +423,64 @@ public final class Session implements AutoCloseable {
         if (trace.size() == TRACE_KEPT) {
             trace.removeFirst();
         }
-        trace.addLast(new Step(traceLength++, step, kind, Instant.now(), Text.clip(input, TRACE_TEXT), status,
+        Step entry = new Step(traceLength++, step, kind, Instant.now(), Text.clip(input, TRACE_TEXT), status,
                 Text.clip(outputSummary(body), TRACE_TEXT), List.copyOf(changed), Math.round(ms * 1000) / 1000.0,
-                io, tripped));
+                io, tripped);
+        trace.addLast(entry);
+        if (store != null) {
+            try {
+                store.database().append(id, record(), entry.index(), kernels.json().writeValueAsString(view(entry)),
+                        TRACE_KEPT);
+            } catch (IOException | StoreException e) {
+                log.warn("session {}: step {} not written to the state store: {}", id, entry.index(), e.getMessage());
+            }
+        }
+    }
+
+    /** The session's record as stored: everything but the trace and the variables. */
+    private String record() throws IOException {
+        ObjectNode r = kernels.json().createObjectNode();
+        r.put("id", id);
+        r.put("name", name);
+        r.put("created", created.toString());
+        r.put("last_active", lastActive.toString());
+        r.put("state", state.name());
+        r.put("guardrail_stop", stoppedBy);
+        r.put("final_answer", finalAnswer);
+        r.put("steps", guardrails.steps());
+        r.put("runtime_ms", guardrails.runtimeMs());
+        r.put("io_bytes", guardrails.ioBytes());
+        r.put("trace_length", traceLength);
+        r.put("kernel_restarts", kernelRestarts);
+        r.put("snapshot_at", snapshotAt == null ? null : snapshotAt.toString());
+        Limits limits = guardrails.limits();
+        ObjectNode l = r.putObject("limits");
+        l.put("max_steps", limits.maxSteps());
+        l.put("max_runtime_ms", limits.maxRuntimeMs());
+        l.put("budget_bytes", limits.budgetBytes());
+        l.put("step_timeout_ms", limits.stepTimeout() == null ? null : limits.stepTimeout().toMillis());
+        return kernels.json().writeValueAsString(r);
+    }
+
+    private void save() {
+        if (store == null) {
+            return;
+        }
+        try {
+            store.database().save(id, record());
+        } catch (IOException | StoreException e) {
+            log.warn("session {} not written to the state store: {}", id, e.getMessage());
+        }
+    }
+
+    private static Step stepOf(JsonNode v) {
+        List<String> changed = new ArrayList<>();
+        v.path("variables_changed").forEach(n -> changed.add(n.asText()));
+        return new Step(v.path("index").asInt(), v.path("step").isNumber() ? v.path("step").asInt() : null,
+                v.path("kind").asText(), Instant.parse(v.path("at").asText()), v.path("input").asText(),
+                v.path("status").asText(), v.path("output").asText(), List.copyOf(changed),
+                v.path("duration_ms").asDouble(), v.path("io_bytes").asLong(),
+                v.path("guardrail_stop").isTextual() ? v.path("guardrail_stop").asText() : null);
     }
 
     private static String outputSummary(ObjectNode body) {
@@ -428,7 +567,7 @@ public final class Session implements AutoCloseable {
     private KernelReply exchange(ObjectNode request, String data, Duration timeout) throws KernelDiedException {
         lastActive = Instant.now();
         if (kernel == null) {
-            kernel = kernels.start(id);
+            kernel = startKernel();
         }
         try {
             return kernel.call(request, data, timeout, settings.interruptGrace());
@@ -437,9 +576,122 @@ public final class Session implements AutoCloseable {
         }
     }
 
+    /**
+     * A kernel for this session: with a store, one that may write the session's snapshot directory
+     * and has restored the snapshot there (functions, classes and imports at once, other variables
+     * when first used). {@code restored} keeps the kernel's account of the restore.
+     */
+    private Kernel startKernel() {
+        if (store == null) {
+            return kernels.start(id);
+        }
+        Path dir;
+        try {
+            dir = store.snapshots().checkout(id);
+        } catch (IOException e) {
+            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "cannot prepare the snapshot of session " + id
+                    + ": " + e.getMessage(), null, "check that the state directory is writable");
+        }
+        Kernel fresh = kernels.start(id, dir);
+        try {
+            KernelReply reply = fresh.call(request("restore").put("dir", kernels.writableDirInside(dir).toString()),
+                    null, settings.maxTimeout(),
+                    settings.interruptGrace());
+            if (!reply.ok()) {
+                log.warn("session {}: snapshot not restored: {}", id, reply.body().path("message").asText());
+            }
+            restored = reply.body();
+        } catch (KernelDiedException e) {
+            fresh.close();
+            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "the kernel died restoring session " + id
+                    + "'s snapshot: " + e.getMessage(), null, "the snapshot may be too large for the memory limit");
+        }
+        return fresh;
+    }
+
+    /** After a step that changed variables: a snapshot once no further step has come for the debounce time. */
+    private synchronized void snapshotLater() {
+        if (store == null || timer == null || unsaved.isEmpty()) {
+            return;
+        }
+        if (snapshotDue != null) {
+            snapshotDue.cancel(false);
+        }
+        try {
+            snapshotDue = timer.schedule(() -> Thread.ofVirtual().name("snapshot-" + id).start(this::snapshotWhenIdle),
+                    store.snapshotDebounce().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+            // the server is stopping: close() snapshots every session
+        }
+    }
+
+    private void snapshotWhenIdle() {
+        if (!lock.tryLock()) {
+            snapshotLater();
+            return;
+        }
+        try {
+            snapshot();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Has the kernel write every variable changed since the last snapshot (under the lock). Returns
+     * its reply, or null if there is no kernel or nothing to write.
+     */
+    private ObjectNode snapshot() {
+        if (store == null || kernel == null || !kernel.isAlive() || unsaved.isEmpty()) {
+            return null;
+        }
+        try {
+            KernelReply reply = kernel.call(request("snapshot"), null, null, settings.interruptGrace());
+            ObjectNode body = reply.body();
+            if (!reply.ok()) {
+                log.warn("session {}: snapshot failed: {}", id, body.path("message").asText());
+                return null;
+            }
+            snapshotAt = Instant.now();
+            unsaved = Set.of();
+            Set<String> refused = new LinkedHashSet<>();
+            body.path("not_persisted").fieldNames().forEachRemaining(refused::add);
+            notPersisted = refused;
+            store.snapshots().committed(id);
+            save();
+            return body;
+        } catch (KernelDiedException e) {
+            log.warn("session {}: the kernel died writing its snapshot ({}); the next call restores the last one",
+                    id, e.getMessage());
+            kernel = null;
+            kernelRestarts++;
+            return null;
+        } catch (IOException e) {
+            log.warn("session {}: snapshot not copied to the snapshot store: {}", id, e.getMessage());
+            return null;
+        }
+    }
+
+    /** Snapshots now what changed (for tests, benchmarks and eviction); the kernel's reply, or null. */
+    public ObjectNode snapshotNow() {
+        lock.lock();
+        try {
+            return snapshot();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** The kernel's reply as the agent sees it (status and session first), or its refusal thrown. */
     private ObjectNode checked(KernelReply reply, String status) {
         ObjectNode body = reply.body();
+        JsonNode pending = body.remove("variables_unsaved");
+        if (pending != null) {
+            Set<String> names = new LinkedHashSet<>();
+            pending.forEach(n -> names.add(n.asText()));
+            unsaved = names;
+            snapshotLater();
+        }
         if (!reply.ok()) {
             ErrorCode code = ErrorCode.of(body.path("code").asText());
             String argument = body.path("argument").isTextual() ? body.path("argument").asText() : null;
@@ -473,9 +725,13 @@ public final class Session implements AutoCloseable {
         if (dead != null) {
             dead.close();
         }
+        Set<String> lost = new LinkedHashSet<>(unsaved);
+        lost.addAll(notPersisted);
+        unsaved = Set.of();
         String fresh;
         try {
-            kernel = kernels.start(id);
+            restored = null;
+            kernel = startKernel();
             fresh = "a fresh kernel is ready";
         } catch (RlmException startFailure) {
             fresh = "a fresh kernel could not be started yet (" + startFailure.getMessage() + "); the next call retries";
@@ -487,10 +743,26 @@ public final class Session implements AutoCloseable {
         ObjectNode body = kernels.json().createObjectNode();
         body.put("status", e.reason() == KernelDiedException.Cause.KILLED_AFTER_TIMEOUT ? "killed" : "crashed");
         body.put("session_id", id);
-        body.put("message", what + ". ALL VARIABLES OF THIS SESSION WERE LOST: reload the data; " + fresh + ".");
-        body.put("variables_lost", true);
+        if (store == null) {
+            body.put("message", what + ". ALL VARIABLES OF THIS SESSION WERE LOST: reload the data; " + fresh + ".");
+            body.put("variables_lost", true);
+        } else {
+            String from = snapshotAt == null ? "the session's snapshot" : "the snapshot of " + snapshotAt;
+            String back = restored == null ? "" : " (%d variables, %d functions and classes)"
+                    .formatted(restored.path("spilled").size(), restored.path("restored").size());
+            body.put("message", what + ". " + fresh.substring(0, 1).toUpperCase() + fresh.substring(1)
+                    + (kernel == null ? "" : " with " + from + back) + ". " + (lost.isEmpty()
+                            ? "Nothing newer than the snapshot was lost, except any change the failed call itself was making."
+                            : "Lost, because they were newer than the snapshot or could not be saved: "
+                                    + String.join(", ", lost) + " (and any change the failed call itself was making); "
+                                    + "redo the steps that made them."));
+            body.put("variables_lost", !lost.isEmpty());
+            body.set("lost_variables", kernels.json().valueToTree(List.copyOf(lost)));
+            body.put("snapshot_at", snapshotAt == null ? null : snapshotAt.toString());
+        }
         body.put("kernel_exit", e.exit());
         body.put("kernel_restarts", kernelRestarts);
+        save();
         return body;
     }
 
@@ -499,15 +771,27 @@ public final class Session implements AutoCloseable {
         if (!evicted.isArray() || evicted.isEmpty()) {
             return;
         }
-        StringBuilder names = new StringBuilder();
+        StringBuilder spilled = new StringBuilder();
+        StringBuilder dropped = new StringBuilder();
         long bytes = 0;
         for (JsonNode v : evicted) {
+            boolean kept = v.path("spilled").asBoolean();
+            StringBuilder names = kept ? spilled : dropped;
             names.append(names.isEmpty() ? "" : ", ").append(v.path("name").asText());
+            if (!kept && v.has("reason")) {
+                names.append(" (").append(v.path("reason").asText()).append(")");
+            }
             bytes += v.path("size_bytes").asLong();
         }
-        String note = "memory passed %d%% of the %s limit, so the least recently used variables were dropped to get under %d%%: %s (%s). They are gone; reload them if needed."
+        String note = "memory passed %d%% of the %s limit, so the least recently used variables were moved out to get under %d%% (%s)."
                 .formatted(Math.round(settings.cleanupThreshold() * 100), Bytes.human(settings.memoryLimitBytes()),
-                        Math.round(settings.cleanupTarget() * 100), names, Bytes.human(bytes));
+                        Math.round(settings.cleanupTarget() * 100), Bytes.human(bytes));
+        if (!spilled.isEmpty()) {
+            note += " Spilled to disk: " + spilled + "; code that uses them loads them back by itself.";
+        }
+        if (!dropped.isEmpty()) {
+            note += " Dropped: " + dropped + ". They are gone; reload them if needed.";
+        }
         body.put("memory_note", note);
     }
 
@@ -524,16 +808,41 @@ public final class Session implements AutoCloseable {
         return kernelRestarts;
     }
 
+    /** Stops the kernel, snapshotting first what changed (at shutdown). */
     @Override
     public void close() {
         lock.lock();
         try {
+            cancelSnapshot();
+            snapshot();
             if (kernel != null) {
                 kernel.close();
                 kernel = null;
             }
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Stops the kernel without a snapshot: the session is being deleted. */
+    void discard() {
+        lock.lock();
+        try {
+            cancelSnapshot();
+            unsaved = Set.of();
+            if (kernel != null) {
+                kernel.close();
+                kernel = null;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private synchronized void cancelSnapshot() {
+        if (snapshotDue != null) {
+            snapshotDue.cancel(false);
+            snapshotDue = null;
         }
     }
 }

@@ -1,5 +1,8 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.core.store.SessionDatabase.StoredSession;
+import dev.rlmmcp.core.store.StateStore;
+import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
@@ -18,7 +21,9 @@ import org.slf4j.LoggerFactory;
 /**
  * All sessions of this server: named ones made by rlm_init_context, and one default session per
  * client connection; any of them is found by id from any connection. Idle sessions are swept: their
- * kernels are stopped, and they stay listed as expired.
+ * kernels are stopped, and they stay listed as expired. With a {@link StateStore}, sessions are
+ * written to it as they change and read back at start: a restarted server has them all, under the
+ * same ids; an idle session's kernel is released after a snapshot and its state stays as it was.
  */
 public final class Sessions implements AutoCloseable {
 
@@ -27,13 +32,33 @@ public final class Sessions implements AutoCloseable {
     private static final String DEFAULT_NAME = "default";
 
     private final KernelFactory kernels;
+    private final StateStore store;
     private final Map<String, Session> byId = new ConcurrentHashMap<>();
     private final Map<String, Session> byConnection = new ConcurrentHashMap<>();
     private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().daemon().name("session-sweeper").factory());
 
     public Sessions(KernelFactory kernels) {
+        this(kernels, null);
+    }
+
+    /** Sessions kept in {@code store} (null: in memory only), those already there read back. */
+    public Sessions(KernelFactory kernels, StateStore store) {
         this.kernels = kernels;
+        this.store = store;
+        if (store != null) {
+            for (StoredSession stored : store.database().load(Session.TRACE_KEPT)) {
+                try {
+                    Session session = Session.restore(stored, kernels, store, sweeper);
+                    byId.put(session.id(), session);
+                } catch (IOException | RuntimeException e) {
+                    log.warn("session {} in {} could not be read back: {}", stored.id(), store.directory(), e.toString());
+                }
+            }
+            if (!byId.isEmpty()) {
+                log.info("{} sessions restored from {}", byId.size(), store.directory());
+            }
+        }
         Duration idle = kernels.settings().idleTimeout();
         long every = Math.max(1, Math.min(60, idle.toSeconds() / 4));
         sweeper.scheduleWithFixedDelay(() -> sweep(idle), every, every, TimeUnit.SECONDS);
@@ -72,7 +97,19 @@ public final class Sessions implements AutoCloseable {
         Session session = get(sessionId);
         byId.remove(sessionId);
         byConnection.values().remove(session);
-        session.close();
+        forget(session);
+    }
+
+    private void forget(Session session) {
+        session.discard();
+        if (store != null) {
+            try {
+                store.database().delete(session.id());
+                store.snapshots().delete(session.id());
+            } catch (IOException | RuntimeException e) {
+                log.warn("session {} not removed from {}: {}", session.id(), store.directory(), e.toString());
+            }
+        }
     }
 
     /** Ends the default session of a connection that has gone away. */
@@ -80,7 +117,7 @@ public final class Sessions implements AutoCloseable {
         Session session = byConnection.remove(connection);
         if (session != null) {
             byId.remove(session.id());
-            session.close();
+            forget(session);
         }
     }
 
@@ -105,7 +142,7 @@ public final class Sessions implements AutoCloseable {
     }
 
     private Session register(String name, Limits limits) {
-        Session session = new Session(newId(), name, limits, kernels);
+        Session session = Session.create(newId(), name, limits, kernels, store, sweeper);
         byId.put(session.id(), session);
         return session;
     }
@@ -123,5 +160,8 @@ public final class Sessions implements AutoCloseable {
         byId.clear();
         byConnection.clear();
         kernels.close();
+        if (store != null) {
+            store.close();
+        }
     }
 }

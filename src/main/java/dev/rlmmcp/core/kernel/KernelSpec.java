@@ -5,9 +5,15 @@ import java.util.List;
 
 /**
  * What a launcher needs to start one kernel: the interpreter, the harness and its arguments,
- * the working directory and the directories the kernel may read.
+ * the working directory, the directories the kernel may read and the one directory it may write
+ * (its session's snapshot; null for none), each at its host path.
  */
-public record KernelSpec(Path python, Path harness, List<String> harnessArgs, Path workDir, List<Path> readOnlyDirs) {
+public record KernelSpec(Path python, Path harness, List<String> harnessArgs, Path workDir, List<Path> readOnlyDirs,
+        Path writableDir) {
+
+    public KernelSpec(Path python, Path harness, List<String> harnessArgs, Path workDir, List<Path> readOnlyDirs) {
+        this(python, harness, harnessArgs, workDir, readOnlyDirs, null);
+    }
 
     public List<String> pythonCommand() {
         var command = new java.util.ArrayList<String>();
