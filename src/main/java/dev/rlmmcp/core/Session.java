@@ -66,6 +66,7 @@ public final class Session implements AutoCloseable {
     private Set<String> unsaved = Set.of();
     private Set<String> notPersisted = Set.of();
     private volatile Instant snapshotAt;
+    private volatile ObjectNode lastSnapshot;
     private ObjectNode restored;
     private ScheduledFuture<?> snapshotDue;
 
@@ -86,11 +87,16 @@ public final class Session implements AutoCloseable {
         this.timer = timer;
     }
 
-    /** A new session, written to the store at once. */
+    /**
+     * A new session, written to the store at once if {@code saveNow}, else with its first step (a
+     * connection's default session that is never used leaves nothing behind).
+     */
     static Session create(String id, String name, Limits limits, KernelFactory kernels, StateStore store,
-            ScheduledExecutorService timer) {
+            ScheduledExecutorService timer, boolean saveNow) {
         Session session = new Session(id, name, limits, kernels, Instant.now(), store, timer);
-        session.save();
+        if (saveNow) {
+            session.save();
+        }
         return session;
     }
 
@@ -306,6 +312,9 @@ public final class Session implements AutoCloseable {
         body.put("kernel_running", hasKernel());
         if (store != null) {
             body.put("snapshot_at", snapshotAt == null ? null : snapshotAt.toString());
+            if (lastSnapshot != null) {
+                body.set("last_snapshot", lastSnapshot);
+            }
         }
         body.put("created", created.toString());
         body.put("last_active", lastActive.toString());
@@ -653,6 +662,9 @@ public final class Session implements AutoCloseable {
                 return null;
             }
             snapshotAt = Instant.now();
+            lastSnapshot = kernels.json().createObjectNode().put("at", snapshotAt.toString())
+                    .put("bytes_written", body.path("bytes").asLong()).put("duration_ms", body.path("duration_ms").asDouble())
+                    .set("written", body.path("written"));
             unsaved = Set.of();
             Set<String> refused = new LinkedHashSet<>();
             body.path("not_persisted").fieldNames().forEachRemaining(refused::add);

@@ -142,7 +142,7 @@ public final class Sessions implements AutoCloseable {
     }
 
     private Session register(String name, Limits limits) {
-        Session session = Session.create(newId(), name, limits, kernels, store, sweeper);
+        Session session = Session.create(newId(), name, limits, kernels, store, sweeper, !DEFAULT_NAME.equals(name));
         byId.put(session.id(), session);
         return session;
     }
