@@ -113,16 +113,19 @@ public final class KernelFactory implements AutoCloseable {
     }
 
     public Kernel start(String label) {
-        return start(label, null);
+        return start(label, null, null);
     }
 
-    /** A kernel that may also write {@code snapshotDir} (null: nowhere but its own /tmp and spool). */
-    public Kernel start(String label, Path snapshotDir) {
+    /**
+     * A kernel that may also write {@code snapshotDir} (null: nowhere but its own /tmp and spool) and
+     * does not see {@code stateDir} (null: nothing hidden).
+     */
+    public Kernel start(String label, Path snapshotDir, Path stateDir) {
         PythonLocator.Python interpreter = python();
         List<Path> readable = new java.util.ArrayList<>(interpreter.prefixes());
         readable.add(settings.dataRoot());
         KernelSpec spec = new KernelSpec(interpreter.executable(), harness, List.of(harnessConfig), settings.dataRoot(),
-                List.copyOf(readable), snapshotDir);
+                List.copyOf(readable), snapshotDir, stateDir);
         try {
             return Kernel.start(launcher, spec, json, timer, label, settings.kernelStartTimeout());
         } catch (IOException | KernelDiedException e) {

@@ -601,7 +601,7 @@ public final class Session implements AutoCloseable {
             throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "cannot prepare the snapshot of session " + id
                     + ": " + e.getMessage(), null, "check that the state directory is writable");
         }
-        Kernel fresh = kernels.start(id, dir);
+        Kernel fresh = kernels.start(id, dir, store.directory());
         try {
             KernelReply reply = fresh.call(request("restore").put("dir", kernels.writableDirInside(dir).toString()),
                     null, settings.maxTimeout(),

@@ -91,6 +91,9 @@ public final class BwrapLauncher implements KernelLauncher {
             Files.setAttribute(spec.writableDir(), "unix:gid", NOBODY);
         }
         List<String> command = sandbox(spec.readOnlyDirs(), spec.harness(), spool);
+        if (spec.hides()) {
+            command.addAll(command.indexOf("--remount-ro"), List.of("--tmpfs", spec.hiddenDir().toString()));
+        }
         if (spec.writableDir() != null) {
             command.addAll(command.indexOf("--remount-ro"),
                     List.of("--bind", spec.writableDir().toString(), SNAPSHOT.toString()));

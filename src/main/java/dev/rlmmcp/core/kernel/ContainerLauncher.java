@@ -159,6 +159,10 @@ public final class ContainerLauncher implements KernelLauncher {
         for (Path dir : readableDirs(spec)) {
             command.addAll(List.of("-v", mount(dir, dir.toString())));
         }
+        if (spec.hides()) {
+            String hidden = mount(spec.hiddenDir(), spec.hiddenDir().toString()).split(":")[0];
+            command.addAll(List.of("--tmpfs", hidden + ":ro,size=1m"));
+        }
         if (spec.writableDir() != null) {
             String dir = mount(spec.writableDir(), SNAPSHOT);
             command.addAll(List.of("-v", dir.substring(0, dir.length() - ":ro".length()) + ":rw"));
