@@ -149,10 +149,12 @@ class PersistenceIT {
         run(id, "big = 'b' * " + size);
         Path snapshots = state.resolve("snapshots").resolve(id);
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (System.nanoTime() < deadline && !writing(snapshots)) {
+        boolean caught = false;
+        while (System.nanoTime() < deadline && !(caught = writing(snapshots))) {
             Thread.sleep(2);
         }
         server.kill();
+        assertThat(caught).as("the kill came while the new value was being written").isTrue();
 
         start("--max-memory-mb", "2048");
         String seen = run(id, "print(len(big), big[0], big.count(big[0]) == len(big))");

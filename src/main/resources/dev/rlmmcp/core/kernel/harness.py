@@ -431,7 +431,7 @@ class Store:
             entry.update(kind="code", source=source)
             return entry, 0
         if type(value) is str and len(value) >= RAW_THRESHOLD:
-            kind, parts = "str", [value.encode("utf-8", "surrogatepass")]
+            kind, parts = "str", [utf8_view(value)]
         elif type(value) is bytes and len(value) >= RAW_THRESHOLD:
             kind, parts = "bytes", [value]
         else:
@@ -513,6 +513,23 @@ class Store:
         if kind == "bytes":
             return parts[0]
         return pickle.loads(parts[0], buffers=parts[1:])
+
+
+def utf8_view(text):
+    """The UTF-8 bytes of text. CPython keeps an ASCII str's characters as exactly those bytes, so for
+    one they are viewed in place (checked at both ends) instead of copied; anything else is encoded."""
+    if text.isascii() and sys.implementation.name == "cpython":
+        try:
+            import ctypes
+            n = len(text)
+            start = id(text) + sys.getsizeof(text) - n - 1
+            view = memoryview((ctypes.c_char * n).from_address(start)).cast("B")
+            edge = min(n, 4096)
+            if bytes(view[:edge]) == text[:edge].encode() and bytes(view[n - edge:]) == text[n - edge:].encode():
+                return view
+        except Exception:  # no ctypes here, or another layout: copy instead
+            pass
+    return text.encode("utf-8", "surrogatepass")
 
 
 def raw_buffer(buffer):
