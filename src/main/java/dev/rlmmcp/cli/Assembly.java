@@ -9,6 +9,7 @@ import dev.rlmmcp.core.Settings;
 import dev.rlmmcp.core.data.DataRoot;
 import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.core.store.StateStore;
+import java.util.concurrent.CompletableFuture;
 import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.tools.ToolCatalog;
 
@@ -17,11 +18,11 @@ record Assembly(ObjectMapper json, Sessions sessions, ToolCatalog catalog, McpSe
 
     /** Nothing kept on disk. */
     static Assembly of(Settings settings, KernelLauncher launcher) {
-        return of(settings, launcher, null);
+        return of(settings, launcher, CompletableFuture.completedFuture(null));
     }
 
-    /** Sessions kept in {@code store}, or in memory only if it is null. */
-    static Assembly of(Settings settings, KernelLauncher launcher, StateStore store) {
+    /** Sessions kept in the store being opened, or in memory only if it completes with null. */
+    static Assembly of(Settings settings, KernelLauncher launcher, CompletableFuture<StateStore> store) {
         ObjectMapper json = mapper();
         Sessions sessions = new Sessions(new KernelFactory(settings, launcher, json), store);
         ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()));

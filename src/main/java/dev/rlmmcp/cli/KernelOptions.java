@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Model.CommandSpec;
@@ -119,24 +120,36 @@ final class KernelOptions {
                     + "(RLM_SNAPSHOT_DEBOUNCE_MS; default: ${DEFAULT-VALUE}).")
     long snapshotDebounceMs;
 
-    /** The state store --state-dir names (created if missing), or null with --ephemeral. */
-    StateStore store(CommandSpec spec) {
+    /**
+     * The state store --state-dir names (created if missing; completing with null with --ephemeral),
+     * opened on a thread of its own so that start-up does not wait for SQLite.
+     */
+    CompletableFuture<StateStore> store(CommandSpec spec) {
         require(spec, snapshotDebounceMs >= 0, "--snapshot-debounce-ms must not be negative");
         if (ephemeral) {
-            return null;
+            return CompletableFuture.completedFuture(null);
         }
         Path dir = (stateDir != null ? stateDir : defaultStateDir()).toAbsolutePath().normalize();
         try {
             if (!Files.isDirectory(dir)) {
                 Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             }
-            StateStore store = StateStore.open(dir, Duration.ofMillis(snapshotDebounceMs));
-            log.info("state directory: {}", dir);
-            return store;
-        } catch (java.io.IOException | RuntimeException e) {
-            throw new ParameterException(spec.commandLine(), "cannot use the state directory " + dir + ": "
+            require(spec, Files.isWritable(dir), "the state directory " + dir + " is not writable");
+        } catch (java.io.IOException e) {
+            throw new ParameterException(spec.commandLine(), "cannot create the state directory " + dir + ": "
                     + e.getMessage() + " (choose another with --state-dir, or run with --ephemeral)");
         }
+        CompletableFuture<StateStore> store = new CompletableFuture<>();
+        Thread.ofPlatform().daemon().name("state-store-open").start(() -> {
+            try {
+                store.complete(StateStore.open(dir, Duration.ofMillis(snapshotDebounceMs)));
+                log.info("state directory: {}", dir);
+            } catch (RuntimeException e) {
+                log.error("cannot open the state directory {}: {}", dir, e.getMessage());
+                store.completeExceptionally(e);
+            }
+        });
+        return store;
     }
 
     static Path defaultStateDir() {

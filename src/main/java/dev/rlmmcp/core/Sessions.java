@@ -11,6 +11,7 @@ import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -32,36 +33,69 @@ public final class Sessions implements AutoCloseable {
     private static final String DEFAULT_NAME = "default";
 
     private final KernelFactory kernels;
-    private final StateStore store;
+    private final CompletableFuture<StateStore> opening;
+    private volatile StateStore store;
+    private volatile boolean restored;
     private final Map<String, Session> byId = new ConcurrentHashMap<>();
     private final Map<String, Session> byConnection = new ConcurrentHashMap<>();
     private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().daemon().name("session-sweeper").factory());
 
     public Sessions(KernelFactory kernels) {
-        this(kernels, null);
+        this(kernels, (StateStore) null);
     }
 
     /** Sessions kept in {@code store} (null: in memory only), those already there read back. */
     public Sessions(KernelFactory kernels, StateStore store) {
+        this(kernels, CompletableFuture.completedFuture(store));
+    }
+
+    /**
+     * Sessions kept in the store being opened (completing with null: in memory only). Nothing waits
+     * for it until the first call that needs the sessions, so opening SQLite is off the start-up path.
+     */
+    public Sessions(KernelFactory kernels, CompletableFuture<StateStore> opening) {
         this.kernels = kernels;
-        this.store = store;
-        if (store != null) {
-            for (StoredSession stored : store.database().load(Session.TRACE_KEPT)) {
-                try {
-                    Session session = Session.restore(stored, kernels, store, sweeper);
-                    byId.put(session.id(), session);
-                } catch (IOException | RuntimeException e) {
-                    log.warn("session {} in {} could not be read back: {}", stored.id(), store.directory(), e.toString());
-                }
-            }
-            if (!byId.isEmpty()) {
-                log.info("{} sessions restored from {}", byId.size(), store.directory());
-            }
-        }
+        this.opening = opening;
         Duration idle = kernels.settings().idleTimeout();
         long every = Math.max(1, Math.min(60, idle.toSeconds() / 4));
         sweeper.scheduleWithFixedDelay(() -> sweep(idle), every, every, TimeUnit.SECONDS);
+    }
+
+    /** The store, once open, with the sessions it held read back (on the first call that needs them). */
+    private StateStore store() {
+        if (!restored) {
+            synchronized (this) {
+                if (!restored) {
+                    try {
+                        store = opening.join();
+                    } catch (java.util.concurrent.CompletionException e) {
+                        throw new RlmException(ErrorCode.INTERNAL_ERROR, "the state directory could not be opened: "
+                                + e.getCause().getMessage(), null,
+                                "restart the server with a usable --state-dir, or with --ephemeral");
+                    }
+                    if (store != null) {
+                        readBack(store);
+                    }
+                    restored = true;
+                }
+            }
+        }
+        return store;
+    }
+
+    private void readBack(StateStore from) {
+        for (StoredSession stored : from.database().load(Session.TRACE_KEPT)) {
+            try {
+                Session session = Session.restore(stored, kernels, from, sweeper);
+                byId.put(session.id(), session);
+            } catch (IOException | RuntimeException e) {
+                log.warn("session {} in {} could not be read back: {}", stored.id(), from.directory(), e.toString());
+            }
+        }
+        if (!byId.isEmpty()) {
+            log.info("{} sessions restored from {}", byId.size(), from.directory());
+        }
     }
 
     /**
@@ -69,6 +103,7 @@ public final class Sessions implements AutoCloseable {
      * session when no id is given (a fresh one if the last has expired).
      */
     public Session resolve(String sessionId, String connection) {
+        store();
         if (sessionId == null) {
             return byConnection.compute(connection, (c, current) ->
                     current == null || current.state() == SessionState.EXPIRED ? register(DEFAULT_NAME, Limits.NONE)
@@ -78,6 +113,7 @@ public final class Sessions implements AutoCloseable {
     }
 
     public Session get(String sessionId) {
+        store();
         Session session = byId.get(sessionId);
         if (session == null) {
             throw new RlmException(ErrorCode.SESSION_NOT_FOUND, "no session with id " + sessionId, "session_id",
@@ -89,6 +125,7 @@ public final class Sessions implements AutoCloseable {
 
     /** A new named session with its own guardrails. */
     public Session create(String name, Limits limits) {
+        store();
         return register(name, limits);
     }
 
@@ -114,6 +151,7 @@ public final class Sessions implements AutoCloseable {
 
     /** Ends the default session of a connection that has gone away. */
     public void connectionClosed(String connection) {
+        store();
         Session session = byConnection.remove(connection);
         if (session != null) {
             byId.remove(session.id());
@@ -123,6 +161,7 @@ public final class Sessions implements AutoCloseable {
 
     /** Every session, most recently active first. */
     public Collection<Session> all() {
+        store();
         return byId.values().stream().sorted(Comparator.comparing(Session::lastActive).reversed()).toList();
     }
 
@@ -131,6 +170,7 @@ public final class Sessions implements AutoCloseable {
     }
 
     void sweep(Duration idle) {
+        store();
         Instant cutoff = Instant.now().minus(idle);
         for (Session session : List.copyOf(byId.values())) {
             if (session.lastActive().isBefore(cutoff) && (session.hasKernel() || session.state() == SessionState.ACTIVE)
@@ -156,6 +196,11 @@ public final class Sessions implements AutoCloseable {
     @Override
     public void close() {
         sweeper.shutdownNow();
+        try {
+            store();
+        } catch (RuntimeException e) {
+            log.warn("the state store did not open: {}", e.toString());
+        }
         byId.values().parallelStream().forEach(Session::close);
         byId.clear();
         byConnection.clear();
