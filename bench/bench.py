@@ -657,7 +657,85 @@ print((time.perf_counter() - t) * 1000)""", ["everything"])
           f"bridged call, {n} calls with asyncio.gather in {float(par['stdout'][0]):.0f} ms")
 
 
-SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "sandbox", "llm", "bridge", "s3"]
+def wait_for_snapshot(client, sid, after, timeout=600):
+    """The session's last snapshot once it is newer than `after` (an ISO time), polling rlm_sessions."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for s in client.tool("rlm_sessions")["sessions"]:
+            snap = s.get("last_snapshot")
+            if s["session_id"] == sid and snap and (after is None or snap["at"] > after):
+                return snap
+        time.sleep(0.05)
+    raise RuntimeError("no snapshot came")
+
+
+def disk_baseline(directory, size):
+    data = b"z" * size
+    path = os.path.join(directory, "baseline.tmp")
+    t = time.perf_counter()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    view = memoryview(data)
+    for off in range(0, size, 64 << 20):
+        os.write(fd, view[off:off + (64 << 20)])
+    os.fsync(fd)
+    os.close(fd)
+    took = time.perf_counter() - t
+    os.unlink(path)
+    return took
+
+
+def bench_snapshot(workdir):
+    """Snapshot and restore of a 1 GiB str and a 1 GiB bytes variable, and restart to first answer."""
+    state = os.path.join(workdir, "state")
+    flags = ("--state-dir", state, "--max-memory-mb", "8192", "--snapshot-debounce-ms", "100")
+    size = 1 << 30
+    client = StdioClient(*flags)
+    sid = client.tool("rlm_init_context")["session_id"]
+    last = None
+    written = {}
+    for name, code in (("text", f"text = 'x' * {size}"), ("blob", f"blob = b'y' * {size}")):
+        client.tool("rlm_run_repl", session_id=sid, code=code)
+        snap = wait_for_snapshot(client, sid, last)
+        last = snap["at"]
+        written[name] = (snap["bytes_written"], snap["duration_ms"] / 1000)
+    client.tool("rlm_run_repl", session_id=sid, code="small = 1")
+    wait_for_snapshot(client, sid, last)
+    os.kill(client.proc.pid, 9)
+    client.proc.wait()
+    baseline = disk_baseline(state, size)
+    print(f"this filesystem right now: 1 GiB written and fsynced by a plain python3 in {baseline:.3f} s = "
+          f"{1024 / baseline:.0f} MiB/s (the ceiling for the figures below)")
+    for name, (nbytes, secs) in written.items():
+        print(f"snapshot {name} (1 GiB {'str' if name == 'text' else 'bytes'}): {nbytes / 2**20:.0f} MiB in "
+              f"{secs:.3f} s = {nbytes / 2**20 / secs:.0f} MiB/s (written by the kernel, fsync included; target >= 500)")
+    for first in ("rlm_list_vars", "small", "text"):
+        subprocess.run(["sync"], check=False)
+        t = time.perf_counter()
+        client = StdioClient(*flags)
+        if first == "rlm_list_vars":
+            client.tool("rlm_list_vars", session_id=sid)
+        else:
+            reply = client.tool("rlm_run_repl", session_id=sid, code=f"len({first})" if first == "text" else first)
+        took = time.perf_counter() - t
+        print(f"restart (kill -9 before) to first answered call on a session with 2 GiB of variables, "
+              f"first call {first if first == 'rlm_list_vars' else 'rlm_run_repl ' + (f'len({first})' if first == 'text' else first)}: "
+              f"{took:.3f} s (target <= 3 s)")
+        if first == "text":
+            loaded = reply["loaded_from_snapshot"]
+            print(f"restore text (1 GiB str) on first use: {loaded['bytes'] / 2**20:.0f} MiB in "
+                  f"{loaded['duration_ms'] / 1000:.3f} s = {loaded['bytes'] / 2**20 / (loaded['duration_ms'] / 1000):.0f} MiB/s "
+                  f"(target >= 500)")
+            reply = client.tool("rlm_run_repl", session_id=sid, code="len(blob)")
+            loaded = reply["loaded_from_snapshot"]
+            print(f"restore blob (1 GiB bytes) on first use: {loaded['bytes'] / 2**20:.0f} MiB in "
+                  f"{loaded['duration_ms'] / 1000:.3f} s = {loaded['bytes'] / 2**20 / (loaded['duration_ms'] / 1000):.0f} MiB/s "
+                  f"(target >= 500)")
+        os.kill(client.proc.pid, 9)
+        client.proc.wait()
+    shutil.rmtree(state, ignore_errors=True)
+
+
+SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "sandbox", "llm", "bridge", "s3", "snapshot"]
 
 
 def main():
@@ -670,6 +748,7 @@ def main():
     only = set(args.only or SECTIONS)
     subprocess.run([LAUNCHER, "--version"], check=True, stdout=subprocess.DEVNULL)
     workdir = tempfile.mkdtemp(prefix="rlm-bench-")
+    os.environ.setdefault("RLM_STATE_DIR", os.path.join(workdir, "state-default"))  # not the user's
     try:
         if "start" in only:
             bench_start()
@@ -691,6 +770,8 @@ def main():
             bench_bridge(workdir)
         if "s3" in only:
             bench_s3(workdir)
+        if "snapshot" in only:
+            bench_snapshot(workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -14,6 +14,8 @@ import dev.rlmmcp.core.data.DataRoot;
 import dev.rlmmcp.core.data.DataSources;
 import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.core.llm.LlmService;
+import dev.rlmmcp.core.store.StateStore;
+import java.util.concurrent.CompletableFuture;
 import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.face.Version;
 import dev.rlmmcp.tools.ToolCatalog;
@@ -32,20 +34,25 @@ record Assembly(ObjectMapper json, Sessions sessions, Parts parts, BridgedServer
     private static final Logger log = LoggerFactory.getLogger(Assembly.class);
 
     /** The parts a command chose beyond the kernel settings. */
-    record Parts(LlmService llm, Bridge bridge, DataSources sources, boolean conformanceFixtures) {
+    record Parts(LlmService llm, Bridge bridge, DataSources sources, CompletableFuture<StateStore> store,
+            boolean conformanceFixtures) {
 
+        /** Nothing configured, and nothing kept on disk. */
         static Parts none(ObjectMapper json) {
-            return new Parts(LlmService.samplingOnly(json), Bridge.NONE, DataSources.defaults(), false);
+            return new Parts(LlmService.samplingOnly(json), Bridge.NONE, DataSources.defaults(),
+                    CompletableFuture.completedFuture(null), false);
         }
     }
 
-    static Assembly of(Settings settings, KernelLauncher launcher) {
+    /** Nothing configured beyond the kernel settings; sessions in the store being opened (null: memory only). */
+    static Assembly of(Settings settings, KernelLauncher launcher, CompletableFuture<StateStore> store) {
         ObjectMapper json = mapper();
-        return of(settings, launcher, json, Parts.none(json));
+        Parts none = Parts.none(json);
+        return of(settings, launcher, json, new Parts(none.llm(), none.bridge(), none.sources(), store, false));
     }
 
     static Assembly of(Settings settings, KernelLauncher launcher, ObjectMapper json, Parts parts) {
-        Sessions sessions = new Sessions(new KernelFactory(settings, launcher, json), parts.llm());
+        Sessions sessions = new Sessions(new KernelFactory(settings, launcher, json), parts.llm(), parts.store());
         BridgedServers bridged = parts.bridge().servers(settings, json);
         ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()), bridged, parts.sources());
         ConformanceFixtures fixtures = parts.conformanceFixtures() ? new ConformanceFixtures(json) : null;

@@ -8,6 +8,7 @@ import dev.rlmmcp.core.kernel.ContainerLauncher.ContainerSettings;
 import dev.rlmmcp.core.kernel.ContainerLauncher;
 import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.core.kernel.Sandbox;
+import dev.rlmmcp.core.store.StateStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -15,6 +16,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Model.CommandSpec;
@@ -129,6 +131,60 @@ final class KernelOptions {
 
     Duration mcpIdleTimeout() {
         return Duration.ofSeconds(mcpIdleTimeoutS);
+    }
+
+    @Option(names = "--state-dir", paramLabel = "DIR", defaultValue = "${env:RLM_STATE_DIR}",
+            description = "Where sessions, traces and variable snapshots are kept across restarts (RLM_STATE_DIR; "
+                    + "default: $XDG_DATA_HOME/rlm-mcp, else ~/.local/share/rlm-mcp).")
+    Path stateDir;
+
+    @Option(names = "--ephemeral", defaultValue = "${env:RLM_EPHEMERAL:-false}",
+            description = "Keep nothing on disk: sessions and variables end with the server; memory pressure drops "
+                    + "variables instead of spilling them (RLM_EPHEMERAL).")
+    boolean ephemeral;
+
+    @Option(names = "--snapshot-debounce-ms", paramLabel = "MS", defaultValue = "${env:RLM_SNAPSHOT_DEBOUNCE_MS:-1000}",
+            description = "Snapshot changed variables this long after the last step that changed them "
+                    + "(RLM_SNAPSHOT_DEBOUNCE_MS; default: ${DEFAULT-VALUE}).")
+    long snapshotDebounceMs;
+
+    /**
+     * The state store --state-dir names (created if missing; completing with null with --ephemeral),
+     * opened on a thread of its own so that start-up does not wait for SQLite.
+     */
+    CompletableFuture<StateStore> store(CommandSpec spec) {
+        require(spec, snapshotDebounceMs >= 0, "--snapshot-debounce-ms must not be negative");
+        if (ephemeral) {
+            return CompletableFuture.completedFuture(null);
+        }
+        Path dir = (stateDir != null ? stateDir : defaultStateDir()).toAbsolutePath().normalize();
+        try {
+            if (!Files.isDirectory(dir)) {
+                Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            }
+            require(spec, Files.isWritable(dir), "the state directory " + dir + " is not writable");
+        } catch (java.io.IOException e) {
+            throw new ParameterException(spec.commandLine(), "cannot create the state directory " + dir + ": "
+                    + e.getMessage() + " (choose another with --state-dir, or run with --ephemeral)");
+        }
+        CompletableFuture<StateStore> store = new CompletableFuture<>();
+        Thread.ofPlatform().daemon().name("state-store-open").start(() -> {
+            try {
+                store.complete(StateStore.open(dir, Duration.ofMillis(snapshotDebounceMs)));
+                log.info("state directory: {}", dir);
+            } catch (RuntimeException e) {
+                log.error("cannot open the state directory {}: {}", dir, e.getMessage());
+                store.completeExceptionally(e);
+            }
+        });
+        return store;
+    }
+
+    static Path defaultStateDir() {
+        String xdg = System.getenv("XDG_DATA_HOME");
+        Path base = xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute() ? Path.of(xdg)
+                : Path.of(System.getProperty("user.home"), ".local", "share");
+        return base.resolve("rlm-mcp");
     }
 
     Settings settings(CommandSpec spec) {

@@ -1,7 +1,7 @@
 package dev.rlmmcp.cli;
 
 import dev.rlmmcp.core.Settings;
-
+import dev.rlmmcp.core.store.StateStore;
 import dev.rlmmcp.face.HttpFace;
 import dev.rlmmcp.face.HttpSettings;
 import dev.rlmmcp.face.StdioFace;
@@ -15,8 +15,14 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -52,7 +58,10 @@ final class TrainCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Settings settings = kernel.settings(spec);
-        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings))) {
+        // a throwaway state store, so that opening SQLite and snapshotting are in the cache too
+        Path state = Files.createTempDirectory("rlm-train-state-");
+        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings),
+                CompletableFuture.completedFuture(StateStore.open(state, Duration.ZERO)))) {
             PipedOutputStream toServer = new PipedOutputStream();
             PipedInputStream serverIn = new PipedInputStream(toServer, 1 << 16);
             PipedOutputStream serverOut = new PipedOutputStream();
@@ -73,6 +82,10 @@ final class TrainCommand implements Callable<Integer> {
                 http.start();
                 URI health = URI.create("http://127.0.0.1:" + http.address().getPort() + "/health");
                 client.send(HttpRequest.newBuilder(health).build(), HttpResponse.BodyHandlers.ofString());
+            }
+        } finally {
+            try (Stream<Path> tree = Files.walk(state)) {
+                tree.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
         return 0;

@@ -38,6 +38,13 @@ final class Guardrails {
         return ioBytes;
     }
 
+    /** Counts carried over from before a restart. */
+    void restore(int steps, long runtimeMs, long ioBytes) {
+        this.steps = steps;
+        this.runtimeMs = runtimeMs;
+        this.ioBytes = ioBytes;
+    }
+
     /** The guardrail that forbids the next step, or null. */
     String beforeStep() {
         if (limits.maxSteps() != null && steps >= limits.maxSteps()) {

@@ -80,7 +80,8 @@ public final class KernelFactory implements AutoCloseable {
             limits.put("data", dataLimitBytes(settings));
         }
         limits.put("nofile", 4096);
-        limits.put("fsize", 1L << 30);
+        // a snapshot file holds one variable, which may be as large as the kernel's heap
+        limits.put("fsize", Math.max(1L << 30, settings.memoryLimitBytes() > 0 ? dataLimitBytes(settings) : 0));
         limits.put("cpu_per_request_s",
                 settings.maxTimeout().toSeconds() * Runtime.getRuntime().availableProcessors() + 10);
         if (launcher.isolatesUser()) {
@@ -112,11 +113,19 @@ public final class KernelFactory implements AutoCloseable {
     }
 
     public Kernel start(String label) {
+        return start(label, null, null);
+    }
+
+    /**
+     * A kernel that may also write {@code snapshotDir} (null: nowhere but its own /tmp and spool) and
+     * does not see {@code stateDir} (null: nothing hidden).
+     */
+    public Kernel start(String label, Path snapshotDir, Path stateDir) {
         PythonLocator.Python interpreter = python();
         List<Path> readable = new java.util.ArrayList<>(interpreter.prefixes());
         readable.add(settings.dataRoot());
         KernelSpec spec = new KernelSpec(interpreter.executable(), harness, List.of(harnessConfig), settings.dataRoot(),
-                List.copyOf(readable));
+                List.copyOf(readable), snapshotDir, stateDir);
         try {
             return Kernel.start(launcher, spec, json, timer, label, settings.kernelStartTimeout());
         } catch (IOException | KernelDiedException e) {
@@ -132,6 +141,11 @@ public final class KernelFactory implements AutoCloseable {
 
     public ObjectMapper json() {
         return json;
+    }
+
+    /** Where a kernel sees its writable snapshot directory. */
+    public Path writableDirInside(Path hostDir) {
+        return launcher.writableDirInside(hostDir);
     }
 
     public String launcherName() {

@@ -17,6 +17,9 @@ import dev.rlmmcp.core.llm.LlmLimits;
 import dev.rlmmcp.core.llm.LlmService;
 import dev.rlmmcp.core.llm.LlmStep;
 import dev.rlmmcp.core.kernel.TransferAbortedException;
+import dev.rlmmcp.core.store.SessionDatabase.StoredSession;
+import dev.rlmmcp.core.store.StateStore;
+import dev.rlmmcp.core.store.StoreException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -30,17 +33,29 @@ import java.util.Deque;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One REPL: a kernel started on first use, and the calls made on it, one at a time, each recorded
  * in the trace and counted against the session's guardrails. A kernel that dies is replaced at
  * once, and the caller is told plainly what was lost.
+ *
+ * <p>With a {@link StateStore}, the session's record and trace are written to it as they change,
+ * and its variables are snapshotted by the kernel into the session's snapshot directory shortly after
+ * the steps that changed them, before its kernel is released and at shutdown. A new kernel (after a
+ * crash, an idle release or a server restart) restores that snapshot; variables load on first use.
  */
 public final class Session implements AutoCloseable {
 
+    private static final Logger log = LoggerFactory.getLogger(Session.class);
+
     private static final int TRACE_TEXT = 2000;
-    private static final int TRACE_KEPT = 10_000;
+    static final int TRACE_KEPT = 10_000;
     /** Carries a step's sub-LLM calls from its reply body to its trace entry; never sent to the client. */
     private static final String LLM_CALLS = "_llm_calls";
 
@@ -51,11 +66,13 @@ public final class Session implements AutoCloseable {
     private final Guardrails guardrails;
     private final LlmService llm;
     private final LlmAccount llmAccount;
-    private final Instant created = Instant.now();
+    private final Instant created;
+    private final StateStore store;
+    private final ScheduledExecutorService timer;
     private final ReentrantLock lock = new ReentrantLock();
     private final Deque<Step> trace = new ArrayDeque<>();
     private int traceLength;
-    private volatile Instant lastActive = created;
+    private volatile Instant lastActive;
     private volatile SessionState state = SessionState.ACTIVE;
     private volatile String stoppedBy;
     private volatile long memoryBytes;
@@ -64,8 +81,20 @@ public final class Session implements AutoCloseable {
     private volatile Instant variablesSeenAt;
     private Kernel kernel;
     private int kernelRestarts;
+    /** Variables changed since the last snapshot, and those the last snapshot could not hold. */
+    private Set<String> unsaved = Set.of();
+    private Set<String> notPersisted = Set.of();
+    private volatile Instant snapshotAt;
+    private volatile ObjectNode lastSnapshot;
+    private ObjectNode restored;
+    private ScheduledFuture<?> snapshotDue;
 
     Session(String id, String name, Limits limits, KernelFactory kernels, LlmService llm, LlmLimits llmLimits) {
+        this(id, name, limits, kernels, llm, llmLimits, Instant.now(), null, null);
+    }
+
+    Session(String id, String name, Limits limits, KernelFactory kernels, LlmService llm, LlmLimits llmLimits,
+            Instant created, StateStore store, ScheduledExecutorService timer) {
         this.id = id;
         this.name = name;
         this.kernels = kernels;
@@ -73,6 +102,49 @@ public final class Session implements AutoCloseable {
         this.guardrails = new Guardrails(limits);
         this.llm = llm;
         this.llmAccount = new LlmAccount(llmLimits);
+        this.created = created;
+        this.lastActive = created;
+        this.store = store;
+        this.timer = timer;
+    }
+
+    /**
+     * A new session, written to the store at once if {@code saveNow}, else with its first step (a
+     * connection's default session that is never used leaves nothing behind).
+     */
+    static Session create(String id, String name, Limits limits, KernelFactory kernels, LlmService llm,
+            LlmLimits llmLimits, StateStore store, ScheduledExecutorService timer, boolean saveNow) {
+        Session session = new Session(id, name, limits, kernels, llm, llmLimits, Instant.now(), store, timer);
+        if (saveNow) {
+            session.save();
+        }
+        return session;
+    }
+
+    /** A session read back from the store after a restart; its kernel starts, and restores, on first use. */
+    static Session restore(StoredSession stored, KernelFactory kernels, LlmService llm, StateStore store,
+            ScheduledExecutorService timer) throws IOException {
+        JsonNode r = kernels.json().readTree(stored.record());
+        JsonNode l = r.path("limits");
+        Limits limits = new Limits(l.path("max_steps").isNumber() ? l.path("max_steps").asInt() : null,
+                l.path("max_runtime_ms").isNumber() ? l.path("max_runtime_ms").asLong() : null,
+                l.path("budget_bytes").isNumber() ? l.path("budget_bytes").asLong() : null,
+                l.path("step_timeout_ms").isNumber() ? Duration.ofMillis(l.path("step_timeout_ms").asLong()) : null);
+        Session session = new Session(stored.id(), r.path("name").asText("default"), limits, kernels, llm,
+                llmLimits(r.path("llm_limits"), llm.defaults()), Instant.parse(r.path("created").asText()), store, timer);
+        session.lastActive = Instant.parse(r.path("last_active").asText());
+        session.state = SessionState.valueOf(r.path("state").asText("ACTIVE"));
+        session.stoppedBy = r.path("guardrail_stop").isTextual() ? r.path("guardrail_stop").asText() : null;
+        session.finalAnswer = r.path("final_answer").isTextual() ? r.path("final_answer").asText() : null;
+        session.kernelRestarts = r.path("kernel_restarts").asInt();
+        session.snapshotAt = r.path("snapshot_at").isTextual() ? Instant.parse(r.path("snapshot_at").asText()) : null;
+        session.guardrails.restore(r.path("steps").asInt(), r.path("runtime_ms").asLong(), r.path("io_bytes").asLong());
+        for (String entry : stored.trace()) {
+            session.trace.addLast(stepOf(kernels.json().readTree(entry)));
+        }
+        session.traceLength = Math.max(r.path("trace_length").asInt(),
+                session.trace.isEmpty() ? 0 : session.trace.getLast().index() + 1);
+        return session;
     }
 
     public String id() {
@@ -230,7 +302,7 @@ public final class Session implements AutoCloseable {
             try {
                 lastActive = Instant.now();
                 if (kernel == null) {
-                    kernel = kernels.start(id);
+                    kernel = startKernel();
                 }
                 KernelReply reply = kernel.callStreaming(request, body, settings.maxTimeout(), settings.interruptGrace());
                 body0 = checked(reply, null);
@@ -310,6 +382,7 @@ public final class Session implements AutoCloseable {
             finalAnswer = answer;
             state = SessionState.FINALIZED;
             lastActive = Instant.now();
+            save();
             ObjectNode body = summary();
             record(null, "finalize", finalText != null ? "final_text" : "final_var_name " + finalVariable, body, 0,
                     0, null);
@@ -361,6 +434,12 @@ public final class Session implements AutoCloseable {
         body.put("memory_bytes", memoryBytes);
         body.put("memory_human", Bytes.human(memoryBytes));
         body.put("kernel_running", hasKernel());
+        if (store != null) {
+            body.put("snapshot_at", snapshotAt == null ? null : snapshotAt.toString());
+            if (lastSnapshot != null) {
+                body.set("last_snapshot", lastSnapshot);
+            }
+        }
         body.put("created", created.toString());
         body.put("last_active", lastActive.toString());
         body.set("limits", limitsView());
@@ -400,6 +479,17 @@ public final class Session implements AutoCloseable {
             return false;
         }
         try {
+            if (store != null) {
+                if (kernel == null) {
+                    return false;
+                }
+                snapshot();
+                kernel.close();
+                kernel = null;
+                memoryBytes = 0;
+                save();
+                return true;
+            }
             if (kernel != null) {
                 kernel.close();
                 kernel = null;
@@ -445,6 +535,7 @@ public final class Session implements AutoCloseable {
     private void stop(String guardrail) {
         state = SessionState.STOPPED;
         stoppedBy = guardrail;
+        save();
     }
 
     private RlmException guardrailStop(String guardrail) {
@@ -480,6 +571,85 @@ public final class Session implements AutoCloseable {
             trace.addLast(entry);
             traceLength++;
         }
+        if (store != null) {
+            try {
+                store.database().append(id, record(), entry.index(), kernels.json().writeValueAsString(view(entry)),
+                        TRACE_KEPT);
+            } catch (IOException | StoreException e) {
+                log.warn("session {}: step {} not written to the state store: {}", id, entry.index(), e.getMessage());
+            }
+        }
+    }
+
+    /** The session's record as stored: everything but the trace and the variables. */
+    private String record() throws IOException {
+        ObjectNode r = kernels.json().createObjectNode();
+        r.put("id", id);
+        r.put("name", name);
+        r.put("created", created.toString());
+        r.put("last_active", lastActive.toString());
+        r.put("state", state.name());
+        r.put("guardrail_stop", stoppedBy);
+        r.put("final_answer", finalAnswer);
+        r.put("steps", guardrails.steps());
+        r.put("runtime_ms", guardrails.runtimeMs());
+        r.put("io_bytes", guardrails.ioBytes());
+        r.put("trace_length", traceLength);
+        r.put("kernel_restarts", kernelRestarts);
+        r.put("snapshot_at", snapshotAt == null ? null : snapshotAt.toString());
+        Limits limits = guardrails.limits();
+        ObjectNode l = r.putObject("limits");
+        l.put("max_steps", limits.maxSteps());
+        l.put("max_runtime_ms", limits.maxRuntimeMs());
+        l.put("budget_bytes", limits.budgetBytes());
+        l.put("step_timeout_ms", limits.stepTimeout() == null ? null : limits.stepTimeout().toMillis());
+        LlmLimits ll = llmAccount.limits();
+        ObjectNode lm = r.putObject("llm_limits");
+        lm.put("max_calls_per_step", ll.maxCallsPerStep());
+        lm.put("max_calls", ll.maxCalls());
+        lm.put("max_concurrent", ll.maxConcurrent());
+        lm.put("max_prompt_chars", ll.maxPromptChars());
+        lm.put("token_budget", ll.tokenBudget());
+        lm.put("call_timeout_ms", ll.callTimeout().toMillis());
+        lm.put("max_depth", ll.maxDepth());
+        return kernels.json().writeValueAsString(r);
+    }
+
+    private void save() {
+        if (store == null) {
+            return;
+        }
+        try {
+            store.database().save(id, record());
+        } catch (IOException | StoreException e) {
+            log.warn("session {} not written to the state store: {}", id, e.getMessage());
+        }
+    }
+
+    private static Step stepOf(JsonNode v) {
+        List<String> changed = new ArrayList<>();
+        v.path("variables_changed").forEach(n -> changed.add(n.asText()));
+        return new Step(v.path("index").asInt(), v.path("step").isNumber() ? v.path("step").asInt() : null,
+                v.path("kind").asText(), Instant.parse(v.path("at").asText()), v.path("input").asText(),
+                v.path("status").asText(), v.path("output").asText(), List.copyOf(changed),
+                v.path("duration_ms").asDouble(), v.path("io_bytes").asLong(),
+                v.path("guardrail_stop").isTextual() ? v.path("guardrail_stop").asText() : null,
+                v.path("memory_bytes").asLong(), v.get("llm_usage"), v.get("llm_calls"));
+    }
+
+    /** Limits on sub-LLM calls as stored (older records have none: the defaults). */
+    private static LlmLimits llmLimits(JsonNode l, LlmLimits defaults) {
+        if (!l.isObject()) {
+            return defaults;
+        }
+        return new LlmLimits(l.path("max_calls_per_step").isNumber() ? l.path("max_calls_per_step").asInt() : null,
+                l.path("max_calls").isNumber() ? l.path("max_calls").asInt() : null,
+                l.path("max_concurrent").asInt(defaults.maxConcurrent()),
+                l.path("max_prompt_chars").asInt(defaults.maxPromptChars()),
+                l.path("token_budget").isNumber() ? l.path("token_budget").asLong() : null,
+                l.path("call_timeout_ms").isNumber() ? Duration.ofMillis(l.path("call_timeout_ms").asLong())
+                        : defaults.callTimeout(),
+                l.path("max_depth").asInt(defaults.maxDepth()));
     }
 
     private static String outputSummary(ObjectNode body) {
@@ -637,7 +807,7 @@ public final class Session implements AutoCloseable {
             throws KernelDiedException {
         lastActive = Instant.now();
         if (kernel == null) {
-            kernel = kernels.start(id);
+            kernel = startKernel();
         }
         try {
             return kernel.call(request, data, timeout, settings.interruptGrace(), callbacks);
@@ -646,9 +816,125 @@ public final class Session implements AutoCloseable {
         }
     }
 
+    /**
+     * A kernel for this session: with a store, one that may write the session's snapshot directory
+     * and has restored the snapshot there (functions, classes and imports at once, other variables
+     * when first used). {@code restored} keeps the kernel's account of the restore.
+     */
+    private Kernel startKernel() {
+        if (store == null) {
+            return kernels.start(id);
+        }
+        Path dir;
+        try {
+            dir = store.snapshots().checkout(id);
+        } catch (IOException e) {
+            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "cannot prepare the snapshot of session " + id
+                    + ": " + e.getMessage(), null, "check that the state directory is writable");
+        }
+        Kernel fresh = kernels.start(id, dir, store.directory());
+        try {
+            KernelReply reply = fresh.call(request("restore").put("dir", kernels.writableDirInside(dir).toString()),
+                    null, settings.maxTimeout(),
+                    settings.interruptGrace());
+            if (!reply.ok()) {
+                log.warn("session {}: snapshot not restored: {}", id, reply.body().path("message").asText());
+            }
+            restored = reply.body();
+        } catch (KernelDiedException e) {
+            fresh.close();
+            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "the kernel died restoring session " + id
+                    + "'s snapshot: " + e.getMessage(), null, "the snapshot may be too large for the memory limit");
+        }
+        return fresh;
+    }
+
+    /** After a step that changed variables: a snapshot once no further step has come for the debounce time. */
+    private synchronized void snapshotLater() {
+        if (store == null || timer == null || unsaved.isEmpty()) {
+            return;
+        }
+        if (snapshotDue != null) {
+            snapshotDue.cancel(false);
+        }
+        try {
+            snapshotDue = timer.schedule(() -> Thread.ofVirtual().name("snapshot-" + id).start(this::snapshotWhenIdle),
+                    store.snapshotDebounce().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+            // the server is stopping: close() snapshots every session
+        }
+    }
+
+    private void snapshotWhenIdle() {
+        if (!lock.tryLock()) {
+            snapshotLater();
+            return;
+        }
+        try {
+            snapshot();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Has the kernel write every variable changed since the last snapshot (under the lock). Returns
+     * its reply, or null if there is no kernel or nothing to write.
+     */
+    private ObjectNode snapshot() {
+        if (store == null || kernel == null || !kernel.isAlive() || unsaved.isEmpty()) {
+            return null;
+        }
+        try {
+            KernelReply reply = kernel.call(request("snapshot"), null, null, settings.interruptGrace());
+            ObjectNode body = reply.body();
+            if (!reply.ok()) {
+                log.warn("session {}: snapshot failed: {}", id, body.path("message").asText());
+                return null;
+            }
+            snapshotAt = Instant.now();
+            lastSnapshot = kernels.json().createObjectNode().put("at", snapshotAt.toString())
+                    .put("bytes_written", body.path("bytes").asLong()).put("duration_ms", body.path("duration_ms").asDouble())
+                    .set("written", body.path("written"));
+            unsaved = Set.of();
+            Set<String> refused = new LinkedHashSet<>();
+            body.path("not_persisted").fieldNames().forEachRemaining(refused::add);
+            notPersisted = refused;
+            store.snapshots().committed(id);
+            save();
+            return body;
+        } catch (KernelDiedException e) {
+            log.warn("session {}: the kernel died writing its snapshot ({}); the next call restores the last one",
+                    id, e.getMessage());
+            kernel = null;
+            kernelRestarts++;
+            return null;
+        } catch (IOException e) {
+            log.warn("session {}: snapshot not copied to the snapshot store: {}", id, e.getMessage());
+            return null;
+        }
+    }
+
+    /** Snapshots now what changed (for tests, benchmarks and eviction); the kernel's reply, or null. */
+    public ObjectNode snapshotNow() {
+        lock.lock();
+        try {
+            return snapshot();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** The kernel's reply as the agent sees it (status and session first), or its refusal thrown. */
     private ObjectNode checked(KernelReply reply, String status) {
         ObjectNode body = reply.body();
+        JsonNode pending = body.remove("variables_unsaved");
+        if (pending != null) {
+            Set<String> names = new LinkedHashSet<>();
+            pending.forEach(n -> names.add(n.asText()));
+            unsaved = names;
+            snapshotLater();
+        }
         if (!reply.ok()) {
             ErrorCode code = ErrorCode.of(body.path("code").asText());
             String argument = body.path("argument").isTextual() ? body.path("argument").asText() : null;
@@ -684,9 +970,13 @@ public final class Session implements AutoCloseable {
         if (dead != null) {
             dead.close();
         }
+        Set<String> lost = new LinkedHashSet<>(unsaved);
+        lost.addAll(notPersisted);
+        unsaved = Set.of();
         String fresh;
         try {
-            kernel = kernels.start(id);
+            restored = null;
+            kernel = startKernel();
             fresh = "a fresh kernel is ready";
         } catch (RlmException startFailure) {
             fresh = "a fresh kernel could not be started yet (" + startFailure.getMessage() + "); the next call retries";
@@ -698,10 +988,26 @@ public final class Session implements AutoCloseable {
         ObjectNode body = kernels.json().createObjectNode();
         body.put("status", e.reason() == KernelDiedException.Cause.KILLED_AFTER_TIMEOUT ? "killed" : "crashed");
         body.put("session_id", id);
-        body.put("message", what + ". ALL VARIABLES OF THIS SESSION WERE LOST: reload the data; " + fresh + ".");
-        body.put("variables_lost", true);
+        if (store == null) {
+            body.put("message", what + ". ALL VARIABLES OF THIS SESSION WERE LOST: reload the data; " + fresh + ".");
+            body.put("variables_lost", true);
+        } else {
+            String from = snapshotAt == null ? "the session's snapshot" : "the snapshot of " + snapshotAt;
+            String back = restored == null ? "" : " (%d variables, %d functions and classes)"
+                    .formatted(restored.path("spilled").size(), restored.path("restored").size());
+            body.put("message", what + ". " + fresh.substring(0, 1).toUpperCase() + fresh.substring(1)
+                    + (kernel == null ? "" : " with " + from + back) + ". " + (lost.isEmpty()
+                            ? "Nothing newer than the snapshot was lost, except any change the failed call itself was making."
+                            : "Lost, because they were newer than the snapshot or could not be saved: "
+                                    + String.join(", ", lost) + " (and any change the failed call itself was making); "
+                                    + "redo the steps that made them."));
+            body.put("variables_lost", !lost.isEmpty());
+            body.set("lost_variables", kernels.json().valueToTree(List.copyOf(lost)));
+            body.put("snapshot_at", snapshotAt == null ? null : snapshotAt.toString());
+        }
         body.put("kernel_exit", e.exit());
         body.put("kernel_restarts", kernelRestarts);
+        save();
         return body;
     }
 
@@ -710,15 +1016,27 @@ public final class Session implements AutoCloseable {
         if (!evicted.isArray() || evicted.isEmpty()) {
             return;
         }
-        StringBuilder names = new StringBuilder();
+        StringBuilder spilled = new StringBuilder();
+        StringBuilder dropped = new StringBuilder();
         long bytes = 0;
         for (JsonNode v : evicted) {
+            boolean kept = v.path("spilled").asBoolean();
+            StringBuilder names = kept ? spilled : dropped;
             names.append(names.isEmpty() ? "" : ", ").append(v.path("name").asText());
+            if (!kept && v.has("reason")) {
+                names.append(" (").append(v.path("reason").asText()).append(")");
+            }
             bytes += v.path("size_bytes").asLong();
         }
-        String note = "memory passed %d%% of the %s limit, so the least recently used variables were dropped to get under %d%%: %s (%s). They are gone; reload them if needed."
+        String note = "memory passed %d%% of the %s limit, so the least recently used variables were moved out to get under %d%% (%s)."
                 .formatted(Math.round(settings.cleanupThreshold() * 100), Bytes.human(settings.memoryLimitBytes()),
-                        Math.round(settings.cleanupTarget() * 100), names, Bytes.human(bytes));
+                        Math.round(settings.cleanupTarget() * 100), Bytes.human(bytes));
+        if (!spilled.isEmpty()) {
+            note += " Spilled to disk: " + spilled + "; code that uses them loads them back by itself.";
+        }
+        if (!dropped.isEmpty()) {
+            note += " Dropped: " + dropped + ". They are gone; reload them if needed.";
+        }
         body.put("memory_note", note);
     }
 
@@ -735,16 +1053,41 @@ public final class Session implements AutoCloseable {
         return kernelRestarts;
     }
 
+    /** Stops the kernel, snapshotting first what changed (at shutdown). */
     @Override
     public void close() {
         lock.lock();
         try {
+            cancelSnapshot();
+            snapshot();
             if (kernel != null) {
                 kernel.close();
                 kernel = null;
             }
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Stops the kernel without a snapshot: the session is being deleted. */
+    void discard() {
+        lock.lock();
+        try {
+            cancelSnapshot();
+            unsaved = Set.of();
+            if (kernel != null) {
+                kernel.close();
+                kernel = null;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private synchronized void cancelSnapshot() {
+        if (snapshotDue != null) {
+            snapshotDue.cancel(false);
+            snapshotDue = null;
         }
     }
 }

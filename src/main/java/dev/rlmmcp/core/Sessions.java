@@ -2,6 +2,9 @@ package dev.rlmmcp.core;
 
 import dev.rlmmcp.core.llm.LlmLimits;
 import dev.rlmmcp.core.llm.LlmService;
+import dev.rlmmcp.core.store.SessionDatabase.StoredSession;
+import dev.rlmmcp.core.store.StateStore;
+import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
@@ -10,6 +13,7 @@ import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -20,7 +24,9 @@ import org.slf4j.LoggerFactory;
 /**
  * All sessions of this server: named ones made by rlm_init_context, and one default session per
  * client connection; any of them is found by id from any connection. Idle sessions are swept: their
- * kernels are stopped, and they stay listed as expired.
+ * kernels are stopped, and they stay listed as expired. With a {@link StateStore}, sessions are
+ * written to it as they change and read back at start: a restarted server has them all, under the
+ * same ids; an idle session's kernel is released after a snapshot and its state stays as it was.
  */
 public final class Sessions implements AutoCloseable {
 
@@ -30,21 +36,79 @@ public final class Sessions implements AutoCloseable {
 
     private final KernelFactory kernels;
     private final LlmService llm;
+    private final CompletableFuture<StateStore> opening;
+    private volatile StateStore store;
+    private volatile boolean restored;
     private final Map<String, Session> byId = new ConcurrentHashMap<>();
     private final Map<String, Session> byConnection = new ConcurrentHashMap<>();
     private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().daemon().name("session-sweeper").factory());
 
     public Sessions(KernelFactory kernels) {
-        this(kernels, LlmService.samplingOnly(kernels.json()));
+        this(kernels, LlmService.samplingOnly(kernels.json()), CompletableFuture.completedFuture(null));
     }
 
     public Sessions(KernelFactory kernels, LlmService llm) {
+        this(kernels, llm, CompletableFuture.completedFuture(null));
+    }
+
+    /** Sessions kept in {@code store} (null: in memory only), those already there read back. */
+    public Sessions(KernelFactory kernels, StateStore store) {
+        this(kernels, LlmService.samplingOnly(kernels.json()), store);
+    }
+
+    /** Sessions kept in {@code store} (null: in memory only), those already there read back. */
+    public Sessions(KernelFactory kernels, LlmService llm, StateStore store) {
+        this(kernels, llm, CompletableFuture.completedFuture(store));
+    }
+
+    /**
+     * Sessions kept in the store being opened (completing with null: in memory only). Nothing waits
+     * for it until the first call that needs the sessions, so opening SQLite is off the start-up path.
+     */
+    public Sessions(KernelFactory kernels, LlmService llm, CompletableFuture<StateStore> opening) {
         this.kernels = kernels;
         this.llm = llm;
+        this.opening = opening;
         Duration idle = kernels.settings().idleTimeout();
         long every = Math.max(1, Math.min(60, idle.toSeconds() / 4));
         sweeper.scheduleWithFixedDelay(() -> sweep(idle), every, every, TimeUnit.SECONDS);
+    }
+
+    /** The store, once open, with the sessions it held read back (on the first call that needs them). */
+    private StateStore store() {
+        if (!restored) {
+            synchronized (this) {
+                if (!restored) {
+                    try {
+                        store = opening.join();
+                    } catch (java.util.concurrent.CompletionException e) {
+                        throw new RlmException(ErrorCode.INTERNAL_ERROR, "the state directory could not be opened: "
+                                + e.getCause().getMessage(), null,
+                                "restart the server with a usable --state-dir, or with --ephemeral");
+                    }
+                    if (store != null) {
+                        readBack(store);
+                    }
+                    restored = true;
+                }
+            }
+        }
+        return store;
+    }
+
+    private void readBack(StateStore from) {
+        for (StoredSession stored : from.database().load(Session.TRACE_KEPT)) {
+            try {
+                Session session = Session.restore(stored, kernels, llm, from, sweeper);
+                byId.put(session.id(), session);
+            } catch (IOException | RuntimeException e) {
+                log.warn("session {} in {} could not be read back: {}", stored.id(), from.directory(), e.toString());
+            }
+        }
+        if (!byId.isEmpty()) {
+            log.info("{} sessions restored from {}", byId.size(), from.directory());
+        }
     }
 
     /**
@@ -52,6 +116,7 @@ public final class Sessions implements AutoCloseable {
      * session when no id is given (a fresh one if the last has expired).
      */
     public Session resolve(String sessionId, String connection) {
+        store();
         if (sessionId == null) {
             return byConnection.compute(connection, (c, current) ->
                     current == null || current.state() == SessionState.EXPIRED
@@ -62,6 +127,7 @@ public final class Sessions implements AutoCloseable {
     }
 
     public Session get(String sessionId) {
+        store();
         Session session = byId.get(sessionId);
         if (session == null) {
             throw new RlmException(ErrorCode.SESSION_NOT_FOUND, "no session with id " + sessionId, "session_id",
@@ -73,11 +139,13 @@ public final class Sessions implements AutoCloseable {
 
     /** A new named session with its own guardrails. */
     public Session create(String name, Limits limits) {
+        store();
         return register(name, limits, llm.defaults());
     }
 
     /** A new named session with its own guardrails and limits on llm_query. */
     public Session create(String name, Limits limits, LlmLimits llmLimits) {
+        store();
         return register(name, limits, llmLimits);
     }
 
@@ -90,20 +158,34 @@ public final class Sessions implements AutoCloseable {
         Session session = get(sessionId);
         byId.remove(sessionId);
         byConnection.values().remove(session);
-        session.close();
+        forget(session);
+    }
+
+    private void forget(Session session) {
+        session.discard();
+        if (store != null) {
+            try {
+                store.database().delete(session.id());
+                store.snapshots().delete(session.id());
+            } catch (IOException | RuntimeException e) {
+                log.warn("session {} not removed from {}: {}", session.id(), store.directory(), e.toString());
+            }
+        }
     }
 
     /** Ends the default session of a connection that has gone away. */
     public void connectionClosed(String connection) {
+        store();
         Session session = byConnection.remove(connection);
         if (session != null) {
             byId.remove(session.id());
-            session.close();
+            forget(session);
         }
     }
 
     /** Every session, most recently active first. */
     public Collection<Session> all() {
+        store();
         return byId.values().stream().sorted(Comparator.comparing(Session::lastActive).reversed()).toList();
     }
 
@@ -112,6 +194,7 @@ public final class Sessions implements AutoCloseable {
     }
 
     void sweep(Duration idle) {
+        store();
         Instant cutoff = Instant.now().minus(idle);
         for (Session session : List.copyOf(byId.values())) {
             if (session.lastActive().isBefore(cutoff) && (session.hasKernel() || session.state() == SessionState.ACTIVE)
@@ -123,7 +206,8 @@ public final class Sessions implements AutoCloseable {
     }
 
     private Session register(String name, Limits limits, LlmLimits llmLimits) {
-        Session session = new Session(newId(), name, limits, kernels, llm, llmLimits);
+        Session session = Session.create(newId(), name, limits, kernels, llm, llmLimits, store, sweeper,
+                !DEFAULT_NAME.equals(name));
         byId.put(session.id(), session);
         return session;
     }
@@ -137,9 +221,17 @@ public final class Sessions implements AutoCloseable {
     @Override
     public void close() {
         sweeper.shutdownNow();
+        try {
+            store();
+        } catch (RuntimeException e) {
+            log.warn("the state store did not open: {}", e.toString());
+        }
         byId.values().parallelStream().forEach(Session::close);
         byId.clear();
         byConnection.clear();
         kernels.close();
+        if (store != null) {
+            store.close();
+        }
     }
 }

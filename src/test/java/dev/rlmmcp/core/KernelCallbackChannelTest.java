@@ -44,7 +44,7 @@ class KernelCallbackChannelTest {
     }
 
     private ObjectNode run(String code, KernelCallbacks callbacks) {
-        return session.execute("import __main__ as h\n" + code, Duration.ofSeconds(20), callbacks);
+        return session.execute("import rlm_harness as h\n" + code, Duration.ofSeconds(20), callbacks);
     }
 
     @Test
@@ -127,7 +127,7 @@ class KernelCallbackChannelTest {
             return JSON.nullNode();
         };
         ObjectNode reply = session.execute("""
-                import __main__ as h
+                import rlm_harness as h
                 a = h.KERNEL.callbacks.submit("slow", {})
                 h.KERNEL.callbacks.call("slow", {})
                 """, Duration.ofSeconds(1), slow);
@@ -188,7 +188,7 @@ class KernelCallbackChannelTest {
             return JSON.nullNode();
         };
         ObjectNode reply = session.execute("""
-                import __main__ as h
+                import rlm_harness as h
                 while True:
                     try:
                         h.KERNEL.callbacks.call("slow", {})

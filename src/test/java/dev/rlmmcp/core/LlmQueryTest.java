@@ -217,7 +217,7 @@ class LlmQueryTest {
                     print(e.code, e)
                 """).path("stdout").asText());
         ObjectNode reply = outer.execute("""
-                import __main__ as h
+                import rlm_harness as h
                 print(h.KERNEL.callbacks.call("nested", {}), end="")
                 print(llm_query("top"))
                 """, Duration.ofSeconds(30), nested);

@@ -253,7 +253,8 @@ abstract class ReplToolsContract {
         JsonNode reply = json(client().call("rlm_execute", Map.of("code", "import os\nos._exit(3)")));
         assertThat(reply.path("status").asText()).isEqualTo("crashed");
         assertThat(reply.path("variables_lost").asBoolean()).isTrue();
-        assertThat(reply.path("message").asText()).contains("LOST");
+        assertThat(reply.path("lost_variables")).extracting(JsonNode::asText).contains("doomed");
+        assertThat(reply.path("message").asText()).contains("newer than the snapshot", "doomed");
         assertThat(exec("print('doomed' in globals())").path("stdout").asText()).isEqualTo("False\n");
     }
 }

@@ -4,7 +4,11 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.stream.Stream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -88,14 +92,45 @@ public final class ServerProcess implements AutoCloseable {
         return new ServerProcess(args, env, cwd);
     }
 
-    /** The command line that runs the jar with these arguments (used for stdio too). */
+    /**
+     * The command line that runs the jar with these arguments (used for stdio too); a server given no
+     * --state-dir gets a fresh temporary one, never the user's.
+     */
     public static List<String> command(List<String> args) {
         List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElse("java"));
         command.add("-jar");
         command.add(jar().toString());
         command.addAll(args);
+        boolean server = !args.isEmpty() && (args.get(0).equals("serve") || args.get(0).equals("stdio"));
+        if (server && !args.contains("--state-dir") && !args.contains("--ephemeral")) {
+            command.addAll(List.of("--state-dir", temporaryStateDir().toString()));
+        }
         return command;
+    }
+
+    private static Path temporaryStateDir() {
+        try {
+            Path dir = Files.createTempDirectory("rlm-it-state-");
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteTree(dir)));
+            return dir;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static void deleteTree(Path dir) {
+        try (Stream<Path> tree = Files.walk(dir)) {
+            tree.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException ignored) {
+            // best effort: a temporary directory
+        }
+    }
+
+    /** SIGKILL, as the OOM killer or a crash would: no shutdown hook runs. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(30, TimeUnit.SECONDS);
     }
 
     public static Path jar() {

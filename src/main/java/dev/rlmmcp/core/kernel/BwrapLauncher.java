@@ -17,7 +17,8 @@ import java.util.stream.Stream;
  * A kernel inside bubblewrap: new pid, net, ipc and uts namespaces (no network at all), uid/gid 65534
  * with no capabilities, a read-only filesystem of only /usr, the Python installation, the harness
  * and the data root (at its host path, which rlm_load_file passes on), a size-capped tmpfs /tmp
- * and a writable per-kernel spool directory at /run/rlm-mcp/spool ($RLM_SPOOL).
+ * a writable per-kernel spool directory at /run/rlm-mcp/spool ($RLM_SPOOL), and its session's own
+ * snapshot directory, writable, at /run/rlm-mcp/snapshot.
  *
  * <p>Unprivileged, the user namespace maps 65534 inside to the server's uid outside. Run as root,
  * that mapping would make the kernel host root (files it can see are its own, and RLIMIT_NPROC does
@@ -34,6 +35,8 @@ public final class BwrapLauncher implements KernelLauncher {
     /** Fixed paths inside the sandbox: the host's may lie below directories uid 65534 cannot enter. */
     private static final Path HARNESS = Path.of("/run/rlm-mcp/harness.py");
     private static final Path SPOOL = Path.of("/run/rlm-mcp/spool");
+    /** Not the host path: a directory above it (the state directory is 0700) may be bound read-only too. */
+    private static final Path SNAPSHOT = Path.of("/run/rlm-mcp/snapshot");
 
     private final Path bwrap;
     private final boolean privileged;
@@ -66,6 +69,11 @@ public final class BwrapLauncher implements KernelLauncher {
     }
 
     @Override
+    public Path writableDirInside(Path hostDir) {
+        return SNAPSHOT;
+    }
+
+    @Override
     public boolean isolatesUser() {
         return true;
     }
@@ -78,7 +86,18 @@ public final class BwrapLauncher implements KernelLauncher {
             Files.setAttribute(spool, "unix:uid", NOBODY);
             Files.setAttribute(spool, "unix:gid", NOBODY);
         }
+        if (privileged && spec.writableDir() != null) {
+            Files.setAttribute(spec.writableDir(), "unix:uid", NOBODY);
+            Files.setAttribute(spec.writableDir(), "unix:gid", NOBODY);
+        }
         List<String> command = sandbox(spec.readOnlyDirs(), spec.harness(), spool);
+        if (spec.hides()) {
+            command.addAll(command.indexOf("--remount-ro"), List.of("--tmpfs", spec.hiddenDir().toString()));
+        }
+        if (spec.writableDir() != null) {
+            command.addAll(command.indexOf("--remount-ro"),
+                    List.of("--bind", spec.writableDir().toString(), SNAPSHOT.toString()));
+        }
         command.add("--");
         command.addAll(dropToNobody());
         command.addAll(new KernelSpec(spec.python(), HARNESS, spec.harnessArgs(), spec.workDir(), spec.readOnlyDirs())

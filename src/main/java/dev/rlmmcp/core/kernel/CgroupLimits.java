@@ -70,6 +70,11 @@ public final class CgroupLimits {
             }
 
             @Override
+            public Path writableDirInside(Path hostDir) {
+                return launcher.writableDirInside(hostDir);
+            }
+
+            @Override
             public void interrupt(Process process) {
                 launcher.interrupt(process);
             }

@@ -47,6 +47,8 @@ public final class ContainerLauncher implements KernelLauncher {
     }
 
     public static final String USER = "65532:65532";
+    /** The session's snapshot directory inside the container (a directory above its host path may be mounted read-only). */
+    static final String SNAPSHOT = "/run/rlm-mcp/snapshot";
     static final String HARNESS_DIR = "/opt/rlm-mcp/";
 
     private static final Logger log = LoggerFactory.getLogger(ContainerLauncher.class);
@@ -102,14 +104,33 @@ public final class ContainerLauncher implements KernelLauncher {
     }
 
     @Override
+    public Path writableDirInside(Path hostDir) {
+        return Path.of(SNAPSHOT);
+    }
+
+    @Override
     public Process start(KernelSpec spec) throws IOException {
         String name = "rlm-kernel-" + ProcessHandle.current().pid() + "-"
                 + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
         // The CLI keeps the server's environment (DOCKER_HOST, XDG_RUNTIME_DIR...); the container gets none of it.
+        if (spec.writableDir() != null) {
+            writableByKernel(spec.writableDir());
+        }
         Process process = new ProcessBuilder(command(spec, name)).start();
         names.put(process, name);
         process.onExit().thenRun(() -> names.remove(process));
         return process;
+    }
+
+    /** The kernel's uid may not be ours: as root, give it the directory; otherwise open the directory to it. */
+    private static void writableByKernel(Path dir) throws IOException {
+        if ("root".equals(System.getProperty("user.name"))) {
+            int uid = Integer.parseInt(USER.split(":")[0]);
+            Files.setAttribute(dir, "unix:uid", uid);
+            Files.setAttribute(dir, "unix:gid", uid);
+        } else {
+            Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        }
     }
 
     /** The full {@code run} command line for one kernel; pure, so it can be checked flag by flag. */
@@ -137,6 +158,14 @@ public final class ContainerLauncher implements KernelLauncher {
         command.addAll(List.of("-v", mount(spec.harness(), containerHarness)));
         for (Path dir : readableDirs(spec)) {
             command.addAll(List.of("-v", mount(dir, dir.toString())));
+        }
+        if (spec.hides()) {
+            String hidden = mount(spec.hiddenDir(), spec.hiddenDir().toString()).split(":")[0];
+            command.addAll(List.of("--tmpfs", hidden + ":ro,size=1m"));
+        }
+        if (spec.writableDir() != null) {
+            String dir = mount(spec.writableDir(), SNAPSHOT);
+            command.addAll(List.of("-v", dir.substring(0, dir.length() - ":ro".length()) + ":rw"));
         }
         command.addAll(List.of("--workdir", spec.workDir().toAbsolutePath().normalize().toString(), settings.image(),
                 settings.python(), "-I", "-B", containerHarness));

@@ -10,6 +10,11 @@ public interface KernelLauncher {
 
     Process start(KernelSpec spec) throws IOException;
 
+    /** Where the kernel sees the spec's writable directory (its host path unless the sandbox moves it). */
+    default java.nio.file.Path writableDirInside(java.nio.file.Path hostDir) {
+        return hostDir;
+    }
+
     /** True when kernels run as a uid of their own, so that RLIMIT_NPROC counts only their processes. */
     default boolean isolatesUser() {
         return false;

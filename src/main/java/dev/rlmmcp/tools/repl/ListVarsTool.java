@@ -23,7 +23,8 @@ public final class ListVarsTool implements RlmTool {
 
     @Override
     public String description() {
-        return "List the REPL's variables: name, type, size, length, created and last-accessed times, a short preview.";
+        return "List the REPL's variables: name, status (live; spilled to disk, loaded back when code uses it; lost), "
+                + "type, size, length, created and last-accessed times, a short preview.";
     }
 
     @Override

@@ -23,7 +23,9 @@ public final class VarInfoTool implements RlmTool {
 
     @Override
     public String description() {
-        return "Describe one REPL variable: type, size in bytes and human units, length, created and last-accessed times, a longer preview.";
+        return "Describe one REPL variable: status (live, spilled to disk, or lost), type, size in bytes and human units, "
+                + "length, created and last-accessed times, a longer preview, and not_persisted with the reason if "
+                + "snapshots cannot hold it.";
     }
 
     @Override

@@ -18,11 +18,14 @@ import datetime
 import faulthandler
 import fcntl
 import gc
+import hashlib
 import io
 import json
 import keyword
 import linecache
+import mmap
 import os
+import pickle
 import reprlib
 import select
 import signal
@@ -43,7 +46,12 @@ RESERVED = frozenset({"llm_query", "llm_query_batched", "mcp", "_last_output", "
 ASYNCIO_DIR = os.path.join(os.path.dirname(os.__file__), "asyncio") + os.sep
 CO_COROUTINE = 0x80  # inspect.CO_COROUTINE: code compiled with top-level await
 FULL_OUTPUT_KEEP = 16 * 1024 * 1024
-KERNEL = None  # the running Kernel, reachable as __main__.KERNEL (its callbacks, for the host's tests)
+KERNEL = None  # the running Kernel, reachable as rlm_harness.KERNEL (its callbacks, for the host's tests)
+RAW_THRESHOLD = 1 << 20
+WRITE_CHUNK = 64 << 20
+PROBE_LIMIT = 8 << 20
+IMMUTABLE = (str, bytes, int, float, complex, bool, type(None), range)
+DYNAMIC_LOOKUP = frozenset({"globals", "vars", "locals", "dir", "eval", "exec"})
 
 
 class Fail(Exception):
@@ -688,6 +696,199 @@ def run_coroutine(coroutine):
         loop.close()
 
 
+class NotPersisted(Exception):
+    """A value the snapshot cannot hold; the message says why."""
+
+
+def repl_defined(value):
+    """A function or class made by code typed into the REPL: pickle cannot find it by reference later."""
+    return isinstance(value, (types.FunctionType, type)) and getattr(value, "__module__", None) == "__main__"
+
+
+def definitions(code):
+    """{name: source} of a cell's top-level def, class and `name = lambda` statements."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return {}
+    lines = code.splitlines(True)
+    found = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            name, start = node.name, min([node.lineno] + [d.lineno for d in node.decorator_list])
+        elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and len(node.targets) == 1
+              and isinstance(node.targets[0], ast.Name)):
+            name, start = node.targets[0].id, node.lineno
+        else:
+            continue
+        found[name] = "".join(lines[start - 1:node.end_lineno])
+    return found
+
+
+def read_exact(f, n):
+    data = f.read(n)
+    if data is None or len(data) < n:
+        buf = bytearray(data or b"")
+        while len(buf) < n:
+            more = f.read(n - len(buf))
+            if not more:
+                raise NotPersisted(f"snapshot file ends early ({len(buf)} of {n} bytes)")
+            buf += more
+        data = bytes(buf)
+    return data
+
+
+class Store:
+    """A session's snapshot directory: one file per variable and manifest.json naming the current
+    file of each. Files are written under a temporary name, fsynced and renamed; the manifest is
+    replaced the same way, last, so a kill at any moment leaves the old snapshot or the new one."""
+
+    MANIFEST = "manifest.json"
+
+    def __init__(self, directory):
+        self.dir = directory
+        self.entries, self.modules, self.lost, self.generation, self.saved_at = {}, {}, {}, 0, None
+        try:
+            with open(os.path.join(directory, self.MANIFEST), "rb") as f:
+                manifest = json.load(f)
+            self.entries = manifest.get("variables", {})
+            self.modules = manifest.get("modules", {})
+            self.lost = manifest.get("not_persisted", {})
+            self.generation = int(manifest.get("generation", 0))
+            self.saved_at = manifest.get("saved_at")
+        except FileNotFoundError:
+            pass
+        self.sweep()
+
+    def sweep(self):
+        """Removes files no manifest names: left by a write that a kill cut short."""
+        keep = {e["file"] for e in self.entries.values() if "file" in e} | {self.MANIFEST}
+        for name in os.listdir(self.dir):
+            if name not in keep:
+                try:
+                    os.unlink(os.path.join(self.dir, name))
+                except OSError:
+                    pass
+
+    def write(self, name, value, source):
+        """The manifest entry for value, its file (if any) written and synced but not yet committed."""
+        entry = {"type": type(value).__name__, "saved": time.time()}
+        if repl_defined(value):
+            if "<locals>" in getattr(value, "__qualname__", ""):
+                raise NotPersisted("made inside a function at run time; re-run the code that made it")
+            if source is None:
+                raise NotPersisted("its defining code was not typed as a top-level def/class/lambda in a cell")
+            entry.update(kind="code", source=source)
+            return entry, 0
+        if type(value) is str and len(value) >= RAW_THRESHOLD:
+            kind, parts = "str", [utf8_view(value)]
+        elif type(value) is bytes and len(value) >= RAW_THRESHOLD:
+            kind, parts = "bytes", [value]
+        else:
+            buffers = []
+            try:
+                head = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
+            except Exception as e:  # any __reduce__ may raise anything
+                raise NotPersisted(f"cannot be pickled: {type(e).__name__}: {e}") from None
+            kind, parts = "pickle", [head] + [raw_buffer(b) for b in buffers]
+            digest = hashlib.blake2b(digest_size=16)
+            for part in parts:
+                digest.update(part)
+            entry["digest"] = digest.hexdigest()
+            old = self.entries.get(name)
+            if old is not None and old.get("digest") == entry["digest"]:
+                return dict(old, saved=old.get("saved")), -1
+        file = f"{name}.{self.generation + 1}"
+        self._write_file(file, parts)
+        entry.update(kind=kind, file=file, lengths=[memoryview(p).nbytes for p in parts])
+        return entry, sum(entry["lengths"])
+
+    def _write_file(self, file, parts):
+        tmp = os.path.join(self.dir, "." + file + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            for part in parts:
+                view = memoryview(part).cast("B")
+                for off in range(0, len(view), WRITE_CHUNK):
+                    chunk = view[off:off + WRITE_CHUNK]
+                    while chunk:
+                        chunk = chunk[os.write(fd, chunk):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, os.path.join(self.dir, file))
+
+    def commit(self, entries, modules, lost):
+        """Makes entries the snapshot: the manifest is replaced atomically; files it no longer names go.
+        lost names the variables the snapshot could not hold, with the reason."""
+        manifest = {"version": 1, "generation": self.generation + 1, "saved_at": time.time(),
+                    "variables": entries, "modules": modules, "not_persisted": lost}
+        self._sync_dir()
+        tmp = os.path.join(self.dir, ".manifest.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(manifest, f, ensure_ascii=False)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, os.path.join(self.dir, self.MANIFEST))
+        self._sync_dir()
+        old = {e.get("file") for e in self.entries.values()} - {e.get("file") for e in entries.values()}
+        self.entries, self.modules, self.lost = entries, modules, lost
+        self.generation, self.saved_at = manifest["generation"], manifest["saved_at"]
+        for file in old:
+            if file:
+                try:
+                    os.unlink(os.path.join(self.dir, file))
+                except OSError:
+                    pass
+
+    def _sync_dir(self):
+        fd = os.open(self.dir, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def read(self, name):
+        entry = self.entries[name]
+        kind = entry["kind"]
+        if kind == "str" and entry["lengths"][0] > 0:
+            # decoding straight from the page cache skips a copy: twice as fast as read() then decode
+            with open(os.path.join(self.dir, entry["file"]), "rb") as f:
+                with mmap.mmap(f.fileno(), entry["lengths"][0], access=mmap.ACCESS_READ) as mapped:
+                    return str(mapped, "utf-8", "surrogatepass")
+        with open(os.path.join(self.dir, entry["file"]), "rb", buffering=0) as f:
+            parts = [read_exact(f, n) for n in entry["lengths"]]
+        if kind == "str":
+            return str(parts[0], "utf-8", "surrogatepass")
+        if kind == "bytes":
+            return parts[0]
+        return pickle.loads(parts[0], buffers=parts[1:])
+
+
+def utf8_view(text):
+    """The UTF-8 bytes of text. CPython keeps an ASCII str's characters as exactly those bytes, so for
+    one they are viewed in place (checked at both ends) instead of copied; anything else is encoded."""
+    if text.isascii() and sys.implementation.name == "cpython":
+        try:
+            import ctypes
+            n = len(text)
+            start = id(text) + sys.getsizeof(text) - n - 1
+            view = memoryview((ctypes.c_char * n).from_address(start)).cast("B")
+            edge = min(n, 4096)
+            if bytes(view[:edge]) == text[:edge].encode() and bytes(view[n - edge:]) == text[n - edge:].encode():
+                return view
+        except Exception:  # no ctypes here, or another layout: copy instead
+            pass
+    return text.encode("utf-8", "surrogatepass")
+
+
+def raw_buffer(buffer):
+    try:
+        return buffer.raw()
+    except BufferError:  # not contiguous
+        return bytes(buffer)
+
+
 class Kernel:
     def __init__(self, config, callbacks):
         self.callbacks = callbacks
@@ -695,8 +896,17 @@ class Kernel:
         user_builtins = dict(vars(builtins))
         user_builtins["__import__"] = self.guard
         user_builtins["LLMQueryError"] = LLMQueryError
-        self.ns = {"__name__": "__main__", "__builtins__": user_builtins}
+        main = types.ModuleType("__main__")
+        main.__dict__["__builtins__"] = user_builtins
+        sys.modules["__main__"] = main  # so pickle finds REPL classes and functions by reference
+        self.ns = main.__dict__
         self.ns["llm_query"], self.ns["llm_query_batched"] = llm_functions(callbacks)
+        self.store = None
+        self.spilled = set()
+        self.dirty = set()
+        self.defs = {}
+        self.not_persisted = {}
+        self.lost = {}
         self.meta = {}
         self.sizer = Sizer()
         self.cell = 0
@@ -743,21 +953,179 @@ class Kernel:
         return sum(m.size for m in self.meta.values())
 
     def enforce_memory(self, protected):
-        """Drop least-recently-used variables once past the threshold, down to the target."""
+        """Spill least-recently-used variables to the snapshot once past the threshold, down to the
+        target; without a snapshot directory, or for a value that cannot be pickled, drop them."""
         evicted = []
         if self.limit <= 0 or self.total() <= self.high * self.limit:
             return evicted
         for name, meta in sorted(self.meta.items(), key=lambda item: item[1].accessed):
             if self.total() <= self.low * self.limit:
                 break
-            if name in protected:
+            if name in protected or repl_defined(self.ns.get(name)):
                 continue
-            evicted.append({"name": name, "size_bytes": meta.size, "size_human": human(meta.size)})
-            del self.ns[name]
+            gone = {"name": name, "size_bytes": meta.size, "size_human": human(meta.size)}
+            reason = self.spill(name)
+            gone["spilled"] = reason is None
+            if reason is not None:
+                if self.store is not None:
+                    gone["reason"] = reason
+                del self.ns[name]
+                self.dirty.add(name)
             del self.meta[name]
+            evicted.append(gone)
         if evicted:
             gc.collect()
         return evicted
+
+    # ----- snapshots -----------------------------------------------------------------------------
+
+    def exists(self, name):
+        return name in self.spilled or (name in self.ns and self.is_user_var(name, self.ns[name]))
+
+    def spill(self, name):
+        """Moves a variable to the snapshot (written first if it changed); None, or why it could not."""
+        if self.store is None:
+            return "no snapshot store (the server runs without a state directory)"
+        if name in self.dirty or name not in self.store.entries:
+            _, failed, _ = self.persist([name])
+            if name in failed:
+                return failed[name]
+        del self.ns[name]
+        self.spilled.add(name)
+        return None
+
+    def unspill(self, name):
+        value = self.store.read(name)
+        self.ns[name] = value
+        self.spilled.discard(name)
+        self.track([name], time.time())
+        return value
+
+    def unspill_referenced(self, program):
+        """Loads the spilled variables a cell uses; returns what it loaded, for the reply."""
+        started, loaded, size = time.perf_counter(), [], 0
+        names = set()
+        for code_object in program:
+            if code_object is not None:
+                names |= self.referenced_names(code_object)
+        if names & DYNAMIC_LOOKUP:  # the cell may reach any variable by name
+            names |= self.spilled
+        for name in sorted(names & self.spilled):
+            try:
+                self.unspill(name)
+                loaded.append(name)
+                size += sum(self.store.entries[name].get("lengths", ()))
+            except Exception as e:  # a corrupt or unreadable file: the cell sees a NameError
+                self.spilled.discard(name)
+                self.not_persisted[name] = f"could not be read back from the snapshot: {type(e).__name__}: {e}"
+        if not loaded:
+            return None
+        return {"names": loaded, "bytes": size, "duration_ms": round((time.perf_counter() - started) * 1000, 3)}
+
+    def modules(self):
+        return {n: v.__name__ for n, v in self.ns.items()
+                if isinstance(v, types.ModuleType) and not n.startswith("__")}
+
+    def persist(self, names):
+        """Writes the named live variables and commits a snapshot: ([written], {name: reason}, bytes)."""
+        written, failed, total = [], {}, 0
+        updated = {}
+        for name in names:
+            try:
+                entry, size = self.store.write(name, self.ns[name], self.defs.get(name))
+            except NotPersisted as e:
+                failed[name] = str(e)
+                continue
+            except OSError as e:
+                failed[name] = f"the snapshot file could not be written: {e}"
+                continue
+            entry["size_bytes"] = self.meta[name].size if name in self.meta else self.sizer.size(self.ns[name])
+            if entry.get("kind") == "code":
+                entry["order"] = list(self.defs).index(name)
+            updated[name] = entry
+            if size >= 0:
+                written.append(name)
+                total += size
+        entries = {n: e for n, e in self.store.entries.items()
+                   if (n in self.spilled or n in self.ns) and n not in failed}
+        entries.update(updated)
+        for name, reason in failed.items():
+            self.not_persisted[name] = reason
+        lost = {n: r for n, r in self.not_persisted.items() if n in self.ns and n not in entries}
+        lost.update(self.lost)
+        self.store.commit(entries, self.modules(), lost)
+        for name in names:
+            self.dirty.discard(name)
+        self.dirty -= {n for n in self.dirty if not self.exists(n)}
+        for name in updated:
+            self.not_persisted.pop(name, None)
+        return written, failed, total
+
+    def probe(self, name, value):
+        """Why value cannot be snapshotted, found cheaply now (small values are test-pickled), or None."""
+        if isinstance(value, types.ModuleType) or type(value) in IMMUTABLE:
+            return None
+        if repl_defined(value):
+            if "<locals>" in getattr(value, "__qualname__", ""):
+                return "made inside a function at run time; re-run the code that made it"
+            return None if name in self.defs else (
+                "its defining code was not typed as a top-level def/class/lambda in a cell")
+        meta = self.meta.get(name)
+        if meta is not None and meta.size > PROBE_LIMIT:
+            return None
+        try:
+            pickle.dumps(value, protocol=5, buffer_callback=lambda b: None)
+        except Exception as e:
+            return f"cannot be pickled: {type(e).__name__}: {e}"
+        return None
+
+    def op_snapshot(self, req, payload, output):
+        if self.store is None:
+            raise Fail("INVALID_ARGUMENT", "this kernel has no snapshot directory")
+        started = time.perf_counter()
+        pending = sorted(self.dirty)
+        live = [n for n in pending if n in self.ns and self.is_user_var(n, self.ns[n])]
+        if pending or self.modules() != self.store.modules:
+            written, failed, total = self.persist(live)
+        else:
+            written, failed, total = [], {}, 0
+        return {"written": written, "unchanged": [n for n in live if n not in written and n not in failed],
+                "not_persisted": dict(self.not_persisted), "bytes": total,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+                "generation": self.store.generation, "saved_at": iso(self.store.saved_at) if self.store.saved_at else None}
+
+    def op_restore(self, req, payload, output):
+        """Attaches the session's snapshot directory; functions, classes and imports come back now,
+        other variables when code first uses them (or all now, with eager)."""
+        started = time.perf_counter()
+        self.store = Store(req["dir"])
+        failed = {}
+        for alias, module in self.store.modules.items():
+            try:
+                self.ns[alias] = self.guard(module, self.ns, None, ("__name__",) if "." in module else (), 0)
+            except Exception as e:
+                failed[alias] = f"import {module} failed: {type(e).__name__}: {e}"
+        code = sorted((e.get("order", 0), n) for n, e in self.store.entries.items() if e.get("kind") == "code")
+        restored = []
+        for _, name in code:
+            source = self.store.entries[name]["source"]
+            try:
+                exec(compile(source, f"<restored {name}>", "exec"), self.ns)
+                self.defs[name] = source
+                restored.append(name)
+            except Exception as e:
+                failed[name] = f"its defining code failed on restore: {type(e).__name__}: {e}"
+        self.spilled = {n for n, e in self.store.entries.items() if e.get("kind") != "code"}
+        self.lost = {n: r for n, r in self.store.lost.items() if n not in self.store.entries}
+        self.track(restored, time.time())
+        if req.get("eager"):
+            for name in sorted(self.spilled):
+                self.unspill(name)
+        self.not_persisted.update(failed)
+        return {"generation": self.store.generation,
+                "saved_at": iso(self.store.saved_at) if self.store.saved_at else None,
+                "restored": restored, "spilled": sorted(self.spilled), "failed": failed,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 3), "memory": self.memory()}
 
     def memory(self, with_rss=False):
         total = self.total()
@@ -765,6 +1133,7 @@ class Kernel:
             "total_bytes": total,
             "total_human": human(total),
             "variable_count": len(self.meta),
+            "spilled_count": len(self.spilled),
             "limit_bytes": self.limit,
             "percent": round(100.0 * total / self.limit, 2) if self.limit > 0 else 0.0,
         }
@@ -781,8 +1150,9 @@ class Kernel:
         cap = int(req.get("output_cap", self.output_cap))
         if "mcp" in req:
             self.mcp.install(req["mcp"], self.ns)
-        before = self.identities()
         program, error = self.compile_cell(code)
+        loaded = self.unspill_referenced(program) if program is not None and self.spilled else None
+        before = self.identities()
         started = time.perf_counter()
         if program is not None:
             output.reattach()
@@ -803,6 +1173,7 @@ class Kernel:
             if code_object is not None:
                 touched.update(n for n in self.referenced_names(code_object) if n in after)
         self.track(touched, now)
+        not_persisted = self.note_changes(code, changed, deleted, touched)
         evicted = self.enforce_memory(touched)
         truncated = {}
         reply = {
@@ -817,7 +1188,39 @@ class Kernel:
         }
         if truncated:
             reply["truncated"] = truncated
+        if not_persisted:
+            reply["not_persisted"] = not_persisted
+        if loaded:
+            reply["loaded_from_snapshot"] = loaded
         return reply
+
+    def note_changes(self, code, changed, deleted, touched):
+        """Marks what the next snapshot must write; returns {name: reason} for new values it cannot hold."""
+        if any(repl_defined(self.ns[n]) for n in changed):
+            found = definitions(code)
+            for name in changed:
+                if name in found and repl_defined(self.ns[name]):
+                    self.defs.pop(name, None)
+                    self.defs[name] = found[name]
+        for name in deleted:
+            self.defs.pop(name, None)
+            self.not_persisted.pop(name, None)
+        for name in changed:
+            self.lost.pop(name, None)
+        self.dirty.update(changed, deleted)
+        if self.store is not None:
+            modules = self.modules()
+            self.dirty.update(n for n, m in modules.items() if self.store.modules.get(n) != m)
+            self.dirty.update(n for n in self.store.modules if n not in modules)
+        self.dirty.update(n for n in touched if type(self.ns[n]) not in IMMUTABLE and not repl_defined(self.ns[n]))
+        reasons = {}
+        for name in changed:
+            reason = self.probe(name, self.ns[name])
+            if reason is None:
+                self.not_persisted.pop(name, None)
+            else:
+                self.not_persisted[name] = reasons[name] = reason
+        return reasons
 
     def compile_cell(self, code):
         cached = self.compiled.get(code)
@@ -920,6 +1323,9 @@ class Kernel:
         finally:
             self.interruptible = False
         self.ns[name] = value
+        self.spilled.discard(name)
+        self.not_persisted.pop(name, None)
+        self.dirty.add(name)
         now = time.time()
         self.track([name], now)
         evicted = self.enforce_memory({name})
@@ -939,8 +1345,24 @@ class Kernel:
         return reply
 
     def op_vars(self, req, payload, output):
-        return {"variables": [self.var_entry(name, long=False) for name in self.user_names()],
-                "memory": self.memory()}
+        live = [self.var_entry(name, long=False) for name in self.user_names()]
+        spilled = [self.spilled_entry(name) for name in sorted(self.spilled)]
+        lost = [self.lost_entry(name) for name in sorted(self.lost) if name not in self.ns]
+        return {"variables": live + spilled + lost, "memory": self.memory()}
+
+    def lost_entry(self, name):
+        return {"name": name, "status": "lost", "not_persisted": self.lost[name],
+                "preview": "(not in the snapshot the session was restored from, so it is gone; make it again)"}
+
+    def spilled_entry(self, name):
+        saved = self.store.entries[name]
+        entry = {"name": name, "status": "spilled", "type": saved.get("type"),
+                 "size_bytes": saved.get("size_bytes", 0), "size_human": human(saved.get("size_bytes", 0)),
+                 "saved": iso(saved["saved"]) if saved.get("saved") else None,
+                 "preview": "(spilled to the snapshot store; code that uses it loads it back)"}
+        if name in self.not_persisted:
+            entry["not_persisted"] = self.not_persisted[name]
+        return entry
 
     def var_entry(self, name, long):
         value = self.ns[name]
@@ -950,6 +1372,7 @@ class Kernel:
             meta = self.meta[name]
         entry = {
             "name": name,
+            "status": "live",
             "type": type(value).__name__,
             "size_bytes": meta.size,
             "size_human": human(meta.size),
@@ -958,32 +1381,50 @@ class Kernel:
             "preview": preview(value, long),
         }
         entry.update(describe_shape(value))
+        if name in self.not_persisted:
+            entry["not_persisted"] = self.not_persisted[name]
+        elif self.store is not None:
+            entry["persisted"] = "pending" if name in self.dirty else "saved"
         return entry
 
     def op_var_info(self, req, payload, output):
         name = req["name"]
+        if name in self.spilled:
+            return self.spilled_entry(name)
+        if name in self.lost and name not in self.ns:
+            return self.lost_entry(name)
         if name not in self.ns or not self.is_user_var(name, self.ns[name]):
             raise Fail("VARIABLE_NOT_FOUND", f"no variable named {name!r}; rlm_list_vars lists them", "name")
         return self.var_entry(name, long=True)
 
     def op_clear(self, req, payload, output):
         if req.get("all"):
-            names = self.user_names()
+            names = self.user_names() + sorted(self.spilled)
         else:
             name = req["name"]
-            if name not in self.ns or not self.is_user_var(name, self.ns[name]):
+            if not self.exists(name):
                 raise Fail("VARIABLE_NOT_FOUND", f"no variable named {name!r}; rlm_list_vars lists them", "name")
             names = [name]
         freed = sum(self.meta[n].size for n in names if n in self.meta)
         for name in names:
-            del self.ns[name]
+            if name in self.spilled:
+                self.spilled.discard(name)
+            else:
+                del self.ns[name]
+            self.defs.pop(name, None)
+            self.not_persisted.pop(name, None)
+        self.dirty.update(names)
         self.forget(names)
+        if req.get("all"):
+            self.lost.clear()
         gc.collect()
         return {"cleared": names, "freed_bytes": freed, "freed_human": human(freed), "memory": self.memory()}
 
     def op_get(self, req, payload, output):
         """A variable's value rendered for a model, one page of it: offset and max_chars in characters."""
         name = req["name"]
+        if name in self.spilled:
+            self.unspill(name)
         if name not in self.ns or not self.is_user_var(name, self.ns[name]):
             raise Fail("VARIABLE_NOT_FOUND", f"no variable named {name!r}; rlm_list_vars lists them", "var_name")
         value = self.ns[name]
@@ -1168,6 +1609,7 @@ def main():
     channel = Channel(fd_in, fd_out)
     output = Output()
     global KERNEL
+    sys.modules["rlm_harness"] = sys.modules[__name__]
     kernel = KERNEL = Kernel(config, Callbacks(channel))
     channel.kernel = kernel
 
@@ -1196,6 +1638,8 @@ def main():
                 raise Fail("UNKNOWN_OP", f"unknown kernel operation {op!r}")
             reply = handler(req, payload, output)
             reply["id"], reply["ok"] = rid, True
+            if kernel.store is not None and op in ("exec", "load", "clear"):
+                reply["variables_unsaved"] = sorted(kernel.dirty)
         except Fail as e:
             reply = {"id": rid, "ok": False, "code": e.code, "message": e.message, "argument": e.argument}
         except MemoryError:

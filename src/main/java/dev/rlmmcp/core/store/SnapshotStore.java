@@ -1,0 +1,22 @@
+package dev.rlmmcp.core.store;
+
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * Where variable snapshots live. A kernel reads and writes its session's snapshot in a local
+ * directory (one file per variable and a manifest, written atomically by the kernel); a store that
+ * keeps snapshots elsewhere (S3, so another node can resume a session) copies that directory in
+ * before the kernel restores it and out after each committed snapshot.
+ */
+public interface SnapshotStore {
+
+    /** The local directory of a session's snapshot, made current and created if missing. */
+    Path checkout(String sessionId) throws IOException;
+
+    /** Called after the kernel committed a new snapshot in {@link #checkout}'s directory. */
+    void committed(String sessionId) throws IOException;
+
+    /** Removes a session's snapshot for good. */
+    void delete(String sessionId) throws IOException;
+}

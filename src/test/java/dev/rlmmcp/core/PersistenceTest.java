@@ -1,0 +1,178 @@
+package dev.rlmmcp.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.kernel.ProcessLauncher;
+import dev.rlmmcp.core.store.StateStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.StreamSupport;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Sessions over a real state store: snapshots, spill, restore after a kernel death and after a restart. */
+class PersistenceTest {
+
+    private static final Duration T = Duration.ofSeconds(30);
+
+    @TempDir
+    Path dir;
+
+    private final List<Sessions> opened = new ArrayList<>();
+
+    @AfterEach
+    void stop() {
+        opened.forEach(Sessions::close);
+    }
+
+    /** A server's sessions on the state directory; a second call is the server after a restart. */
+    private Sessions server(long memoryLimit, Duration debounce) {
+        Sessions sessions = new Sessions(new KernelFactory(TestSettings.in(dir, memoryLimit), new ProcessLauncher(),
+                new ObjectMapper()), StateStore.open(dir.resolve("state"), debounce));
+        opened.add(sessions);
+        return sessions;
+    }
+
+    private static String out(Session session, String code) {
+        ObjectNode reply = session.execute(code, T);
+        assertThat(reply.path("error").isObject()).as(reply.toString()).isFalse();
+        return reply.path("stdout").asText();
+    }
+
+    private static Map<String, String> statuses(Session session) {
+        return StreamSupport.stream(session.listVars().path("variables").spliterator(), false)
+                .collect(Collectors.toMap(v -> v.path("name").asText(), v -> v.path("status").asText()));
+    }
+
+    @Test
+    void aRestartedServerHasTheSessionItsTraceLimitsAndEveryVariable() {
+        Sessions first = server(1L << 30, Duration.ofHours(1));
+        Session session = first.create("work", new Limits(50, null, null, null));
+        session.loadData("doc", "alpha beta\ngamma\n", DataType.LINES);
+        out(session, """
+                import re, collections
+                counts = collections.Counter(re.findall(r'\\w', ''.join(doc)))
+                blob = bytearray(b'xyz' * 1000)
+                def shout(s):
+                    return s.upper() + '!'
+                class Box:
+                    def __init__(self, v):
+                        self.v = v
+                box = Box([1, 2])
+                square = lambda n: n * n
+                """);
+        out(session, "box.v.append(3)\nblob[0:1] = b'Q'");
+        assertThat(session.snapshotNow().path("written")).isNotEmpty();
+
+        Sessions restarted = server(1L << 30, Duration.ofHours(1));
+        Session back = restarted.get(session.id());
+        assertThat(back.summary().path("name").asText()).isEqualTo("work");
+        assertThat(back.limits().maxSteps()).isEqualTo(50);
+        assertThat(back.summary().path("steps").asInt()).isEqualTo(2);
+        assertThat(back.trace(0, 100).path("steps")).hasSize(3);
+        assertThat(statuses(back)).containsEntry("doc", "spilled").containsEntry("shout", "live");
+        assertThat(out(back, "print(doc, counts['a'], bytes(blob[:4]), shout('hi'), box.v, type(box).__name__, square(7), re.sub('a', 'b', 'a'))"))
+                .isEqualTo("['alpha beta', 'gamma'] 5 b'Qyzx' HI! [1, 2, 3] Box 49 b\n");
+        assertThat(statuses(back)).containsEntry("doc", "live");
+        assertThat(back.trace(0, 100).path("steps")).hasSize(4);
+    }
+
+    @Test
+    void unchangedVariablesAreNotRewritten() {
+        Session session = server(1L << 30, Duration.ofHours(1)).create("s", Limits.NONE);
+        out(session, "a = 'x' * 2_000_000\nb = [1, 2]");
+        assertThat(names(session.snapshotNow().path("written"))).containsExactlyInAnyOrder("a", "b");
+        out(session, "print(len(a), b)");
+        ObjectNode second = session.snapshotNow();
+        assertThat(second.path("written")).isEmpty();
+        assertThat(names(second.path("unchanged"))).containsExactly("b");
+        out(session, "b.append(3)");
+        assertThat(names(session.snapshotNow().path("written"))).containsExactly("b");
+    }
+
+    @Test
+    void aKilledKernelComesBackFromTheSnapshotAndTheReplyNamesWhatWasNewer() {
+        Session session = server(1L << 30, Duration.ofHours(1)).create("s", Limits.NONE);
+        out(session, "kept = list(range(5))");
+        session.snapshotNow();
+        out(session, "newer = 'made after the snapshot'");
+        ObjectNode crash = session.execute("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", T);
+        assertThat(crash.path("status").asText()).isEqualTo("crashed");
+        assertThat(crash.path("variables_lost").asBoolean()).isTrue();
+        assertThat(names(crash.path("lost_variables"))).containsExactly("newer");
+        assertThat(crash.path("message").asText()).contains("snapshot").contains("newer");
+        assertThat(out(session, "print(kept)")).isEqualTo("[0, 1, 2, 3, 4]\n");
+        assertThat(session.execute("newer", T).path("error").path("type").asText()).isEqualTo("NameError");
+    }
+
+    @Test
+    void snapshotsFollowStepsByThemselvesAfterTheDebounce() throws Exception {
+        Session session = server(1L << 30, Duration.ofMillis(50)).create("s", Limits.NONE);
+        out(session, "v = {'k': 1}");
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (session.summary().path("snapshot_at").isNull() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(session.summary().path("snapshot_at").isNull()).isFalse();
+        assertThat(Files.readString(dir.resolve("state/snapshots/" + session.id() + "/manifest.json"))).contains("\"v\"");
+    }
+
+    @Test
+    void underASmallMemoryLimitVariablesSpillAndComeBackWhenCodeUsesThem() {
+        Session session = server(8L * 1024 * 1024, Duration.ofHours(1)).create("s", Limits.NONE);
+        out(session, "a = 'a' * 3_000_000");
+        out(session, "b = 'b' * 3_000_000");
+        ObjectNode third = session.execute("c = 'c' * 3_000_000", T);
+        assertThat(third.path("evicted").get(0).path("spilled").asBoolean()).isTrue();
+        assertThat(third.path("memory_note").asText()).contains("Spilled to disk: a");
+        assertThat(statuses(session)).containsEntry("a", "spilled").containsEntry("c", "live");
+        assertThat(out(session, "print(len(a), a[:3], set(a))")).isEqualTo("3000000 aaa {'a'}\n");
+        assertThat(statuses(session)).containsEntry("a", "live");
+        assertThat(session.varInfo("b").path("status").asText()).isIn("live", "spilled");
+        assertThat(session.getVar("b", 0, 5).path("value").asText()).isEqualTo("bbbbb");
+    }
+
+    @Test
+    void valuesThatCannotBeSnapshottedAreReportedWithTheReason() {
+        Sessions first = server(1L << 30, Duration.ofHours(1));
+        Session session = first.create("s", Limits.NONE);
+        ObjectNode reply = session.execute("gen = (i for i in range(3))\nok = 1\n"
+                + "def make():\n    def inner():\n        return 1\n    return inner\nclosure = make()", T);
+        assertThat(reply.path("not_persisted").path("gen").asText()).contains("cannot be pickled").contains("generator");
+        assertThat(reply.path("not_persisted").path("closure").asText()).contains("inside a function");
+        assertThat(reply.path("not_persisted").has("ok")).isFalse();
+        assertThat(session.varInfo("gen").path("not_persisted").asText()).contains("generator");
+        session.snapshotNow();
+
+        Session back = server(1L << 30, Duration.ofHours(1)).get(session.id());
+        assertThat(statuses(back)).containsEntry("ok", "spilled").containsEntry("gen", "lost");
+        assertThat(back.varInfo("gen").path("not_persisted").asText()).contains("generator");
+    }
+
+    @Test
+    void aDeletedSessionLeavesNothingBehind() {
+        Sessions sessions = server(1L << 30, Duration.ofHours(1));
+        Session session = sessions.create("s", Limits.NONE);
+        out(session, "x = 1");
+        session.snapshotNow();
+        assertThat(dir.resolve("state/snapshots/" + session.id())).exists();
+        sessions.delete(session.id());
+        assertThat(dir.resolve("state/snapshots/" + session.id())).doesNotExist();
+        assertThat(server(1L << 30, Duration.ofHours(1)).all()).isEmpty();
+    }
+
+    private static List<String> names(JsonNode array) {
+        List<String> names = new ArrayList<>();
+        array.forEach(n -> names.add(n.asText()));
+        return names;
+    }
+}

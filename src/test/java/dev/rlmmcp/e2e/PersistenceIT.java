@@ -1,0 +1,200 @@
+package dev.rlmmcp.e2e;
+
+import static dev.rlmmcp.e2e.McpDriver.json;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** No data lost: the real server killed with SIGKILL and restarted on the same --state-dir. */
+class PersistenceIT {
+
+    /** Every variable's repr, hashed: one line to compare before and after. */
+    private static final String DIGEST = """
+            import hashlib as _h, types as _t
+            print(sorted((_n, _h.sha256(repr(_v).encode('utf-8', 'surrogatepass')).hexdigest())
+                         for _n, _v in list(globals().items())
+                         if not _n.startswith('_') and not isinstance(_v, (_t.ModuleType, _t.FunctionType, type))))
+            """;
+
+    @TempDir
+    Path state;
+
+    private final List<AutoCloseable> open = new ArrayList<>();
+    private McpDriver client;
+
+    @AfterEach
+    void stop() throws Exception {
+        for (AutoCloseable c : open.reversed()) {
+            c.close();
+        }
+    }
+
+    private ServerProcess start(String... extra) throws IOException {
+        List<String> args = new ArrayList<>(List.of("--state-dir", state.toString(), "--snapshot-debounce-ms", "200"));
+        args.addAll(List.of(extra));
+        ServerProcess server = ServerProcess.http(args.toArray(String[]::new));
+        open.add(server);
+        client = McpDriver.http(server.mcpUrl());
+        open.add(client);
+        return server;
+    }
+
+    private JsonNode ok(String tool, Map<String, ?> args) {
+        JsonNode result = client.call(tool, args);
+        assertThat(result.path("isError").asBoolean()).as("%s %s -> %s", tool, args, result).isFalse();
+        return json(result);
+    }
+
+    private String run(String id, String code) {
+        JsonNode reply = ok("rlm_run_repl", Map.of("session_id", id, "code", code));
+        assertThat(reply.path("error").isObject()).as(reply.toString()).isFalse();
+        return reply.path("stdout").asText();
+    }
+
+    private JsonNode session(String id) {
+        for (JsonNode s : ok("rlm_sessions", Map.of()).path("sessions")) {
+            if (s.path("session_id").asText().equals(id)) {
+                return s;
+            }
+        }
+        throw new AssertionError("session " + id + " not listed");
+    }
+
+    /** Waits until the session's snapshot is newer than its last step (the debounce has passed). */
+    private void awaitSnapshot(String id) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            JsonNode s = session(id);
+            if (s.path("snapshot_at").isTextual() && !Instant.parse(s.path("snapshot_at").asText())
+                    .isBefore(Instant.parse(s.path("last_active").asText()))) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no snapshot after the last step of " + id + ": " + session(id));
+    }
+
+    private Map<String, String> statuses(String id) {
+        Map<String, String> statuses = new TreeMap<>();
+        ok("rlm_list_vars", Map.of("session_id", id)).path("variables")
+                .forEach(v -> statuses.put(v.path("name").asText(), v.path("status").asText()));
+        return statuses;
+    }
+
+    @Test
+    void killMinus9AfterLoadsAndMutationsThenRestartKeepsEverySessionAndVariable() throws Exception {
+        ServerProcess server = start();
+        String id = ok("rlm_init_context", Map.of("context_text", "b\na\nc\na\n", "data_type", "lines",
+                "max_steps", 100)).path("session_id").asText();
+        ok("rlm_load_data", Map.of("session_id", id, "name", "rows", "data", "[{\"k\": 1}, {\"k\": 2}]",
+                "data_type", "json"));
+        run(id, """
+                from collections import Counter
+                counts = Counter(context)
+                rows.append({'k': 3})
+                wide = 'ü€😀' * 400_000
+                raw = bytes(range(256)) * 8192
+                nested = {'a': [1, 2.5, None, (3, 'x')], 'b': {1, 2}}
+                def total(rs):
+                    return sum(r['k'] for r in rs)
+                class Tag:
+                    def __init__(self, v):
+                        self.v = v
+                    def __repr__(self):
+                        return f'Tag({self.v!r})'
+                tag = Tag('t')
+                """);
+        run(id, "counts['z'] += 7\nnested['a'].append('more')\ndel context");
+        String before = run(id, DIGEST);
+        Map<String, String> namesBefore = statuses(id);
+        String totalBefore = run(id, "print(total(rows), tag)");
+        int traceBefore = ok("rlm_get_trace", Map.of("session_id", id)).path("trace_length").asInt();
+        awaitSnapshot(id);
+
+        server.kill();
+        start();
+
+        JsonNode listed = session(id);
+        assertThat(listed.path("limits").path("max_steps").asInt()).isEqualTo(100);
+        assertThat(listed.path("steps").asInt()).isEqualTo(4);
+        assertThat(statuses(id).keySet()).isEqualTo(namesBefore.keySet());
+        assertThat(statuses(id)).containsEntry("rows", "spilled").containsEntry("total", "live");
+        assertThat(run(id, DIGEST)).isEqualTo(before);
+        assertThat(run(id, "print(total(rows), tag)")).isEqualTo(totalBefore).isEqualTo("6 Tag('t')\n");
+        JsonNode trace = ok("rlm_get_trace", Map.of("session_id", id));
+        assertThat(trace.path("trace_length").asInt()).isEqualTo(traceBefore + 2);
+        assertThat(trace.path("steps").get(2).path("input").asText()).contains("from collections import Counter");
+    }
+
+    @Test
+    void killMinus9DuringALargeSnapshotWriteLeavesTheOldValueOrTheNewNeverATornOne() throws Exception {
+        long size = 300_000_000;
+        ServerProcess server = start("--max-memory-mb", "2048");
+        String id = ok("rlm_init_context", Map.of()).path("session_id").asText();
+        run(id, "big = 'a' * " + size);
+        awaitSnapshot(id);
+        run(id, "big = 'b' * " + size);
+        Path snapshots = state.resolve("snapshots").resolve(id);
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        boolean caught = false;
+        while (System.nanoTime() < deadline && !(caught = writing(snapshots))) {
+            Thread.sleep(2);
+        }
+        server.kill();
+        assertThat(caught).as("the kill came while the new value was being written").isTrue();
+
+        start("--max-memory-mb", "2048");
+        String seen = run(id, "print(len(big), big[0], big.count(big[0]) == len(big))");
+        assertThat(seen).isIn(size + " a True\n", size + " b True\n");
+        try (Stream<Path> files = Files.list(snapshots)) {
+            assertThat(files.map(p -> p.getFileName().toString())).noneMatch(n -> n.endsWith(".tmp"));
+        }
+    }
+
+    private static boolean writing(Path dir) {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.anyMatch(p -> p.getFileName().toString().endsWith(".tmp"));
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    @Test
+    void underASmallMemoryLimitVariablesSpillAndComeBackTransparently() throws Exception {
+        start("--max-memory-mb", "16");
+        String id = ok("rlm_init_context", Map.of()).path("session_id").asText();
+        run(id, "a = 'a' * 6_000_000");
+        run(id, "b = 'b' * 6_000_000");
+        JsonNode third = ok("rlm_run_repl", Map.of("session_id", id, "code", "c = 'c' * 6_000_000"));
+        assertThat(third.path("memory_note").asText()).contains("Spilled to disk").contains("a");
+        assertThat(statuses(id)).containsEntry("a", "spilled").containsEntry("c", "live");
+        assertThat(run(id, "print(len(a), a[-3:])")).isEqualTo("6000000 aaa\n");
+        assertThat(statuses(id)).containsEntry("a", "live");
+    }
+
+    @Test
+    void valuesThatCannotBeSnapshottedAreReportedHonestly() throws Exception {
+        start();
+        String id = ok("rlm_init_context", Map.of()).path("session_id").asText();
+        JsonNode reply = ok("rlm_run_repl", Map.of("session_id", id, "code",
+                "import threading\nlock = threading.Lock()\nnumbers = (n for n in range(10))\nfine = [1]"));
+        assertThat(reply.path("not_persisted").path("lock").asText()).contains("cannot be pickled");
+        assertThat(reply.path("not_persisted").path("numbers").asText()).contains("generator");
+        assertThat(reply.path("not_persisted").has("fine")).isFalse();
+        assertThat(ok("rlm_var_info", Map.of("session_id", id, "name", "numbers")).path("not_persisted").asText())
+                .contains("generator");
+    }
+}
