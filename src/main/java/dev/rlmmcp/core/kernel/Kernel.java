@@ -96,7 +96,7 @@ public final class Kernel implements AutoCloseable {
         long id = ++nextId;
         request.put("id", id);
         long started = System.nanoTime();
-        try (Watchdog watchdog = new Watchdog(timeout, grace);
+        try (Watchdog watchdog = new Watchdog(timeout, grace, true);
                 CallbackScope scope = new CallbackScope(callbacks, this::write, json)) {
             synchronized (out) {
                 if (text == null) {
@@ -167,7 +167,9 @@ public final class Kernel implements AutoCloseable {
             }
             Duration left = timeout == null ? null
                     : Duration.ofNanos(Math.max(1_000_000, timeout.toNanos() - (System.nanoTime() - started)));
-            try (Watchdog watchdog = new Watchdog(left, grace)) {
+            // a stopped transfer leaves the kernel only discarding what it got: no interrupt, which could
+            // otherwise land late, in the next call
+            try (Watchdog watchdog = new Watchdog(left, grace, failure == null)) {
                 while (true) {
                     Frame frame = codec.read(in);
                     if (frame.header().path("id").asLong(-1) == id) {
@@ -285,15 +287,18 @@ public final class Kernel implements AutoCloseable {
         private final Cancellation.Registration cancellation;
         private volatile boolean fired;
 
-        Watchdog(Duration timeout, Duration grace) {
+        /** With {@code interrupting} false, only a kill at the end of the time limit and grace. */
+        Watchdog(Duration timeout, Duration grace, boolean interrupting) {
             graceMs = grace.toMillis();
             if (timeout != null) {
                 long t = timeout.toMillis();
-                timers.add(timer.schedule(this::interrupt, t, TimeUnit.MILLISECONDS));
-                timers.add(timer.schedule(this::interrupt, t + graceMs / 2, TimeUnit.MILLISECONDS));
+                if (interrupting) {
+                    timers.add(timer.schedule(this::interrupt, t, TimeUnit.MILLISECONDS));
+                    timers.add(timer.schedule(this::interrupt, t + graceMs / 2, TimeUnit.MILLISECONDS));
+                }
                 timers.add(timer.schedule(Kernel.this::killNow, t + graceMs, TimeUnit.MILLISECONDS));
             }
-            cancellation = Cancellation.onCancel(this::cancelled);
+            cancellation = interrupting ? Cancellation.onCancel(this::cancelled) : () -> { };
         }
 
         private void cancelled() {
