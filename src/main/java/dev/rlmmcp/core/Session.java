@@ -19,7 +19,6 @@ import dev.rlmmcp.core.llm.LlmStep;
 import dev.rlmmcp.core.kernel.TransferAbortedException;
 import dev.rlmmcp.core.store.SessionDatabase.StoredSession;
 import dev.rlmmcp.core.store.StateStore;
-import dev.rlmmcp.core.store.StoreException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -573,9 +572,11 @@ public final class Session implements AutoCloseable {
         }
         if (store != null) {
             try {
-                store.database().append(id, record(), entry.index(), kernels.json().writeValueAsString(view(entry)),
-                        TRACE_KEPT);
-            } catch (IOException | StoreException e) {
+                String stored = kernels.json().writeValueAsString(view(entry));
+                String record = record();
+                store.write("step " + entry.index() + " of session " + id,
+                        db -> db.append(id, record, entry.index(), stored, TRACE_KEPT));
+            } catch (IOException e) {
                 log.warn("session {}: step {} not written to the state store: {}", id, entry.index(), e.getMessage());
             }
         }
@@ -620,8 +621,9 @@ public final class Session implements AutoCloseable {
             return;
         }
         try {
-            store.database().save(id, record());
-        } catch (IOException | StoreException e) {
+            String record = record();
+            store.write("session " + id, db -> db.save(id, record));
+        } catch (IOException e) {
             log.warn("session {} not written to the state store: {}", id, e.getMessage());
         }
     }

@@ -164,9 +164,10 @@ public final class Sessions implements AutoCloseable {
     private void forget(Session session) {
         session.discard();
         if (store != null) {
+            String id = session.id();
+            store.write("removal of session " + id, db -> db.delete(id));
             try {
-                store.database().delete(session.id());
-                store.snapshots().delete(session.id());
+                store.snapshots().delete(id);
             } catch (IOException | RuntimeException e) {
                 log.warn("session {} not removed from {}: {}", session.id(), store.directory(), e.toString());
             }

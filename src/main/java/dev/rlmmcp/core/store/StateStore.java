@@ -5,6 +5,12 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What outlives the server, in one state directory: {@code sessions.db} (SQLite: sessions, limits,
@@ -12,10 +18,14 @@ import java.time.Duration;
  */
 public final class StateStore implements AutoCloseable {
 
+    private static final Logger log = LoggerFactory.getLogger(StateStore.class);
+
     private final Path directory;
     private final SessionDatabase database;
     private final SnapshotStore snapshots;
     private final Duration snapshotDebounce;
+    private final ExecutorService writer = Executors.newSingleThreadExecutor(
+            Thread.ofPlatform().daemon().name("state-writer").factory());
 
     public StateStore(Path directory, SessionDatabase database, SnapshotStore snapshots, Duration snapshotDebounce) {
         this.directory = directory;
@@ -43,6 +53,20 @@ public final class StateStore implements AutoCloseable {
         return database;
     }
 
+    /**
+     * Runs a database write on the store's one writer thread, in the order asked, so that a step's
+     * reply does not wait for SQLite; {@code what} names it if it fails (which is logged).
+     */
+    public void write(String what, Consumer<SessionDatabase> write) {
+        writer.execute(() -> {
+            try {
+                write.accept(database);
+            } catch (RuntimeException e) {
+                log.warn("{} not written to the state store: {}", what, e.getMessage());
+            }
+        });
+    }
+
     public SnapshotStore snapshots() {
         return snapshots;
     }
@@ -54,6 +78,14 @@ public final class StateStore implements AutoCloseable {
 
     @Override
     public void close() {
+        writer.shutdown();
+        try {
+            if (!writer.awaitTermination(30, TimeUnit.SECONDS)) {
+                log.warn("state store writes still pending after 30 s; closing anyway");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         database.close();
     }
 }
