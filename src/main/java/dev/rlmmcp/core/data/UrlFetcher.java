@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
@@ -45,14 +46,15 @@ public final class UrlFetcher {
     private final Duration readTimeout;
     private final int maxRedirects;
     private final Resolver resolver;
-    private final SSLSocketFactory tls;
+    /** Supplied on first https use: loading the trust store costs start-up time for nothing otherwise. */
+    private final Supplier<SSLSocketFactory> tls;
 
     public UrlFetcher(UrlPolicy policy, Duration connectTimeout, Duration readTimeout, int maxRedirects) {
-        this(policy, connectTimeout, readTimeout, maxRedirects, InetAddress::getAllByName, defaultTls());
+        this(policy, connectTimeout, readTimeout, maxRedirects, InetAddress::getAllByName, UrlFetcher::defaultTls);
     }
 
     UrlFetcher(UrlPolicy policy, Duration connectTimeout, Duration readTimeout, int maxRedirects, Resolver resolver,
-            SSLSocketFactory tls) {
+            Supplier<SSLSocketFactory> tls) {
         this.policy = policy;
         this.connectTimeout = connectTimeout;
         this.readTimeout = readTimeout;
@@ -180,7 +182,7 @@ public final class UrlFetcher {
     }
 
     private Socket secure(Socket plain, String host, int port) throws IOException {
-        SSLSocket socket = (SSLSocket) tls.createSocket(plain, host, port, true);
+        SSLSocket socket = (SSLSocket) tls.get().createSocket(plain, host, port, true);
         SSLParameters parameters = socket.getSSLParameters();
         parameters.setEndpointIdentificationAlgorithm("HTTPS");
         if (!UrlPolicy.isLiteral(host)) {

@@ -103,7 +103,7 @@ class UrlFetcherTest {
                 out[i] = InetAddress.getByName(answers.get(i));
             }
             return out;
-        }, (SSLSocketFactory) SSLSocketFactory.getDefault());
+        }, () -> (SSLSocketFactory) SSLSocketFactory.getDefault());
     }
 
     private static final UrlFetcher LOOPBACK_ALLOWED = fetcher(UrlPolicy.of(false, List.of("127.0.0.1/32")));
@@ -229,7 +229,7 @@ class UrlFetcherTest {
     void anUnknownHostIsAnUpstreamError() {
         UrlFetcher f = new UrlFetcher(UrlPolicy.publicOnly(), TIMEOUT, TIMEOUT, 5, host -> {
             throw new UnknownHostException(host);
-        }, (SSLSocketFactory) SSLSocketFactory.getDefault());
+        }, () -> (SSLSocketFactory) SSLSocketFactory.getDefault());
         assertThatThrownBy(() -> f.open("url", "http://nowhere.example/"))
                 .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.UPSTREAM_ERROR));
     }
