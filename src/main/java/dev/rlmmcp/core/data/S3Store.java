@@ -161,6 +161,45 @@ public final class S3Store implements AutoCloseable {
                 "application/octet-stream");
     }
 
+    /** Every object under {@code prefix}, all pages. */
+    public List<Entry> listAll(String bucket, String prefix) {
+        List<Entry> all = new ArrayList<>();
+        String token = null;
+        do {
+            Page page = list(bucket, prefix, token, 1000);
+            all.addAll(page.entries());
+            token = page.truncated() ? page.nextToken() : null;
+        } while (token != null);
+        return all;
+    }
+
+    /** Removes an object; removing one that is not there is not an error. */
+    public void delete(String bucket, String key) {
+        try {
+            client().deleteObject(r -> r.bucket(bucket).key(key));
+        } catch (SdkException e) {
+            throw refusal(e, bucket, key, "key");
+        }
+    }
+
+    /** Creates the bucket unless it is there already. */
+    public void ensureBucket(String bucket) {
+        try {
+            client().headBucket(r -> r.bucket(bucket));
+        } catch (S3Exception e) {
+            if (e.statusCode() != 404) {
+                throw refusal(e, bucket, null, "bucket");
+            }
+            try {
+                client().createBucket(r -> r.bucket(bucket));
+            } catch (SdkException create) {
+                throw refusal(create, bucket, null, "bucket");
+            }
+        } catch (SdkException e) {
+            throw refusal(e, bucket, null, "bucket");
+        }
+    }
+
     /** Refuses with what to set when S3 is not configured. */
     public void requireConfigured() {
         if (!settings.configured()) {
