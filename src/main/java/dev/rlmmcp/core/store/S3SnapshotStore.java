@@ -162,10 +162,7 @@ public final class S3SnapshotStore implements SnapshotStore {
                 if (uploaded.contains(file.getKey()) && file.getValue().equals(there.get(file.getKey()))) {
                     continue;
                 }
-                Path path = dir.resolve(file.getKey());
-                try (InputStream in = Files.newInputStream(path)) {
-                    s3.upload(location.bucket(), key(sessionId, file.getKey()), in, Files.size(path));
-                }
+                s3.uploadFile(location.bucket(), key(sessionId, file.getKey()), dir.resolve(file.getKey()));
             }
             Optional<SessionDatabase.StoredSession> stored = database == null ? Optional.empty()
                     : database.find(sessionId, SessionDatabase.TRACE_KEPT);

@@ -212,7 +212,7 @@ class S3SnapshotStoreIT {
     }
 
     @Test
-    void largeFilesStreamBothWaysInParts() throws IOException {
+    void largeFilesStreamBothWays() throws IOException {
         String id = "s-0005";
         Path dir = a.checkout(id);
         long size = 40L * 1024 * 1024 + 12_345;
