@@ -36,6 +36,12 @@ final class DataOptions {
             description = "Connect timeout, and longest wait for more bytes, of URL and S3 transfers (RLM_URL_TIMEOUT_S; default: ${DEFAULT-VALUE}).")
     long urlTimeoutS;
 
+    /** An S3 account of its own for the snapshot store, configured as the data tools' one is. */
+    S3Store snapshotS3() {
+        Duration timeout = Duration.ofSeconds(Math.max(1, urlTimeoutS));
+        return new S3Store(S3Settings.fromEnv(System.getenv(), bucket), timeout, timeout);
+    }
+
     DataSources sources(CommandSpec spec) {
         KernelOptions.require(spec, maxTransferMb >= 0, "--max-transfer-mb must be 0 (no cap) or more");
         KernelOptions.require(spec, urlTimeoutS >= 1, "--url-timeout-s must be at least 1");

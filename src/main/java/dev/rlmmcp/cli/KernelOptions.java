@@ -8,6 +8,9 @@ import dev.rlmmcp.core.kernel.ContainerLauncher.ContainerSettings;
 import dev.rlmmcp.core.kernel.ContainerLauncher;
 import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.core.kernel.Sandbox;
+import dev.rlmmcp.core.data.S3Settings;
+import dev.rlmmcp.core.data.S3Store;
+import dev.rlmmcp.core.store.S3SnapshotStore;
 import dev.rlmmcp.core.store.StateStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -148,12 +151,32 @@ final class KernelOptions {
                     + "(RLM_SNAPSHOT_DEBOUNCE_MS; default: ${DEFAULT-VALUE}).")
     long snapshotDebounceMs;
 
+    @Option(names = "--snapshot-s3", paramLabel = "URI", defaultValue = "${env:RLM_SNAPSHOT_S3}",
+            description = "Also keep snapshots, session records and traces in S3 at s3://bucket[/prefix], so that "
+                    + "another node resumes a session by its id; uses the data tools' S3 settings (MINIO_* or AWS_*); "
+                    + "the bucket is created if missing (RLM_SNAPSHOT_S3; default: local only).")
+    String snapshotS3;
+
     /**
      * The state store --state-dir names (created if missing; completing with null with --ephemeral),
-     * opened on a thread of its own so that start-up does not wait for SQLite.
+     * opened on a thread of its own so that start-up does not wait for SQLite. With --snapshot-s3, a
+     * server without S3 configured does not start.
      */
-    CompletableFuture<StateStore> store(CommandSpec spec) {
+    CompletableFuture<StateStore> store(CommandSpec spec, DataOptions data) {
         require(spec, snapshotDebounceMs >= 0, "--snapshot-debounce-ms must not be negative");
+        S3SnapshotStore.Location mirror = null;
+        S3Store s3 = null;
+        if (snapshotS3 != null && !snapshotS3.isBlank()) {
+            require(spec, !ephemeral, "--snapshot-s3 keeps sessions in S3; it cannot be combined with --ephemeral");
+            try {
+                mirror = S3SnapshotStore.Location.parse(snapshotS3);
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), "--snapshot-s3: " + e.getMessage());
+            }
+            s3 = data.snapshotS3();
+            require(spec, s3.settings().configured(), "--snapshot-s3 " + snapshotS3 + " needs S3, but "
+                    + s3.settings().missing() + ": " + S3Settings.HOW);
+        }
         if (ephemeral) {
             return CompletableFuture.completedFuture(null);
         }
@@ -168,10 +191,12 @@ final class KernelOptions {
                     + e.getMessage() + " (choose another with --state-dir, or run with --ephemeral)");
         }
         CompletableFuture<StateStore> store = new CompletableFuture<>();
+        S3Store s3Store = s3;
+        S3SnapshotStore.Location s3Mirror = mirror;
         Thread.ofPlatform().daemon().name("state-store-open").start(() -> {
             try {
-                store.complete(StateStore.open(dir, Duration.ofMillis(snapshotDebounceMs)));
-                log.info("state directory: {}", dir);
+                store.complete(StateStore.open(dir, Duration.ofMillis(snapshotDebounceMs), s3Store, s3Mirror));
+                log.info("state directory: {}{}", dir, s3Mirror == null ? "" : ", snapshots also in " + s3Mirror);
             } catch (RuntimeException e) {
                 log.error("cannot open the state directory {}: {}", dir, e.getMessage());
                 store.completeExceptionally(e);

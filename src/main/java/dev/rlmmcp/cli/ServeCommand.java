@@ -120,7 +120,7 @@ final class ServeCommand implements Callable<Integer> {
                 Duration.ofSeconds(shutdownTimeoutS));
         Assembly app = Assembly.of(settings, launcher, json, new Assembly.Parts(llm.service(spec, json),
                 new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()), data.sources(spec),
-                kernel.store(spec), conformanceFixtures));
+                kernel.store(spec, data), conformanceFixtures));
         HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
         face.start();
         int bound = face.address().getPort();

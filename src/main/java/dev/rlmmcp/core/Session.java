@@ -54,7 +54,7 @@ public final class Session implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Session.class);
 
     private static final int TRACE_TEXT = 2000;
-    static final int TRACE_KEPT = 10_000;
+    static final int TRACE_KEPT = dev.rlmmcp.core.store.SessionDatabase.TRACE_KEPT;
     /** Carries a step's sub-LLM calls from its reply body to its trace entry; never sent to the client. */
     private static final String LLM_CALLS = "_llm_calls";
 
@@ -584,6 +584,10 @@ public final class Session implements AutoCloseable {
 
     /** The session's record as stored: everything but the trace and the variables. */
     private String record() throws IOException {
+        return record(snapshotAt);
+    }
+
+    private String record(Instant snapshotAt) throws IOException {
         ObjectNode r = kernels.json().createObjectNode();
         r.put("id", id);
         r.put("name", name);
@@ -617,11 +621,15 @@ public final class Session implements AutoCloseable {
     }
 
     private void save() {
+        save(snapshotAt);
+    }
+
+    private void save(Instant snapshotAt) {
         if (store == null) {
             return;
         }
         try {
-            String record = record();
+            String record = record(snapshotAt);
             store.write("session " + id, db -> db.save(id, record));
         } catch (IOException e) {
             log.warn("session {} not written to the state store: {}", id, e.getMessage());
@@ -894,25 +902,34 @@ public final class Session implements AutoCloseable {
                 log.warn("session {}: snapshot failed: {}", id, body.path("message").asText());
                 return null;
             }
-            snapshotAt = Instant.now();
-            lastSnapshot = kernels.json().createObjectNode().put("at", snapshotAt.toString())
-                    .put("bytes_written", body.path("bytes").asLong()).put("duration_ms", body.path("duration_ms").asDouble())
-                    .set("written", body.path("written"));
+            Instant at = Instant.now();
+            ObjectNode done = kernels.json().createObjectNode().put("at", at.toString())
+                    .put("bytes_written", body.path("bytes").asLong()).put("duration_ms", body.path("duration_ms").asDouble());
+            done.set("written", body.path("written"));
             unsaved = Set.of();
             Set<String> refused = new LinkedHashSet<>();
             body.path("not_persisted").fieldNames().forEachRemaining(refused::add);
             notPersisted = refused;
-            store.snapshots().committed(id);
-            save();
+            save(at);
+            store.flush();
+            long copying = System.nanoTime();
+            try {
+                // after the record is saved, so that a store that copies the record copies this snapshot's
+                store.snapshots().committed(id);
+                done.put("stored_ms", Math.round((System.nanoTime() - copying) / 1e4) / 100.0);
+            } catch (IOException | RuntimeException e) {
+                log.warn("session {}: snapshot not copied to the snapshot store: {}", id, e.getMessage());
+                done.put("store_error", e.getMessage());
+            }
+            // shown only now: a snapshot_at that rlm_sessions lists is in the store
+            snapshotAt = at;
+            lastSnapshot = done;
             return body;
         } catch (KernelDiedException e) {
             log.warn("session {}: the kernel died writing its snapshot ({}); the next call restores the last one",
                     id, e.getMessage());
             kernel = null;
             kernelRestarts++;
-            return null;
-        } catch (IOException e) {
-            log.warn("session {}: snapshot not copied to the snapshot store: {}", id, e.getMessage());
             return null;
         }
     }

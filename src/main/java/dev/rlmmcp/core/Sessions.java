@@ -13,6 +13,7 @@ import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -130,11 +131,41 @@ public final class Sessions implements AutoCloseable {
         store();
         Session session = byId.get(sessionId);
         if (session == null) {
+            session = adopt(sessionId);
+        }
+        if (session == null) {
             throw new RlmException(ErrorCode.SESSION_NOT_FOUND, "no session with id " + sessionId, "session_id",
                     "use an id returned by rlm_init_context or an earlier reply (rlm_sessions lists them), "
                             + "or omit session_id for this connection's default session");
         }
         return session;
+    }
+
+    /**
+     * A session this node does not know but the snapshot store holds (another node snapshotted it):
+     * taken into the local database and resumed here, its kernel restoring the snapshot on first use.
+     */
+    private synchronized Session adopt(String sessionId) {
+        Session known = byId.get(sessionId);
+        if (known != null || store == null || !sessionId.matches("[A-Za-z0-9_-]{1,64}")) {
+            return known;
+        }
+        try {
+            Optional<StoredSession> stored = store.snapshots().find(sessionId);
+            if (stored.isEmpty()) {
+                return null;
+            }
+            Session session = Session.restore(stored.get(), kernels, llm, store, sweeper);
+            store.database().adopt(stored.get());
+            byId.put(session.id(), session);
+            log.info("session {} taken from the snapshot store", sessionId);
+            return session;
+        } catch (IOException | RuntimeException e) {
+            log.warn("session {} could not be taken from the snapshot store: {}", sessionId, e.toString());
+            throw new RlmException(ErrorCode.UPSTREAM_ERROR, "session " + sessionId
+                    + " is in the snapshot store but could not be resumed here: " + e.getMessage(), "session_id",
+                    "retry; if it persists, check the snapshot store (--snapshot-s3) and the server log");
+        }
     }
 
     /** A new named session with its own guardrails. */

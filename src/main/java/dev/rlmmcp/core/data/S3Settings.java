@@ -12,7 +12,7 @@ public record S3Settings(URI endpoint, String region, String accessKey, String s
         String defaultBucket, String missing) {
 
     public static final String DEFAULT_BUCKET = "claude-code";
-    static final String HOW = "set MINIO_ENDPOINT (e.g. http://127.0.0.1:9000, or host:port with MINIO_SECURE=true "
+    public static final String HOW = "set MINIO_ENDPOINT (e.g. http://127.0.0.1:9000, or host:port with MINIO_SECURE=true "
             + "for https), MINIO_ACCESS_KEY and MINIO_SECRET_KEY in the server's environment, or the standard "
             + "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_REGION (or AWS_PROFILE), and restart the server";
 

@@ -1,5 +1,6 @@
 package dev.rlmmcp.core.store;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -8,6 +9,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.sqlite.SQLiteConfig;
 import org.sqlite.SQLiteDataSource;
 
@@ -21,6 +23,10 @@ public final class SessionDatabase implements AutoCloseable {
     /** A session as stored: its record and its last trace entries, oldest first. */
     public record StoredSession(String id, String record, List<String> trace) {
     }
+
+    /** How many trace entries a session keeps. */
+    public static final int TRACE_KEPT = 10_000;
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Connection db;
 
@@ -105,6 +111,55 @@ public final class SessionDatabase implements AutoCloseable {
         } catch (SQLException e) {
             rollback();
             throw new StoreException("cannot delete session " + id + ": " + e.getMessage(), e);
+        } finally {
+            autoCommit();
+        }
+    }
+
+    /** One stored session with its last {@code keep} trace entries, if there is one. */
+    public synchronized Optional<StoredSession> find(String id, int keep) {
+        try (PreparedStatement s = db.prepareStatement("SELECT record FROM sessions WHERE id = ?")) {
+            s.setString(1, id);
+            try (ResultSet rows = s.executeQuery()) {
+                return rows.next() ? Optional.of(new StoredSession(id, rows.getString(1), trace(id, keep)))
+                        : Optional.empty();
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot read session " + id + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Takes in a session stored elsewhere (another node's snapshot store), replacing any row of the
+     * same id, in one transaction. Each trace entry carries its own {@code index}.
+     */
+    public synchronized void adopt(StoredSession session) {
+        try {
+            db.setAutoCommit(false);
+            try (PreparedStatement s = db.prepareStatement("DELETE FROM trace WHERE session_id = ?")) {
+                s.setString(1, session.id());
+                s.executeUpdate();
+            }
+            try (PreparedStatement s = db.prepareStatement(
+                    "INSERT OR REPLACE INTO trace (session_id, idx, entry) VALUES (?, ?, ?)")) {
+                for (String entry : session.trace()) {
+                    s.setString(1, session.id());
+                    s.setInt(2, JSON.readTree(entry).path("index").asInt());
+                    s.setString(3, entry);
+                    s.addBatch();
+                }
+                s.executeBatch();
+            }
+            try (PreparedStatement s = db.prepareStatement(
+                    "INSERT INTO sessions (id, record) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET record = excluded.record")) {
+                s.setString(1, session.id());
+                s.setString(2, session.record());
+                s.executeUpdate();
+            }
+            db.commit();
+        } catch (SQLException | java.io.IOException e) {
+            rollback();
+            throw new StoreException("cannot take in session " + session.id() + ": " + e.getMessage(), e);
         } finally {
             autoCommit();
         }

@@ -2,6 +2,7 @@ package dev.rlmmcp.core.store;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Optional;
 
 /**
  * Where variable snapshots live. A kernel reads and writes its session's snapshot in a local
@@ -9,7 +10,7 @@ import java.nio.file.Path;
  * keeps snapshots elsewhere (S3, so another node can resume a session) copies that directory in
  * before the kernel restores it and out after each committed snapshot.
  */
-public interface SnapshotStore {
+public interface SnapshotStore extends AutoCloseable {
 
     /** The local directory of a session's snapshot, made current and created if missing. */
     Path checkout(String sessionId) throws IOException;
@@ -19,4 +20,16 @@ public interface SnapshotStore {
 
     /** Removes a session's snapshot for good. */
     void delete(String sessionId) throws IOException;
+
+    /**
+     * A session this node does not know but the store holds (its record and trace, as written by
+     * the node that snapshotted it last), so that it can be resumed here; empty if there is none.
+     */
+    default Optional<SessionDatabase.StoredSession> find(String sessionId) throws IOException {
+        return Optional.empty();
+    }
+
+    @Override
+    default void close() {
+    }
 }

@@ -1,5 +1,6 @@
 package dev.rlmmcp.core.store;
 
+import dev.rlmmcp.core.data.S3Store;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -36,13 +37,23 @@ public final class StateStore implements AutoCloseable {
 
     /** The store in {@code directory} (created if missing), snapshots in its {@code snapshots/}. */
     public static StateStore open(Path directory, Duration snapshotDebounce) {
+        return open(directory, snapshotDebounce, null, null);
+    }
+
+    /**
+     * The store in {@code directory}; with {@code s3} and {@code mirror} (else both null), snapshots
+     * and session records are also kept in S3, {@code snapshots/} being their local cache.
+     */
+    public static StateStore open(Path directory, Duration snapshotDebounce, S3Store s3, S3SnapshotStore.Location mirror) {
         try {
             Files.createDirectories(directory.resolve("snapshots"));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the state directory " + directory, e);
         }
-        return new StateStore(directory, SessionDatabase.open(directory.resolve("sessions.db")),
-                new DirectorySnapshotStore(directory.resolve("snapshots")), snapshotDebounce);
+        SessionDatabase database = SessionDatabase.open(directory.resolve("sessions.db"));
+        Path cache = directory.resolve("snapshots");
+        return new StateStore(directory, database, mirror == null ? new DirectorySnapshotStore(cache)
+                : new S3SnapshotStore(cache, s3, mirror, database), snapshotDebounce);
     }
 
     public Path directory() {
@@ -76,6 +87,17 @@ public final class StateStore implements AutoCloseable {
         return snapshotDebounce;
     }
 
+    /** Waits until every write asked for so far is in the database. */
+    public void flush() {
+        try {
+            writer.submit(() -> { }).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.RejectedExecutionException e) {
+            log.warn("state store flush: {}", e.toString());
+        }
+    }
+
     @Override
     public void close() {
         writer.shutdown();
@@ -86,6 +108,7 @@ public final class StateStore implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        snapshots.close();
         database.close();
     }
 }

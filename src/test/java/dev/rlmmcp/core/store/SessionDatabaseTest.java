@@ -42,4 +42,19 @@ class SessionDatabaseTest {
             assertThat(db.load(5000).getFirst().trace()).hasSizeLessThan(1600).last().isEqualTo("{\"index\":2000}");
         }
     }
+
+    @Test
+    void aSessionFromElsewhereIsTakenInWholeReplacingWhatWasThere() {
+        try (SessionDatabase db = SessionDatabase.open(dir.resolve("s.db"))) {
+            assertThat(db.find("s-9", 10)).isEmpty();
+            db.append("s-9", "{\"v\":1}", 0, "{\"index\":0,\"old\":true}", 10);
+            db.append("s-9", "{\"v\":1}", 5, "{\"index\":5,\"old\":true}", 10);
+            db.adopt(new SessionDatabase.StoredSession("s-9", "{\"v\":7}",
+                    List.of("{\"index\":3,\"input\":\"a\"}", "{\"index\":4,\"input\":\"b\"}")));
+            SessionDatabase.StoredSession found = db.find("s-9", 10).orElseThrow();
+            assertThat(found.record()).isEqualTo("{\"v\":7}");
+            assertThat(found.trace()).containsExactly("{\"index\":3,\"input\":\"a\"}", "{\"index\":4,\"input\":\"b\"}");
+            assertThat(db.find("s-9", 1).orElseThrow().trace()).containsExactly("{\"index\":4,\"input\":\"b\"}");
+        }
+    }
 }

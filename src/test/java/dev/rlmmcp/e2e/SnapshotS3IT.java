@@ -1,0 +1,178 @@
+package dev.rlmmcp.e2e;
+
+import static dev.rlmmcp.e2e.McpDriver.json;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.rlmmcp.testsupport.S3ProxyServer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A session resumed on another node: two real servers with their own --state-dir and the same
+ * --snapshot-s3 on a real S3 server (S3Proxy); the first is killed with SIGKILL after its snapshot.
+ */
+class SnapshotS3IT {
+
+    private static final String MIRROR = "s3://rlm-snapshots/cluster/one";
+    private static final String DIGEST = """
+            import hashlib as _h, types as _t
+            print(sorted((_n, _h.sha256(repr(_v).encode('utf-8', 'surrogatepass')).hexdigest())
+                         for _n, _v in list(globals().items())
+                         if not _n.startswith('_') and not isinstance(_v, (_t.ModuleType, _t.FunctionType, type))))
+            """;
+
+    @TempDir
+    Path tmp;
+    private S3ProxyServer s3;
+    private final List<AutoCloseable> open = new ArrayList<>();
+    private McpDriver client;
+
+    @BeforeEach
+    void startS3() throws IOException {
+        s3 = S3ProxyServer.start(tmp.resolve("s3"));
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        for (AutoCloseable c : open.reversed()) {
+            c.close();
+        }
+        s3.close();
+    }
+
+    private ServerProcess node(String name) throws IOException {
+        ServerProcess server = ServerProcess.http(s3.env(), "--state-dir", tmp.resolve(name).toString(),
+                "--snapshot-s3", MIRROR, "--snapshot-debounce-ms", "200");
+        open.add(server);
+        client = McpDriver.http(server.mcpUrl());
+        open.add(client);
+        return server;
+    }
+
+    private JsonNode ok(String tool, Map<String, ?> args) {
+        JsonNode result = client.call(tool, args);
+        assertThat(result.path("isError").asBoolean()).as("%s %s -> %s", tool, args, result).isFalse();
+        return json(result);
+    }
+
+    private String run(String id, String code) {
+        JsonNode reply = ok("rlm_run_repl", Map.of("session_id", id, "code", code));
+        assertThat(reply.path("error").isObject()).as(reply.toString()).isFalse();
+        return reply.path("stdout").asText();
+    }
+
+    private JsonNode session(String id) {
+        for (JsonNode s : ok("rlm_sessions", Map.of()).path("sessions")) {
+            if (s.path("session_id").asText().equals(id)) {
+                return s;
+            }
+        }
+        throw new AssertionError("session " + id + " not listed");
+    }
+
+    /** Waits until the session's snapshot, copied to S3, is newer than its last step. */
+    private JsonNode awaitSnapshot(String id) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            JsonNode s = session(id);
+            if (s.path("snapshot_at").isTextual() && !Instant.parse(s.path("snapshot_at").asText())
+                    .isBefore(Instant.parse(s.path("last_active").asText()))) {
+                return s;
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no snapshot after the last step of " + id + ": " + session(id));
+    }
+
+    private Map<String, String> statuses(String id) {
+        Map<String, String> statuses = new TreeMap<>();
+        ok("rlm_list_vars", Map.of("session_id", id)).path("variables")
+                .forEach(v -> statuses.put(v.path("name").asText(), v.path("status").asText()));
+        return statuses;
+    }
+
+    private List<String> remoteObjects(String id) throws IOException {
+        Path dir = s3.baseDir().resolve("rlm-snapshots").resolve("cluster/one").resolve(id);
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+    }
+
+    @Test
+    void aSessionSnapshottedOnOneNodeIsResumedOnAnotherAfterKillMinus9() throws Exception {
+        ServerProcess a = node("node-a");
+        String id = ok("rlm_init_context", Map.of("context_text", "b\na\nc\na\n", "data_type", "lines",
+                "max_steps", 100)).path("session_id").asText();
+        ok("rlm_load_data", Map.of("session_id", id, "name", "rows", "data", "[{\"k\": 1}, {\"k\": 2}]",
+                "data_type", "json"));
+        run(id, """
+                from collections import Counter
+                counts = Counter(context)
+                rows.append({'k': 3})
+                wide = 'ü€😀' * 400_000
+                raw = bytes(range(256)) * 40_000
+                nested = {'a': [1, 2.5, None, (3, 'x')], 'b': {1, 2}}
+                def total(rs):
+                    return sum(r['k'] for r in rs)
+                """);
+        run(id, "counts['z'] += 7\nnested['a'].append('more')\ndel context");
+        String before = run(id, DIGEST);
+        Map<String, String> names = statuses(id);
+        int traceBefore = ok("rlm_get_trace", Map.of("session_id", id)).path("trace_length").asInt();
+        JsonNode snapshotted = awaitSnapshot(id);
+        assertThat(snapshotted.path("last_snapshot").has("store_error")).as(snapshotted.toString()).isFalse();
+        assertThat(remoteObjects(id)).contains("manifest.json", "session.json", "trace.jsonl")
+                .anyMatch(f -> f.startsWith("raw.")).anyMatch(f -> f.startsWith("wide."));
+
+        a.kill();
+        ServerProcess b = node("node-b");
+        assertThat(ok("rlm_sessions", Map.of()).path("sessions").size()).isZero();
+
+        assertThat(run(id, DIGEST)).isEqualTo(before);
+        assertThat(run(id, "print(total(rows), counts['z'], len(raw), wide[:3])")).isEqualTo("6 7 10240000 ü€😀\n");
+        assertThat(statuses(id).keySet()).isEqualTo(names.keySet());
+        JsonNode listed = session(id);
+        assertThat(listed.path("limits").path("max_steps").asInt()).isEqualTo(100);
+        assertThat(listed.path("steps").asInt()).isEqualTo(5);
+        JsonNode trace = ok("rlm_get_trace", Map.of("session_id", id));
+        assertThat(trace.path("trace_length").asInt()).isEqualTo(traceBefore + 2);
+        assertThat(trace.path("steps").get(2).path("input").asText()).contains("from collections import Counter");
+        assertThat(b.log()).contains("taken from the snapshot store");
+
+        run(id, "rows.append({'k': 4})");
+        awaitSnapshot(id);
+        ok("rlm_delete_session", Map.of("session_id", id));
+        assertThat(remoteObjects(id)).isEmpty();
+        JsonNode gone = client.call("rlm_run_repl", Map.of("session_id", id, "code", "print(1)"));
+        assertThat(gone.toString()).contains("SESSION_NOT_FOUND");
+    }
+
+    @Test
+    void aServerAskedForS3SnapshotsWithoutS3DoesNotStart() {
+        Map<String, String> noS3 = Map.of("MINIO_ENDPOINT", "", "AWS_ACCESS_KEY_ID", "", "AWS_SECRET_ACCESS_KEY", "",
+                "AWS_PROFILE", "", "AWS_WEB_IDENTITY_TOKEN_FILE", "", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "",
+                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "");
+        assertThatThrownBy(() -> ServerProcess.http(noS3, "--snapshot-s3", MIRROR))
+                .hasMessageContaining("--snapshot-s3 " + MIRROR + " needs S3, but S3 is not configured")
+                .hasMessageContaining("MINIO_ENDPOINT");
+        assertThatThrownBy(() -> ServerProcess.http(s3.env(), "--snapshot-s3", "s3://Not_A_Bucket/x"))
+                .hasMessageContaining("--snapshot-s3:").hasMessageContaining("not a valid bucket name");
+    }
+}
