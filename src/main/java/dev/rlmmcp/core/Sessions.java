@@ -197,6 +197,7 @@ public final class Sessions implements AutoCloseable {
         if (store != null) {
             String id = session.id();
             store.write("removal of session " + id, db -> db.delete(id));
+            store.flush();
             try {
                 store.snapshots().delete(id);
             } catch (IOException | RuntimeException e) {

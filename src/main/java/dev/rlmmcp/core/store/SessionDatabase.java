@@ -29,6 +29,8 @@ public final class SessionDatabase implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Connection db;
+    /** Inside {@link #inOneTransaction}: each write's own transaction joins the batch's. */
+    private boolean batching;
 
     private SessionDatabase(Connection db) {
         this.db = db;
@@ -68,7 +70,7 @@ public final class SessionDatabase implements AutoCloseable {
     /** A new trace entry and the session record after it, in one transaction; keeps the last {@code keep} entries. */
     public synchronized void append(String id, String record, int index, String entry, int keep) {
         try {
-            db.setAutoCommit(false);
+            begin();
             try (PreparedStatement s = db.prepareStatement(
                     "INSERT OR REPLACE INTO trace (session_id, idx, entry) VALUES (?, ?, ?)")) {
                 s.setString(1, id);
@@ -89,30 +91,30 @@ public final class SessionDatabase implements AutoCloseable {
                 s.setString(2, record);
                 s.executeUpdate();
             }
-            db.commit();
+            commit();
         } catch (SQLException e) {
-            rollback();
+            undo();
             throw new StoreException("cannot record a step of session " + id + ": " + e.getMessage(), e);
         } finally {
-            autoCommit();
+            end();
         }
     }
 
     public synchronized void delete(String id) {
         try {
-            db.setAutoCommit(false);
+            begin();
             for (String sql : List.of("DELETE FROM trace WHERE session_id = ?", "DELETE FROM sessions WHERE id = ?")) {
                 try (PreparedStatement s = db.prepareStatement(sql)) {
                     s.setString(1, id);
                     s.executeUpdate();
                 }
             }
-            db.commit();
+            commit();
         } catch (SQLException e) {
-            rollback();
+            undo();
             throw new StoreException("cannot delete session " + id + ": " + e.getMessage(), e);
         } finally {
-            autoCommit();
+            end();
         }
     }
 
@@ -135,7 +137,7 @@ public final class SessionDatabase implements AutoCloseable {
      */
     public synchronized void adopt(StoredSession session) {
         try {
-            db.setAutoCommit(false);
+            begin();
             try (PreparedStatement s = db.prepareStatement("DELETE FROM trace WHERE session_id = ?")) {
                 s.setString(1, session.id());
                 s.executeUpdate();
@@ -156,12 +158,12 @@ public final class SessionDatabase implements AutoCloseable {
                 s.setString(2, session.record());
                 s.executeUpdate();
             }
-            db.commit();
+            commit();
         } catch (SQLException | java.io.IOException e) {
-            rollback();
+            undo();
             throw new StoreException("cannot take in session " + session.id() + ": " + e.getMessage(), e);
         } finally {
-            autoCommit();
+            end();
         }
     }
 
@@ -192,6 +194,52 @@ public final class SessionDatabase implements AutoCloseable {
             }
         }
         return entries;
+    }
+
+    /**
+     * Runs {@code writes} as one transaction: one commit for them all. If one fails, none is kept and
+     * the failure is thrown; the caller may then run them one by one.
+     */
+    public synchronized void inOneTransaction(List<? extends java.util.function.Consumer<SessionDatabase>> writes) {
+        try {
+            db.setAutoCommit(false);
+            batching = true;
+            writes.forEach(write -> write.accept(this));
+            batching = false;
+            db.commit();
+        } catch (SQLException | StoreException e) {
+            batching = false;
+            rollback();
+            throw e instanceof StoreException store ? store
+                    : new StoreException("cannot commit " + writes.size() + " writes: " + e.getMessage(), e);
+        } finally {
+            batching = false;
+            autoCommit();
+        }
+    }
+
+    private void begin() throws SQLException {
+        if (!batching) {
+            db.setAutoCommit(false);
+        }
+    }
+
+    private void commit() throws SQLException {
+        if (!batching) {
+            db.commit();
+        }
+    }
+
+    private void undo() {
+        if (!batching) {
+            rollback();
+        }
+    }
+
+    private void end() {
+        if (!batching) {
+            autoCommit();
+        }
     }
 
     private void rollback() {

@@ -6,9 +6,14 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,14 +30,30 @@ public final class StateStore implements AutoCloseable {
     private final SessionDatabase database;
     private final SnapshotStore snapshots;
     private final Duration snapshotDebounce;
-    private final ExecutorService writer = Executors.newSingleThreadExecutor(
-            Thread.ofPlatform().daemon().name("state-writer").factory());
+    /** How long the writer gathers writes before it commits them together. */
+    private static final long GATHER_MS = 10;
+
+    /** A database write; {@code done} (or null) completes once it is committed or has failed. */
+    private record Write(String what, Consumer<SessionDatabase> work, CompletableFuture<Void> done)
+            implements Consumer<SessionDatabase> {
+
+        @Override
+        public void accept(SessionDatabase database) {
+            work.accept(database);
+        }
+    }
+
+    private static final Write STOP = new Write("stop", database -> { }, null);
+
+    private final BlockingQueue<Write> writes = new LinkedBlockingQueue<>();
+    private final Thread writer = Thread.ofPlatform().daemon().name("state-writer").unstarted(this::writeAll);
 
     public StateStore(Path directory, SessionDatabase database, SnapshotStore snapshots, Duration snapshotDebounce) {
         this.directory = directory;
         this.database = database;
         this.snapshots = snapshots;
         this.snapshotDebounce = snapshotDebounce;
+        writer.start();
     }
 
     /** The store in {@code directory} (created if missing), snapshots in its {@code snapshots/}. */
@@ -64,20 +85,6 @@ public final class StateStore implements AutoCloseable {
         return database;
     }
 
-    /**
-     * Runs a database write on the store's one writer thread, in the order asked, so that a step's
-     * reply does not wait for SQLite; {@code what} names it if it fails (which is logged).
-     */
-    public void write(String what, Consumer<SessionDatabase> write) {
-        writer.execute(() -> {
-            try {
-                write.accept(database);
-            } catch (RuntimeException e) {
-                log.warn("{} not written to the state store: {}", what, e.getMessage());
-            }
-        });
-    }
-
     public SnapshotStore snapshots() {
         return snapshots;
     }
@@ -87,22 +94,64 @@ public final class StateStore implements AutoCloseable {
         return snapshotDebounce;
     }
 
-    /** Waits until every write asked for so far is in the database. */
+    /**
+     * Queues a database write for the store's one writer thread, which keeps their order and commits
+     * what arrives within {@value #GATHER_MS} ms together, so that a step's reply waits for no disk;
+     * {@code what} names the write if it fails (which is logged).
+     */
+    public void write(String what, Consumer<SessionDatabase> work) {
+        writes.add(new Write(what, work, null));
+    }
+
+    /** Waits until every write queued so far is committed (or has failed). */
     public void flush() {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        writes.add(new Write("flush", database -> { }, done));
         try {
-            writer.submit(() -> { }).get();
+            done.get(30, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.RejectedExecutionException e) {
+        } catch (ExecutionException | TimeoutException e) {
             log.warn("state store flush: {}", e.toString());
         }
     }
 
+    private void writeAll() {
+        boolean stopping = false;
+        while (!stopping) {
+            List<Write> batch = new ArrayList<>();
+            try {
+                batch.add(writes.take());
+                Thread.sleep(GATHER_MS);
+            } catch (InterruptedException e) {
+                stopping = true;
+            }
+            writes.drainTo(batch);
+            stopping |= batch.remove(STOP);
+            commit(batch);
+        }
+    }
+
+    private void commit(List<Write> batch) {
+        try {
+            database.inOneTransaction(batch);
+        } catch (RuntimeException together) {
+            for (Write write : batch) {
+                try {
+                    write.accept(database);
+                } catch (RuntimeException e) {
+                    log.warn("{} not written to the state store: {}", write.what(), e.getMessage());
+                }
+            }
+        }
+        batch.stream().filter(w -> w.done() != null).forEach(w -> w.done().complete(null));
+    }
+
     @Override
     public void close() {
-        writer.shutdown();
+        writes.add(STOP);
         try {
-            if (!writer.awaitTermination(30, TimeUnit.SECONDS)) {
+            if (!writer.join(java.time.Duration.ofSeconds(30))) {
                 log.warn("state store writes still pending after 30 s; closing anyway");
             }
         } catch (InterruptedException e) {
