@@ -102,25 +102,27 @@ class StdioClient:
 class HttpServer:
     def __init__(self, *server_args, env=None):
         base = {k: v for k, v in os.environ.items() if k != "RLM_API_KEY"}
+        # the log (one access-log line per request) goes to a file: a pipe drained here would take CPU
+        # from the clients being measured
+        self.log = tempfile.NamedTemporaryFile("w+", prefix="rlm-bench-server-", suffix=".log")
         self.proc = subprocess.Popen([LAUNCHER, "serve", "--port", "0", *server_args], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     env={**base, **(env or {})})
+                                     stdout=subprocess.DEVNULL, stderr=self.log, env={**base, **(env or {})})
         deadline = time.time() + 120
         while time.time() < deadline:
-            line = self.proc.stderr.readline()
-            if not line:
-                raise RuntimeError("server exited before listening")
-            m = re.search(r"listening on http://([\d.]+):(\d+)/mcp", line)
+            with open(self.log.name) as f:
+                m = re.search(r"listening on http://([\d.]+):(\d+)/mcp", f.read())
             if m:
                 self.host, self.port = m.group(1), int(m.group(2))
-                # drain the log (one access-log line per request) so the server never blocks on a full pipe
-                threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
                 return
+            if self.proc.poll() is not None:
+                raise RuntimeError("server exited before listening")
+            time.sleep(0.02)
         raise RuntimeError("server did not start in time")
 
     def close(self):
         self.proc.terminate()
         self.proc.wait(timeout=30)
+        self.log.close()
 
 
 class HttpClient:
