@@ -355,6 +355,12 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                     }
                     return;
                 }
+                if (!sse && message instanceof McpSchema.JSONRPCRequest request) {
+                    // answered at once rather than left waiting for a reply the client can never send
+                    throw new IllegalStateException("cannot send " + request.method() + " to this client during this "
+                            + "call: its Accept header allows only application/json; a request to the client needs "
+                            + "text/event-stream");
+                }
                 if (stream == null && json && (message instanceof McpSchema.JSONRPCResponse || !sse)) {
                     if (message instanceof McpSchema.JSONRPCResponse) {
                         writeJson(response, 200, JsonRpc.withoutTraces(message));

@@ -39,9 +39,14 @@ class HttpProtocolIT {
     }
 
     private static HttpResponse<String> post(String body, String session, String version) throws Exception {
+        return post(body, session, version, "application/json, text/event-stream");
+    }
+
+    private static HttpResponse<String> post(String body, String session, String version, String accept)
+            throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(server.mcpUrl()))
                 .header("Content-Type", "application/json")
-                .header("Accept", "application/json, text/event-stream")
+                .header("Accept", accept)
                 .POST(HttpRequest.BodyPublishers.ofString(body));
         if (session != null) {
             request.header("Mcp-Session-Id", session);
@@ -75,6 +80,24 @@ class HttpProtocolIT {
         assertThat(reply.path("id").asInt()).isEqualTo(2);
         String text = reply.path("result").path("content").path(0).path("text").asText();
         assertThat(McpDriver.MAPPER.readTree(text).path("stdout").asText()).isEqualTo("42\n");
+    }
+
+    @Test
+    void aSamplingRequestToAJsonOnlyCallFailsAtOnce() throws Exception {
+        String init = INIT.replace("\"capabilities\":{}", "\"capabilities\":{\"sampling\":{}}");
+        assertThat(init).contains("sampling");
+        HttpResponse<String> started = post(init, null);
+        String session = started.headers().firstValue("Mcp-Session-Id").orElseThrow();
+        post("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", session);
+        String call = """
+                {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rlm_execute","arguments":\
+                {"code":"try:\\n    llm_query('hi')\\nexcept LLMQueryError as e:\\n    print(e.code, e)"}}}""";
+        long before = System.nanoTime();
+        HttpResponse<String> response = post(call, session, null, "application/json");
+        assertThat((System.nanoTime() - before) / 1_000_000).isLessThan(10_000);
+        String text = json(response).path("result").path("content").path(0).path("text").asText();
+        assertThat(McpDriver.MAPPER.readTree(text).path("stdout").asText())
+                .startsWith("BACKEND_ERROR").contains("text/event-stream");
     }
 
     @Test
