@@ -71,6 +71,7 @@ public final class StateStore implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the state directory " + directory, e);
         }
+        SqliteNative.install(directory.resolve("lib"));
         SessionDatabase database = SessionDatabase.open(directory.resolve("sessions.db"));
         Path cache = directory.resolve("snapshots");
         return new StateStore(directory, database, mirror == null ? new DirectorySnapshotStore(cache)
