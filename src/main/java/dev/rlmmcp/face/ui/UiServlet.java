@@ -33,6 +33,7 @@ public final class UiServlet extends HttpServlet {
     private final ObjectMapper json;
     private final UiAuth auth;
     private final UiAssets assets = new UiAssets();
+    private final LoginThrottle logins = new LoginThrottle(5, java.time.Duration.ofMinutes(1), System::currentTimeMillis);
 
     UiServlet(Sessions sessions, ObjectMapper json, UiAuth auth) {
         this.sessions = sessions;
@@ -102,10 +103,18 @@ public final class UiServlet extends HttpServlet {
         if (!sameOrigin(request)) {
             error(response, 403, "FORBIDDEN", "cross-origin form post refused", "use the form on /ui/login");
         } else if (path.equals("/login")) {
-            if (auth.keyMatches(request.getParameter("key"))) {
+            String address = request.getRemoteAddr();
+            long wait = logins.retryAfterSeconds(address);
+            if (wait > 0) {
+                response.setHeader("Retry-After", Long.toString(wait));
+                error(response, 429, "TOO_MANY_ATTEMPTS", "too many failed logins from this address",
+                        "wait " + wait + " s, then log in with the server's RLM_API_KEY");
+            } else if (auth.keyMatches(request.getParameter("key"))) {
+                logins.succeeded(address);
                 auth.grant(response, request.isSecure());
                 redirect(response, "/ui/");
             } else {
+                logins.failed(address);
                 sendLoginFailed(response);
             }
         } else if (path.equals("/logout")) {

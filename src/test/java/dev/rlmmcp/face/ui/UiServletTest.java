@@ -115,6 +115,18 @@ class UiServletTest {
     }
 
     @Test
+    void repeatedFailedLoginsAreRefusedForAWhile() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            assertThat(login("guess-" + i).statusCode()).isEqualTo(401);
+        }
+        HttpResponse<String> refused = login(KEY);
+        assertThat(refused.statusCode()).isEqualTo(429);
+        assertThat(refused.headers().firstValue("Retry-After")).isPresent();
+        assertThat(refused.headers().firstValue("Set-Cookie")).isEmpty();
+        assertThat(get("/ui/api/sessions", "Authorization", bearer()).statusCode()).isEqualTo(200);
+    }
+
+    @Test
     void everyAnswerCarriesAStrictContentSecurityPolicy() throws Exception {
         for (String path : new String[] {"/ui/", "/ui/login", "/ui/assets/app.js", "/ui/api/sessions"}) {
             HttpResponse<String> response = get(path, "Authorization", bearer());
