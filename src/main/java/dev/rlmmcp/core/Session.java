@@ -1,7 +1,6 @@
 package dev.rlmmcp.core;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.kernel.Kernel;
 import dev.rlmmcp.core.kernel.KernelCallbacks;
@@ -60,17 +59,14 @@ public final class Session implements AutoCloseable {
     private final StateStore store;
     private final ReentrantLock lock = new ReentrantLock();
     private final Trace trace;
+    private final SeenVariables seen;
     private final Snapshots snapshots;
     private volatile Instant lastActive;
     private volatile SessionState state = SessionState.ACTIVE;
     private volatile String stoppedBy;
     private volatile long memoryBytes;
     private volatile String finalAnswer;
-    private volatile JsonNode variablesSeen;
-    private volatile Instant variablesSeenAt;
-    private Kernel kernel;
-    private int kernelRestarts;
-    private ObjectNode restored;
+    private final SessionKernel kernel;
 
     Session(String id, String name, Limits limits, KernelFactory kernels, LlmService llm, LlmLimits llmLimits) {
         this(id, name, limits, kernels, llm, llmLimits, Instant.now(), null, null);
@@ -88,7 +84,9 @@ public final class Session implements AutoCloseable {
         this.created = created;
         this.lastActive = created;
         this.store = store;
+        this.kernel = new SessionKernel(id, kernels, store);
         this.trace = new Trace(kernels.json());
+        this.seen = new SeenVariables(kernels.json());
         this.snapshots = new Snapshots(id, store, timer, kernels.json(), this::snapshotWhenIdle, this::save);
     }
 
@@ -115,7 +113,7 @@ public final class Session implements AutoCloseable {
         session.state = r.state();
         session.stoppedBy = r.stoppedBy();
         session.finalAnswer = r.finalAnswer();
-        session.kernelRestarts = r.kernelRestarts();
+        session.kernel.restoredRestarts(r.kernelRestarts());
         session.snapshots.restoredAt(r.snapshotAt());
         session.guardrails.restore(r.steps(), r.runtimeMs(), r.ioBytes());
         List<Step> kept = new ArrayList<>();
@@ -213,7 +211,7 @@ public final class Session implements AutoCloseable {
             ObjectNode body = checked(reply, interrupted ? "interrupted" : error.isObject() ? "error" : "ok");
             if (interrupted) {
                 body.put("message", "interrupted after %.1f s (timeout %s s, or cancelled by the client); all variables are intact"
-                        .formatted(reply.interruptedAfterMs() / 1000.0, seconds(timeout)));
+                        .formatted(reply.interruptedAfterMs() / 1000.0, Text.seconds(timeout)));
             }
             EvictionNote.add(body, settings);
             return body;
@@ -266,16 +264,12 @@ public final class Session implements AutoCloseable {
             ObjectNode body0;
             try {
                 lastActive = Instant.now();
-                if (kernel == null) {
-                    kernel = startKernel();
-                }
-                KernelReply reply = kernel.callStreaming(request, stream.body(), settings.maxTimeout(), settings.interruptGrace());
+                KernelReply reply = kernel.get().callStreaming(request, stream.body(), settings.maxTimeout(),
+                        settings.interruptGrace());
                 body0 = checked(reply, null);
                 EvictionNote.add(body0, settings);
             } catch (KernelDiedException e) {
-                ObjectNode lost = kernelLost(e, settings.maxTimeout());
-                throw new RlmException(ErrorCode.KERNEL_ERROR, lost.path("message").asText(), null,
-                        "if the data is too big for memory, load a smaller part or raise the memory limit");
+                throw kernelError(e, settings.maxTimeout());
             } catch (TransferAbortedException e) {
                 throw stream.failed(e.getCause());
             } finally {
@@ -375,26 +369,9 @@ public final class Session implements AutoCloseable {
         }
         body.put("created", created.toString());
         body.put("last_active", lastActive.toString());
-        body.set("limits", limitsView());
+        body.set("limits", LimitsView.of(kernels.json(), guardrails.limits(), llmAccount.limits(),
+                settings.defaultTimeout()));
         return body;
-    }
-
-    private ObjectNode limitsView() {
-        Limits limits = guardrails.limits();
-        ObjectNode view = kernels.json().createObjectNode();
-        view.put("max_steps", limits.maxSteps());
-        view.put("max_runtime_ms", limits.maxRuntimeMs());
-        view.put("budget_limit", limits.budgetBytes());
-        view.put("timeout_s", (limits.stepTimeout() == null ? settings.defaultTimeout() : limits.stepTimeout()).toSeconds());
-        LlmLimits llmLimits = llmAccount.limits();
-        view.put("llm_max_calls", llmLimits.maxCalls());
-        view.put("llm_max_calls_per_step", llmLimits.maxCallsPerStep());
-        view.put("llm_max_concurrency", llmLimits.maxConcurrent());
-        view.put("llm_max_prompt_chars", llmLimits.maxPromptChars());
-        view.put("llm_token_budget", llmLimits.tokenBudget());
-        view.put("llm_timeout_s", llmLimits.callTimeout().toSeconds());
-        view.put("llm_max_depth", llmLimits.maxDepth());
-        return view;
     }
 
     /** The step timeout a call gets when it names none: the session's, else the server's default. */
@@ -413,20 +390,16 @@ public final class Session implements AutoCloseable {
         }
         try {
             if (store != null) {
-                if (kernel == null) {
+                if (kernel.current() == null) {
                     return false;
                 }
                 snapshot();
                 kernel.close();
-                kernel = null;
                 memoryBytes = 0;
                 save();
                 return true;
             }
-            if (kernel != null) {
-                kernel.close();
-                kernel = null;
-            }
+            kernel.close();
             if (state != SessionState.FINALIZED) {
                 state = SessionState.EXPIRED;
             }
@@ -480,26 +453,15 @@ public final class Session implements AutoCloseable {
         JsonNode llmCalls = body.remove(LLM_CALLS);
         Step entry = trace.append(step, kind, input, body, ms, io, tripped, memoryBytes, llmCalls);
         if (store != null) {
-            try {
-                String stored = kernels.json().writeValueAsString(SessionRecords.view(entry));
-                String record = record();
-                store.write("step " + entry.index() + " of session " + id,
-                        db -> db.append(id, record, entry.index(), stored, TRACE_KEPT));
-            } catch (IOException e) {
-                log.warn("session {}: step {} not written to the state store: {}", id, entry.index(), e.getMessage());
-            }
+            SessionRecords.append(store, kernels.json(), stored(snapshots.at()), entry);
         }
     }
 
-    /** The session's record as stored: everything but the trace and the variables. */
-    private String record() throws IOException {
-        return record(snapshots.at());
-    }
-
-    private String record(Instant snapshotAt) throws IOException {
-        return SessionRecords.write(kernels.json(), new SessionRecord(id, name, created, lastActive, state, stoppedBy,
-                finalAnswer, guardrails.steps(), guardrails.runtimeMs(), guardrails.ioBytes(), trace.length(),
-                kernelRestarts, snapshotAt, guardrails.limits(), llmAccount.limits()));
+    /** The session as stored: everything but the trace and the variables. */
+    private SessionRecord stored(Instant snapshotAt) {
+        return new SessionRecord(id, name, created, lastActive, state, stoppedBy, finalAnswer, guardrails.steps(),
+                guardrails.runtimeMs(), guardrails.ioBytes(), trace.length(), kernel.restarts(), snapshotAt,
+                guardrails.limits(), llmAccount.limits());
     }
 
     private void save() {
@@ -507,20 +469,14 @@ public final class Session implements AutoCloseable {
     }
 
     private void save(Instant snapshotAt) {
-        if (store == null) {
-            return;
-        }
-        try {
-            String record = record(snapshotAt);
-            store.write("session " + id, db -> db.save(id, record));
-        } catch (IOException e) {
-            log.warn("session {} not written to the state store: {}", id, e.getMessage());
+        if (store != null) {
+            SessionRecords.save(store, kernels.json(), stored(snapshotAt));
         }
     }
 
     public ObjectNode listVars() {
         ObjectNode body = call(request("vars"), null, settings.defaultTimeout(), false);
-        seeVariables(body.path("variables"));
+        seen.see(body.path("variables"));
         return body;
     }
 
@@ -536,11 +492,11 @@ public final class Session implements AutoCloseable {
         boolean asked = false;
         if (running && lock.tryLock()) {
             try {
-                Kernel k = kernel;
+                Kernel k = kernel.current();
                 if (k != null && k.isAlive()) {
                     KernelReply reply = k.call(request("vars"), null, settings.defaultTimeout(), settings.interruptGrace());
                     if (reply.ok()) {
-                        seeVariables(reply.body().path("variables"));
+                        seen.see(reply.body().path("variables"));
                         asked = true;
                     }
                 }
@@ -550,35 +506,13 @@ public final class Session implements AutoCloseable {
                 lock.unlock();
             }
         }
-        body.put("kernel_running", running);
-        body.put("source", asked ? "kernel" : variablesSeen != null ? "last_seen" : "trace");
-        if (!asked) {
-            body.put("note", !running ? "the kernel is not running; shown as last known, values are not loaded"
-                    : "code is running; shown as last seen");
-        }
-        if (variablesSeenAt != null) {
-            body.put("as_of", variablesSeenAt.toString());
-        }
-        body.set("variables", variablesSeen != null ? variablesSeen : namesFromTrace());
+        seen.describe(body, running, asked, trace);
         return body;
     }
 
     /** Whether a call is running on this session now. */
     public boolean busy() {
         return lock.isLocked();
-    }
-
-    private void seeVariables(JsonNode variables) {
-        if (variables.isArray()) {
-            variablesSeen = variables;
-            variablesSeenAt = Instant.now();
-        }
-    }
-
-    private JsonNode namesFromTrace() {
-        ArrayNode list = kernels.json().createArrayNode();
-        trace.variableNames().forEach(n -> list.addObject().put("name", n));
-        return list;
     }
 
     public ObjectNode varInfo(String name) {
@@ -601,8 +535,7 @@ public final class Session implements AutoCloseable {
 
     /** Whether a kernel process is running for this session now. */
     public boolean hasKernel() {
-        Kernel k = kernel;
-        return k != null && k.isAlive();
+        return kernel.running();
     }
 
     private ObjectNode call(ObjectNode request, String data, Duration timeout, boolean mayEvict) {
@@ -614,9 +547,7 @@ public final class Session implements AutoCloseable {
             }
             return body;
         } catch (KernelDiedException e) {
-            ObjectNode lost = kernelLost(e, timeout);
-            throw new RlmException(ErrorCode.KERNEL_ERROR, lost.path("message").asText(), null,
-                    "if the data is too big for memory, load a smaller part or raise the memory limit");
+            throw kernelError(e, timeout);
         } finally {
             lock.unlock();
         }
@@ -625,47 +556,12 @@ public final class Session implements AutoCloseable {
     private KernelReply exchange(ObjectNode request, String data, Duration timeout, KernelCallbacks callbacks)
             throws KernelDiedException {
         lastActive = Instant.now();
-        if (kernel == null) {
-            kernel = startKernel();
-        }
+        Kernel k = kernel.get();
         try {
-            return kernel.call(request, data, timeout, settings.interruptGrace(), callbacks);
+            return k.call(request, data, timeout, settings.interruptGrace(), callbacks);
         } finally {
             lastActive = Instant.now();
         }
-    }
-
-    /**
-     * A kernel for this session: with a store, one that may write the session's snapshot directory
-     * and has restored the snapshot there (functions, classes and imports at once, other variables
-     * when first used). {@code restored} keeps the kernel's account of the restore.
-     */
-    private Kernel startKernel() {
-        if (store == null) {
-            return kernels.start(id);
-        }
-        Path dir;
-        try {
-            dir = store.snapshots().checkout(id);
-        } catch (IOException e) {
-            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "cannot prepare the snapshot of session " + id
-                    + ": " + e.getMessage(), null, "check that the state directory is writable");
-        }
-        Kernel fresh = kernels.start(id, dir, store.directory());
-        try {
-            KernelReply reply = fresh.call(request("restore").put("dir", kernels.writableDirInside(dir).toString()),
-                    null, settings.maxTimeout(),
-                    settings.interruptGrace());
-            if (!reply.ok()) {
-                log.warn("session {}: snapshot not restored: {}", id, reply.body().path("message").asText());
-            }
-            restored = reply.body();
-        } catch (KernelDiedException e) {
-            fresh.close();
-            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "the kernel died restoring session " + id
-                    + "'s snapshot: " + e.getMessage(), null, "the snapshot may be too large for the memory limit");
-        }
-        return fresh;
     }
 
     private void snapshotWhenIdle() {
@@ -685,16 +581,16 @@ public final class Session implements AutoCloseable {
      * its reply, or null if there is no kernel or nothing to write.
      */
     private ObjectNode snapshot() {
-        if (store == null || kernel == null || !kernel.isAlive() || !snapshots.pending()) {
+        Kernel k = kernel.current();
+        if (store == null || k == null || !k.isAlive() || !snapshots.pending()) {
             return null;
         }
         try {
-            return snapshots.take(kernel, settings.interruptGrace());
+            return snapshots.take(k, settings.interruptGrace());
         } catch (KernelDiedException e) {
             log.warn("session {}: the kernel died writing its snapshot ({}); the next call restores the last one",
                     id, e.getMessage());
-            kernel = null;
-            kernelRestarts++;
+            kernel.forgetDead();
             return null;
         }
     }
@@ -718,77 +614,19 @@ public final class Session implements AutoCloseable {
             pending.forEach(n -> names.add(n.asText()));
             snapshots.changed(names);
         }
-        if (!reply.ok()) {
-            ErrorCode code = ErrorCode.of(body.path("code").asText());
-            String argument = body.path("argument").isTextual() ? body.path("argument").asText() : null;
-            throw new RlmException(code, body.path("message").asText("the kernel refused the request"), argument,
-                    fixFor(code));
-        }
-        body.remove("ok");
-        body.remove("id");
-        ObjectNode shown = kernels.json().createObjectNode();
-        if (status != null) {
-            shown.put("status", status);
-        }
-        shown.put("session_id", id);
-        return shown.setAll(body);
+        return KernelReplies.shown(kernels.json(), id, reply, status);
     }
 
-    private static String fixFor(ErrorCode code) {
-        return switch (code) {
-            case VARIABLE_NOT_FOUND -> "call rlm_list_vars to see the variables of this session";
-            case INVALID_DATA -> "check that data_type matches the data, or load it as text";
-            case OUT_OF_MEMORY -> "free memory with rlm_clear, or load a smaller part of the data";
-            case INTERRUPTED -> "the load was cancelled or ran past --max-timeout-s; load a smaller part";
-            default -> null;
-        };
+    /** The kernel died during a call that returns no step: the loss, as a refusal. */
+    private RlmException kernelError(KernelDiedException e, Duration timeout) {
+        return new RlmException(ErrorCode.KERNEL_ERROR, kernelLost(e, timeout).path("message").asText(), null,
+                "if the data is too big for memory, load a smaller part or raise the memory limit");
     }
 
     private ObjectNode kernelLost(KernelDiedException e, Duration timeout) {
-        Kernel dead = kernel;
-        kernel = null;
-        kernelRestarts++;
         memoryBytes = 0;
-        variablesSeen = null;
-        if (dead != null) {
-            dead.close();
-        }
-        Set<String> lost = snapshots.lost();
-        String fresh;
-        try {
-            restored = null;
-            kernel = startKernel();
-            fresh = "a fresh kernel is ready";
-        } catch (RlmException startFailure) {
-            fresh = "a fresh kernel could not be started yet (" + startFailure.getMessage() + "); the next call retries";
-        }
-        String what = e.reason() == KernelDiedException.Cause.KILLED_AFTER_TIMEOUT
-                ? "the code ran past its %s s timeout and ignored the interrupt, so the kernel was killed"
-                        .formatted(seconds(timeout))
-                : e.getMessage();
-        ObjectNode body = kernels.json().createObjectNode();
-        body.put("status", e.reason() == KernelDiedException.Cause.KILLED_AFTER_TIMEOUT ? "killed" : "crashed");
-        body.put("session_id", id);
-        if (store == null) {
-            body.put("message", what + ". ALL VARIABLES OF THIS SESSION WERE LOST: reload the data; " + fresh + ".");
-            body.put("variables_lost", true);
-        } else {
-            Instant snapshotAt = snapshots.at();
-            String from = snapshotAt == null ? "the session's snapshot" : "the snapshot of " + snapshotAt;
-            String back = restored == null ? "" : " (%d variables, %d functions and classes)"
-                    .formatted(restored.path("spilled").size(), restored.path("restored").size());
-            body.put("message", what + ". " + fresh.substring(0, 1).toUpperCase() + fresh.substring(1)
-                    + (kernel == null ? "" : " with " + from + back) + ". " + (lost.isEmpty()
-                            ? "Nothing newer than the snapshot was lost, except any change the failed call itself was making."
-                            : "Lost, because they were newer than the snapshot or could not be saved: "
-                                    + String.join(", ", lost) + " (and any change the failed call itself was making); "
-                                    + "redo the steps that made them."));
-            body.put("variables_lost", !lost.isEmpty());
-            body.set("lost_variables", kernels.json().valueToTree(List.copyOf(lost)));
-            body.put("snapshot_at", snapshotAt == null ? null : snapshotAt.toString());
-        }
-        body.put("kernel_exit", e.exit());
-        body.put("kernel_restarts", kernelRestarts);
+        seen.forget();
+        ObjectNode body = kernel.replace(e, timeout, snapshots.lost(), snapshots.at());
         save();
         return body;
     }
@@ -797,13 +635,8 @@ public final class Session implements AutoCloseable {
         return kernels.json().createObjectNode().put("op", op);
     }
 
-    private static String seconds(Duration d) {
-        return d == null ? "unlimited" : (d.toMillis() % 1000 == 0 ? String.valueOf(d.toSeconds())
-                : String.format("%.1f", d.toMillis() / 1000.0));
-    }
-
     public int kernelRestarts() {
-        return kernelRestarts;
+        return kernel.restarts();
     }
 
     /** Stops the kernel, snapshotting first what changed (at shutdown). */
@@ -813,10 +646,7 @@ public final class Session implements AutoCloseable {
         try {
             snapshots.cancel();
             snapshot();
-            if (kernel != null) {
-                kernel.close();
-                kernel = null;
-            }
+            kernel.close();
         } finally {
             lock.unlock();
         }
@@ -828,10 +658,7 @@ public final class Session implements AutoCloseable {
         try {
             snapshots.cancel();
             snapshots.forget();
-            if (kernel != null) {
-                kernel.close();
-                kernel = null;
-            }
+            kernel.close();
         } finally {
             lock.unlock();
         }

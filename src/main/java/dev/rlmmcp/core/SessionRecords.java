@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.llm.LlmLimits;
+import dev.rlmmcp.core.store.StateStore;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -11,11 +12,40 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** The JSON form of a session's record and of its trace entries, as the state store keeps them. */
+/**
+ * The JSON form of a session's record and of its trace entries, as the state store keeps them. A
+ * write to the store that fails is logged, and the session goes on.
+ */
 final class SessionRecords {
 
+    private static final Logger log = LoggerFactory.getLogger(Session.class);
+
     private SessionRecords() {
+    }
+
+    static void save(StateStore store, ObjectMapper json, SessionRecord session) {
+        try {
+            String record = write(json, session);
+            store.write("session " + session.id(), db -> db.save(session.id(), record));
+        } catch (IOException e) {
+            log.warn("session {} not written to the state store: {}", session.id(), e.getMessage());
+        }
+    }
+
+    /** Adds {@code entry} to the session's stored trace, with the session's record as it now is. */
+    static void append(StateStore store, ObjectMapper json, SessionRecord session, Step entry) {
+        String id = session.id();
+        try {
+            String stored = json.writeValueAsString(view(entry));
+            String record = write(json, session);
+            store.write("step " + entry.index() + " of session " + id,
+                    db -> db.append(id, record, entry.index(), stored, Trace.KEPT));
+        } catch (IOException e) {
+            log.warn("session {}: step {} not written to the state store: {}", id, entry.index(), e.getMessage());
+        }
     }
 
     static String write(ObjectMapper json, SessionRecord s) throws IOException {
