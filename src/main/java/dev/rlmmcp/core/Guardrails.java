@@ -82,8 +82,8 @@ final class Guardrails {
             case MAX_STEPS -> "session " + sessionId + " reached max_steps (" + limits.maxSteps() + ").";
             case TIMEOUT -> "session " + sessionId + " used its max_runtime_ms (" + limits.maxRuntimeMs()
                     + " ms; used " + runtimeMs + " ms).";
-            default -> "session " + sessionId + " spent its budget_limit (" + limits.budgetBytes() + " bytes of I/O; used "
-                    + ioBytes + ").";
+            default -> "session " + sessionId + " spent its budget_limit (" + limits.budgetBytes()
+                    + " bytes of I/O; used " + ioBytes + ").";
         };
     }
 

@@ -22,9 +22,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -58,6 +56,7 @@ public final class Session implements AutoCloseable {
     private final Instant created;
     private final StateStore store;
     private final ReentrantLock lock = new ReentrantLock();
+    private final SessionKernel kernel;
     private final Trace trace;
     private final SeenVariables seen;
     private final Snapshots snapshots;
@@ -66,7 +65,6 @@ public final class Session implements AutoCloseable {
     private volatile String stoppedBy;
     private volatile long memoryBytes;
     private volatile String finalAnswer;
-    private final SessionKernel kernel;
 
     Session(String id, String name, Limits limits, KernelFactory kernels, LlmService llm, LlmLimits llmLimits) {
         this(id, name, limits, kernels, llm, llmLimits, Instant.now(), null, null);
@@ -344,34 +342,8 @@ public final class Session implements AutoCloseable {
 
     /** What rlm_sessions shows of a session: no kernel call, so listing never waits on running code. */
     public ObjectNode summary() {
-        ObjectNode body = kernels.json().createObjectNode();
-        body.put("session_id", id);
-        body.put("name", name);
-        body.put("state", state.wireName());
-        if (stoppedBy != null) {
-            body.put("guardrail_stop", stoppedBy);
-        }
-        body.put("steps", guardrails.steps());
-        body.put("runtime_ms", guardrails.runtimeMs());
-        body.put("io_bytes", guardrails.ioBytes());
-        body.put("llm_calls", llmAccount.calls());
-        body.put("llm_tokens", llmAccount.tokens());
-        body.put("memory_bytes", memoryBytes);
-        body.put("memory_human", Bytes.human(memoryBytes));
-        body.put("kernel_running", hasKernel());
-        if (store != null) {
-            Instant snapshotAt = snapshots.at();
-            body.put("snapshot_at", snapshotAt == null ? null : snapshotAt.toString());
-            ObjectNode lastSnapshot = snapshots.last();
-            if (lastSnapshot != null) {
-                body.set("last_snapshot", lastSnapshot);
-            }
-        }
-        body.put("created", created.toString());
-        body.put("last_active", lastActive.toString());
-        body.set("limits", LimitsView.of(kernels.json(), guardrails.limits(), llmAccount.limits(),
-                settings.defaultTimeout()));
-        return body;
+        return SessionSummary.of(kernels.json(), stored(snapshots.at()), llmAccount.calls(), llmAccount.tokens(),
+                memoryBytes, hasKernel(), store != null, snapshots.last(), settings.defaultTimeout());
     }
 
     /** The step timeout a call gets when it names none: the session's, else the server's default. */
@@ -607,13 +579,7 @@ public final class Session implements AutoCloseable {
 
     /** The kernel's reply as the agent sees it (status and session first), or its refusal thrown. */
     private ObjectNode checked(KernelReply reply, String status) {
-        ObjectNode body = reply.body();
-        JsonNode pending = body.remove("variables_unsaved");
-        if (pending != null) {
-            Set<String> names = new LinkedHashSet<>();
-            pending.forEach(n -> names.add(n.asText()));
-            snapshots.changed(names);
-        }
+        snapshots.noteUnsaved(reply.body());
         return KernelReplies.shown(kernels.json(), id, reply, status);
     }
 

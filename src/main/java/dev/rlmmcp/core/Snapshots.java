@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.kernel.Kernel;
@@ -69,10 +70,15 @@ final class Snapshots {
         return !unsaved.isEmpty();
     }
 
-    /** The kernel says these variables changed since the last snapshot: one is due. */
-    void changed(Set<String> names) {
-        unsaved = names;
-        later();
+    /** Takes from a kernel's reply the variables changed since the last snapshot, if it lists them: one is then due. */
+    void noteUnsaved(ObjectNode reply) {
+        JsonNode pending = reply.remove("variables_unsaved");
+        if (pending != null) {
+            Set<String> names = new LinkedHashSet<>();
+            pending.forEach(n -> names.add(n.asText()));
+            unsaved = names;
+            later();
+        }
     }
 
     /** The session is being deleted: nothing is to be saved. */
