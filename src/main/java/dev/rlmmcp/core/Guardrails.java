@@ -76,6 +76,17 @@ final class Guardrails {
         return passed();
     }
 
+    /** What the session says when {@code guardrail} stops it. */
+    String stopMessage(String sessionId, String guardrail) {
+        return switch (guardrail) {
+            case MAX_STEPS -> "session " + sessionId + " reached max_steps (" + limits.maxSteps() + ").";
+            case TIMEOUT -> "session " + sessionId + " used its max_runtime_ms (" + limits.maxRuntimeMs()
+                    + " ms; used " + runtimeMs + " ms).";
+            default -> "session " + sessionId + " spent its budget_limit (" + limits.budgetBytes()
+                    + " bytes of I/O; used " + ioBytes + ").";
+        };
+    }
+
     private String passed() {
         if (limits.maxRuntimeMs() != null && runtimeMs > limits.maxRuntimeMs()) {
             return TIMEOUT;

@@ -1,5 +1,7 @@
 package dev.rlmmcp.core;
 
+import java.time.Duration;
+
 /** Small text measures used for budgets and traces. */
 final class Text {
 
@@ -22,5 +24,11 @@ final class Text {
 
     static String clip(String s, int max) {
         return s.length() <= max ? s : s.substring(0, max) + "… (" + (s.length() - max) + " more characters)";
+    }
+
+    /** A timeout in seconds as the agent reads it. */
+    static String seconds(Duration d) {
+        return d == null ? "unlimited" : (d.toMillis() % 1000 == 0 ? String.valueOf(d.toSeconds())
+                : String.format("%.1f", d.toMillis() / 1000.0));
     }
 }
