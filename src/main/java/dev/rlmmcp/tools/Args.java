@@ -15,8 +15,9 @@ public final class Args {
             "await", "break", "class", "continue", "def", "del", "elif", "else", "except", "finally", "for", "from",
             "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
             "while", "with", "yield");
+    /** The names the kernel itself defines (harness.py keeps the same list as RESERVED). */
     private static final Set<String> RESERVED = Set.of("llm_query", "llm_query_batched", "mcp", "_last_output",
-            "_last_error");
+            "_last_error", "mcp_servers", "LOADED_MCP_SERVERS");
 
     private final String tool;
     private final Map<String, Object> values;
