@@ -8,11 +8,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -34,6 +32,7 @@ class PersistenceIT {
 
     private final List<AutoCloseable> open = new ArrayList<>();
     private McpDriver client;
+    private SessionCalls calls;
 
     @AfterEach
     void stop() throws Exception {
@@ -48,60 +47,19 @@ class PersistenceIT {
         ServerProcess server = ServerProcess.http(args.toArray(String[]::new));
         open.add(server);
         client = McpDriver.http(server.mcpUrl());
+        calls = new SessionCalls(client);
         open.add(client);
         return server;
-    }
-
-    private JsonNode ok(String tool, Map<String, ?> args) {
-        JsonNode result = client.call(tool, args);
-        assertThat(result.path("isError").asBoolean()).as("%s %s -> %s", tool, args, result).isFalse();
-        return json(result);
-    }
-
-    private String run(String id, String code) {
-        JsonNode reply = ok("rlm_run_repl", Map.of("session_id", id, "code", code));
-        assertThat(reply.path("error").isObject()).as(reply.toString()).isFalse();
-        return reply.path("stdout").asText();
-    }
-
-    private JsonNode session(String id) {
-        for (JsonNode s : ok("rlm_sessions", Map.of()).path("sessions")) {
-            if (s.path("session_id").asText().equals(id)) {
-                return s;
-            }
-        }
-        throw new AssertionError("session " + id + " not listed");
-    }
-
-    /** Waits until the session's snapshot is newer than its last step (the debounce has passed). */
-    private void awaitSnapshot(String id) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (System.nanoTime() < deadline) {
-            JsonNode s = session(id);
-            if (s.path("snapshot_at").isTextual() && !Instant.parse(s.path("snapshot_at").asText())
-                    .isBefore(Instant.parse(s.path("last_active").asText()))) {
-                return;
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("no snapshot after the last step of " + id + ": " + session(id));
-    }
-
-    private Map<String, String> statuses(String id) {
-        Map<String, String> statuses = new TreeMap<>();
-        ok("rlm_list_vars", Map.of("session_id", id)).path("variables")
-                .forEach(v -> statuses.put(v.path("name").asText(), v.path("status").asText()));
-        return statuses;
     }
 
     @Test
     void killMinus9AfterLoadsAndMutationsThenRestartKeepsEverySessionAndVariable() throws Exception {
         ServerProcess server = start();
-        String id = ok("rlm_init_context", Map.of("context_text", "b\na\nc\na\n", "data_type", "lines",
+        String id = calls.ok("rlm_init_context", Map.of("context_text", "b\na\nc\na\n", "data_type", "lines",
                 "max_steps", 100)).path("session_id").asText();
-        ok("rlm_load_data", Map.of("session_id", id, "name", "rows", "data", "[{\"k\": 1}, {\"k\": 2}]",
+        calls.ok("rlm_load_data", Map.of("session_id", id, "name", "rows", "data", "[{\"k\": 1}, {\"k\": 2}]",
                 "data_type", "json"));
-        run(id, """
+        calls.run(id, """
                 from collections import Counter
                 counts = Counter(context)
                 rows.append({'k': 3})
@@ -117,24 +75,24 @@ class PersistenceIT {
                         return f'Tag({self.v!r})'
                 tag = Tag('t')
                 """);
-        run(id, "counts['z'] += 7\nnested['a'].append('more')\ndel context");
-        String before = run(id, DIGEST);
-        Map<String, String> namesBefore = statuses(id);
-        String totalBefore = run(id, "print(total(rows), tag)");
-        int traceBefore = ok("rlm_get_trace", Map.of("session_id", id)).path("trace_length").asInt();
-        awaitSnapshot(id);
+        calls.run(id, "counts['z'] += 7\nnested['a'].append('more')\ndel context");
+        String before = calls.run(id, DIGEST);
+        Map<String, String> namesBefore = calls.statuses(id);
+        String totalBefore = calls.run(id, "print(total(rows), tag)");
+        int traceBefore = calls.ok("rlm_get_trace", Map.of("session_id", id)).path("trace_length").asInt();
+        calls.awaitSnapshot(id);
 
         server.kill();
         start();
 
-        JsonNode listed = session(id);
+        JsonNode listed = calls.session(id);
         assertThat(listed.path("limits").path("max_steps").asInt()).isEqualTo(100);
         assertThat(listed.path("steps").asInt()).isEqualTo(4);
-        assertThat(statuses(id).keySet()).isEqualTo(namesBefore.keySet());
-        assertThat(statuses(id)).containsEntry("rows", "spilled").containsEntry("total", "live");
-        assertThat(run(id, DIGEST)).isEqualTo(before);
-        assertThat(run(id, "print(total(rows), tag)")).isEqualTo(totalBefore).isEqualTo("6 Tag('t')\n");
-        JsonNode trace = ok("rlm_get_trace", Map.of("session_id", id));
+        assertThat(calls.statuses(id).keySet()).isEqualTo(namesBefore.keySet());
+        assertThat(calls.statuses(id)).containsEntry("rows", "spilled").containsEntry("total", "live");
+        assertThat(calls.run(id, DIGEST)).isEqualTo(before);
+        assertThat(calls.run(id, "print(total(rows), tag)")).isEqualTo(totalBefore).isEqualTo("6 Tag('t')\n");
+        JsonNode trace = calls.ok("rlm_get_trace", Map.of("session_id", id));
         assertThat(trace.path("trace_length").asInt()).isEqualTo(traceBefore + 2);
         assertThat(trace.path("steps").get(2).path("input").asText()).contains("from collections import Counter");
     }
@@ -143,10 +101,10 @@ class PersistenceIT {
     void killMinus9DuringALargeSnapshotWriteLeavesTheOldValueOrTheNewNeverATornOne() throws Exception {
         long size = 300_000_000;
         ServerProcess server = start("--max-memory-mb", "2048");
-        String id = ok("rlm_init_context", Map.of()).path("session_id").asText();
-        run(id, "big = 'a' * " + size);
-        awaitSnapshot(id);
-        run(id, "big = 'b' * " + size);
+        String id = calls.ok("rlm_init_context", Map.of()).path("session_id").asText();
+        calls.run(id, "big = 'a' * " + size);
+        calls.awaitSnapshot(id);
+        calls.run(id, "big = 'b' * " + size);
         Path snapshots = state.resolve("snapshots").resolve(id);
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
         boolean caught = false;
@@ -157,7 +115,7 @@ class PersistenceIT {
         assertThat(caught).as("the kill came while the new value was being written").isTrue();
 
         start("--max-memory-mb", "2048");
-        String seen = run(id, "print(len(big), big[0], big.count(big[0]) == len(big))");
+        String seen = calls.run(id, "print(len(big), big[0], big.count(big[0]) == len(big))");
         assertThat(seen).isIn(size + " a True\n", size + " b True\n");
         try (Stream<Path> files = Files.list(snapshots)) {
             assertThat(files.map(p -> p.getFileName().toString())).noneMatch(n -> n.endsWith(".tmp"));
@@ -175,26 +133,26 @@ class PersistenceIT {
     @Test
     void underASmallMemoryLimitVariablesSpillAndComeBackTransparently() throws Exception {
         start("--max-memory-mb", "16");
-        String id = ok("rlm_init_context", Map.of()).path("session_id").asText();
-        run(id, "a = 'a' * 6_000_000");
-        run(id, "b = 'b' * 6_000_000");
-        JsonNode third = ok("rlm_run_repl", Map.of("session_id", id, "code", "c = 'c' * 6_000_000"));
+        String id = calls.ok("rlm_init_context", Map.of()).path("session_id").asText();
+        calls.run(id, "a = 'a' * 6_000_000");
+        calls.run(id, "b = 'b' * 6_000_000");
+        JsonNode third = calls.ok("rlm_run_repl", Map.of("session_id", id, "code", "c = 'c' * 6_000_000"));
         assertThat(third.path("memory_note").asText()).contains("Spilled to disk").contains("a");
-        assertThat(statuses(id)).containsEntry("a", "spilled").containsEntry("c", "live");
-        assertThat(run(id, "print(len(a), a[-3:])")).isEqualTo("6000000 aaa\n");
-        assertThat(statuses(id)).containsEntry("a", "live");
+        assertThat(calls.statuses(id)).containsEntry("a", "spilled").containsEntry("c", "live");
+        assertThat(calls.run(id, "print(len(a), a[-3:])")).isEqualTo("6000000 aaa\n");
+        assertThat(calls.statuses(id)).containsEntry("a", "live");
     }
 
     @Test
     void valuesThatCannotBeSnapshottedAreReportedHonestly() throws Exception {
         start();
-        String id = ok("rlm_init_context", Map.of()).path("session_id").asText();
-        JsonNode reply = ok("rlm_run_repl", Map.of("session_id", id, "code",
+        String id = calls.ok("rlm_init_context", Map.of()).path("session_id").asText();
+        JsonNode reply = calls.ok("rlm_run_repl", Map.of("session_id", id, "code",
                 "import threading\nlock = threading.Lock()\nnumbers = (n for n in range(10))\nfine = [1]"));
         assertThat(reply.path("not_persisted").path("lock").asText()).contains("cannot be pickled");
         assertThat(reply.path("not_persisted").path("numbers").asText()).contains("generator");
         assertThat(reply.path("not_persisted").has("fine")).isFalse();
-        assertThat(ok("rlm_var_info", Map.of("session_id", id, "name", "numbers")).path("not_persisted").asText())
+        assertThat(calls.ok("rlm_var_info", Map.of("session_id", id, "name", "numbers")).path("not_persisted").asText())
                 .contains("generator");
     }
 }

@@ -9,12 +9,9 @@ import dev.rlmmcp.testsupport.S3ProxyServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -40,6 +37,7 @@ class SnapshotS3IT {
     private S3ProxyServer s3;
     private final List<AutoCloseable> open = new ArrayList<>();
     private McpDriver client;
+    private SessionCalls calls;
 
     @BeforeEach
     void startS3() throws IOException {
@@ -59,50 +57,9 @@ class SnapshotS3IT {
                 "--snapshot-s3", MIRROR, "--snapshot-debounce-ms", "200");
         open.add(server);
         client = McpDriver.http(server.mcpUrl());
+        calls = new SessionCalls(client);
         open.add(client);
         return server;
-    }
-
-    private JsonNode ok(String tool, Map<String, ?> args) {
-        JsonNode result = client.call(tool, args);
-        assertThat(result.path("isError").asBoolean()).as("%s %s -> %s", tool, args, result).isFalse();
-        return json(result);
-    }
-
-    private String run(String id, String code) {
-        JsonNode reply = ok("rlm_run_repl", Map.of("session_id", id, "code", code));
-        assertThat(reply.path("error").isObject()).as(reply.toString()).isFalse();
-        return reply.path("stdout").asText();
-    }
-
-    private JsonNode session(String id) {
-        for (JsonNode s : ok("rlm_sessions", Map.of()).path("sessions")) {
-            if (s.path("session_id").asText().equals(id)) {
-                return s;
-            }
-        }
-        throw new AssertionError("session " + id + " not listed");
-    }
-
-    /** Waits until the session's snapshot, copied to S3, is newer than its last step. */
-    private JsonNode awaitSnapshot(String id) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (System.nanoTime() < deadline) {
-            JsonNode s = session(id);
-            if (s.path("snapshot_at").isTextual() && !Instant.parse(s.path("snapshot_at").asText())
-                    .isBefore(Instant.parse(s.path("last_active").asText()))) {
-                return s;
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("no snapshot after the last step of " + id + ": " + session(id));
-    }
-
-    private Map<String, String> statuses(String id) {
-        Map<String, String> statuses = new TreeMap<>();
-        ok("rlm_list_vars", Map.of("session_id", id)).path("variables")
-                .forEach(v -> statuses.put(v.path("name").asText(), v.path("status").asText()));
-        return statuses;
     }
 
     private List<String> remoteObjects(String id) throws IOException {
@@ -118,11 +75,11 @@ class SnapshotS3IT {
     @Test
     void aSessionSnapshottedOnOneNodeIsResumedOnAnotherAfterKillMinus9() throws Exception {
         ServerProcess a = node("node-a");
-        String id = ok("rlm_init_context", Map.of("context_text", "b\na\nc\na\n", "data_type", "lines",
+        String id = calls.ok("rlm_init_context", Map.of("context_text", "b\na\nc\na\n", "data_type", "lines",
                 "max_steps", 100)).path("session_id").asText();
-        ok("rlm_load_data", Map.of("session_id", id, "name", "rows", "data", "[{\"k\": 1}, {\"k\": 2}]",
+        calls.ok("rlm_load_data", Map.of("session_id", id, "name", "rows", "data", "[{\"k\": 1}, {\"k\": 2}]",
                 "data_type", "json"));
-        run(id, """
+        calls.run(id, """
                 from collections import Counter
                 counts = Counter(context)
                 rows.append({'k': 3})
@@ -132,33 +89,33 @@ class SnapshotS3IT {
                 def total(rs):
                     return sum(r['k'] for r in rs)
                 """);
-        run(id, "counts['z'] += 7\nnested['a'].append('more')\ndel context");
-        String before = run(id, DIGEST);
-        Map<String, String> names = statuses(id);
-        int traceBefore = ok("rlm_get_trace", Map.of("session_id", id)).path("trace_length").asInt();
-        JsonNode snapshotted = awaitSnapshot(id);
+        calls.run(id, "counts['z'] += 7\nnested['a'].append('more')\ndel context");
+        String before = calls.run(id, DIGEST);
+        Map<String, String> names = calls.statuses(id);
+        int traceBefore = calls.ok("rlm_get_trace", Map.of("session_id", id)).path("trace_length").asInt();
+        JsonNode snapshotted = calls.awaitSnapshot(id);
         assertThat(snapshotted.path("last_snapshot").has("store_error")).as(snapshotted.toString()).isFalse();
         assertThat(remoteObjects(id)).contains("manifest.json", "session.json", "trace.jsonl")
                 .anyMatch(f -> f.startsWith("raw.")).anyMatch(f -> f.startsWith("wide."));
 
         a.kill();
         ServerProcess b = node("node-b");
-        assertThat(ok("rlm_sessions", Map.of()).path("sessions").size()).isZero();
+        assertThat(calls.ok("rlm_sessions", Map.of()).path("sessions").size()).isZero();
 
-        assertThat(run(id, DIGEST)).isEqualTo(before);
-        assertThat(run(id, "print(total(rows), counts['z'], len(raw), wide[:3])")).isEqualTo("6 7 10240000 ü€😀\n");
-        assertThat(statuses(id).keySet()).isEqualTo(names.keySet());
-        JsonNode listed = session(id);
+        assertThat(calls.run(id, DIGEST)).isEqualTo(before);
+        assertThat(calls.run(id, "print(total(rows), counts['z'], len(raw), wide[:3])")).isEqualTo("6 7 10240000 ü€😀\n");
+        assertThat(calls.statuses(id).keySet()).isEqualTo(names.keySet());
+        JsonNode listed = calls.session(id);
         assertThat(listed.path("limits").path("max_steps").asInt()).isEqualTo(100);
         assertThat(listed.path("steps").asInt()).isEqualTo(5);
-        JsonNode trace = ok("rlm_get_trace", Map.of("session_id", id));
+        JsonNode trace = calls.ok("rlm_get_trace", Map.of("session_id", id));
         assertThat(trace.path("trace_length").asInt()).isEqualTo(traceBefore + 2);
         assertThat(trace.path("steps").get(2).path("input").asText()).contains("from collections import Counter");
         assertThat(b.log()).contains("taken from the snapshot store");
 
-        run(id, "rows.append({'k': 4})");
-        awaitSnapshot(id);
-        ok("rlm_delete_session", Map.of("session_id", id));
+        calls.run(id, "rows.append({'k': 4})");
+        calls.awaitSnapshot(id);
+        calls.ok("rlm_delete_session", Map.of("session_id", id));
         assertThat(remoteObjects(id)).isEmpty();
         JsonNode gone = client.call("rlm_run_repl", Map.of("session_id", id, "code", "print(1)"));
         assertThat(gone.toString()).contains("SESSION_NOT_FOUND");

@@ -1,0 +1,65 @@
+package dev.rlmmcp.e2e;
+
+import static dev.rlmmcp.e2e.McpDriver.json;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** Session tools as an end-to-end test calls them through one client: a refusal fails the test. */
+final class SessionCalls {
+
+    private final McpDriver client;
+
+    SessionCalls(McpDriver client) {
+        this.client = client;
+    }
+
+    JsonNode ok(String tool, Map<String, ?> args) {
+        JsonNode result = client.call(tool, args);
+        assertThat(result.path("isError").asBoolean()).as("%s %s -> %s", tool, args, result).isFalse();
+        return json(result);
+    }
+
+    /** The step's stdout; the step must not have raised. */
+    String run(String id, String code) {
+        JsonNode reply = ok("rlm_run_repl", Map.of("session_id", id, "code", code));
+        assertThat(reply.path("error").isObject()).as(reply.toString()).isFalse();
+        return reply.path("stdout").asText();
+    }
+
+    /** The session as rlm_sessions lists it. */
+    JsonNode session(String id) {
+        for (JsonNode s : ok("rlm_sessions", Map.of()).path("sessions")) {
+            if (s.path("session_id").asText().equals(id)) {
+                return s;
+            }
+        }
+        throw new AssertionError("session " + id + " not listed");
+    }
+
+    /** Waits until the session's snapshot (copied to any snapshot store) is newer than its last step. */
+    JsonNode awaitSnapshot(String id) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            JsonNode s = session(id);
+            if (s.path("snapshot_at").isTextual() && !Instant.parse(s.path("snapshot_at").asText())
+                    .isBefore(Instant.parse(s.path("last_active").asText()))) {
+                return s;
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no snapshot after the last step of " + id + ": " + session(id));
+    }
+
+    /** Each variable of the session with its status: live, spilled or lost. */
+    Map<String, String> statuses(String id) {
+        Map<String, String> statuses = new TreeMap<>();
+        ok("rlm_list_vars", Map.of("session_id", id)).path("variables")
+                .forEach(v -> statuses.put(v.path("name").asText(), v.path("status").asText()));
+        return statuses;
+    }
+}
