@@ -137,8 +137,9 @@ final class KernelOptions {
     }
 
     @Option(names = "--state-dir", paramLabel = "DIR", defaultValue = "${env:RLM_STATE_DIR}",
-            description = "Where sessions, traces and variable snapshots are kept across restarts (RLM_STATE_DIR; "
-                    + "default: $XDG_DATA_HOME/rlm-mcp, else ~/.local/share/rlm-mcp).")
+            description = "Where sessions, traces and variable snapshots are kept across restarts; one server at a "
+                    + "time (RLM_STATE_DIR; default: one per data root, under $XDG_DATA_HOME/rlm-mcp/projects, "
+                    + "else ~/.local/share/rlm-mcp/projects).")
     Path stateDir;
 
     @Option(names = "--ephemeral", defaultValue = "${env:RLM_EPHEMERAL:-false}",
@@ -158,7 +159,8 @@ final class KernelOptions {
     String snapshotS3;
 
     /**
-     * The state store --state-dir names (created if missing; completing with null with --ephemeral),
+     * The state store --state-dir names, or the data root's own (created if missing, locked for this
+     * server; completing with null with --ephemeral),
      * opened on a thread of its own so that start-up does not wait for SQLite. With --snapshot-s3, a
      * server without S3 configured does not start.
      */
@@ -180,16 +182,8 @@ final class KernelOptions {
         if (ephemeral) {
             return CompletableFuture.completedFuture(null);
         }
-        Path dir = (stateDir != null ? stateDir : defaultStateDir()).toAbsolutePath().normalize();
-        try {
-            if (!Files.isDirectory(dir)) {
-                Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            }
-            require(spec, Files.isWritable(dir), "the state directory " + dir + " is not writable");
-        } catch (java.io.IOException e) {
-            throw new ParameterException(spec.commandLine(), "cannot create the state directory " + dir + ": "
-                    + e.getMessage() + " (choose another with --state-dir, or run with --ephemeral)");
-        }
+        Path dir = (stateDir != null ? StateDirectories.explicit(stateDir)
+                : StateDirectories.byDefault(StateDirectories.root(), dataRoot)).directory();
         CompletableFuture<StateStore> store = new CompletableFuture<>();
         S3Store s3Store = s3;
         S3SnapshotStore.Location s3Mirror = mirror;
@@ -203,13 +197,6 @@ final class KernelOptions {
             }
         });
         return store;
-    }
-
-    static Path defaultStateDir() {
-        String xdg = System.getenv("XDG_DATA_HOME");
-        Path base = xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute() ? Path.of(xdg)
-                : Path.of(System.getProperty("user.home"), ".local", "share");
-        return base.resolve("rlm-mcp");
     }
 
     Settings settings(CommandSpec spec) {

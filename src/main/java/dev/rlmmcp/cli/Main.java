@@ -22,7 +22,14 @@ public final class Main implements Runnable {
     }
 
     static CommandLine commandLine() {
-        return new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true);
+        return new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true)
+                .setExecutionExceptionHandler((e, commandLine, parsed) -> {
+                    if (e instanceof StateDirectories.StartRefused) {
+                        commandLine.getErr().println("rlm-mcp: " + e.getMessage());
+                        return 2;
+                    }
+                    throw e;
+                });
     }
 
     @Override

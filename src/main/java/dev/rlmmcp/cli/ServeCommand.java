@@ -2,6 +2,7 @@ package dev.rlmmcp.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.core.Settings;
+import dev.rlmmcp.core.store.StateStore;
 import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.face.ApiKey;
 import dev.rlmmcp.face.HttpFace;
@@ -12,6 +13,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -110,6 +112,7 @@ final class ServeCommand implements Callable<Integer> {
                     + "can run code in the kernels !!!", host);
         }
         Settings settings = kernel.settings(spec);
+        CompletableFuture<StateStore> store = kernel.store(spec, data);
         ObjectMapper json = Assembly.mapper();
         KernelLauncher launcher = kernel.launcher(spec, settings);
         KernelOptions.require(spec, !launcher.name().equals("process") || allowUnsandboxed || loopback,
@@ -120,7 +123,7 @@ final class ServeCommand implements Callable<Integer> {
                 Duration.ofSeconds(shutdownTimeoutS));
         Assembly app = Assembly.of(settings, launcher, json, new Assembly.Parts(llm.service(spec, json),
                 new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()), data.sources(spec),
-                kernel.store(spec, data), conformanceFixtures));
+                store, conformanceFixtures));
         HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
         face.start();
         int bound = face.address().getPort();

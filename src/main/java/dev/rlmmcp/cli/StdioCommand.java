@@ -2,9 +2,11 @@ package dev.rlmmcp.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.core.Settings;
+import dev.rlmmcp.core.store.StateStore;
 import dev.rlmmcp.face.StdioFace;
 import java.io.PrintStream;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -35,12 +37,13 @@ final class StdioCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
         Settings settings = kernel.settings(spec);
+        CompletableFuture<StateStore> store = kernel.store(spec, data);
         ObjectMapper json = Assembly.mapper();
         PrintStream protocol = System.out;
         System.setOut(System.err);
         try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(
                         llm.service(spec, json), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
-                        data.sources(spec), kernel.store(spec, data), false));
+                        data.sources(spec), store, false));
                 StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024)) {
             face.awaitClientGone();
         }

@@ -482,6 +482,20 @@ public final class Session implements AutoCloseable {
         return body;
     }
 
+    /**
+     * Whether the session may hold variables, found out without starting a kernel or waiting on
+     * running code: an idle kernel is asked; otherwise what it was last seen holding, the names its
+     * steps made, its memory and its snapshot count, so that a doubt keeps the session.
+     */
+    public boolean holdsVariables() {
+        ObjectNode view = variablesView();
+        boolean listed = !view.path("variables").isEmpty();
+        if ("kernel".equals(view.path("source").asText())) {
+            return listed;
+        }
+        return listed || memoryBytes > 0 || snapshots.at() != null;
+    }
+
     /** Whether a call is running on this session now. */
     public boolean busy() {
         return lock.isLocked();

@@ -9,11 +9,14 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HexFormat;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -24,10 +27,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * All sessions of this server: named ones made by rlm_init_context, and one default session per
- * client connection; any of them is found by id from any connection. Idle sessions are swept: their
- * kernels are stopped, and they stay listed as expired. With a {@link StateStore}, sessions are
- * written to it as they change and read back at start: a restarted server has them all, under the
- * same ids; an idle session's kernel is released after a snapshot and its state stays as it was.
+ * client connection; any of them is found by id from any connection. A default session that holds no
+ * variables ends with its connection; one that holds some stays, for any connection that has its id.
+ * Idle sessions are swept: their kernels are stopped, and they stay listed as expired (a default
+ * session whose connection is gone and that holds no variables is dropped instead). With a
+ * {@link StateStore}, sessions are written to it as they change and read back at start: a restarted
+ * server has them all, under the same ids; an idle session's kernel is released after a snapshot and
+ * its state stays as it was.
  */
 public final class Sessions implements AutoCloseable {
 
@@ -206,12 +212,21 @@ public final class Sessions implements AutoCloseable {
         }
     }
 
-    /** Ends the default session of a connection that has gone away. */
+    /**
+     * A connection has gone away: its default session ends if it holds no variables; one that does
+     * stays, reachable by its id from any connection, until the idle rules or rlm_delete_session end it.
+     */
     public void connectionClosed(String connection) {
         store();
         Session session = byConnection.remove(connection);
-        if (session != null) {
-            byId.remove(session.id());
+        if (session != null && !session.busy() && !session.holdsVariables()) {
+            drop(session);
+            log.debug("session {}: default session of a closed connection, no variables: removed", session.id());
+        }
+    }
+
+    private void drop(Session session) {
+        if (byId.remove(session.id(), session)) {
             forget(session);
         }
     }
@@ -229,9 +244,20 @@ public final class Sessions implements AutoCloseable {
     void sweep(Duration idle) {
         store();
         Instant cutoff = Instant.now().minus(idle);
+        Set<Session> bound = Collections.newSetFromMap(new IdentityHashMap<>());
+        bound.addAll(byConnection.values());
         for (Session session : List.copyOf(byId.values())) {
-            if (session.lastActive().isBefore(cutoff) && (session.hasKernel() || session.state() == SessionState.ACTIVE)
-                    && session.expire()) {
+            if (!session.lastActive().isBefore(cutoff)) {
+                continue;
+            }
+            if (DEFAULT_NAME.equals(session.name()) && !bound.contains(session) && !session.busy()
+                    && !session.holdsVariables()) {
+                drop(session);
+                log.info("session {} idle since {}: a default session whose connection is gone, without variables: "
+                        + "removed", session.id(), session.lastActive());
+                continue;
+            }
+            if ((session.hasKernel() || session.state() == SessionState.ACTIVE) && session.expire()) {
                 log.info("session {} idle since {}: kernel stopped, state {}", session.id(), session.lastActive(),
                         session.state().wireName());
             }
@@ -258,6 +284,13 @@ public final class Sessions implements AutoCloseable {
             store();
         } catch (RuntimeException e) {
             log.warn("the state store did not open: {}", e.toString());
+        }
+        for (String connection : List.copyOf(byConnection.keySet())) {
+            try {
+                connectionClosed(connection);
+            } catch (RuntimeException e) {
+                log.warn("closing the default session of connection {}: {}", connection, e.toString());
+            }
         }
         byId.values().parallelStream().forEach(Session::close);
         byId.clear();

@@ -19,9 +19,11 @@ public final class Schema {
         return property(name, isRequired, Map.of("type", "string", "description", description));
     }
 
+    /** A string out of {@code values}; {@code defaultValue} null declares no default. */
     public Schema choice(String name, String description, List<String> values, String defaultValue) {
-        return property(name, false, Map.of("type", "string", "description", description, "enum", values,
-                "default", defaultValue));
+        return property(name, false, defaultValue == null
+                ? Map.of("type", "string", "description", description, "enum", values)
+                : Map.of("type", "string", "description", description, "enum", values, "default", defaultValue));
     }
 
     public Schema integer(String name, String description, long min, long max) {

@@ -69,12 +69,18 @@ class HttpIT extends ReplToolsContract {
     }
 
     @Test
-    void endingAnMcpSessionReleasesItsDefaultSession() {
-        String theirs;
+    void endingAnMcpSessionReleasesItsDefaultSessionUnlessItHoldsVariables() {
+        String empty;
+        String holding;
         try (McpDriver other = McpDriver.http(server.mcpUrl())) {
-            theirs = json(other.call("rlm_execute", Map.of("code", "x = 1"))).path("session_id").asText();
+            empty = json(other.call("rlm_execute", Map.of("code", "print(1)"))).path("session_id").asText();
         }
-        refused("rlm_execute", Map.of("code", "x", "session_id", theirs), "SESSION_NOT_FOUND", "session_id");
+        try (McpDriver other = McpDriver.http(server.mcpUrl())) {
+            holding = json(other.call("rlm_execute", Map.of("code", "x = 1"))).path("session_id").asText();
+        }
+        refused("rlm_execute", Map.of("code", "1", "session_id", empty), "SESSION_NOT_FOUND", "session_id");
+        assertThat(ok("rlm_execute", Map.of("code", "print(x + 1)", "session_id", holding)).path("stdout").asText())
+                .isEqualTo("2\n");
     }
 
     @Test

@@ -31,7 +31,9 @@ public final class ServerProcess implements AutoCloseable {
     }
 
     private ServerProcess(List<String> args, Map<String, String> env, Path cwd) throws IOException {
-        ProcessBuilder builder = new ProcessBuilder(command(args)).redirectErrorStream(true);
+        boolean defaultStateDir = env.containsKey("XDG_DATA_HOME") || env.containsKey("RLM_STATE_DIR");
+        ProcessBuilder builder = new ProcessBuilder(defaultStateDir ? command(args, false) : command(args))
+                .redirectErrorStream(true);
         builder.environment().remove("RLM_API_KEY");
         builder.environment().putAll(env);
         if (cwd != null) {
@@ -85,7 +87,10 @@ public final class ServerProcess implements AutoCloseable {
         return process.exitValue();
     }
 
-    /** An HTTP server with extra environment variables, started in {@code cwd}. */
+    /**
+     * An HTTP server with extra environment variables, started in {@code cwd}; with XDG_DATA_HOME or
+     * RLM_STATE_DIR in {@code env} and no --state-dir, it finds its state directory as a user's would.
+     */
     public static ServerProcess http(Map<String, String> env, Path cwd, String... extra) throws IOException {
         List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
         args.addAll(List.of(extra));
@@ -97,13 +102,21 @@ public final class ServerProcess implements AutoCloseable {
      * --state-dir gets a fresh temporary one, never the user's.
      */
     public static List<String> command(List<String> args) {
+        return command(args, true);
+    }
+
+    /**
+     * The command line; without {@code temporaryState} the server picks its state directory itself
+     * (tests that do so set XDG_DATA_HOME or RLM_STATE_DIR to a directory of their own).
+     */
+    public static List<String> command(List<String> args, boolean temporaryState) {
         List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElse("java"));
         command.add("-jar");
         command.add(jar().toString());
         command.addAll(args);
         boolean server = !args.isEmpty() && (args.get(0).equals("serve") || args.get(0).equals("stdio"));
-        if (server && !args.contains("--state-dir") && !args.contains("--ephemeral")) {
+        if (temporaryState && server && !args.contains("--state-dir") && !args.contains("--ephemeral")) {
             command.addAll(List.of("--state-dir", temporaryStateDir().toString()));
         }
         return command;

@@ -33,7 +33,7 @@ final class SessionCalls {
 
     /** The session as rlm_sessions lists it. */
     JsonNode session(String id) {
-        for (JsonNode s : ok("rlm_sessions", Map.of()).path("sessions")) {
+        for (JsonNode s : ok("rlm_sessions", Map.of("verbose", true, "limit", 200)).path("sessions")) {
             if (s.path("session_id").asText().equals(id)) {
                 return s;
             }

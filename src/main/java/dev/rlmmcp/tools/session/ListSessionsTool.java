@@ -2,15 +2,30 @@ package dev.rlmmcp.tools.session;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.RlmException;
 import dev.rlmmcp.core.Session;
+import dev.rlmmcp.core.SessionState;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
+import java.util.Arrays;
+import java.util.List;
 
-/** rlm_sessions: every session of this server. */
+/**
+ * rlm_sessions: the server's sessions, most recently active first, a page at a time. Each entry is
+ * a few fields by default (everything goes into the model's context); {@code verbose} gives the
+ * full summary.
+ */
 public final class ListSessionsTool implements RlmTool {
+
+    static final int DEFAULT_LIMIT = 20;
+    static final int MAX_LIMIT = 200;
+    private static final List<String> STATES = Arrays.stream(SessionState.values()).map(SessionState::wireName).toList();
+    /** The fields of a summary that a compact entry keeps. */
+    private static final List<String> COMPACT = List.of("session_id", "name", "state", "guardrail_stop", "steps",
+            "memory_human", "last_active");
 
     private final Sessions sessions;
 
@@ -25,23 +40,61 @@ public final class ListSessionsTool implements RlmTool {
 
     @Override
     public String description() {
-        return "List the server's sessions, most recently active first: id, name, state (active, finalized, "
-                + "stopped, expired), steps, memory of the variables, created and last active times.";
+        return "List the server's sessions, most recently active first, " + DEFAULT_LIMIT + " at a time: id, name, "
+                + "state (active, finalized, stopped, expired), steps, memory of the variables, last active time. "
+                + "state filters; offset pages on (the reply's next_offset); verbose adds limits, counters, "
+                + "snapshot times and kernel status.";
     }
 
     @Override
     public Schema schema() {
-        return Schema.object();
+        return Schema.object()
+                .integer("limit", "Sessions per page (default " + DEFAULT_LIMIT + ").", 1, MAX_LIMIT)
+                .integer("offset", "Sessions to skip: the next_offset of the previous page (default 0).", 0,
+                        Integer.MAX_VALUE)
+                .choice("state", "Only sessions in this state (default: any).", STATES, null)
+                .bool("verbose", "Full entries: limits, runtime, I/O, llm_query use, snapshot and kernel status, "
+                        + "created time (default false).");
     }
 
     @Override
     public ObjectNode call(Args args, Caller caller) {
+        Long limitArg = args.integer("limit", 1, MAX_LIMIT);
+        Long offsetArg = args.integer("offset", 0, Integer.MAX_VALUE);
+        int limit = limitArg == null ? DEFAULT_LIMIT : limitArg.intValue();
+        int offset = offsetArg == null ? 0 : offsetArg.intValue();
+        String state = args.optionalString("state");
+        if (state != null && !STATES.contains(state)) {
+            throw RlmException.invalid("state", "state is '" + state + "', not a session state",
+                    "use one of: " + String.join(", ", STATES));
+        }
+        boolean verbose = args.flag("verbose");
+        List<Session> matching = sessions.all().stream()
+                .filter(s -> state == null || s.state().wireName().equals(state)).toList();
         ObjectNode body = sessions.kernels().json().createObjectNode();
         ArrayNode list = body.putArray("sessions");
-        for (Session session : sessions.all()) {
-            list.add(session.summary());
+        int end = (int) Math.min(matching.size(), (long) offset + limit);
+        for (Session session : matching.subList(Math.min(offset, end), end)) {
+            ObjectNode summary = session.summary();
+            list.add(verbose ? summary : compact(summary));
         }
         body.put("count", list.size());
+        body.put("total", matching.size());
+        if (end < matching.size()) {
+            body.put("next_offset", end);
+            body.put("next", "pass offset " + end + " for the next " + Math.min(limit, matching.size() - end)
+                    + " of " + matching.size());
+        }
         return body;
+    }
+
+    private static ObjectNode compact(ObjectNode summary) {
+        ObjectNode entry = summary.objectNode();
+        for (String field : COMPACT) {
+            if (summary.has(field)) {
+                entry.set(field.equals("memory_human") ? "memory" : field, summary.get(field));
+            }
+        }
+        return entry;
     }
 }
