@@ -185,7 +185,8 @@ final class KernelOptions {
             if (!Files.isDirectory(dir)) {
                 Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             }
-            require(spec, Files.isWritable(dir), "the state directory " + dir + " is not writable");
+            require(spec, Files.isWritable(dir), "the state directory " + dir + " is not writable "
+                    + "(choose another with --state-dir, or run with --ephemeral)");
         } catch (java.io.IOException e) {
             throw new ParameterException(spec.commandLine(), "cannot create the state directory " + dir + ": "
                     + e.getMessage() + " (choose another with --state-dir, or run with --ephemeral)");
@@ -282,7 +283,8 @@ final class KernelOptions {
                 Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             }
         } catch (java.io.IOException e) {
-            throw new ParameterException(spec.commandLine(), "cannot create the runtime directory " + dir + ": " + e);
+            throw new ParameterException(spec.commandLine(), "cannot create the runtime directory " + dir + ": " + e
+                    + " (choose another with --runtime-dir)");
         }
         return dir;
     }

@@ -20,7 +20,9 @@ import picocli.CommandLine.UnmatchedArgumentException;
         description = {
             "An MCP server that gives LLM agents a persistent Python REPL for data too big for their context.",
             "",
-            "Every option can also be set by the environment variable named in its description; flags win."})
+            "Every option can also be set by the environment variable named in its description; flags win.",
+            "",
+            "bin/rlm-mcp build builds the jar this runs (the one step that runs Maven; starting never builds)."})
 public final class Main implements Runnable {
 
     private static final Pattern FLAG = Pattern.compile("--[a-z0-9][a-z0-9-]*");
