@@ -5,6 +5,15 @@
 RLM_MIN_JAVA=21
 RLM_MIN_PYTHON=3.10
 
+# jar_is_stale ROOT: true when ROOT/target/rlm-mcp.jar is missing, or anything under ROOT/src/main
+# (files, or directories whose entries changed) or ROOT/pom.xml is newer than it.
+jar_is_stale() {
+  local root=$1 jar=$1/target/rlm-mcp.jar
+  [[ -f $jar ]] || return 0
+  [[ -d $root/src/main ]] || return 1 # a jar shipped without sources
+  [[ -n $(find "$root/src/main" "$root/pom.xml" -newer "$jar" -print -quit 2>/dev/null) ]]
+}
+
 # java_version HOME: print the full Java version of the JDK at HOME (e.g. 25.0.3).
 # Reads the `release` file (no JVM start); falls back to `java -version`.
 java_version() {

@@ -269,7 +269,8 @@ final class KernelOptions {
                 Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             }
         } catch (java.io.IOException e) {
-            throw new ParameterException(spec.commandLine(), "cannot create the runtime directory " + dir + ": " + e);
+            throw new ParameterException(spec.commandLine(), "cannot create the runtime directory " + dir + ": " + e
+                    + " (choose another with --runtime-dir)");
         }
         return dir;
     }

@@ -1,8 +1,17 @@
 package dev.rlmmcp.cli;
 
 import dev.rlmmcp.face.Version;
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.ArgSpec;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.UnmatchedArgumentException;
 
 @Command(name = "rlm-mcp",
         mixinStandardHelpOptions = true,
@@ -11,8 +20,12 @@ import picocli.CommandLine.Command;
         description = {
             "An MCP server that gives LLM agents a persistent Python REPL for data too big for their context.",
             "",
-            "Every option can also be set by the environment variable named in its description; flags win."})
+            "Every option can also be set by the environment variable named in its description; flags win.",
+            "",
+            "bin/rlm-mcp build builds the jar this runs (the one step that runs Maven; starting never builds)."})
 public final class Main implements Runnable {
+
+    private static final Pattern FLAG = Pattern.compile("--[a-z0-9][a-z0-9-]*");
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -23,18 +36,104 @@ public final class Main implements Runnable {
 
     static CommandLine commandLine() {
         return new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true)
-                .setExecutionExceptionHandler((e, commandLine, parsed) -> {
-                    if (e instanceof StateDirectories.StartRefused) {
-                        commandLine.getErr().println("rlm-mcp: " + e.getMessage());
-                        return 2;
-                    }
-                    throw e;
-                });
+                .setParameterExceptionHandler(Main::badArguments)
+                .setExecutionExceptionHandler(Main::failed);
     }
 
     @Override
     public void run() {
         spec.commandLine().usage(System.err);
+    }
+
+    /**
+     * A bad flag, a bad value or a start-up check that failed (a missing directory, a port in use):
+     * the message on one line, then the help line of the flag it is about, and exit code 2. Never the
+     * whole usage, never a stack trace.
+     */
+    static int badArguments(ParameterException e, String[] args) {
+        CommandLine cmd = e.getCommandLine();
+        PrintWriter err = cmd.getErr();
+        String prefix = cmd.getCommandSpec().qualifiedName() + ": ";
+        if (e instanceof UnmatchedArgumentException unmatched) {
+            err.println(prefix + unknown(unmatched));
+        } else {
+            err.println(prefix + e.getMessage());
+            OptionSpec option = optionOf(e.getArgSpec(), e.getMessage(), cmd.getCommandSpec());
+            if (option != null) {
+                err.println("  " + helpLine(option));
+            }
+        }
+        err.flush();
+        return CommandLine.ExitCode.USAGE;
+    }
+
+    /**
+     * A state directory another server holds: its one line, exit code 2. Anything else that stops the
+     * start: one line with what went wrong, exit code 1.
+     */
+    static int failed(Exception e, CommandLine cmd, CommandLine.ParseResult parsed) {
+        PrintWriter err = cmd.getErr();
+        if (e instanceof StateDirectories.StartRefused) {
+            err.println(cmd.getCommandSpec().root().qualifiedName() + ": " + e.getMessage());
+            err.flush();
+            return CommandLine.ExitCode.USAGE;
+        }
+        Throwable cause = e;
+        StringBuilder message = new StringBuilder(String.valueOf(e.getMessage()));
+        while (cause.getCause() != null && cause.getCause() != cause) {
+            cause = cause.getCause();
+            if (cause.getMessage() != null && !message.toString().contains(cause.getMessage())) {
+                message.append(": ").append(cause.getMessage());
+            }
+        }
+        err.println(cmd.getCommandSpec().qualifiedName() + ": could not start: " + message
+                + " (" + e.getClass().getSimpleName() + ")");
+        err.flush();
+        return CommandLine.ExitCode.SOFTWARE;
+    }
+
+    /** "unknown option '--data-rot'; did you mean --data-root? (rlm-mcp stdio --help lists every option)" */
+    private static String unknown(UnmatchedArgumentException e) {
+        List<String> args = e.getUnmatched();
+        String first = args.isEmpty() ? "?" : args.stream().filter(a -> a.startsWith("-")).findFirst().orElse(args.get(0));
+        boolean option = first.startsWith("-");
+        StringBuilder line = new StringBuilder(option ? "unknown option '" : "unknown command or argument '")
+                .append(first).append("'");
+        List<String> suggestions = e.getSuggestions();
+        CommandLine parent = e.getCommandLine().getParent();
+        String sibling = !option || parent == null ? null : parent.getSubcommands().values().stream()
+                .filter(c -> c != e.getCommandLine() && c.getCommandSpec().findOption(first.split("=", 2)[0]) != null)
+                .map(c -> c.getCommandSpec().qualifiedName()).findFirst().orElse(null);
+        if (sibling != null) {
+            line.append("; it is an option of ").append(sibling);
+        } else if (!suggestions.isEmpty()) {
+            line.append("; did you mean ").append(String.join(" or ", suggestions.subList(0, Math.min(3, suggestions.size()))))
+                    .append('?');
+        }
+        String name = e.getCommandLine().getCommandSpec().qualifiedName();
+        line.append(" (").append(name).append(" --help lists every ").append(option ? "option" : "command").append(')');
+        return line.toString();
+    }
+
+    /** The option an error is about: the one picocli names, else the first of the command's flags in the message. */
+    private static OptionSpec optionOf(ArgSpec arg, String message, CommandSpec command) {
+        if (arg instanceof OptionSpec option) {
+            return option;
+        }
+        Matcher m = FLAG.matcher(message == null ? "" : message);
+        while (m.find()) {
+            OptionSpec option = command.findOption(m.group());
+            if (option != null) {
+                return option;
+            }
+        }
+        return null;
+    }
+
+    /** "--data-root=DIR  Directory rlm_load_file may read from (...)" */
+    static String helpLine(OptionSpec option) {
+        String label = option.arity().max() == 0 ? "" : "=" + option.paramLabel();
+        return option.longestName() + label + "  " + String.join(" ", option.description());
     }
 
     static final class VersionProvider implements CommandLine.IVersionProvider {

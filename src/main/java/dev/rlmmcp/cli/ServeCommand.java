@@ -8,9 +8,11 @@ import dev.rlmmcp.face.ApiKey;
 import dev.rlmmcp.face.HttpFace;
 import dev.rlmmcp.face.HttpSettings;
 import dev.rlmmcp.face.PortFile;
+import java.net.BindException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -21,6 +23,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 @Command(name = "serve", mixinStandardHelpOptions = true,
@@ -125,7 +128,16 @@ final class ServeCommand implements Callable<Integer> {
                 new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()), data.sources(spec),
                 store, conformanceFixtures));
         HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
-        face.start();
+        try {
+            face.start();
+        } catch (Exception e) {
+            try {
+                face.close();
+            } finally {
+                app.close();
+            }
+            throw cannotListen(e);
+        }
         int bound = face.address().getPort();
         PortFile written = portFile == null ? null : PortFile.write(portFile, bound);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -147,6 +159,21 @@ final class ServeCommand implements Callable<Integer> {
                 conformanceFixtures ? ", conformance fixtures on" : "");
         face.join();
         return 0;
+    }
+
+    /** A port in use or an address not of this host is a bad flag: one line naming it, exit code 2. */
+    private Exception cannotListen(Exception e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof BindException bind) {
+                String why = String.valueOf(bind.getMessage()).toLowerCase(Locale.ROOT);
+                String hint = why.contains("in use")
+                        ? "address already in use: stop what holds the port, or pick another with --port (0: any free port)"
+                        : why + ": check --host";
+                return new ParameterException(spec.commandLine(), "cannot listen on " + host + ":" + port + ": " + hint,
+                        spec.findOption(why.contains("in use") ? "--port" : "--host"), String.valueOf(port));
+            }
+        }
+        return e;
     }
 
     private static Set<String> list(String[] values) {

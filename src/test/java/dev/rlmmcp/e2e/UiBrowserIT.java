@@ -95,9 +95,35 @@ class UiBrowserIT {
             assertThat(browser.exitValue()).isZero();
             assertThat(last.path("sessions_listed").asInt()).isGreaterThanOrEqualTo(3);
             assertThat(last.path("jsonl_lines").asInt()).isEqualTo(entries + 2);
+            assertThat(last.path("logged_out").asBoolean()).isTrue();
             for (String shot : List.of("sessions.png", "session.png", "finalized.png")) {
                 assertThat(Files.size(shots.resolve(shot))).as(shot).isGreaterThan(10_000);
             }
+        }
+    }
+
+    @Test
+    void withoutAKeyThePageOpensAndOffersNoLogOut() throws Exception {
+        assertThat(CHROMIUM).as("Debian's chromium package (bin/test installs it as root)").isExecutable();
+        Path shots = McpDriver.projectRoot().resolve("target/ui-screenshots");
+        Files.createDirectories(shots);
+        try (ServerProcess server = ServerProcess.http()) {
+            Process browser = new ProcessBuilder(McpDriver.findNode().toString(),
+                    McpDriver.projectRoot().resolve("e2e/ui-check.mjs").toString(), "--open",
+                    "--base", server.baseUrl(), "--shots", shots.toString(),
+                    "--profile", profile.resolve("chromium-open").toString())
+                    .directory(McpDriver.projectRoot().toFile()).redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .redirectInput(ProcessBuilder.Redirect.PIPE).start();
+            browser.getOutputStream().close();
+            String out = new String(browser.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            if (!browser.waitFor(60, TimeUnit.SECONDS)) {
+                browser.descendants().forEach(ProcessHandle::destroyForcibly);
+                browser.destroyForcibly();
+            }
+            JsonNode last = McpDriver.MAPPER.readTree(out.substring(out.lastIndexOf('\n') + 1));
+            assertThat(last.path("event").asText()).as(out).isEqualTo("done");
+            assertThat(last.path("logout_visible").asBoolean(true)).isFalse();
+            assertThat(browser.exitValue()).isZero();
         }
     }
 

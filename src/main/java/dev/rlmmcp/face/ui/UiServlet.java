@@ -70,7 +70,7 @@ public final class UiServlet extends HttpServlet {
                 redirect(response, "/ui/login");
             }
         } else if (path.equals("/")) {
-            sendAsset(response, "index.html", 200);
+            sendIndex(response);
         } else if (path.equals("/api/sessions")) {
             sendSessions(response);
         } else {
@@ -206,6 +206,20 @@ public final class UiServlet extends HttpServlet {
         response.setContentType(asset.contentType());
         response.setHeader("Cache-Control", "no-cache");
         response.getOutputStream().write(asset.bytes());
+    }
+
+    /** The page, with its "Log out" button only when there is a key to log in with. */
+    private void sendIndex(HttpServletResponse response) throws IOException {
+        if (!auth.required()) {
+            sendAsset(response, "index.html", 200);
+            return;
+        }
+        String page = new String(assets.get("index.html").bytes(), StandardCharsets.UTF_8)
+                .replace("class=\"logout\" hidden>", "class=\"logout\">");
+        response.setStatus(200);
+        response.setContentType(assets.get("index.html").contentType());
+        response.setHeader("Cache-Control", "no-cache");
+        response.getOutputStream().write(page.getBytes(StandardCharsets.UTF_8));
     }
 
     private void sendLoginFailed(HttpServletResponse response) throws IOException {

@@ -109,7 +109,8 @@ class UiServletTest {
         String pair = cookie.substring(0, cookie.indexOf(';'));
         HttpResponse<String> page = get("/ui/", "Cookie", pair);
         assertThat(page.statusCode()).isEqualTo(200);
-        assertThat(page.body()).contains("<script src=\"/ui/assets/app.js\"");
+        assertThat(page.body()).contains("<script src=\"/ui/assets/app.js\"")
+                .contains("class=\"logout\"><button type=\"submit\">Log out</button>");
         assertThat(get("/ui/api/sessions", "Cookie", pair).statusCode()).isEqualTo(200);
         assertThat(login(KEY, "Origin", "http://evil.example").statusCode()).isEqualTo(403);
     }
