@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -27,10 +26,6 @@ final class Journey {
 
     /** The non-root user the tests create (idempotently) and leave in place. */
     static final String USER = "rlmjourney";
-
-    /** Prints every variable of the session that is not a module, function or class, with its type. */
-    static final String LIST_NAMES = "print(sorted(n for n, v in globals().items() if not n.startswith('_') "
-            + "and type(v).__name__ not in ('module', 'function', 'type')))";
 
     private Journey() {
     }
@@ -255,17 +250,5 @@ final class Journey {
 
     static void chownToUser(Path path) throws IOException, InterruptedException {
         run(List.of("chown", "-R", USER + ":" + USER, path.toString()));
-    }
-
-    static String sha256Hex(String s) {
-        return HexFormat.of().formatHex(sha256().digest(s.getBytes(StandardCharsets.UTF_8)));
-    }
-
-    static void uncheckedDelete(Path p) {
-        try {
-            Files.deleteIfExists(p);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

@@ -105,10 +105,13 @@ final class StdioRpc implements AutoCloseable {
 
     /** Closes stdin (end of file, as when the client goes away) and waits for the server to leave by itself. */
     int closeStdinAndWait(long seconds) throws IOException, InterruptedException {
+        long start = System.nanoTime();
         stdin.close();
         if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
             throw new AssertionError("stdio server still running " + seconds + " s after stdin closed:\n" + stderr);
         }
+        System.err.printf("[journey] stdio server exited with %d, %d ms after stdin EOF%n", process.exitValue(),
+                (System.nanoTime() - start) / 1_000_000);
         return process.exitValue();
     }
 

@@ -25,10 +25,6 @@ record UserLaunch(Path launcher, Path cwd, Map<String, String> env, String user,
         return new UserLaunch(McpDriver.projectRoot().resolve("bin/rlm-mcp"), cwd, env, null, null);
     }
 
-    UserLaunch in(Path dir) {
-        return new UserLaunch(launcher, dir, env, user, userHome);
-    }
-
     UserLaunch with(String name, String value) {
         Map<String, String> more = new LinkedHashMap<>(env);
         more.put(name, value);
