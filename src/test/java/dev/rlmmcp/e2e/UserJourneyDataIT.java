@@ -63,7 +63,6 @@ class UserJourneyDataIT {
         Journey.typicalFiles(data);
         SessionCalls calls = start(data);
 
-        assertThat(server.log()).contains("data root: " + data.toRealPath());
         JsonNode memory = calls.ok("rlm_memory", Map.of());
         if (Files.isExecutable(Path.of("/usr/bin/bwrap"))) {
             assertThat(memory.toString()).as("the default sandbox where bubblewrap is installed").contains("\"sandbox\":\"bwrap\"");

@@ -118,6 +118,8 @@ class UserJourneyDurabilityIT {
         UserServer server = open(UserServer.start(launch()));
         McpDriver client = open(McpDriver.http(server.mcpUrl()));
         SessionCalls calls = new SessionCalls(client);
+        Journey.typicalFiles(tmp);
+        calls.ok("rlm_load_file", Map.of("name", "log", "path", "app.log", "data_type", "lines"));
         String id = calls.ok("rlm_execute", Map.of("code", "first = list(range(1000))")).path("session_id").asText();
         calls.ok("rlm_execute", Map.of("code", "second = {'k': 'v'}"));
         calls.awaitSnapshot(id);
@@ -130,13 +132,13 @@ class UserJourneyDurabilityIT {
         kernel.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
 
         // The user's next call: it runs, on a fresh kernel holding what the snapshot had.
-        JsonNode next = McpDriver.json(client.call("rlm_execute", Map.of("code", "print(sum(first), second)")));
-        JsonNode again = McpDriver.json(client.call("rlm_execute", Map.of("code", "print(sum(first), second)")));
+        JsonNode next = McpDriver.json(client.call("rlm_execute", Map.of("code", "print(sum(first), second, len(log))")));
+        JsonNode again = McpDriver.json(client.call("rlm_execute", Map.of("code", "print(sum(first), second, len(log))")));
         SoftAssertions soft = new SoftAssertions();
         soft.assertThat(next.path("status").asText() + " " + next.path("stdout").asText())
-                .as("the first call after the kill runs: %s", next).isEqualTo("ok 499500 {'k': 'v'}\n");
+                .as("the first call after the kill runs: %s", next).isEqualTo("ok 499500 {'k': 'v'} 1000\n");
         soft.assertThat(again.path("stdout").asText())
-                .as("the variables from before the kill are there: %s", again).isEqualTo("499500 {'k': 'v'}\n");
+                .as("the variables from before the kill are there: %s", again).isEqualTo("499500 {'k': 'v'} 1000\n");
         soft.assertThat(server.kernels()).as("a new kernel").hasSize(1).doesNotContain(kernel);
         boolean namedLost = (next.path("lost_variables").toString() + again.path("lost_variables")).contains("third");
         if (!namedLost) {
