@@ -1,0 +1,134 @@
+package dev.rlmmcp.e2e;
+
+import static dev.rlmmcp.e2e.McpDriver.MAPPER;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A minimal stdio MCP client that writes JSON-RPC lines itself, for what the official client cannot be
+ * made to do exactly: close stdin and then only wait (the SDK's client sends SIGTERM 2 s after closing
+ * stdin, and SIGKILL 2 s later). One request at a time.
+ */
+final class StdioRpc implements AutoCloseable {
+
+    private final Process process;
+    private final OutputStream stdin;
+    private final BlockingQueue<JsonNode> replies = new LinkedBlockingQueue<>();
+    private final StringBuffer stderr = new StringBuffer();
+    private long ids;
+
+    StdioRpc(List<String> command) throws IOException {
+        process = new ProcessBuilder(command).start();
+        stdin = process.getOutputStream();
+        Thread.ofPlatform().daemon().start(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    if (!line.isBlank()) {
+                        replies.add(MAPPER.readTree(line));
+                    }
+                }
+            } catch (IOException ignored) {
+                // gone
+            }
+        });
+        Thread.ofPlatform().daemon().start(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    stderr.append(line).append('\n');
+                }
+            } catch (IOException ignored) {
+                // gone
+            }
+        });
+        request("initialize", Map.of("protocolVersion", "2025-06-18", "capabilities", Map.of(),
+                "clientInfo", Map.of("name", "journey-raw-stdio", "version", "1")));
+        send(MAPPER.createObjectNode().put("jsonrpc", "2.0").put("method", "notifications/initialized"));
+    }
+
+    /** Sends a request and waits for its answer's {@code result}; a JSON-RPC error fails the test. */
+    JsonNode request(String method, Map<String, ?> params) throws IOException {
+        long id = ++ids;
+        ObjectNode msg = MAPPER.createObjectNode().put("jsonrpc", "2.0").put("id", id).put("method", method);
+        msg.set("params", MAPPER.valueToTree(params));
+        send(msg);
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+        while (System.nanoTime() < deadline) {
+            JsonNode reply;
+            try {
+                reply = replies.poll(1, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+            if (reply == null) {
+                if (!process.isAlive()) {
+                    throw new AssertionError("stdio server exited before answering " + method + ":\n" + stderr);
+                }
+                continue;
+            }
+            if (reply.path("id").asLong(-1) == id) {
+                if (reply.has("error")) {
+                    throw new AssertionError(method + " failed: " + reply.get("error"));
+                }
+                return reply.path("result");
+            }
+        }
+        throw new AssertionError("no answer to " + method + " within 5 minutes:\n" + stderr);
+    }
+
+    /** The tool's JSON reply; the call must not be flagged isError. */
+    JsonNode call(String tool, Map<String, ?> args) throws IOException {
+        JsonNode result = request("tools/call", Map.of("name", tool, "arguments", args));
+        if (result.path("isError").asBoolean()) {
+            throw new AssertionError(tool + " " + args + " -> " + result);
+        }
+        return McpDriver.json(result);
+    }
+
+    private void send(JsonNode msg) throws IOException {
+        stdin.write((MAPPER.writeValueAsString(msg) + "\n").getBytes(StandardCharsets.UTF_8));
+        stdin.flush();
+    }
+
+    /** Closes stdin (end of file, as when the client goes away) and waits for the server to leave by itself. */
+    int closeStdinAndWait(long seconds) throws IOException, InterruptedException {
+        long start = System.nanoTime();
+        stdin.close();
+        if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
+            throw new AssertionError("stdio server still running " + seconds + " s after stdin closed:\n" + stderr);
+        }
+        System.err.printf("[journey] stdio server exited with %d, %d ms after stdin EOF%n", process.exitValue(),
+                (System.nanoTime() - start) / 1_000_000);
+        return process.exitValue();
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    String stderr() {
+        return stderr.toString();
+    }
+
+    @Override
+    public void close() {
+        if (process.isAlive()) {
+            List<ProcessHandle> children = process.descendants().toList();
+            process.destroyForcibly();
+            children.forEach(ProcessHandle::destroyForcibly);
+        }
+    }
+}
