@@ -119,7 +119,7 @@ final class ServeCommand implements Callable<Integer> {
                 origins, Duration.ofSeconds(sessionIdleS), Duration.ofSeconds(sseKeepAliveS), portFile,
                 Duration.ofSeconds(shutdownTimeoutS));
         Assembly app = Assembly.of(settings, launcher, json, new Assembly.Parts(llm.service(spec, json),
-                new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()), data.sources(spec),
+                new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()), data.sources(spec, kernel.snapshotArea()),
                 kernel.store(spec, data), conformanceFixtures));
         HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
         face.start();

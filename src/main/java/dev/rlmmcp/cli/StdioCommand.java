@@ -40,7 +40,7 @@ final class StdioCommand implements Callable<Integer> {
         System.setOut(System.err);
         try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(
                         llm.service(spec, json), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
-                        data.sources(spec), kernel.store(spec, data), false));
+                        data.sources(spec, kernel.snapshotArea()), kernel.store(spec, data), false));
                 StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024)) {
             face.awaitClientGone();
         }
