@@ -42,7 +42,8 @@ final class DataOptions {
         return new S3Store(S3Settings.fromEnv(System.getenv(), bucket), timeout, timeout);
     }
 
-    DataSources sources(CommandSpec spec) {
+    /** The data tools' sources; {@code reserved} (or null) is S3 they must not reach: the snapshot store's. */
+    DataSources sources(CommandSpec spec, S3Store.Reserved reserved) {
         KernelOptions.require(spec, maxTransferMb >= 0, "--max-transfer-mb must be 0 (no cap) or more");
         KernelOptions.require(spec, urlTimeoutS >= 1, "--url-timeout-s must be at least 1");
         KernelOptions.require(spec, bucket.matches("[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"),
@@ -54,7 +55,8 @@ final class DataOptions {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--url-allowlist: " + e.getMessage());
         }
         Duration timeout = Duration.ofSeconds(urlTimeoutS);
-        return new DataSources(new S3Store(S3Settings.fromEnv(System.getenv(), bucket), timeout, timeout),
+        S3Store s3 = new S3Store(S3Settings.fromEnv(System.getenv(), bucket), timeout, timeout);
+        return new DataSources(reserved == null ? s3 : s3.reserving(reserved),
                 new UrlFetcher(policy, timeout, timeout, 5), maxTransferMb * 1024 * 1024);
     }
 }

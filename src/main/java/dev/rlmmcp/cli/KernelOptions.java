@@ -10,6 +10,7 @@ import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.core.kernel.Sandbox;
 import dev.rlmmcp.core.data.S3Settings;
 import dev.rlmmcp.core.data.S3Store;
+import dev.rlmmcp.core.KernelFactory;
 import dev.rlmmcp.core.store.S3SnapshotStore;
 import dev.rlmmcp.core.store.StateStore;
 import java.nio.file.Files;
@@ -158,6 +159,19 @@ final class KernelOptions {
                     + "the bucket is created if missing (RLM_SNAPSHOT_S3; default: local only).")
     String snapshotS3;
 
+    /** Where --snapshot-s3 keeps snapshots, which the data tools must not reach; null without it. */
+    S3Store.Reserved snapshotArea() {
+        if (snapshotS3 == null || snapshotS3.isBlank()) {
+            return null;
+        }
+        try {
+            S3SnapshotStore.Location location = S3SnapshotStore.Location.parse(snapshotS3);
+            return new S3Store.Reserved(location.bucket(), location.prefix());
+        } catch (IllegalArgumentException e) {
+            return null; // store() refuses it with the reason
+        }
+    }
+
     /**
      * The state store --state-dir names, or the data root's own (created if missing, locked for this
      * server; completing with null with --ephemeral),
@@ -189,7 +203,8 @@ final class KernelOptions {
         S3SnapshotStore.Location s3Mirror = mirror;
         Thread.ofPlatform().daemon().name("state-store-open").start(() -> {
             try {
-                store.complete(StateStore.open(dir, Duration.ofMillis(snapshotDebounceMs), s3Store, s3Mirror));
+                store.complete(StateStore.open(dir, Duration.ofMillis(snapshotDebounceMs), s3Store, s3Mirror,
+                        KernelFactory.fileSizeLimitBytes(maxMemoryMb * 1024 * 1024)));
                 log.info("state directory: {}{}", dir, s3Mirror == null ? "" : ", snapshots also in " + s3Mirror);
             } catch (RuntimeException e) {
                 log.error("cannot open the state directory {}: {}", dir, e.getMessage());

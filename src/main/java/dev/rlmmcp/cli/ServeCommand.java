@@ -125,8 +125,8 @@ final class ServeCommand implements Callable<Integer> {
                 origins, Duration.ofSeconds(sessionIdleS), Duration.ofSeconds(sseKeepAliveS), portFile,
                 Duration.ofSeconds(shutdownTimeoutS));
         Assembly app = Assembly.of(settings, launcher, json, new Assembly.Parts(llm.service(spec, json),
-                new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()), data.sources(spec),
-                store, conformanceFixtures));
+                new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
+                data.sources(spec, kernel.snapshotArea()), store, conformanceFixtures));
         HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
         try {
             face.start();

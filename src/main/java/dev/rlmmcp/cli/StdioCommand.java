@@ -43,7 +43,7 @@ final class StdioCommand implements Callable<Integer> {
         System.setOut(System.err);
         try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(
                         llm.service(spec, json), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
-                        data.sources(spec), store, false));
+                        data.sources(spec, kernel.snapshotArea()), store, false));
                 StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024)) {
             face.awaitClientGone();
         }

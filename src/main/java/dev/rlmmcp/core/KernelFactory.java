@@ -70,6 +70,14 @@ public final class KernelFactory implements AutoCloseable {
     }
 
     /**
+     * The largest file a kernel may write: a snapshot file holds one variable, which may be as large
+     * as the kernel's heap.
+     */
+    public static long fileSizeLimitBytes(long memoryLimitBytes) {
+        return Math.max(1L << 30, memoryLimitBytes > 0 ? 2 * memoryLimitBytes + (1L << 30) : 0);
+    }
+
+    /**
      * rlimits for every kernel. Data (heap, not address space: threads and malloc arenas reserve far
      * more than they use) gets twice the variables' limit plus 1 GiB; processes only under a uid of
      * the kernel's own, since RLIMIT_NPROC counts every process of the uid (and does not bind root).
@@ -80,8 +88,7 @@ public final class KernelFactory implements AutoCloseable {
             limits.put("data", dataLimitBytes(settings));
         }
         limits.put("nofile", 4096);
-        // a snapshot file holds one variable, which may be as large as the kernel's heap
-        limits.put("fsize", Math.max(1L << 30, settings.memoryLimitBytes() > 0 ? dataLimitBytes(settings) : 0));
+        limits.put("fsize", fileSizeLimitBytes(settings.memoryLimitBytes()));
         limits.put("cpu_per_request_s",
                 settings.maxTimeout().toSeconds() * Runtime.getRuntime().availableProcessors() + 10);
         if (launcher.isolatesUser()) {

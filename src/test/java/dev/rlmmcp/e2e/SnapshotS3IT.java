@@ -132,4 +132,58 @@ class SnapshotS3IT {
         assertThatThrownBy(() -> ServerProcess.http(s3.env(), "--snapshot-s3", "s3://Not_A_Bucket/x"))
                 .hasMessageContaining("--snapshot-s3:").hasMessageContaining("not a valid bucket name");
     }
+    /**
+     * Kernel code, in the default sandbox, plants a link to a root-only host file in its snapshot
+     * directory and smuggles it (and a "../" path to it) into the manifest by wrapping json.dump,
+     * which the harness writes the manifest with. The server uploads neither, the data tools cannot
+     * read the snapshot keys, and another session goes on as before.
+     */
+    @Test
+    void kernelCodeCannotSmuggleAHostFileIntoTheSnapshotBucket() throws Exception {
+        Path secretDir = Files.createDirectories(tmp.resolve("root-only"));
+        Path secret = Files.writeString(secretDir.resolve("secret.txt"), "host secret 7f3a");
+        Files.setPosixFilePermissions(secret, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        ServerProcess server = node("node-a");
+        McpDriver other = McpDriver.http(server.mcpUrl());
+        open.add(other);
+        SessionCalls bystander = new SessionCalls(other);
+        bystander.ok("rlm_execute", Map.of("code", "kept = list(range(5))"));
+
+        String id = calls.ok("rlm_init_context", Map.of("context_text", "x")).path("session_id").asText();
+        for (String file : List.of("leak.1", "../../../../../../.." + secret)) {
+            calls.run(id, """
+                    import json
+                    os = print.__self__.__import__('os')  # the import guard is no boundary
+                    d = '/run/rlm-mcp/snapshot'
+                    if not os.path.lexists(d + '/leak.1'):
+                        os.symlink(%s, d + '/leak.1')
+                    _dump = getattr(json, '_real_dump', json.dump)
+                    def evil(obj, fp, *a, **k):
+                        if isinstance(obj, dict) and 'variables' in obj:
+                            obj['variables']['leak'] = {'kind': 'bytes', 'file': %s, 'lengths': [%d]}
+                        return _dump(obj, fp, *a, **k)
+                    json._real_dump = _dump
+                    json.dump = evil
+                    step = %s
+                    """.formatted(pyString(secret.toString()), pyString(file), Files.size(secret), pyString(file)));
+            JsonNode snap = calls.awaitSnapshot(id);
+            assertThat(snap.path("last_snapshot").path("store_error").asText()).as(snap.toString()).isNotEmpty();
+            try (Stream<Path> all = Files.walk(s3.baseDir())) {
+                for (Path p : all.filter(Files::isRegularFile).toList()) {
+                    assertThat(Files.readString(p, java.nio.charset.StandardCharsets.ISO_8859_1)).as(p.toString())
+                            .doesNotContain("host secret 7f3a");
+                }
+            }
+        }
+        JsonNode load = client.call("rlm_load_s3", Map.of("bucket", "rlm-snapshots",
+                "key", "cluster/one/" + id + "/manifest.json", "name", "m"));
+        assertThat(load.toString()).contains("PERMISSION_DENIED").contains("session snapshots");
+        JsonNode listed = client.call("rlm_list_s3", Map.of("bucket", "rlm-snapshots"));
+        assertThat(listed.toString()).doesNotContain(id);
+        assertThat(bystander.ok("rlm_execute", Map.of("code", "print(sum(kept))")).toString()).contains("10");
+    }
+
+    private static String pyString(String s) {
+        return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'";
+    }
 }

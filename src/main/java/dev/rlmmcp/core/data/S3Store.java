@@ -46,11 +46,55 @@ public final class S3Store implements AutoCloseable {
     private final Duration connectTimeout;
     private final Duration readTimeout;
     private S3Client client;
+    private final Reserved reserved;
 
     public S3Store(S3Settings settings, Duration connectTimeout, Duration readTimeout) {
+        this(settings, connectTimeout, readTimeout, null);
+    }
+
+    private S3Store(S3Settings settings, Duration connectTimeout, Duration readTimeout, Reserved reserved) {
         this.settings = settings;
         this.connectTimeout = connectTimeout;
         this.readTimeout = readTimeout;
+        this.reserved = reserved;
+    }
+
+    /**
+     * Keys this store refuses to read, write, list or delete: the server's own (the snapshot store's,
+     * when it shares the account), which a tool call must never reach.
+     */
+    public record Reserved(String bucket, String prefix) {
+
+        boolean covers(String bucket, String key) {
+            return this.bucket.equals(bucket) && (key.startsWith(prefix) || normal(key).startsWith(normal(prefix)));
+        }
+
+        /** The key as a filesystem-backed server may read it: empty and "." segments dropped, ".." applied. */
+        private static String normal(String key) {
+            java.util.ArrayDeque<String> parts = new java.util.ArrayDeque<>();
+            for (String part : key.split("/", -1)) {
+                if (part.equals("..")) {
+                    parts.pollLast();
+                } else if (!part.isEmpty() && !part.equals(".")) {
+                    parts.addLast(part);
+                }
+            }
+            return String.join("/", parts) + (key.endsWith("/") && !parts.isEmpty() ? "/" : "");
+        }
+    }
+
+    /** The same account, refusing {@code reserved}'s keys. */
+    public S3Store reserving(Reserved reserved) {
+        return new S3Store(settings, connectTimeout, readTimeout, reserved);
+    }
+
+    private void allowed(String bucket, String key) {
+        if (reserved != null && reserved.covers(bucket, key)) {
+            throw new RlmException(ErrorCode.PERMISSION_DENIED, "s3://" + bucket + "/" + key
+                    + " is in s3://" + reserved.bucket() + "/" + reserved.prefix()
+                    + ", where the server keeps its session snapshots; the data tools cannot reach it", "key",
+                    "use another bucket or key prefix");
+        }
     }
 
     public S3Settings settings() {
@@ -87,7 +131,8 @@ public final class S3Store implements AutoCloseable {
             ListObjectsV2Response page = client().listObjectsV2(r -> r.bucket(bucket).prefix(prefix)
                     .continuationToken(token).maxKeys(maxKeys));
             List<Entry> entries = new ArrayList<>();
-            page.contents().forEach(o -> entries.add(new Entry(o.key(), o.size(), o.lastModified())));
+            page.contents().stream().filter(o -> reserved == null || !reserved.covers(bucket, o.key()))
+                    .forEach(o -> entries.add(new Entry(o.key(), o.size(), o.lastModified())));
             return new Page(bucket, prefix, entries, Boolean.TRUE.equals(page.isTruncated()),
                     page.nextContinuationToken());
         } catch (SdkException e) {
@@ -97,6 +142,7 @@ public final class S3Store implements AutoCloseable {
 
     /** Opens an object for reading; closing the download before its end abandons the connection. */
     public Download open(String bucket, String key) {
+        allowed(bucket, key);
         try {
             ResponseInputStream<GetObjectResponse> stream = client().getObject(r -> r.bucket(bucket).key(key));
             Long length = stream.response().contentLength();
@@ -113,6 +159,7 @@ public final class S3Store implements AutoCloseable {
      * size. A failed multipart upload is aborted, leaving nothing behind.
      */
     public Uploaded upload(String bucket, String key, InputStream in, long sizeHint) throws IOException {
+        allowed(bucket, key);
         int partBytes = (int) Math.max(MIN_PART_BYTES, sizeHint < 0 ? 0 : (sizeHint + MAX_PARTS - 1) / MAX_PARTS);
         byte[] part = new byte[partBytes];
         int n = in.readNBytes(part, 0, part.length);
@@ -132,6 +179,7 @@ public final class S3Store implements AutoCloseable {
      * (three times faster than parts against S3Proxy, and re-readable for a retry), parts above.
      */
     public Uploaded uploadFile(String bucket, String key, Path file) throws IOException {
+        allowed(bucket, key);
         long size = Files.size(file);
         if (size > SINGLE_PUT_BYTES) {
             try (InputStream in = Files.newInputStream(file)) {
@@ -199,6 +247,7 @@ public final class S3Store implements AutoCloseable {
 
     /** Removes an object; removing one that is not there is not an error. */
     public void delete(String bucket, String key) {
+        allowed(bucket, key);
         try {
             client().deleteObject(r -> r.bucket(bucket).key(key));
         } catch (SdkException e) {

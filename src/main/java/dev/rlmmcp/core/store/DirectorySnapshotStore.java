@@ -1,11 +1,8 @@
 package dev.rlmmcp.core.store;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
-import java.util.stream.Stream;
 
 /** Snapshots in a local directory: {@code root/<session id>/}, nothing to copy. */
 public final class DirectorySnapshotStore implements SnapshotStore {
@@ -25,23 +22,10 @@ public final class DirectorySnapshotStore implements SnapshotStore {
     public void committed(String sessionId) {
     }
 
+    /** Removes the directory without following anything the kernel may have left in it. */
     @Override
     public void delete(String sessionId) throws IOException {
-        Path dir = directory(sessionId);
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> tree = Files.walk(dir)) {
-            tree.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.deleteIfExists(p);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
-        } catch (UncheckedIOException e) {
-            throw e.getCause();
-        }
+        UntrustedDir.deleteTree(directory(sessionId));
     }
 
     private Path directory(String sessionId) {

@@ -4,15 +4,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.core.ErrorCode;
 import dev.rlmmcp.core.RlmException;
+import dev.rlmmcp.core.data.CappedInputStream;
 import dev.rlmmcp.core.data.Download;
 import dev.rlmmcp.core.data.S3Store;
+import dev.rlmmcp.core.data.TransferException;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -71,15 +73,25 @@ public final class S3SnapshotStore implements SnapshotStore {
         }
     }
 
+    /** A manifest lists variables by name and file: far below this even for thousands of variables. */
+    static final long MAX_MANIFEST_BYTES = 64L << 20;
+
     private final DirectorySnapshotStore local;
+    private final Path staging;
+    private final long maxFileBytes;
     private final S3Store s3;
     private final Location location;
     private final SessionDatabase database;
     private volatile boolean bucketReady;
 
-    /** Snapshots cached in {@code root/<session id>/}, mirrored to {@code location}; records read from {@code database}. */
-    public S3SnapshotStore(Path root, S3Store s3, Location location, SessionDatabase database) {
+    /**
+     * Snapshots cached in {@code root/<session id>/}, mirrored to {@code location}; records read from
+     * {@code database}; no snapshot file may be larger than {@code maxFileBytes} (what a kernel may write).
+     */
+    public S3SnapshotStore(Path root, S3Store s3, Location location, SessionDatabase database, long maxFileBytes) {
         this.local = new DirectorySnapshotStore(root);
+        this.staging = root.resolve(".staging");
+        this.maxFileBytes = maxFileBytes;
         this.s3 = s3;
         this.location = location;
         this.database = database;
@@ -92,62 +104,56 @@ public final class S3SnapshotStore implements SnapshotStore {
     @Override
     public Path checkout(String sessionId) throws IOException {
         Path dir = local.checkout(sessionId);
+        UntrustedDir files = untrusted(dir);
         byte[] remote;
         try {
             remote = get(sessionId, MANIFEST);
         } catch (IOException e) {
-            if (Files.exists(dir.resolve(MANIFEST))) {
+            if (Files.exists(dir.resolve(MANIFEST), LinkOption.NOFOLLOW_LINKS)) {
                 log.warn("session {}: cannot read its snapshot in {} ({}); using the local copy", sessionId, location,
                         e.getMessage());
                 return dir;
             }
             throw e;
         }
-        if (remote == null || generation(remote) <= localGeneration(dir)) {
+        if (remote == null || generation(remote) <= localGeneration(files)) {
             return dir;
         }
-        Map<String, Long> files = files(remote);
+        Map<String, Long> wanted = files(remote);
         long bytes = 0;
         long started = System.nanoTime();
-        for (Map.Entry<String, Long> file : files.entrySet()) {
-            Path target = dir.resolve(file.getKey());
-            if (Files.isRegularFile(target) && Files.size(target) == file.getValue()) {
+        for (Map.Entry<String, Long> file : wanted.entrySet()) {
+            if (files.holds(file.getKey(), file.getValue())) {
                 continue;
             }
-            Path tmp = dir.resolve(".s3-" + file.getKey());
             try (Download download = s3.open(location.bucket(), key(sessionId, file.getKey()));
-                    InputStream in = download.body()) {
-                long n = Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+                    InputStream in = new CappedInputStream(download.body(), file.getValue(),
+                            cap -> new TransferException(ErrorCode.TOO_LARGE, "larger than its manifest says", null, null))) {
+                long n = files.put(file.getKey(), in);
                 if (n != file.getValue()) {
                     throw new IOException(key(sessionId, file.getKey()) + " has " + n + " bytes, the manifest says "
                             + file.getValue());
                 }
                 bytes += n;
             } catch (RlmException e) {
-                Files.deleteIfExists(tmp);
                 throw new IOException("cannot download " + key(sessionId, file.getKey()) + ": " + e.getMessage(), e);
-            } catch (IOException e) {
-                Files.deleteIfExists(tmp);
-                throw e;
             }
-            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         }
-        Path tmp = dir.resolve(".s3-" + MANIFEST);
-        Files.write(tmp, remote);
-        Files.move(tmp, dir.resolve(MANIFEST), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        files.put(MANIFEST, new ByteArrayInputStream(remote));
         log.info("session {}: snapshot generation {} taken from {} ({} files, {} bytes, {} ms)", sessionId,
-                generation(remote), location, files.size(), bytes, (System.nanoTime() - started) / 1_000_000);
+                generation(remote), location, wanted.size(), bytes, (System.nanoTime() - started) / 1_000_000);
         return dir;
     }
 
     @Override
     public void committed(String sessionId) throws IOException {
-        Path dir = local.checkout(sessionId);
-        Path manifestFile = dir.resolve(MANIFEST);
-        if (!Files.exists(manifestFile)) {
+        UntrustedDir dir = untrusted(local.checkout(sessionId));
+        byte[] manifest;
+        try {
+            manifest = dir.read(MANIFEST, MAX_MANIFEST_BYTES);
+        } catch (java.nio.file.NoSuchFileException e) {
             return;
         }
-        byte[] manifest = Files.readAllBytes(manifestFile);
         Map<String, Long> files = files(manifest);
         try {
             ensureBucket();
@@ -162,7 +168,9 @@ public final class S3SnapshotStore implements SnapshotStore {
                 if (uploaded.contains(file.getKey()) && file.getValue().equals(there.get(file.getKey()))) {
                     continue;
                 }
-                s3.uploadFile(location.bucket(), key(sessionId, file.getKey()), dir.resolve(file.getKey()));
+                try (UntrustedDir.Staged staged = dir.open(file.getKey(), file.getValue())) {
+                    s3.uploadFile(location.bucket(), key(sessionId, file.getKey()), staged.path());
+                }
             }
             Optional<SessionDatabase.StoredSession> stored = database == null ? Optional.empty()
                     : database.find(sessionId, SessionDatabase.TRACE_KEPT);
@@ -252,16 +260,32 @@ public final class S3SnapshotStore implements SnapshotStore {
         return location.prefix() + sessionId + "/" + name;
     }
 
-    /** Each file a manifest names, with its size. */
-    static Map<String, Long> files(byte[] manifest) throws IOException {
+    /**
+     * Each file a manifest names, with its size. A manifest is the kernel's (or another node's kernel's)
+     * writing: a name that is not a plain file name, a size that is negative or past the largest file
+     * a kernel may write, and a file named twice are refused.
+     */
+    Map<String, Long> files(byte[] manifest) throws IOException {
         Map<String, Long> files = new LinkedHashMap<>();
         for (JsonNode entry : JSON.readTree(manifest).path("variables")) {
-            if (entry.path("file").isTextual()) {
+            if (entry.has("file")) {
+                if (!entry.path("file").isTextual()) {
+                    throw new IOException("the manifest names a file that is not a string");
+                }
                 long size = 0;
                 for (JsonNode n : entry.path("lengths")) {
+                    if (!n.canConvertToLong() || n.asLong() < 0) {
+                        throw new IOException("the manifest gives a length that is not a size: " + n);
+                    }
                     size += n.asLong();
                 }
-                files.put(entry.path("file").asText(), size);
+                String name = UntrustedDir.fileName(entry.path("file").asText());
+                if (List.of(MANIFEST, RECORD, TRACE).contains(name) || size < 0 || size > maxFileBytes) {
+                    throw new IOException("the manifest names " + name + " with " + size + " bytes, which no kernel writes");
+                }
+                if (files.put(name, size) != null) {
+                    throw new IOException("the manifest names " + name + " twice");
+                }
             }
         }
         return files;
@@ -271,11 +295,15 @@ public final class S3SnapshotStore implements SnapshotStore {
         return JSON.readTree(manifest).path("generation").asLong(0);
     }
 
-    private static long localGeneration(Path dir) {
+    private static long localGeneration(UntrustedDir dir) {
         try {
-            return generation(Files.readAllBytes(dir.resolve(MANIFEST)));
+            return generation(dir.read(MANIFEST, MAX_MANIFEST_BYTES));
         } catch (IOException e) {
             return -1;
         }
+    }
+
+    private UntrustedDir untrusted(Path dir) {
+        return new UntrustedDir(dir, staging);
     }
 }

@@ -58,14 +58,16 @@ public final class StateStore implements AutoCloseable {
 
     /** The store in {@code directory} (created if missing), snapshots in its {@code snapshots/}. */
     public static StateStore open(Path directory, Duration snapshotDebounce) {
-        return open(directory, snapshotDebounce, null, null);
+        return open(directory, snapshotDebounce, null, null, 0);
     }
 
     /**
      * The store in {@code directory}; with {@code s3} and {@code mirror} (else both null), snapshots
-     * and session records are also kept in S3, {@code snapshots/} being their local cache.
+     * and session records are also kept in S3, {@code snapshots/} being their local cache, and no
+     * snapshot file larger than {@code maxFileBytes} (the most a kernel may write) is copied.
      */
-    public static StateStore open(Path directory, Duration snapshotDebounce, S3Store s3, S3SnapshotStore.Location mirror) {
+    public static StateStore open(Path directory, Duration snapshotDebounce, S3Store s3, S3SnapshotStore.Location mirror,
+            long maxFileBytes) {
         try {
             Files.createDirectories(directory.resolve("snapshots"));
         } catch (IOException e) {
@@ -75,7 +77,7 @@ public final class StateStore implements AutoCloseable {
         SessionDatabase database = SessionDatabase.open(directory.resolve("sessions.db"));
         Path cache = directory.resolve("snapshots");
         return new StateStore(directory, database, mirror == null ? new DirectorySnapshotStore(cache)
-                : new S3SnapshotStore(cache, s3, mirror, database), snapshotDebounce);
+                : new S3SnapshotStore(cache, s3, mirror, database, maxFileBytes), snapshotDebounce);
     }
 
     public Path directory() {

@@ -68,8 +68,8 @@ class S3SnapshotStoreIT {
         location = S3SnapshotStore.Location.parse("s3://snapshots/run-" + (++run) + "/nodes");
         dbA = SessionDatabase.open(nodeA.resolve("sessions.db"));
         dbB = SessionDatabase.open(nodeB.resolve("sessions.db"));
-        a = new S3SnapshotStore(nodeA.resolve("snapshots"), s3, location, dbA);
-        b = new S3SnapshotStore(nodeB.resolve("snapshots"), s3, location, dbB);
+        a = new S3SnapshotStore(nodeA.resolve("snapshots"), s3, location, dbA, 1L << 30);
+        b = new S3SnapshotStore(nodeB.resolve("snapshots"), s3, location, dbB, 1L << 30);
     }
 
     @AfterEach
@@ -258,5 +258,149 @@ class S3SnapshotStoreIT {
             assertThatThrownBy(() -> S3SnapshotStore.Location.parse(bad)).as(bad)
                     .isInstanceOf(IllegalArgumentException.class);
         }
+    }
+    // The attacks of a hostile kernel on the server through its snapshot directory: nothing it plants
+    // is followed, resolved outside the directory, or read unless it is a regular file of its size.
+
+    private static void manifest(Path dir, String file, long length) throws IOException {
+        Files.writeString(dir.resolve("manifest.json"), "{\"generation\": 1, \"variables\": {\"v\": "
+                + "{\"kind\": \"bytes\", \"file\": \"" + file + "\", \"lengths\": [" + length + "]}}}");
+    }
+
+    @Test
+    void aLinkToAHostFileIsNeverUploaded() throws IOException {
+        Path secret = Files.writeString(tmp.resolve("host-secret"), "root-only secret");
+        String id = "s-attack-link";
+        Path dir = a.checkout(id);
+        Files.createSymbolicLink(dir.resolve("v.1"), secret);
+        manifest(dir, "v.1", Files.size(secret));
+
+        assertThatThrownBy(() -> a.committed(id)).isInstanceOf(IOException.class).hasMessageContaining("v.1");
+        assertThat(remote(id)).isEmpty();
+    }
+
+    @Test
+    void aManifestThatIsALinkIsNotRead() throws IOException {
+        Path hostJson = Files.writeString(tmp.resolve("host.json"), "{\"generation\": 9, \"variables\": {}, \"token\": \"s3cr3t\"}");
+        String id = "s-attack-manifest-link";
+        Path dir = a.checkout(id);
+        Files.createSymbolicLink(dir.resolve("manifest.json"), hostJson);
+
+        assertThatThrownBy(() -> a.committed(id)).isInstanceOf(IOException.class);
+        assertThat(remote(id)).isEmpty();
+    }
+
+    @Test
+    void namesWithSeparatorsDotsOrAbsolutePathsAreRefused() throws IOException {
+        Files.writeString(tmp.resolve("outside"), "outside the snapshot directory");
+        String id = "s-attack-names";
+        Path dir = a.checkout(id);
+        for (String name : List.of("../../../../outside", "/etc/passwd", "..", ".", "", "a/b", ".manifest.tmp",
+                "manifest.json", "session.json", "x\u0000y")) {
+            manifest(dir, name.replace("\u0000", "\\u0000"), 3);
+            assertThatThrownBy(() -> a.committed(id)).as(name).isInstanceOf(IOException.class);
+        }
+        assertThat(remote(id)).isEmpty();
+    }
+
+    @Test
+    void aFifoOrADirectoryIsRefusedWithoutBlocking() throws Exception {
+        String id = "s-attack-fifo";
+        Path dir = a.checkout(id);
+        Process mkfifo = new ProcessBuilder("mkfifo", dir.resolve("v.1").toString()).start();
+        assertThat(mkfifo.waitFor()).isZero();
+        manifest(dir, "v.1", 0);
+        assertThatThrownBy(() -> a.committed(id)).isInstanceOf(IOException.class).hasMessageContaining("not a regular file");
+        Files.delete(dir.resolve("v.1"));
+        Files.createDirectory(dir.resolve("v.1"));
+        assertThatThrownBy(() -> a.committed(id)).isInstanceOf(IOException.class);
+        assertThat(remote(id)).isEmpty();
+    }
+
+    @Test
+    void aHugeSparseFileOrASizeOtherThanDeclaredIsRefused() throws IOException {
+        String id = "s-attack-sparse";
+        Path dir = a.checkout(id);
+        try (var f = new java.io.RandomAccessFile(dir.resolve("v.1").toFile(), "rw")) {
+            f.setLength(4L << 30);
+        }
+        manifest(dir, "v.1", 4L << 30);
+        assertThatThrownBy(() -> a.committed(id)).isInstanceOf(IOException.class).hasMessageContaining("no kernel writes");
+        manifest(dir, "v.1", 10);
+        assertThatThrownBy(() -> a.committed(id)).isInstanceOf(IOException.class).hasMessageContaining("manifest says");
+        manifest(dir, "v.1", -5);
+        assertThatThrownBy(() -> a.committed(id)).isInstanceOf(IOException.class);
+        assertThat(remote(id)).isEmpty();
+    }
+
+    @Test
+    void aRemoteManifestCannotMakeTheServerWriteOutsideTheDirectoryOrThroughALink() throws IOException {
+        String id = "s-attack-download";
+        String base = location.prefix() + id + "/";
+        s3.upload(location.bucket(), base + "v.1", new java.io.ByteArrayInputStream("abc".getBytes()), 3);
+        s3.upload(location.bucket(), base + "x.1", new java.io.ByteArrayInputStream("xyz".getBytes()), 3);
+        Path victim = Files.writeString(tmp.resolve("victim-" + run), "unchanged");
+
+        byte[] bad = ("{\"generation\": 5, \"variables\": {\"v\": {\"file\": \"../../../victim-" + run
+                + "\", \"lengths\": [3]}}}").getBytes(StandardCharsets.UTF_8);
+        s3.upload(location.bucket(), base + "manifest.json", new java.io.ByteArrayInputStream(bad), bad.length);
+        assertThatThrownBy(() -> b.checkout(id)).isInstanceOf(IOException.class);
+        assertThat(Files.readString(victim)).isEqualTo("unchanged");
+
+        // a name planted as a link in the local copy is replaced, not written through
+        Path dir = nodeB.resolve("snapshots").resolve(id);
+        Files.createDirectories(dir);
+        Files.createSymbolicLink(dir.resolve("v.1"), victim);
+        Files.createSymbolicLink(dir.resolve("manifest.json"), victim);
+        byte[] good = "{\"generation\": 6, \"variables\": {\"v\": {\"file\": \"v.1\", \"lengths\": [3]}}}"
+                .getBytes(StandardCharsets.UTF_8);
+        s3.upload(location.bucket(), base + "manifest.json", new java.io.ByteArrayInputStream(good), good.length);
+        b.checkout(id);
+        assertThat(Files.readString(victim)).isEqualTo("unchanged");
+        assertThat(Files.isSymbolicLink(dir.resolve("v.1"))).isFalse();
+        assertThat(Files.readString(dir.resolve("v.1"))).isEqualTo("abc");
+        assertThat(Files.readString(dir.resolve("manifest.json"))).contains("\"generation\": 6");
+
+        // an object larger than its manifest says is cut off, not stored
+        byte[] lying = "{\"generation\": 7, \"variables\": {\"x\": {\"file\": \"x.1\", \"lengths\": [1]}}}"
+                .getBytes(StandardCharsets.UTF_8);
+        s3.upload(location.bucket(), base + "manifest.json", new java.io.ByteArrayInputStream(lying), lying.length);
+        assertThatThrownBy(() -> b.checkout(id)).isInstanceOf(IOException.class);
+        assertThat(dir.resolve("x.1")).doesNotExist();
+    }
+
+    @Test
+    void deletingASnapshotNeverFollowsALinkOutOfIt() throws IOException {
+        Path outside = Files.createDirectories(tmp.resolve("keep-" + run));
+        Files.writeString(outside.resolve("precious"), "keep me");
+        String id = "s-attack-delete";
+        Path dir = a.checkout(id);
+        Files.createSymbolicLink(dir.resolve("link-dir"), outside);
+        Files.createSymbolicLink(dir.resolve("link-file"), outside.resolve("precious"));
+        Files.createDirectories(dir.resolve("sub/deeper"));
+        Files.createSymbolicLink(dir.resolve("sub/deeper/up"), outside);
+        a.delete(id);
+        assertThat(dir).doesNotExist();
+        assertThat(Files.readString(outside.resolve("precious"))).isEqualTo("keep me");
+    }
+
+    @Test
+    void theDataToolsCannotReachTheSnapshotKeys() throws IOException {
+        String id = "s-reserved";
+        Path dir = a.checkout(id);
+        snapshot(dir, 1, Map.of("x", "secret".getBytes(StandardCharsets.UTF_8)));
+        a.committed(id);
+        S3Store tools = s3.reserving(new S3Store.Reserved(location.bucket(), location.prefix()));
+        String key = location.prefix() + id + "/x.1";
+        for (String k : List.of(key, "./" + key, key.replace("/", "//"), "elsewhere/../" + key)) {
+            assertThatThrownBy(() -> tools.open(location.bucket(), k)).as(k).isInstanceOf(dev.rlmmcp.core.RlmException.class)
+                    .hasMessageContaining("session snapshots");
+        }
+        assertThatThrownBy(() -> tools.upload(location.bucket(), key, new java.io.ByteArrayInputStream(new byte[1]), 1))
+                .hasMessageContaining("session snapshots");
+        assertThatThrownBy(() -> tools.delete(location.bucket(), key)).hasMessageContaining("session snapshots");
+        assertThat(tools.list(location.bucket(), "", null, 1000).entries())
+                .noneMatch(e -> e.key().startsWith(location.prefix()));
+        assertThat(s3.list(location.bucket(), location.prefix(), null, 1000).entries()).isNotEmpty();
     }
 }
