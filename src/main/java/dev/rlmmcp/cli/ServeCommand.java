@@ -121,7 +121,12 @@ final class ServeCommand implements Callable<Integer> {
         Assembly app = Assembly.of(settings, launcher, json, new Assembly.Parts(llm.service(spec, json),
                 new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()), data.sources(spec),
                 kernel.store(spec, data), conformanceFixtures));
+        PythonCheck python = PythonCheck.start(app.sessions().kernels());
         HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
+        if (!python.passed()) {
+            app.close();
+            return PythonCheck.EXIT_CODE;
+        }
         face.start();
         int bound = face.address().getPort();
         PortFile written = portFile == null ? null : PortFile.write(portFile, bound);
