@@ -21,7 +21,7 @@ final class PythonCheck {
                 kernels.verifyPython();
                 return null;
             } catch (RlmException e) {
-                return e.getMessage() + " (" + e.fix() + ")";
+                return e.getMessage().contains("RLM_PYTHON") ? e.getMessage() : e.getMessage() + " (" + e.fix() + ")";
             }
         }, Thread::startVirtualThread);
     }
