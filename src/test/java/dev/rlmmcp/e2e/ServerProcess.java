@@ -31,7 +31,13 @@ public final class ServerProcess implements AutoCloseable {
     }
 
     private ServerProcess(List<String> args, Map<String, String> env, Path cwd) throws IOException {
-        ProcessBuilder builder = new ProcessBuilder(command(args)).redirectErrorStream(true);
+        this(List.of(), args, env, cwd);
+    }
+
+    private ServerProcess(List<String> runAs, List<String> args, Map<String, String> env, Path cwd) throws IOException {
+        List<String> full = new ArrayList<>(runAs);
+        full.addAll(command(args));
+        ProcessBuilder builder = new ProcessBuilder(full).redirectErrorStream(true);
         builder.environment().remove("RLM_API_KEY");
         builder.environment().putAll(env);
         if (cwd != null) {
@@ -73,6 +79,17 @@ public final class ServerProcess implements AutoCloseable {
         List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
         args.addAll(List.of(extra));
         return new ServerProcess(args, env);
+    }
+
+    /**
+     * An HTTP server started through {@code runAs} (e.g. setpriv to another user), in {@code cwd}; give it
+     * a --state-dir that user may write.
+     */
+    public static ServerProcess http(List<String> runAs, Map<String, String> env, Path cwd, String... extra)
+            throws IOException {
+        List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
+        args.addAll(List.of(extra));
+        return new ServerProcess(runAs, args, env, cwd);
     }
 
     /** Asks the server to stop (SIGTERM, as a service manager does) and returns its exit code. */
