@@ -126,8 +126,9 @@ public final class KernelFactory implements AutoCloseable {
      * does not see {@code stateDir} (null: nothing hidden).
      */
     public Kernel start(String label, Path snapshotDir, Path stateDir) {
-        PythonLocator.Python interpreter = python();
-        KernelSpec spec = new KernelSpec(interpreter.executable(), harness, List.of(harnessConfig), settings.dataRoot(),
+        PythonLocator.Python interpreter = containerKernels ? null : python();
+        Path executable = interpreter == null ? Path.of(settings.python()) : interpreter.executable();
+        KernelSpec spec = new KernelSpec(executable, harness, List.of(harnessConfig), settings.dataRoot(),
                 readable(interpreter), snapshotDir, stateDir);
         try {
             return Kernel.start(launcher, spec, json, timer, label, settings.kernelStartTimeout());
@@ -141,13 +142,13 @@ public final class KernelFactory implements AutoCloseable {
     /**
      * Runs the interpreter once where kernels run and checks that it is the one configured, with the
      * same build and installation (a sandbox that cannot show a Python's own libpython may load
-     * another one of the same version, silently). Containers run the image's Python: not checked.
+     * another one of the same version, silently). Containers run their image's Python: nothing to check, null.
      */
     public PythonLocator.Python verifyPython() {
-        PythonLocator.Python configured = python();
         if (containerKernels) {
-            return configured;
+            return null;
         }
+        PythonLocator.Python configured = python();
         Path probe = PythonLocator.installProbe(settings.runtimeDir());
         KernelSpec spec = new KernelSpec(configured.executable(), probe, List.of(), settings.dataRoot(), readable(configured));
         String why;
@@ -183,14 +184,17 @@ public final class KernelFactory implements AutoCloseable {
                 "point --python / RLM_PYTHON at an interpreter the sandbox can run, or use another --sandbox");
     }
 
-    /** The interpreter, if it has been located already (null before the first kernel or check). */
+    /** The interpreter, if it has been located already (null before the first kernel or check, and for containers). */
     public PythonLocator.Python pythonIfKnown() {
         return python;
     }
 
-    /** What a kernel reads: its interpreter's directories and the data root, as given and with symlinks resolved. */
+    /**
+     * What a kernel reads: its interpreter's directories (none for a container, which has its own) and
+     * the data root, as given and with symlinks resolved.
+     */
     private List<Path> readable(PythonLocator.Python interpreter) {
-        java.util.Set<Path> dirs = new java.util.LinkedHashSet<>(interpreter.readableDirs());
+        java.util.Set<Path> dirs = new java.util.LinkedHashSet<>(interpreter == null ? List.of() : interpreter.readableDirs());
         dirs.add(settings.dataRoot());
         try {
             dirs.add(settings.dataRoot().toRealPath());
