@@ -6,8 +6,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The start-up check that kernels will run the configured interpreter, made while the rest of the
- * server starts: a server that cannot run it stops with one line and exit code 2, never falling back
- * to another Python.
+ * server is assembled: a server that cannot run it stops with one line and exit code 2, never falling
+ * back to another Python.
  */
 final class PythonCheck {
 

@@ -121,9 +121,8 @@ final class ServeCommand implements Callable<Integer> {
         Assembly app = Assembly.of(settings, launcher, json, new Assembly.Parts(llm.service(spec, json),
                 new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()), data.sources(spec),
                 kernel.store(spec, data), conformanceFixtures));
-        PythonCheck python = PythonCheck.start(app.sessions().kernels());
         HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
-        if (!python.passed()) {
+        if (!app.python().passed()) {
             app.close();
             return PythonCheck.EXIT_CODE;
         }

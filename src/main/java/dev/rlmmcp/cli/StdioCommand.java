@@ -41,7 +41,7 @@ final class StdioCommand implements Callable<Integer> {
         try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(
                         llm.service(spec, json), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
                         data.sources(spec), kernel.store(spec, data), false))) {
-            if (!PythonCheck.start(app.sessions().kernels()).passed()) {
+            if (!app.python().passed()) {
                 return PythonCheck.EXIT_CODE;
             }
             try (StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024)) {

@@ -181,7 +181,8 @@ public final class KernelFactory implements AutoCloseable {
         }
         throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "the " + launcher.name() + " sandbox cannot run the "
                 + "configured Python " + configured + ": " + why, null,
-                "point --python / RLM_PYTHON at an interpreter the sandbox can run, or use another --sandbox");
+                "make its files readable by others (kernels run as uid 65534), point --python / RLM_PYTHON at another "
+                        + "interpreter, or use another --sandbox");
     }
 
     /** The interpreter, if it has been located already (null before the first kernel or check, and for containers). */
