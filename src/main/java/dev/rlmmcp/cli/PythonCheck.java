@@ -22,6 +22,8 @@ final class PythonCheck {
                 return null;
             } catch (RlmException e) {
                 return e.getMessage().contains("RLM_PYTHON") ? e.getMessage() : e.getMessage() + " (" + e.fix() + ")";
+            } catch (RuntimeException e) {
+                return "cannot check the Python for kernels: " + e.getMessage();
             }
         }, Thread::startVirtualThread);
     }
