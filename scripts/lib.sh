@@ -103,6 +103,28 @@ find_jdk() {
   return 1
 }
 
+# pyenv_selection: print which version pyenv would pick here, the way pyenv does
+# ($PYENV_VERSION, else the nearest .python-version upwards, else the global version file),
+# without running pyenv (its shims are slow).
+pyenv_selection() {
+  local dir=$PWD line
+  if [[ -n ${PYENV_VERSION:-} ]]; then
+    printf 'env:%s\n' "$PYENV_VERSION"
+    return
+  fi
+  while :; do
+    if [[ -f $dir/.python-version ]]; then
+      line=$(<"$dir/.python-version") || line=
+      printf 'local:%s\n' "$line"
+      return
+    fi
+    [[ -z $dir || $dir == / ]] && break
+    dir=${dir%/*}
+  done
+  line=$(cat "${PYENV_ROOT:-$HOME/.pyenv}/version" 2>/dev/null) || line=
+  printf 'global:%s\n' "$line"
+}
+
 # find_python: print the real executable of a Python >= 3.10 ($RLM_PYTHON, else python3).
 # Resolving it through sys.executable also skips wrappers such as pyenv shims.
 find_python() {

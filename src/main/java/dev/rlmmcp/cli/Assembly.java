@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
 
 /** The layers wired together: core, then tools over it, then the MCP server factory the faces use. */
 record Assembly(ObjectMapper json, Sessions sessions, Parts parts, BridgedServers bridge, ToolCatalog catalog,
-        McpServers servers) implements AutoCloseable {
+        McpServers servers, PythonCheck python) implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Assembly.class);
 
@@ -52,11 +52,13 @@ record Assembly(ObjectMapper json, Sessions sessions, Parts parts, BridgedServer
     }
 
     static Assembly of(Settings settings, KernelLauncher launcher, ObjectMapper json, Parts parts) {
-        Sessions sessions = new Sessions(new KernelFactory(settings, launcher, json), parts.llm(), parts.store());
+        KernelFactory kernels = new KernelFactory(settings, launcher, json);
+        PythonCheck python = PythonCheck.start(kernels);
+        Sessions sessions = new Sessions(kernels, parts.llm(), parts.store());
         BridgedServers bridged = parts.bridge().servers(settings, json);
         ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()), bridged, parts.sources());
         ConformanceFixtures fixtures = parts.conformanceFixtures() ? new ConformanceFixtures(json) : null;
-        return new Assembly(json, sessions, parts, bridged, catalog, new McpServers(catalog, json, fixtures));
+        return new Assembly(json, sessions, parts, bridged, catalog, new McpServers(catalog, json, fixtures), python);
     }
 
     /** Where bridged MCP servers are defined, and how long an unused one is kept running. */

@@ -128,6 +128,10 @@ final class ServeCommand implements Callable<Integer> {
                 new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
                 data.sources(spec, kernel.snapshotArea()), store, conformanceFixtures));
         HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
+        if (!app.python().passed()) {
+            app.close();
+            return PythonCheck.EXIT_CODE;
+        }
         try {
             face.start();
         } catch (Exception e) {

@@ -43,9 +43,13 @@ final class StdioCommand implements Callable<Integer> {
         System.setOut(System.err);
         try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(
                         llm.service(spec, json), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
-                        data.sources(spec, kernel.snapshotArea()), store, false));
-                StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024)) {
-            face.awaitClientGone();
+                        data.sources(spec, kernel.snapshotArea()), store, false))) {
+            if (!app.python().passed()) {
+                return PythonCheck.EXIT_CODE;
+            }
+            try (StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024)) {
+                face.awaitClientGone();
+            }
         }
         return 0;
     }

@@ -14,7 +14,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import dev.rlmmcp.core.kernel.PythonLocator;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ScheduledExecutorService;
 
 /** Starts kernels for sessions: the launcher, the harness and the settings every kernel shares. */
@@ -26,6 +29,7 @@ public final class KernelFactory implements AutoCloseable {
     private final Settings settings;
     private final KernelLauncher launcher;
     private final boolean cgroupLimits;
+    private final boolean containerKernels;
     private final ObjectMapper json;
     private final ScheduledExecutorService timer;
     private final Path harness;
@@ -37,6 +41,7 @@ public final class KernelFactory implements AutoCloseable {
         Optional<CgroupLimits> limits = launcher instanceof ContainerLauncher ? Optional.empty()
                 : CgroupLimits.detect(cgroupMemoryBytes(settings), KERNEL_PIDS);
         this.cgroupLimits = limits.isPresent();
+        this.containerKernels = launcher instanceof ContainerLauncher;
         this.launcher = limits.map(l -> l.around(launcher)).orElse(launcher);
         this.json = json;
         this.timer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("kernel-watchdog").factory());
@@ -128,11 +133,10 @@ public final class KernelFactory implements AutoCloseable {
      * does not see {@code stateDir} (null: nothing hidden).
      */
     public Kernel start(String label, Path snapshotDir, Path stateDir) {
-        PythonLocator.Python interpreter = python();
-        List<Path> readable = new java.util.ArrayList<>(interpreter.prefixes());
-        readable.add(settings.dataRoot());
-        KernelSpec spec = new KernelSpec(interpreter.executable(), harness, List.of(harnessConfig), settings.dataRoot(),
-                List.copyOf(readable), snapshotDir, stateDir);
+        PythonLocator.Python interpreter = containerKernels ? null : python();
+        Path executable = interpreter == null ? Path.of(settings.python()) : interpreter.executable();
+        KernelSpec spec = new KernelSpec(executable, harness, List.of(harnessConfig), settings.dataRoot(),
+                readable(interpreter), snapshotDir, stateDir);
         try {
             return Kernel.start(launcher, spec, json, timer, label, settings.kernelStartTimeout());
         } catch (IOException | KernelDiedException e) {
@@ -140,6 +144,85 @@ public final class KernelFactory implements AutoCloseable {
                     "cannot start a Python kernel with " + settings.python() + ": " + e.getMessage(), null,
                     "check that --python / RLM_PYTHON names a working python3 (3.10 or newer)");
         }
+    }
+
+    /**
+     * Runs the interpreter once where kernels run and checks that it is the one configured, with the
+     * same build and installation (a sandbox that cannot show a Python's own libpython may load
+     * another one of the same version, silently). Containers run their image's Python: nothing to check, null.
+     */
+    public PythonLocator.Python verifyPython() {
+        if (containerKernels) {
+            return null;
+        }
+        PythonLocator.Python configured = python();
+        Path probe = PythonLocator.installProbe(settings.runtimeDir());
+        KernelSpec spec = new KernelSpec(configured.executable(), probe, List.of(), settings.dataRoot(), readable(configured));
+        String why;
+        try {
+            Process process = launcher.start(spec);
+            process.getOutputStream().close();
+            CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> readAll(process.getInputStream()),
+                    Thread::startVirtualThread);
+            CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> readAll(process.getErrorStream()),
+                    Thread::startVirtualThread);
+            if (!process.waitFor(settings.kernelStartTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+                launcher.kill(process);
+                why = "it did not answer within " + settings.kernelStartTimeout().toSeconds() + " s";
+            } else if (process.exitValue() != 0) {
+                why = "it failed: " + lastLine(new String(err.join(), StandardCharsets.UTF_8));
+            } else {
+                PythonLocator.Python seen = PythonLocator.parse(new String(out.join(), StandardCharsets.UTF_8),
+                        configured.executable().toString());
+                if (seen.sameAs(configured)) {
+                    return configured;
+                }
+                why = "it ran Python " + seen.version() + " with prefix " + String.join(", ",
+                        seen.prefixes().stream().map(Path::toString).toList()) + " instead";
+            }
+        } catch (IOException | IllegalStateException e) {
+            why = "it cannot start: " + e.getMessage();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            why = "interrupted";
+        }
+        throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "the " + launcher.name() + " sandbox cannot run the "
+                + "configured Python " + configured + ": " + why, null,
+                "make its files readable by others (kernels run as uid 65534), point --python / RLM_PYTHON at another "
+                        + "interpreter, or use another --sandbox");
+    }
+
+    /** The interpreter, if it has been located already (null before the first kernel or check, and for containers). */
+    public PythonLocator.Python pythonIfKnown() {
+        return python;
+    }
+
+    /**
+     * What a kernel reads: its interpreter's directories (none for a container, which has its own) and
+     * the data root, as given and with symlinks resolved.
+     */
+    private List<Path> readable(PythonLocator.Python interpreter) {
+        java.util.Set<Path> dirs = new java.util.LinkedHashSet<>(interpreter == null ? List.of() : interpreter.readableDirs());
+        dirs.add(settings.dataRoot());
+        try {
+            dirs.add(settings.dataRoot().toRealPath());
+        } catch (IOException e) {
+            // a data root that is gone fails at the first load, with its own message
+        }
+        return List.copyOf(dirs);
+    }
+
+    private static byte[] readAll(java.io.InputStream in) {
+        try (in) {
+            return in.readAllBytes();
+        } catch (IOException e) {
+            return new byte[0];
+        }
+    }
+
+    private static String lastLine(String text) {
+        String[] lines = text.strip().split("\n");
+        return lines.length == 0 || lines[lines.length - 1].isBlank() ? "(no message)" : lines[lines.length - 1].strip();
     }
 
     public Settings settings() {

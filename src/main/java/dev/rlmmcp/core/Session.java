@@ -516,6 +516,11 @@ public final class Session implements AutoCloseable {
     public ObjectNode memory() {
         ObjectNode body = call(request("memory"), null, settings.defaultTimeout(), false);
         body.put("sandbox", kernels.launcherName());
+        var python = kernels.pythonIfKnown();
+        if (python != null) {
+            body.put("python", python.executable().toString());
+            body.put("python_version", python.version());
+        }
         return body;
     }
 

@@ -37,6 +37,11 @@ final class HealthServlet extends HttpServlet {
         body.put("sandbox", sessions.kernels().launcherName());
         body.put("cgroup", sessions.kernels().cgroup());
         body.put("cgroup_limits", sessions.kernels().cgroupLimits());
+        var python = sessions.kernels().pythonIfKnown();
+        if (python != null) {
+            body.put("python", python.executable().toString());
+            body.put("python_version", python.version());
+        }
         ObjectNode memory = body.putObject("memory");
         memory.put("jvm_heap_used_bytes", rt.totalMemory() - rt.freeMemory());
         memory.put("jvm_heap_max_bytes", rt.maxMemory());

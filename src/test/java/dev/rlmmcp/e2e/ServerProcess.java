@@ -31,9 +31,14 @@ public final class ServerProcess implements AutoCloseable {
     }
 
     private ServerProcess(List<String> args, Map<String, String> env, Path cwd) throws IOException {
+        this(List.of(), args, env, cwd);
+    }
+
+    private ServerProcess(List<String> runAs, List<String> args, Map<String, String> env, Path cwd) throws IOException {
         boolean defaultStateDir = env.containsKey("XDG_DATA_HOME") || env.containsKey("RLM_STATE_DIR");
-        ProcessBuilder builder = new ProcessBuilder(defaultStateDir ? command(args, false) : command(args))
-                .redirectErrorStream(true);
+        List<String> full = new ArrayList<>(runAs);
+        full.addAll(defaultStateDir ? command(args, false) : command(args));
+        ProcessBuilder builder = new ProcessBuilder(full).redirectErrorStream(true);
         builder.environment().remove("RLM_API_KEY");
         builder.environment().putAll(env);
         if (cwd != null) {
@@ -75,6 +80,17 @@ public final class ServerProcess implements AutoCloseable {
         List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
         args.addAll(List.of(extra));
         return new ServerProcess(args, env);
+    }
+
+    /**
+     * An HTTP server started through {@code runAs} (e.g. setpriv to another user), in {@code cwd}; give it
+     * a --state-dir that user may write.
+     */
+    public static ServerProcess http(List<String> runAs, Map<String, String> env, Path cwd, String... extra)
+            throws IOException {
+        List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
+        args.addAll(List.of(extra));
+        return new ServerProcess(runAs, args, env, cwd);
     }
 
     /** Asks the server to stop (SIGTERM, as a service manager does) and returns its exit code. */

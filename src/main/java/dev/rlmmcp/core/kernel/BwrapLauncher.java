@@ -16,7 +16,8 @@ import java.util.stream.Stream;
 /**
  * A kernel inside bubblewrap: new pid, net, ipc and uts namespaces (no network at all), uid/gid 65534
  * with no capabilities, a read-only filesystem of only /usr, the Python installation, the harness
- * and the data root (at its host path, which rlm_load_file passes on), a size-capped tmpfs /tmp
+ * and the data root (at its host path, which rlm_load_file passes on; see {@link ReadOnlyBinds} for
+ * how their parents are made), a size-capped tmpfs /tmp
  * a writable per-kernel spool directory at /run/rlm-mcp/spool ($RLM_SPOOL), and its session's own
  * snapshot directory, writable, at /run/rlm-mcp/snapshot.
  *
@@ -90,7 +91,7 @@ public final class BwrapLauncher implements KernelLauncher {
             Files.setAttribute(spec.writableDir(), "unix:uid", NOBODY);
             Files.setAttribute(spec.writableDir(), "unix:gid", NOBODY);
         }
-        List<String> command = sandbox(spec.readOnlyDirs(), spec.harness(), spool);
+        List<String> command = sandbox(spec.readOnlyDirs(), spec.workDir(), spec.harness(), spool);
         if (spec.hides()) {
             command.addAll(command.indexOf("--remount-ro"), List.of("--tmpfs", spec.hiddenDir().toString()));
         }
@@ -130,9 +131,10 @@ public final class BwrapLauncher implements KernelLauncher {
 
     /**
      * The bwrap arguments up to the command: namespaces, identity, filesystem, environment. /tmp comes
-     * before the binds, which may lie below it (the harness and data root often do).
+     * before the binds, which may lie below it (the harness and data root often do). The kernel starts
+     * in {@code workDir} (the data root) when it can see it, else in /tmp.
      */
-    List<String> sandbox(List<Path> readOnlyDirs, Path harness, Path spool) {
+    List<String> sandbox(List<Path> readOnlyDirs, Path workDir, Path harness, Path spool) {
         List<String> args = new ArrayList<>(List.of(bwrap.toString(), "--clearenv"));
         if (privileged) {
             args.addAll(List.of("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"));
@@ -153,11 +155,7 @@ public final class BwrapLauncher implements KernelLauncher {
         for (String file : SYSTEM_FILES) {
             args.addAll(List.of("--ro-bind-try", file, file));
         }
-        for (Path dir : readOnlyDirs) {
-            if (!dir.startsWith("/usr") && Files.isDirectory(dir)) {
-                args.addAll(List.of("--ro-bind", dir.toString(), dir.toString()));
-            }
-        }
+        args.addAll(ReadOnlyBinds.args(readOnlyDirs.stream().filter(Files::isDirectory).toList(), SYSTEM_DIRS));
         args.addAll(List.of("--perms", "0755", "--dir", HARNESS.getParent().toString()));
         if (harness != null) {
             args.addAll(List.of("--ro-bind", harness.toString(), HARNESS.toString()));
@@ -165,7 +163,8 @@ public final class BwrapLauncher implements KernelLauncher {
         if (spool != null) {
             args.addAll(List.of("--bind", spool.toString(), SPOOL.toString(), "--setenv", "RLM_SPOOL", SPOOL.toString()));
         }
-        args.addAll(List.of("--remount-ro", "/", "--chdir", "/tmp",
+        boolean inside = workDir != null && readOnlyDirs.stream().anyMatch(workDir::startsWith);
+        args.addAll(List.of("--remount-ro", "/", "--chdir", inside ? workDir.toString() : "/tmp",
                 "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "LANG", "C.UTF-8",
                 "--setenv", "LC_ALL", "C.UTF-8", "--setenv", "HOME", "/tmp"));
         return args;
@@ -178,7 +177,7 @@ public final class BwrapLauncher implements KernelLauncher {
     }
 
     private boolean works() {
-        List<String> command = sandbox(List.of(), null, null);
+        List<String> command = sandbox(List.of(), null, null, null);
         command.add("--");
         command.addAll(dropToNobody());
         command.add("/usr/bin/true");
