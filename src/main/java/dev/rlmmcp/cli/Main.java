@@ -68,13 +68,18 @@ public final class Main implements Runnable {
     }
 
     /**
-     * A state directory another server holds: its one line, exit code 2. Anything else that stops the
+     * A state directory another server holds, or one that cannot be made: its line and the help line
+     * of --state-dir, exit code 2. Anything else that stops the
      * start: one line with what went wrong, exit code 1.
      */
     static int failed(Exception e, CommandLine cmd, CommandLine.ParseResult parsed) {
         PrintWriter err = cmd.getErr();
         if (e instanceof StateDirectories.StartRefused) {
             err.println(cmd.getCommandSpec().root().qualifiedName() + ": " + e.getMessage());
+            OptionSpec stateDir = cmd.getCommandSpec().findOption("--state-dir");
+            if (stateDir != null) {
+                err.println("  " + helpLine(stateDir));
+            }
             err.flush();
             return CommandLine.ExitCode.USAGE;
         }

@@ -124,7 +124,10 @@ final class StateDirectories {
             }
             return StateDirectoryLock.tryAcquire(directory);
         } catch (IOException e) {
-            throw new StartRefused("cannot use the state directory " + directory + ": " + e
+            String why = e instanceof java.nio.file.FileSystemException fs && fs.getReason() != null ? fs.getReason()
+                    : e instanceof java.nio.file.FileAlreadyExistsException ? "a file of that name is in the way"
+                    : e.getMessage();
+            throw new StartRefused("cannot use the state directory " + directory + ": " + why
                     + " (choose another with --state-dir, or run with --ephemeral)");
         }
     }

@@ -251,4 +251,13 @@ final class Journey {
     static void chownToUser(Path path) throws IOException, InterruptedException {
         run(List.of("chown", "-R", USER + ":" + USER, path.toString()));
     }
+
+    /** The one project's state directory under a state root ({@code <root>/projects/<name>-<hash>}). */
+    static Path projectStateDir(Path stateRoot) throws IOException {
+        try (Stream<Path> projects = Files.list(stateRoot.resolve("projects"))) {
+            List<Path> all = projects.toList();
+            assertThat(all).as("project state directories under %s", stateRoot).hasSize(1);
+            return all.get(0);
+        }
+    }
 }

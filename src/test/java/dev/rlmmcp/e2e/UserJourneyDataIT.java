@@ -68,8 +68,10 @@ class UserJourneyDataIT {
             assertThat(memory.toString()).as("the default sandbox where bubblewrap is installed").contains("\"sandbox\":\"bwrap\"");
         }
         Journey.loadsTypicalFiles(calls, data, null);
-        // The default state directory is the one below the (temporary) home, and holds the session.
-        assertThat(home.resolve(".local/share/rlm-mcp/sessions.db")).exists();
+        // The default state directory is the project's own below the (temporary) home, and holds the session.
+        Path state = Journey.projectStateDir(home.resolve(".local/share/rlm-mcp"));
+        assertThat(state.getFileName().toString()).startsWith("2024-");
+        assertThat(state.resolve("sessions.db")).exists();
     }
 
     @Test

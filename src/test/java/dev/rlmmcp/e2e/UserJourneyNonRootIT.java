@@ -73,8 +73,9 @@ class UserJourneyNonRootIT {
             id = calls.ok("rlm_execute", Map.of("code", "mark = 'before sigterm'")).path("session_id").asText();
             server.terminate();
         }
-        assertThat(stateDir.resolve("sessions.db")).exists();
-        assertThat(Files.getOwner(stateDir).getName()).isEqualTo(Journey.USER);
+        Path projectState = Journey.projectStateDir(stateDir);
+        assertThat(projectState.resolve("sessions.db")).exists();
+        assertThat(Files.getOwner(projectState).getName()).isEqualTo(Journey.USER);
 
         // The next conversation spawns it over stdio, as an agent does, and ends by closing stdin.
         McpDriver stdio = McpDriver.stdio(launch().command(List.of("stdio")));
