@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.core.Settings;
 import dev.rlmmcp.face.StdioFace;
 import java.io.PrintStream;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -36,13 +37,18 @@ final class StdioCommand implements Callable<Integer> {
         KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
         Settings settings = kernel.settings(spec);
         ObjectMapper json = Assembly.mapper();
+        Duration shutdownTimeout = kernel.shutdownTimeout(spec);
         PrintStream protocol = System.out;
         System.setOut(System.err);
-        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(
-                        llm.service(spec, json), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
-                        data.sources(spec), kernel.store(spec, data), false));
-                StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024)) {
+        Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(
+                llm.service(spec, json), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
+                data.sources(spec), kernel.store(spec, data), false));
+        // SIGTERM or SIGINT: the sessions are saved as at the end of stdin
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> app.close(shutdownTimeout), "shutdown"));
+        try (StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024)) {
             face.awaitClientGone();
+        } finally {
+            app.close(shutdownTimeout);
         }
         return 0;
     }
