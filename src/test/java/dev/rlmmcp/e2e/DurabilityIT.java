@@ -107,6 +107,17 @@ class DurabilityIT {
     }
 
     @Test
+    void withDurableRepliesAStepsChangesSurviveAKillMinus9RightAfterItsReply() throws Exception {
+        ServerProcess server = start("--snapshot-debounce-ms", "600000", "--durable-replies");
+        String id = newSession();
+        calls.run(id, "answer = {'value': 42}");
+        server.kill();
+
+        start();
+        assertThat(calls.run(id, "print(answer)")).isEqualTo("{'value': 42}\n");
+    }
+
+    @Test
     void stepsEveryHalfSecondThatChangeNothingDoNotHoldBackTheSnapshot() throws Exception {
         ServerProcess server = start("--snapshot-debounce-ms", "1000");
         String id = newSession();
