@@ -356,8 +356,8 @@ public final class Sessions implements AutoCloseable {
             }
         }
         if (!all.isEmpty()) {
-            log.info("shutdown: {} of {} sessions saved completely in {} ms", complete, all.size(),
-                    (System.nanoTime() - started) / 1_000_000);
+            log.info("shutdown: {} sessions snapshotted in {} ms ({} with every variable saved)", all.size(),
+                    (System.nanoTime() - started) / 1_000_000, complete);
         }
     }
 }
