@@ -679,7 +679,8 @@ public final class Session implements AutoCloseable {
             locked = false;
         }
         if (!locked) {
-            return snapshots.unsavedNow("changed by a call still running at the shutdown deadline");
+            log.warn("session {}: a call was still running at the shutdown deadline; what it changes is not saved", id);
+            return snapshots.unsavedNow("changed before a call still running at the shutdown deadline");
         }
         try {
             snapshots.cancel();

@@ -356,7 +356,7 @@ public final class Sessions implements AutoCloseable {
             }
         }
         if (!all.isEmpty()) {
-            log.info("shutdown: {} sessions snapshotted in {} ms ({} with every variable saved)", all.size(),
+            log.info("shutdown: {} sessions saved in {} ms, {} of them with nothing left unsaved", all.size(),
                     (System.nanoTime() - started) / 1_000_000, complete);
         }
     }

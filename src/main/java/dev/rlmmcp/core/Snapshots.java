@@ -163,7 +163,10 @@ final class Snapshots {
         body.path("not_persisted").fields().forEachRemaining(e -> refused.put(e.getKey(), e.getValue().asText()));
         notPersisted = refused;
         saveRecord.accept(now);
-        store.flush();
+        if (store.snapshots().copiesRecords()) {
+            // else the record is committed with the next batch of writes: the manifest is what restores
+            store.flush();
+        }
         long copying = System.nanoTime();
         try {
             // after the record is saved, so that a store that copies the record copies this snapshot's

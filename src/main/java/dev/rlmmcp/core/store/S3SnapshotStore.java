@@ -141,6 +141,11 @@ public final class S3SnapshotStore implements SnapshotStore {
     }
 
     @Override
+    public boolean copiesRecords() {
+        return true;
+    }
+
+    @Override
     public void committed(String sessionId) throws IOException {
         Path dir = local.checkout(sessionId);
         Path manifestFile = dir.resolve(MANIFEST);
