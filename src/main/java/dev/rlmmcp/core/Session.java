@@ -571,7 +571,10 @@ public final class Session implements AutoCloseable {
     private void snapshotWhenDue() {
         lock.lock();
         try {
-            snapshot();
+            Kernel k = kernel.current();
+            if (store != null && k != null && k.isAlive() && snapshots.isDue()) {
+                takeSnapshot(k);
+            }
         } finally {
             lock.unlock();
         }
@@ -586,6 +589,10 @@ public final class Session implements AutoCloseable {
         if (store == null || k == null || !k.isAlive() || !snapshots.pending()) {
             return null;
         }
+        return takeSnapshot(k);
+    }
+
+    private ObjectNode takeSnapshot(Kernel k) {
         try {
             return snapshots.take(k, settings.interruptGrace());
         } catch (KernelDiedException e) {

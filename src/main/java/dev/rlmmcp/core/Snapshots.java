@@ -43,6 +43,8 @@ final class Snapshots {
     /** Variables changed since the last snapshot, and those the last snapshot could not hold (with why). */
     private volatile Set<String> unsaved = Set.of();
     private volatile Map<String, String> notPersisted = Map.of();
+    /** A step was recorded since the last snapshot, which a store that copies records has not copied. */
+    private volatile boolean recordBehind;
     private volatile Instant at;
     private volatile ObjectNode last;
     private ScheduledFuture<?> due;
@@ -78,8 +80,17 @@ final class Snapshots {
         return last;
     }
 
+    /** Whether variables changed that no snapshot holds. */
     boolean pending() {
         return !unsaved.isEmpty();
+    }
+
+    /**
+     * Whether a snapshot is due: variables changed, or (for a store that copies the session's record
+     * with each snapshot) steps were recorded since the last one, which the copy should have too.
+     */
+    boolean isDue() {
+        return pending() || recordBehind;
     }
 
     /**
@@ -94,6 +105,9 @@ final class Snapshots {
         Set<String> names = new LinkedHashSet<>();
         pending.forEach(n -> names.add(n.asText()));
         unsaved = names;
+        if (store != null && store.snapshots().copiesRecords()) {
+            recordBehind = true;
+        }
         later();
         return true;
     }
@@ -124,7 +138,7 @@ final class Snapshots {
      * step. A snapshot already due stays due when it was: later steps do not postpone it.
      */
     synchronized void later() {
-        if (wait == null || timer == null || unsaved.isEmpty() || (due != null && !due.isDone())) {
+        if (wait == null || timer == null || !isDue() || (due != null && !due.isDone())) {
             return;
         }
         try {
@@ -159,6 +173,7 @@ final class Snapshots {
                 .put("bytes_written", body.path("bytes").asLong()).put("duration_ms", body.path("duration_ms").asDouble());
         done.set("written", body.path("written"));
         unsaved = Set.of();
+        recordBehind = false;
         Map<String, String> refused = new LinkedHashMap<>();
         body.path("not_persisted").fields().forEachRemaining(e -> refused.put(e.getKey(), e.getValue().asText()));
         notPersisted = refused;
