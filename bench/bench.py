@@ -777,7 +777,37 @@ def bench_snapshot_s3(workdir, mib=256):
         proxy.close()
 
 
-SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "sandbox", "llm", "bridge", "s3", "snapshot", "snapshot-s3"]
+def bench_durable(workdir, calls=200, paced=40):
+    """rlm_execute latency of a step that changes a variable, with and without --durable-replies (the
+    reply then waits until the change is snapshotted and fsynced): back to back, where without it the
+    next call writes the previous step's changes before it runs, and paced (calls further apart than
+    the snapshot wait), where without it the write happens between calls, off the reply's path."""
+    wait_ms = 50
+    for label, flags in (("default", ()), ("--durable-replies", ("--durable-replies",))):
+        state = os.path.join(workdir, "state-durable")
+        client = StdioClient("--state-dir", state, "--snapshot-debounce-ms", str(wait_ms), *flags)
+        try:
+            sid = client.tool("rlm_init_context")["session_id"]
+            client.tool("rlm_run_repl", session_id=sid, code="n = 0\nrows = list(range(1000))")
+            figures = []
+            for mode, count, pause in (("back to back", calls, 0.0), ("paced", paced, 3 * wait_ms / 1000)):
+                samples = []
+                for i in range(count):
+                    if pause:
+                        time.sleep(pause)
+                    t = time.perf_counter()
+                    client.tool("rlm_execute", session_id=sid, code="n += 1\nrows[n % 1000] = n")
+                    samples.append((time.perf_counter() - t) * 1000)
+                figures.append(f"{mode}: median {statistics.median(samples):.2f} ms, p99 {percentile(samples, 99):.2f} ms "
+                               f"({count} calls)")
+            print(f"rlm_execute n += 1 (changes a variable), {label}: " + "; ".join(figures))
+        finally:
+            client.close()
+            shutil.rmtree(state, ignore_errors=True)
+
+
+SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "sandbox", "llm", "bridge", "s3", "snapshot", "snapshot-s3",
+            "durable"]
 
 
 def main():
@@ -816,6 +846,8 @@ def main():
             bench_snapshot(workdir)
         if "snapshot-s3" in only:
             bench_snapshot_s3(workdir)
+        if "durable" in only:
+            bench_durable(workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

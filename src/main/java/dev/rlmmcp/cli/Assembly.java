@@ -88,14 +88,21 @@ record Assembly(ObjectMapper json, Sessions sessions, Parts parts, BridgedServer
 
     @Override
     public void close() {
+        close(Sessions.SHUTDOWN_TIMEOUT);
+    }
+
+    /**
+     * Stops everything: first every session's changes are snapshotted (for up to {@code timeout}),
+     * then the kernels stop. Only the first call does anything.
+     */
+    void close(Duration timeout) {
+        if (!sessions.close(timeout)) {
+            return;
+        }
         try {
-            sessions.close();
+            bridge.close();
         } finally {
-            try {
-                bridge.close();
-            } finally {
-                parts.sources().close();
-            }
+            parts.sources().close();
         }
     }
 }

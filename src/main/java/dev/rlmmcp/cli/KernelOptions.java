@@ -149,9 +149,26 @@ final class KernelOptions {
     boolean ephemeral;
 
     @Option(names = "--snapshot-debounce-ms", paramLabel = "MS", defaultValue = "${env:RLM_SNAPSHOT_DEBOUNCE_MS:-1000}",
-            description = "Snapshot changed variables this long after the last step that changed them "
-                    + "(RLM_SNAPSHOT_DEBOUNCE_MS; default: ${DEFAULT-VALUE}).")
+            description = "Snapshot changed variables at the latest this long after the step that changed them, "
+                    + "whatever later steps do, and before the session's next call runs (RLM_SNAPSHOT_DEBOUNCE_MS; "
+                    + "default: ${DEFAULT-VALUE}).")
     long snapshotDebounceMs;
+
+    @Option(names = "--durable-replies", defaultValue = "${env:RLM_DURABLE_REPLIES:-false}",
+            description = "Send a step's reply only once the variables it changed are snapshotted (fsynced): "
+                    + "nothing a reply reported is lost to a crash, at the cost of the write in every such step's "
+                    + "latency (RLM_DURABLE_REPLIES).")
+    boolean durableReplies;
+
+    @Option(names = "--shutdown-timeout-s", paramLabel = "S", defaultValue = "${env:RLM_SHUTDOWN_TIMEOUT_S:-10}",
+            description = "At shutdown, how long calls under way may take to finish, and then how long the "
+                    + "sessions' last snapshots may take (RLM_SHUTDOWN_TIMEOUT_S; default: ${DEFAULT-VALUE}).")
+    long shutdownTimeoutS;
+
+    Duration shutdownTimeout(CommandSpec spec) {
+        require(spec, shutdownTimeoutS >= 0, "--shutdown-timeout-s must not be negative");
+        return Duration.ofSeconds(shutdownTimeoutS);
+    }
 
     @Option(names = "--snapshot-s3", paramLabel = "URI", defaultValue = "${env:RLM_SNAPSHOT_S3}",
             description = "Also keep snapshots, session records and traces in S3 at s3://bucket[/prefix], so that "
@@ -193,6 +210,8 @@ final class KernelOptions {
             require(spec, s3.settings().configured(), "--snapshot-s3 " + snapshotS3 + " needs S3, but "
                     + s3.settings().missing() + ": " + S3Settings.HOW);
         }
+        require(spec, !(ephemeral && durableReplies), "--durable-replies snapshots to the state directory; it cannot "
+                + "be combined with --ephemeral");
         if (ephemeral) {
             return CompletableFuture.completedFuture(null);
         }
@@ -203,8 +222,8 @@ final class KernelOptions {
         S3SnapshotStore.Location s3Mirror = mirror;
         Thread.ofPlatform().daemon().name("state-store-open").start(() -> {
             try {
-                store.complete(StateStore.open(dir, Duration.ofMillis(snapshotDebounceMs), s3Store, s3Mirror,
-                        KernelFactory.fileSizeLimitBytes(maxMemoryMb * 1024 * 1024)));
+                store.complete(StateStore.open(dir, Duration.ofMillis(snapshotDebounceMs), durableReplies, s3Store,
+                        s3Mirror, KernelFactory.fileSizeLimitBytes(maxMemoryMb * 1024 * 1024)));
                 log.info("state directory: {}{}", dir, s3Mirror == null ? "" : ", snapshots also in " + s3Mirror);
             } catch (RuntimeException e) {
                 log.error("cannot open the state directory {}: {}", dir, e.getMessage());

@@ -78,10 +78,6 @@ final class ServeCommand implements Callable<Integer> {
             description = "Seconds between keep-alive comments on an idle /sse stream, 1..30 (RLM_SSE_KEEPALIVE_S; default: ${DEFAULT-VALUE}).")
     long sseKeepAliveS;
 
-    @Option(names = "--shutdown-timeout-s", paramLabel = "S", defaultValue = "${env:RLM_SHUTDOWN_TIMEOUT_S:-10}",
-            description = "How long shutdown waits for calls under way (RLM_SHUTDOWN_TIMEOUT_S; default: ${DEFAULT-VALUE}).")
-    long shutdownTimeoutS;
-
     @Option(names = "--allow-unsandboxed", defaultValue = "${env:RLM_ALLOW_UNSANDBOXED:-false}",
             description = "Allow --sandbox process (no isolation) on a non-loopback --host (RLM_ALLOW_UNSANDBOXED).")
     boolean allowUnsandboxed;
@@ -100,7 +96,7 @@ final class ServeCommand implements Callable<Integer> {
         KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
         KernelOptions.require(spec, sessionIdleS >= 1, "--session-idle-s must be at least 1");
         KernelOptions.require(spec, sseKeepAliveS >= 1 && sseKeepAliveS <= 30, "--sse-keepalive-s must be 1..30");
-        KernelOptions.require(spec, shutdownTimeoutS >= 0, "--shutdown-timeout-s must not be negative");
+        Duration shutdownTimeout = kernel.shutdownTimeout(spec);
         Set<String> origins = list(corsOrigins);
         KernelOptions.require(spec, !origins.contains("*"),
                 "--cors-origins must list origins; * (any site, with credentials) is not allowed");
@@ -123,7 +119,7 @@ final class ServeCommand implements Callable<Integer> {
                         + ": install bubblewrap, or pass --allow-unsandboxed if every client is trusted");
         HttpSettings http = new HttpSettings(host, port, maxRequestMb * 1024 * 1024, apiKey, list(allowedHosts),
                 origins, Duration.ofSeconds(sessionIdleS), Duration.ofSeconds(sseKeepAliveS), portFile,
-                Duration.ofSeconds(shutdownTimeoutS));
+                shutdownTimeout);
         Assembly app = Assembly.of(settings, launcher, json, new Assembly.Parts(llm.service(spec, json),
                 new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
                 data.sources(spec, kernel.snapshotArea()), store, conformanceFixtures));
@@ -149,7 +145,7 @@ final class ServeCommand implements Callable<Integer> {
                 face.close();
             } finally {
                 try {
-                    app.close();
+                    app.close(shutdownTimeout);
                 } finally {
                     if (written != null) {
                         written.close();

@@ -5,6 +5,7 @@ import dev.rlmmcp.core.Settings;
 import dev.rlmmcp.core.store.StateStore;
 import dev.rlmmcp.face.StdioFace;
 import java.io.PrintStream;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import picocli.CommandLine.Command;
@@ -39,17 +40,23 @@ final class StdioCommand implements Callable<Integer> {
         Settings settings = kernel.settings(spec);
         CompletableFuture<StateStore> store = kernel.store(spec, data);
         ObjectMapper json = Assembly.mapper();
+        Duration shutdownTimeout = kernel.shutdownTimeout(spec);
         PrintStream protocol = System.out;
         System.setOut(System.err);
-        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(
-                        llm.service(spec, json), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
-                        data.sources(spec, kernel.snapshotArea()), store, false))) {
+        Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(
+                llm.service(spec, json), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
+                data.sources(spec, kernel.snapshotArea()), store, false));
+        try {
             if (!app.python().passed()) {
                 return PythonCheck.EXIT_CODE;
             }
+            // SIGTERM or SIGINT: the sessions are saved as at the end of stdin
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> app.close(shutdownTimeout), "shutdown"));
             try (StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024)) {
                 face.awaitClientGone();
             }
+        } finally {
+            app.close(shutdownTimeout);
         }
         return 0;
     }

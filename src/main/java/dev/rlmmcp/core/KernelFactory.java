@@ -16,6 +16,8 @@ import java.util.Optional;
 import dev.rlmmcp.core.kernel.PythonLocator;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ScheduledExecutorService;
@@ -32,6 +34,16 @@ public final class KernelFactory implements AutoCloseable {
     private final boolean containerKernels;
     private final ObjectMapper json;
     private final ScheduledExecutorService timer;
+    /**
+     * The one thread that starts every kernel process, alive as long as this factory. Linux sends a
+     * parent-death signal (bwrap's --die-with-parent, PR_SET_PDEATHSIG) when the <em>thread</em> that
+     * started a child ends, not its process: a kernel started from a pooled request thread (Jetty's,
+     * stdio's, a virtual thread's carrier) was SIGKILLed whenever that pool let the thread go, at an idle
+     * time-out or at shutdown before its snapshot. Started from here, kernels die with this server (or
+     * when {@link #close} ends this thread, after every session has stopped its kernel), never earlier.
+     */
+    private final ExecutorService starter = Executors.newSingleThreadExecutor(
+            Thread.ofPlatform().daemon().name("kernel-starter").factory());
     private final Path harness;
     private final String harnessConfig;
     private volatile PythonLocator.Python python;
@@ -42,7 +54,7 @@ public final class KernelFactory implements AutoCloseable {
                 : CgroupLimits.detect(cgroupMemoryBytes(settings), KERNEL_PIDS);
         this.cgroupLimits = limits.isPresent();
         this.containerKernels = launcher instanceof ContainerLauncher;
-        this.launcher = limits.map(l -> l.around(launcher)).orElse(launcher);
+        this.launcher = startingOn(starter, limits.map(l -> l.around(launcher)).orElse(launcher));
         this.json = json;
         this.timer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("kernel-watchdog").factory());
         this.harness = Harness.install(settings.runtimeDir());
@@ -58,6 +70,57 @@ public final class KernelFactory implements AutoCloseable {
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** {@code launcher}, its processes started on {@code thread}; the caller waits for each start. */
+    static KernelLauncher startingOn(ExecutorService thread, KernelLauncher launcher) {
+        return new KernelLauncher() {
+            @Override
+            public String name() {
+                return launcher.name();
+            }
+
+            @Override
+            public Process start(KernelSpec spec) throws IOException {
+                try {
+                    // join, not get: an interrupted caller must not leave a started process unowned
+                    return CompletableFuture.supplyAsync(() -> {
+                        try {
+                            return launcher.start(spec);
+                        } catch (IOException e) {
+                            throw new CompletionException(e);
+                        }
+                    }, thread).join();
+                } catch (CompletionException e) {
+                    if (e.getCause() instanceof IOException io) {
+                        throw io;
+                    }
+                    throw e.getCause() instanceof RuntimeException r ? r : e;
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    throw new IOException("the server is stopping: no new kernel is started");
+                }
+            }
+
+            @Override
+            public Path writableDirInside(Path hostDir) {
+                return launcher.writableDirInside(hostDir);
+            }
+
+            @Override
+            public boolean isolatesUser() {
+                return launcher.isolatesUser();
+            }
+
+            @Override
+            public void interrupt(Process process) {
+                launcher.interrupt(process);
+            }
+
+            @Override
+            public void kill(Process process) {
+                launcher.kill(process);
+            }
+        };
     }
 
     /**
@@ -255,5 +318,7 @@ public final class KernelFactory implements AutoCloseable {
     @Override
     public void close() {
         timer.shutdownNow();
+        // its thread ends: any kernel still running gets its parent-death signal
+        starter.shutdown();
     }
 }

@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -35,8 +36,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>With a {@link StateStore}, the session's record and trace are written to it as they change,
  * and its variables are snapshotted by the kernel into the session's snapshot directory shortly after
- * the steps that changed them, before its kernel is released and at shutdown. A new kernel (after a
- * crash, an idle release or a server restart) restores that snapshot; variables load on first use.
+ * the steps that changed them (at the latest the store's debounce time after a step's reply, and
+ * before the session's next call runs; with durable replies, before the reply), before its kernel is
+ * released and at shutdown. A new kernel (after a crash, an idle release or a server restart)
+ * restores that snapshot; variables load on first use. A kernel found dead when a call comes is
+ * replaced before the call runs, and the call's reply names what was lost.
  */
 public final class Session implements AutoCloseable {
 
@@ -60,6 +64,10 @@ public final class Session implements AutoCloseable {
     private final Trace trace;
     private final SeenVariables seen;
     private final Snapshots snapshots;
+    /** Snapshot a step's changes before its reply is sent. */
+    private final boolean durable;
+    /** A kernel death found before the current call ran: told in the call's reply (under the lock). */
+    private ObjectNode replaced;
     private volatile Instant lastActive;
     private volatile SessionState state = SessionState.ACTIVE;
     private volatile String stoppedBy;
@@ -85,7 +93,8 @@ public final class Session implements AutoCloseable {
         this.kernel = new SessionKernel(id, kernels, store);
         this.trace = new Trace(kernels.json());
         this.seen = new SeenVariables(kernels.json());
-        this.snapshots = new Snapshots(id, store, timer, kernels.json(), this::snapshotWhenIdle, this::save);
+        this.snapshots = new Snapshots(id, store, timer, kernels.json(), this::snapshotWhenDue, this::save);
+        this.durable = store != null && store.durableReplies();
     }
 
     /**
@@ -262,7 +271,7 @@ public final class Session implements AutoCloseable {
             ObjectNode body0;
             try {
                 lastActive = Instant.now();
-                KernelReply reply = kernel.get().callStreaming(request, stream.body(), settings.maxTimeout(),
+                KernelReply reply = ready().callStreaming(request, stream.body(), settings.maxTimeout(),
                         settings.interruptGrace());
                 body0 = checked(reply, null);
                 EvictionNote.add(body0, settings);
@@ -362,7 +371,9 @@ public final class Session implements AutoCloseable {
         }
         try {
             if (store != null) {
-                if (kernel.current() == null) {
+                Kernel current = kernel.current();
+                if (current == null || !current.isAlive()) {
+                    // a dead kernel stays, so that the next call replaces it and names what was lost
                     return false;
                 }
                 snapshot();
@@ -547,7 +558,7 @@ public final class Session implements AutoCloseable {
     private KernelReply exchange(ObjectNode request, String data, Duration timeout, KernelCallbacks callbacks)
             throws KernelDiedException {
         lastActive = Instant.now();
-        Kernel k = kernel.get();
+        Kernel k = ready();
         try {
             return k.call(request, data, timeout, settings.interruptGrace(), callbacks);
         } finally {
@@ -555,13 +566,34 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    private void snapshotWhenIdle() {
-        if (!lock.tryLock()) {
-            snapshots.later();
-            return;
-        }
-        try {
+    /**
+     * The kernel for the next call (under the lock). What earlier steps changed and no snapshot holds
+     * is written first, so that this call, however long it runs or if it kills the kernel, cannot
+     * hold it back. A kernel that died since the last call is replaced and restored from the
+     * snapshot, and the loss is kept for this call's reply: the call then runs.
+     */
+    private Kernel ready() {
+        if (snapshots.pending()) {
             snapshot();
+        }
+        Kernel current = kernel.current();
+        if (current != null && !current.isAlive()) {
+            ObjectNode note = kernelLost(current.death(), null);
+            note.remove("status");
+            note.remove("session_id");
+            replaced = note;
+        }
+        return kernel.get();
+    }
+
+    /** The snapshot is due: taken now, or as soon as the call under way ends. */
+    private void snapshotWhenDue() {
+        lock.lock();
+        try {
+            Kernel k = kernel.current();
+            if (store != null && k != null && k.isAlive() && snapshots.isDue()) {
+                takeSnapshot(k);
+            }
         } finally {
             lock.unlock();
         }
@@ -576,12 +608,16 @@ public final class Session implements AutoCloseable {
         if (store == null || k == null || !k.isAlive() || !snapshots.pending()) {
             return null;
         }
+        return takeSnapshot(k);
+    }
+
+    private ObjectNode takeSnapshot(Kernel k) {
         try {
             return snapshots.take(k, settings.interruptGrace());
         } catch (KernelDiedException e) {
-            log.warn("session {}: the kernel died writing its snapshot ({}); the next call restores the last one",
-                    id, e.getMessage());
-            kernel.forgetDead();
+            // left in place: the next call finds it dead, replaces it and names what was lost
+            log.warn("session {}: the kernel died writing its snapshot ({}); not saved: {}; the next call restores "
+                    + "the last snapshot", id, e.getMessage(), String.join(", ", snapshots.unsavedNow("").keySet()));
             return null;
         }
     }
@@ -596,10 +632,28 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    /** The kernel's reply as the agent sees it (status and session first), or its refusal thrown. */
+    /**
+     * The kernel's reply as the agent sees it (status and session first), or its refusal thrown. With
+     * durable replies, a step's changes are snapshotted before it is returned; a kernel replaced before
+     * the call ran is told here.
+     */
     private ObjectNode checked(KernelReply reply, String status) {
-        snapshots.noteUnsaved(reply.body());
-        return KernelReplies.shown(kernels.json(), id, reply, status);
+        boolean step = snapshots.noteUnsaved(reply.body());
+        if (step && durable && snapshots.pending()) {
+            snapshot();
+        }
+        ObjectNode body = KernelReplies.shown(kernels.json(), id, reply, status);
+        if (step && durable && snapshots.pending()) {
+            body.set("not_saved", kernels.json().valueToTree(List.copyOf(snapshots.unsavedNow("").keySet())));
+        }
+        if (replaced != null) {
+            if (replaced.has("lost_variables")) {
+                body.set("lost_variables", replaced.get("lost_variables"));
+            }
+            body.set("kernel_restarted", replaced);
+            replaced = null;
+        }
+        return body;
     }
 
     /** The kernel died during a call that returns no step: the loss, as a refusal. */
@@ -608,10 +662,20 @@ public final class Session implements AutoCloseable {
                 "if the data is too big for memory, load a smaller part or raise the memory limit");
     }
 
+    /**
+     * The kernel died, during a call ({@code timeout} its limit) or, with {@code timeout} null, since
+     * the last one: it is replaced, and the body says what was lost.
+     */
     private ObjectNode kernelLost(KernelDiedException e, Duration timeout) {
         memoryBytes = 0;
         seen.forget();
-        ObjectNode body = kernel.replace(e, timeout, snapshots.lost(), snapshots.at());
+        java.util.Set<String> lost = snapshots.lost();
+        if (replaced != null) {
+            // the kernel that replaced one found dead before this call died too: both losses count
+            replaced.path("lost_variables").forEach(n -> lost.add(n.asText()));
+            replaced = null;
+        }
+        ObjectNode body = kernel.replace(e, timeout, lost, snapshots.at());
         save();
         return body;
     }
@@ -622,6 +686,58 @@ public final class Session implements AutoCloseable {
 
     public int kernelRestarts() {
         return kernel.restarts();
+    }
+
+    /**
+     * At shutdown, before any kernel stops: snapshots what changed, waiting until {@code deadline} for
+     * a call under way to end. Returns what is not saved, each name with why (empty: everything is).
+     */
+    Map<String, String> saveBeforeStop(Instant deadline) {
+        if (store == null) {
+            return Map.of();
+        }
+        boolean locked;
+        try {
+            locked = lock.tryLock(Math.max(0, Duration.between(Instant.now(), deadline).toMillis()),
+                    java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            locked = false;
+        }
+        if (!locked) {
+            log.warn("session {}: a call was still running at the shutdown deadline; what it changes is not saved", id);
+            return snapshots.unsavedNow("changed before a call still running at the shutdown deadline");
+        }
+        try {
+            snapshots.cancel();
+            Kernel k = kernel.current();
+            boolean dead = k != null && !k.isAlive();
+            snapshot();
+            return snapshots.unsavedNow(dead ? "the kernel had died" : "the snapshot failed");
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** What no snapshot holds now (at shutdown, for a snapshot still being written at the deadline). */
+    Map<String, String> unsavedNow(String why) {
+        return snapshots.unsavedNow(why);
+    }
+
+    /**
+     * Stops the kernel at shutdown, after {@link #saveBeforeStop}: without waiting for a call still
+     * running past the deadline (its kernel is stopped under it).
+     */
+    void stopKernel() {
+        boolean locked = lock.tryLock();
+        try {
+            snapshots.cancel();
+            kernel.close();
+        } finally {
+            if (locked) {
+                lock.unlock();
+            }
+        }
     }
 
     /** Stops the kernel, snapshotting first what changed (at shutdown). */

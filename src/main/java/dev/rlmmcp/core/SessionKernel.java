@@ -71,12 +71,6 @@ final class SessionKernel {
         }
     }
 
-    /** It died between calls: the next call starts a new one. */
-    void forgetDead() {
-        kernel = null;
-        restarts++;
-    }
-
     /**
      * A kernel for this session: with a store, one that may write the session's snapshot directory
      * and has restored the snapshot there (functions, classes and imports at once, other variables
@@ -111,9 +105,10 @@ final class SessionKernel {
     }
 
     /**
-     * The kernel died during a call: closes it, starts a fresh one if it can, and says plainly what
-     * was lost. {@code lost} names the variables no snapshot holds, {@code snapshotAt} when the last
-     * snapshot was taken.
+     * The kernel died during a call ({@code timeout} its limit) or, with {@code timeout} null, since
+     * the last call: closes it, starts a fresh one if it can, and says plainly what was lost.
+     * {@code lost} names the variables no snapshot holds, {@code snapshotAt} when the last snapshot
+     * was taken.
      */
     ObjectNode replace(KernelDiedException e, Duration timeout, Set<String> lost, Instant snapshotAt) {
         Kernel dead = kernel;
@@ -130,10 +125,13 @@ final class SessionKernel {
         } catch (RlmException startFailure) {
             fresh = "a fresh kernel could not be started yet (" + startFailure.getMessage() + "); the next call retries";
         }
-        String what = e.reason() == KernelDiedException.Cause.KILLED_AFTER_TIMEOUT
+        boolean betweenCalls = timeout == null;
+        String what = betweenCalls ? "The kernel had died since the last call (" + e.exit() + ")"
+                : e.reason() == KernelDiedException.Cause.KILLED_AFTER_TIMEOUT
                 ? "the code ran past its %s s timeout and ignored the interrupt, so the kernel was killed"
                         .formatted(Text.seconds(timeout))
                 : e.getMessage();
+        String failedCall = betweenCalls ? "" : " (and any change the failed call itself was making)";
         ObjectNode body = kernels.json().createObjectNode();
         body.put("status", e.reason() == KernelDiedException.Cause.KILLED_AFTER_TIMEOUT ? "killed" : "crashed");
         body.put("session_id", id);
@@ -146,10 +144,11 @@ final class SessionKernel {
                     .formatted(restored.path("spilled").size(), restored.path("restored").size());
             body.put("message", what + ". " + fresh.substring(0, 1).toUpperCase() + fresh.substring(1)
                     + (kernel == null ? "" : " with " + from + back) + ". " + (lost.isEmpty()
-                            ? "Nothing newer than the snapshot was lost, except any change the failed call itself was making."
+                            ? "Nothing newer than the snapshot was lost" + (betweenCalls ? "."
+                                    : ", except any change the failed call itself was making.")
                             : "Lost, because they were newer than the snapshot or could not be saved: "
-                                    + String.join(", ", lost) + " (and any change the failed call itself was making); "
-                                    + "redo the steps that made them."));
+                                    + String.join(", ", lost) + failedCall + "; redo the steps that made them.")
+                    + (betweenCalls && kernel != null ? " This call ran on the fresh kernel." : ""));
             body.put("variables_lost", !lost.isEmpty());
             body.set("lost_variables", kernels.json().valueToTree(List.copyOf(lost)));
             body.put("snapshot_at", snapshotAt == null ? null : snapshotAt.toString());

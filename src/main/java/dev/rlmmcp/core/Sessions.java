@@ -46,6 +46,8 @@ public final class Sessions implements AutoCloseable {
     private final CompletableFuture<StateStore> opening;
     private volatile StateStore store;
     private volatile boolean restored;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    private final CompletableFuture<Void> stopped = new CompletableFuture<>();
     private final Map<String, Session> byId = new ConcurrentHashMap<>();
     private final Map<String, Session> byConnection = new ConcurrentHashMap<>();
     private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
@@ -277,8 +279,40 @@ public final class Sessions implements AutoCloseable {
         return "s-" + HexFormat.of().formatHex(bytes);
     }
 
+    /** At shutdown, how long the sessions' last snapshots may take when no other time is given. */
+    public static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
+
     @Override
     public void close() {
+        close(SHUTDOWN_TIMEOUT);
+    }
+
+    /**
+     * Stops every session: first each one's changed variables are snapshotted, all at once, before any
+     * kernel stops (waiting up to {@code timeout} for calls under way and for the writes), and what
+     * could not be saved is logged by name; then the kernels stop. Returns false if another call
+     * closed them (a shutdown hook and stdin's end may race): it has waited for that one to finish.
+     */
+    public boolean close(Duration timeout) {
+        if (!closed.compareAndSet(false, true)) {
+            try {
+                stopped.get(timeout.toMillis() + 30_000, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                log.warn("shutdown still under way: {}", e.toString());
+            }
+            return false;
+        }
+        try {
+            closeOnce(timeout);
+        } finally {
+            stopped.complete(null);
+        }
+        return true;
+    }
+
+    private void closeOnce(Duration timeout) {
         sweeper.shutdownNow();
         try {
             store();
@@ -292,12 +326,71 @@ public final class Sessions implements AutoCloseable {
                 log.warn("closing the default session of connection {}: {}", connection, e.toString());
             }
         }
-        byId.values().parallelStream().forEach(Session::close);
-        byId.clear();
-        byConnection.clear();
-        kernels.close();
-        if (store != null) {
-            store.close();
+        List<Session> all = List.copyOf(byId.values());
+        try {
+            if (store != null) {
+                saveBeforeStop(all, timeout);
+            }
+        } catch (RuntimeException e) {
+            log.warn("snapshots at shutdown: {}", e.toString());
+        } finally {
+            all.parallelStream().forEach(session -> {
+                try {
+                    session.stopKernel();
+                } catch (RuntimeException e) {
+                    log.warn("session {}: stopping its kernel: {}", session.id(), e.toString());
+                }
+            });
+            byId.clear();
+            byConnection.clear();
+            kernels.close();
+            if (store != null) {
+                store.close();
+            }
+        }
+    }
+
+    private void saveBeforeStop(List<Session> all, Duration timeout) {
+        long started = System.nanoTime();
+        Instant deadline = Instant.now().plus(timeout);
+        Map<Session, CompletableFuture<Map<String, String>>> saving = new java.util.LinkedHashMap<>();
+        for (Session session : all) {
+            CompletableFuture<Map<String, String>> saved = new CompletableFuture<>();
+            Thread.ofVirtual().name("shutdown-snapshot-" + session.id()).start(() -> {
+                try {
+                    saved.complete(session.saveBeforeStop(deadline));
+                } catch (RuntimeException e) {
+                    saved.complete(session.unsavedNow("the snapshot failed: " + e));
+                }
+            });
+            saving.put(session, saved);
+        }
+        int complete = 0;
+        for (Map.Entry<Session, CompletableFuture<Map<String, String>>> entry : saving.entrySet()) {
+            Session session = entry.getKey();
+            Map<String, String> notSaved;
+            try {
+                long left = Math.max(0, Duration.between(Instant.now(), deadline).toMillis());
+                notSaved = entry.getValue().get(left, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                notSaved = session.unsavedNow("its snapshot was still being written at the shutdown deadline ("
+                        + timeout.toSeconds() + " s, --shutdown-timeout-s)");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                notSaved = session.unsavedNow("shutdown was interrupted");
+            } catch (java.util.concurrent.ExecutionException e) {
+                notSaved = session.unsavedNow("the snapshot failed: " + e.getCause());
+            }
+            if (notSaved.isEmpty()) {
+                complete++;
+            } else {
+                log.warn("session {}: not saved at shutdown: {}", session.id(), notSaved.entrySet().stream()
+                        .map(e -> e.getKey() + " (" + e.getValue() + ")").collect(java.util.stream.Collectors.joining(", ")));
+            }
+        }
+        if (!all.isEmpty()) {
+            log.info("shutdown: {} sessions saved in {} ms, {} of them with nothing left unsaved", all.size(),
+                    (System.nanoTime() - started) / 1_000_000, complete);
         }
     }
 }

@@ -10,7 +10,9 @@ import dev.rlmmcp.core.store.StateStore;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -22,8 +24,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * When a session's variables are snapshotted, and what the last snapshot holds. The snapshot itself
- * is taken by the session, under its lock, through {@link #take}; {@code whenIdle} is how the session
- * takes one once no step has come for the store's debounce time.
+ * is taken by the session, under its lock, through {@link #take}; {@code whenDue} is how the session
+ * takes one at the latest the store's debounce time after the first step whose changes no snapshot
+ * holds. Later steps do not push that time back (a maximum wait, not a debounce that steady steps
+ * could starve), and the session also writes what is pending before its next call runs.
  */
 final class Snapshots {
 
@@ -31,24 +35,34 @@ final class Snapshots {
 
     private final String id;
     private final StateStore store;
+    private final Duration wait;
     private final ScheduledExecutorService timer;
     private final ObjectMapper json;
-    private final Runnable whenIdle;
+    private final Runnable whenDue;
     private final Consumer<Instant> saveRecord;
-    /** Variables changed since the last snapshot, and those the last snapshot could not hold. */
-    private Set<String> unsaved = Set.of();
-    private Set<String> notPersisted = Set.of();
+    /** Variables changed since the last snapshot, and those the last snapshot could not hold (with why). */
+    private volatile Set<String> unsaved = Set.of();
+    private volatile Map<String, String> notPersisted = Map.of();
+    /** A step was recorded since the last snapshot, which a store that copies records has not copied. */
+    private volatile boolean recordBehind;
     private volatile Instant at;
     private volatile ObjectNode last;
     private ScheduledFuture<?> due;
 
-    Snapshots(String id, StateStore store, ScheduledExecutorService timer, ObjectMapper json, Runnable whenIdle,
+    Snapshots(String id, StateStore store, ScheduledExecutorService timer, ObjectMapper json, Runnable whenDue,
             Consumer<Instant> saveRecord) {
+        this(id, store, store == null ? null : store.snapshotDebounce(), timer, json, whenDue, saveRecord);
+    }
+
+    /** With {@code wait} (null: no snapshots are scheduled) given apart from the store, for tests. */
+    Snapshots(String id, StateStore store, Duration wait, ScheduledExecutorService timer, ObjectMapper json,
+            Runnable whenDue, Consumer<Instant> saveRecord) {
         this.id = id;
         this.store = store;
+        this.wait = wait;
         this.timer = timer;
         this.json = json;
-        this.whenIdle = whenIdle;
+        this.whenDue = whenDue;
         this.saveRecord = saveRecord;
     }
 
@@ -66,19 +80,36 @@ final class Snapshots {
         return last;
     }
 
+    /** Whether variables changed that no snapshot holds. */
     boolean pending() {
         return !unsaved.isEmpty();
     }
 
-    /** Takes from a kernel's reply the variables changed since the last snapshot, if it lists them: one is then due. */
-    void noteUnsaved(ObjectNode reply) {
+    /**
+     * Whether a snapshot is due: variables changed, or (for a store that copies the session's record
+     * with each snapshot) steps were recorded since the last one, which the copy should have too.
+     */
+    boolean isDue() {
+        return pending() || recordBehind;
+    }
+
+    /**
+     * Takes from a kernel's reply the variables changed since the last snapshot, if it lists them: a
+     * snapshot is then due. Returns true if the reply listed them (a step that may change variables).
+     */
+    boolean noteUnsaved(ObjectNode reply) {
         JsonNode pending = reply.remove("variables_unsaved");
-        if (pending != null) {
-            Set<String> names = new LinkedHashSet<>();
-            pending.forEach(n -> names.add(n.asText()));
-            unsaved = names;
-            later();
+        if (pending == null) {
+            return false;
         }
+        Set<String> names = new LinkedHashSet<>();
+        pending.forEach(n -> names.add(n.asText()));
+        unsaved = names;
+        if (store != null && store.snapshots().copiesRecords()) {
+            recordBehind = true;
+        }
+        later();
+        return true;
     }
 
     /** The session is being deleted: nothing is to be saved. */
@@ -89,22 +120,30 @@ final class Snapshots {
     /** The kernel died: what it held that no snapshot has. */
     Set<String> lost() {
         Set<String> lost = new LinkedHashSet<>(unsaved);
-        lost.addAll(notPersisted);
+        lost.addAll(notPersisted.keySet());
         unsaved = Set.of();
         return lost;
     }
 
-    /** After a step that changed variables: a snapshot once no further step has come for the debounce time. */
+    /** What no snapshot holds now, each with why: {@code why} for those changed since the last one. */
+    Map<String, String> unsavedNow(String why) {
+        Map<String, String> names = new LinkedHashMap<>();
+        unsaved.forEach(n -> names.put(n, why));
+        notPersisted.forEach(names::putIfAbsent);
+        return names;
+    }
+
+    /**
+     * After a step that changed variables: a snapshot at the latest the wait after the first such
+     * step. A snapshot already due stays due when it was: later steps do not postpone it.
+     */
     synchronized void later() {
-        if (store == null || timer == null || unsaved.isEmpty()) {
+        if (wait == null || timer == null || !isDue() || (due != null && !due.isDone())) {
             return;
         }
-        if (due != null) {
-            due.cancel(false);
-        }
         try {
-            due = timer.schedule(() -> Thread.ofVirtual().name("snapshot-" + id).start(whenIdle),
-                    store.snapshotDebounce().toMillis(), TimeUnit.MILLISECONDS);
+            Runnable start = () -> Thread.ofVirtual().name("snapshot-" + id).start(whenDue);
+            due = timer.schedule(start, wait.toMillis(), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException shuttingDown) {
             // the server is stopping: close() snapshots every session
         }
@@ -134,11 +173,15 @@ final class Snapshots {
                 .put("bytes_written", body.path("bytes").asLong()).put("duration_ms", body.path("duration_ms").asDouble());
         done.set("written", body.path("written"));
         unsaved = Set.of();
-        Set<String> refused = new LinkedHashSet<>();
-        body.path("not_persisted").fieldNames().forEachRemaining(refused::add);
+        recordBehind = false;
+        Map<String, String> refused = new LinkedHashMap<>();
+        body.path("not_persisted").fields().forEachRemaining(e -> refused.put(e.getKey(), e.getValue().asText()));
         notPersisted = refused;
         saveRecord.accept(now);
-        store.flush();
+        if (store.snapshots().copiesRecords()) {
+            // else the record is committed with the next batch of writes: the manifest is what restores
+            store.flush();
+        }
         long copying = System.nanoTime();
         try {
             // after the record is saved, so that a store that copies the record copies this snapshot's

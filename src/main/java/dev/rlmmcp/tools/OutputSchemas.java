@@ -32,6 +32,11 @@ final class OutputSchemas {
                     "description", "spilled variables the code used, loaded back before it ran"),
             "lost_variables", Map.of("type", "array", "items", Map.of("type", "string"),
                     "description", "after a kernel death: variables newer than the snapshot, now gone"),
+            "kernel_restarted", Map.of("type", "object", "description",
+                    "the kernel had died since the last call and was replaced before this one ran: message, "
+                            + "lost_variables, snapshot_at, kernel_exit, kernel_restarts"),
+            "not_saved", Map.of("type", "array", "items", Map.of("type", "string"), "description",
+                    "with --durable-replies: variables this step changed that could not be snapshotted"),
             "memory", Map.of("type", "object"),
             "truncated", Map.of("type", "object", "description", "per stream, how many characters were cut"),
             "message", Map.of("type", "string"),

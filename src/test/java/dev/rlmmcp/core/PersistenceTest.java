@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.AfterEach;
@@ -100,18 +101,39 @@ class PersistenceTest {
     }
 
     @Test
-    void aKilledKernelComesBackFromTheSnapshotAndTheReplyNamesWhatWasNewer() {
+    void aKernelKilledMidStepComesBackWithEveryEarlierStepsVariables() {
         Session session = server(1L << 30, Duration.ofHours(1)).create("s", Limits.NONE);
         out(session, "kept = list(range(5))");
         session.snapshotNow();
-        out(session, "newer = 'made after the snapshot'");
-        ObjectNode crash = session.execute("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", T);
+        out(session, "newer = 'made just before the crash'");
+        // the snapshot is due only in an hour, but the next call writes it before it runs
+        ObjectNode crash = session.execute("import os, signal\nduring = 1\nos.kill(os.getpid(), signal.SIGKILL)", T);
         assertThat(crash.path("status").asText()).isEqualTo("crashed");
-        assertThat(crash.path("variables_lost").asBoolean()).isTrue();
-        assertThat(names(crash.path("lost_variables"))).containsExactly("newer");
-        assertThat(crash.path("message").asText()).contains("snapshot").contains("newer");
-        assertThat(out(session, "print(kept)")).isEqualTo("[0, 1, 2, 3, 4]\n");
-        assertThat(session.execute("newer", T).path("error").path("type").asText()).isEqualTo("NameError");
+        assertThat(crash.path("variables_lost").asBoolean()).isFalse();
+        assertThat(crash.path("lost_variables")).isEmpty();
+        assertThat(crash.path("message").asText()).contains("snapshot").contains("failed call itself");
+        assertThat(out(session, "print(kept, newer)")).isEqualTo("[0, 1, 2, 3, 4] made just before the crash\n");
+        assertThat(session.execute("during", T).path("error").path("type").asText()).isEqualTo("NameError");
+    }
+
+    @Test
+    void aKernelThatDiedBetweenCallsIsReplacedAndTheNextCallRunsNamingWhatWasLost() throws Exception {
+        Session session = server(1L << 30, Duration.ofHours(1)).create("s", Limits.NONE);
+        out(session, "kept = list(range(5))");
+        session.snapshotNow();
+        long pid = Long.parseLong(out(session, "late = 'never snapshotted'\nprint(__import__('os').getpid())").strip());
+        ProcessHandle kernel = ProcessHandle.of(pid).orElseThrow();
+        kernel.destroyForcibly();
+        kernel.onExit().get(10, TimeUnit.SECONDS);
+
+        ObjectNode next = session.execute("print(kept)", T);
+        assertThat(next.path("status").asText()).isEqualTo("ok");
+        assertThat(next.path("stdout").asText()).isEqualTo("[0, 1, 2, 3, 4]\n");
+        assertThat(names(next.path("lost_variables"))).containsExactly("late");
+        assertThat(next.path("kernel_restarted").path("message").asText()).contains("died since the last call")
+                .contains("late").contains("This call ran on the fresh kernel");
+        assertThat(session.kernelRestarts()).isEqualTo(1);
+        assertThat(session.execute("print(kept)", T).has("kernel_restarted")).isFalse();
     }
 
     @Test

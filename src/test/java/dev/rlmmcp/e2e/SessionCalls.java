@@ -41,13 +41,17 @@ final class SessionCalls {
         throw new AssertionError("session " + id + " not listed");
     }
 
-    /** Waits until the session's snapshot (copied to any snapshot store) is newer than its last step. */
+    /**
+     * Waits until the session's snapshot (copied to any snapshot store) is newer than its last trace
+     * entry (step or load): calls that are neither, such as rlm_list_vars, need no snapshot.
+     */
     JsonNode awaitSnapshot(String id) throws InterruptedException {
+        JsonNode steps = ok("rlm_get_trace", Map.of("session_id", id)).path("steps");
+        Instant last = Instant.parse(steps.get(steps.size() - 1).path("at").asText());
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < deadline) {
             JsonNode s = session(id);
-            if (s.path("snapshot_at").isTextual() && !Instant.parse(s.path("snapshot_at").asText())
-                    .isBefore(Instant.parse(s.path("last_active").asText()))) {
+            if (s.path("snapshot_at").isTextual() && !Instant.parse(s.path("snapshot_at").asText()).isBefore(last)) {
                 return s;
             }
             Thread.sleep(100);

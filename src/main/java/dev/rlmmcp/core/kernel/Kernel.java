@@ -216,6 +216,11 @@ public final class Kernel implements AutoCloseable {
         killNow();
     }
 
+    /** Why this kernel, no longer alive, ended: for one found dead between calls. */
+    public KernelDiedException death() {
+        return died();
+    }
+
     private void killNow() {
         killedByUs = true;
         launcher.kill(process);

@@ -146,6 +146,11 @@ public final class S3SnapshotStore implements SnapshotStore {
     }
 
     @Override
+    public boolean copiesRecords() {
+        return true;
+    }
+
+    @Override
     public void committed(String sessionId) throws IOException {
         UntrustedDir dir = untrusted(local.checkout(sessionId));
         byte[] manifest;

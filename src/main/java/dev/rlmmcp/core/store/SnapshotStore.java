@@ -18,6 +18,14 @@ public interface SnapshotStore extends AutoCloseable {
     /** Called after the kernel committed a new snapshot in {@link #checkout}'s directory. */
     void committed(String sessionId) throws IOException;
 
+    /**
+     * Whether {@link #committed} copies the session's record from the database, which must then hold
+     * the snapshot's record first; a store that does not need not wait for the database's commit.
+     */
+    default boolean copiesRecords() {
+        return false;
+    }
+
     /** Removes a session's snapshot for good. */
     void delete(String sessionId) throws IOException;
 

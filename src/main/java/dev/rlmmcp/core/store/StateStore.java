@@ -30,6 +30,7 @@ public final class StateStore implements AutoCloseable {
     private final SessionDatabase database;
     private final SnapshotStore snapshots;
     private final Duration snapshotDebounce;
+    private final boolean durableReplies;
     /** How long the writer gathers writes before it commits them together. */
     private static final long GATHER_MS = 10;
 
@@ -49,7 +50,14 @@ public final class StateStore implements AutoCloseable {
     private final Thread writer = Thread.ofPlatform().daemon().name("state-writer").unstarted(this::writeAll);
 
     public StateStore(Path directory, SessionDatabase database, SnapshotStore snapshots, Duration snapshotDebounce) {
+        this(directory, database, snapshots, snapshotDebounce, false);
+    }
+
+    /** With {@code durableReplies}, a step's reply is sent once the step's changes are snapshotted. */
+    public StateStore(Path directory, SessionDatabase database, SnapshotStore snapshots, Duration snapshotDebounce,
+            boolean durableReplies) {
         this.directory = directory;
+        this.durableReplies = durableReplies;
         this.database = database;
         this.snapshots = snapshots;
         this.snapshotDebounce = snapshotDebounce;
@@ -58,16 +66,17 @@ public final class StateStore implements AutoCloseable {
 
     /** The store in {@code directory} (created if missing), snapshots in its {@code snapshots/}. */
     public static StateStore open(Path directory, Duration snapshotDebounce) {
-        return open(directory, snapshotDebounce, null, null, 0);
+        return open(directory, snapshotDebounce, false, null, null, 0);
     }
 
     /**
      * The store in {@code directory}; with {@code s3} and {@code mirror} (else both null), snapshots
      * and session records are also kept in S3, {@code snapshots/} being their local cache, and no
-     * snapshot file larger than {@code maxFileBytes} (the most a kernel may write) is copied.
+     * snapshot file larger than {@code maxFileBytes} (the most a kernel may write) is copied. With
+     * {@code durableReplies}, a step's reply waits until its changes are snapshotted.
      */
-    public static StateStore open(Path directory, Duration snapshotDebounce, S3Store s3, S3SnapshotStore.Location mirror,
-            long maxFileBytes) {
+    public static StateStore open(Path directory, Duration snapshotDebounce, boolean durableReplies, S3Store s3,
+            S3SnapshotStore.Location mirror, long maxFileBytes) {
         try {
             Files.createDirectories(directory.resolve("snapshots"));
         } catch (IOException e) {
@@ -77,7 +86,7 @@ public final class StateStore implements AutoCloseable {
         SessionDatabase database = SessionDatabase.open(directory.resolve("sessions.db"));
         Path cache = directory.resolve("snapshots");
         return new StateStore(directory, database, mirror == null ? new DirectorySnapshotStore(cache)
-                : new S3SnapshotStore(cache, s3, mirror, database, maxFileBytes), snapshotDebounce);
+                : new S3SnapshotStore(cache, s3, mirror, database, maxFileBytes), snapshotDebounce, durableReplies);
     }
 
     public Path directory() {
@@ -92,9 +101,17 @@ public final class StateStore implements AutoCloseable {
         return snapshots;
     }
 
-    /** How long after a step that changed variables the snapshot is written, if no other step came. */
+    /**
+     * How long after a step that changed variables its snapshot is written at the latest (sooner if
+     * another call comes first); later steps do not postpone it.
+     */
     public Duration snapshotDebounce() {
         return snapshotDebounce;
+    }
+
+    /** Whether a step's reply is sent only once its changes are snapshotted. */
+    public boolean durableReplies() {
+        return durableReplies;
     }
 
     /**
