@@ -179,7 +179,7 @@ class SessionsTidyIT {
     }
 
     @Test
-    void aSecondServerOnTheSameStateDirRefusesToStartInOneLine() throws Exception {
+    void aSecondServerOnTheSameStateDirRefusesToStartWithOneLineAndTheFlagsHelp() throws Exception {
         Path state = tmp.resolve("shared");
         ServerProcess first = keep(ServerProcess.http("--state-dir", state.toString()));
         Process second = new ProcessBuilder(ServerProcess.command(
@@ -189,9 +189,11 @@ class SessionsTidyIT {
         String output = new String(second.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         List<String> lines = output.lines().filter(l -> !l.startsWith("WARNING:")).toList();
         assertThat(second.exitValue()).as(output).isEqualTo(2);
-        assertThat(lines).as(output).containsExactly("rlm-mcp: the state directory " + state
+        assertThat(lines).as(output).hasSize(2);
+        assertThat(lines.get(0)).isEqualTo("rlm-mcp: the state directory " + state
                 + " is in use by another rlm-mcp server (pid " + first.pid() + "); stop that server, or give this "
                 + "one its own --state-dir (or --ephemeral)");
+        assertThat(lines.get(1)).startsWith("  --state-dir=DIR ");
         McpDriver client = keep(McpDriver.http(first.mcpUrl()));
         assertThat(ok(client, "rlm_execute", Map.of("code", "print('first still serves')")).path("stdout").asText())
                 .isEqualTo("first still serves\n");
