@@ -494,7 +494,7 @@ def python_parse(path, data_type):
     return float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
 
 
-def bench_loads(workdir, sizes=("100mib", "1gib"), repeat=3):
+def bench_loads(workdir, sizes=("100mib", "1gib"), repeat=None, types=("text", "lines", "csv", "json")):
     """rlm_load_file, rlm_load_s3 and rlm_load_url of every data type, end to end as a client's tool call
     (stdio, default bwrap sandbox), against python3 reading and parsing the same file in the same run."""
     os.chmod(workdir, 0o755)  # the sandboxed kernel (uid 65534) reads the files itself
@@ -530,12 +530,12 @@ def bench_loads(workdir, sizes=("100mib", "1gib"), repeat=3):
                     load(source, "warm." + ("csv" if data_type == "csv" else "json" if data_type == "json" else "log"),
                          data_type)
                 client.tool("rlm_clear", all=True)
-            for data_type, kind in (("text", "log"), ("lines", "log"), ("csv", "csv"), ("json", "json")):
-                path = files[kind]
+            for data_type in types:
+                path = files[{"text": "log", "lines": "log"}.get(data_type, data_type)]
                 name = os.path.basename(path)
                 subprocess.run(["cat", path], check=True, stdout=subprocess.DEVNULL)  # in the page cache
                 times = {"python3": [], "python3 url": [], "file": [], "s3": [], "url": []}
-                runs = repeat if size_name == "100mib" else 1
+                runs = repeat or (3 if size_name == "100mib" else 1)
                 for _ in range(runs):  # interleaved: the machine's load varies
                     times["python3"].append(python_parse(path, data_type))
                     times["python3 url"].append(python_parse(f"http://127.0.0.1:{port}/{name}", data_type))
@@ -560,7 +560,8 @@ def bench_loads(workdir, sizes=("100mib", "1gib"), repeat=3):
                           flush=True)
             client.close()
         print("loads (tool call end to end over stdio, default bwrap sandbox; python3 = the same interpreter reading "
-              f"and parsing the same cached file; median of {repeat} interleaved runs at 100 MiB, one at 1 GiB; "
+              f"and parsing the same cached file; median of {repeat or 3} interleaved runs at 100 MiB, "
+              f"{repeat or 1} at 1 GiB; "
               "target ratio <= 1.25). 'same source': python3 fetching the URL with urllib and parsing as it reads; "
               "for s3, the file parse plus a plain streaming GET of the object with the server's own S3 SDK client")
         print(f"  {'source':6} {'type':5} {'size':6} {'ours s':>8} {'python s':>8} {'ratio':>6} {'same src s':>10} {'ratio':>6}")
@@ -951,6 +952,8 @@ def main():
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--warmup", type=int, default=3000)
     parser.add_argument("--load-sizes", default="100mib,1gib", help="sizes for --only loads: 100mib, 1gib or both")
+    parser.add_argument("--load-types", default="text,lines,csv,json", help="data types for --only loads")
+    parser.add_argument("--load-repeat", type=int, help="runs per figure for --only loads (default 3 at 100 MiB, 1 at 1 GiB)")
     args = parser.parse_args()
     only = set(args.only or SECTIONS)
     subprocess.run([LAUNCHER, "--version"], check=True, stdout=subprocess.DEVNULL)
@@ -970,7 +973,7 @@ def main():
         if "file" in only:
             bench_load_file(workdir)
         if "loads" in only:
-            bench_loads(workdir, args.load_sizes.split(","))
+            bench_loads(workdir, args.load_sizes.split(","), args.load_repeat, args.load_types.split(","))
         if "sandbox" in only:
             bench_sandbox()
         if "llm" in only:
