@@ -5,6 +5,7 @@ Runs the real server through bin/rlm-mcp (stdio and HTTP) with minimal clients w
 Loopback only; every loop is bounded in count and time.
 """
 import argparse
+import itertools
 import json
 import multiprocessing
 import os
@@ -48,9 +49,10 @@ def descendants(pid):
 class StdioClient:
     """A raw MCP client over the server's stdin/stdout."""
 
-    def __init__(self, *server_args):
+    def __init__(self, *server_args, env=None):
         self.proc = subprocess.Popen([LAUNCHER, "stdio", *server_args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env={**os.environ, **env} if env else None)
         self.next_id = 0
         self.request("initialize", INIT)
         self.notify("notifications/initialized")
@@ -407,6 +409,169 @@ def bench_load_file(workdir):
     print(f"rlm_load_file 1 GiB text: {o:.3f} s; python3 -c \"open(p).read()\": {w:.3f} s as a command "
           f"({i:.3f} s for the read alone); ratio {o / w:.2f} to the command, {o / i:.2f} to the read alone "
           f"(median of 3; target <= 1.25)")
+
+
+LOAD_SIZES = {"100mib": 100 << 20, "1gib": 1 << 30}
+# what python3 itself does for each data type; the kernel's loads must match it (tests check the values)
+PYTHON_PARSE = {
+    "text": "v = open(p, encoding='utf-8').read()",
+    "lines": "v = open(p, encoding='utf-8').read().splitlines()",
+    "csv": "import csv\nv = list(csv.DictReader(open(p, encoding='utf-8', newline='')))",
+    "json": "import json\nv = json.loads(open(p, encoding='utf-8').read())",
+}
+
+
+def make_load_files(workdir, name, size):
+    """A log (loaded as text and as lines), a CSV (CRLF, quoted fields) and a JSON array of records (with
+    non-ASCII text), each about `size` bytes: 100 MiB made row by row, larger sizes by repeating it."""
+    files = {kind: os.path.join(workdir, f"{name}.{kind}") for kind in ("log", "csv", "json")}
+    if size <= LOAD_SIZES["100mib"]:
+        if all(os.path.exists(f) for f in files.values()):
+            return files
+        make_log(files["log"], size)
+        levels = ["INFO", "DEBUG", "WARN", "ERROR"]
+        head, rows, records, in_csv, in_json = "ts,level,worker,path,ms,message\r\n", [], [], 0, 0
+        for i in itertools.count():
+            ts, level, path = f"2026-11-20T12:{i // 60 % 60:02d}:{i % 60:02d}", levels[i % 4], f"/api/v1/items/{i * 7 % 10007}"
+            message = f"request {i} handled, said \"ok\"" + " x" * (i % 40)
+            if in_csv < size:
+                rows.append(f'{ts},{level},worker-{i % 16},{path},{i % 250},"{message.replace(chr(34), chr(34) * 2)}"\r\n')
+                in_csv += len(rows[-1])
+            if in_json < size:
+                records.append(json.dumps({"ts": ts, "level": level, "worker": i % 16, "path": path,
+                                           "message": message + " é"}, ensure_ascii=False))
+                in_json += len(records[-1].encode()) + 2
+            if in_csv >= size and in_json >= size:
+                break
+        with open(files["csv"], "w", newline="") as f:
+            f.write(head + "".join(rows))
+        with open(files["json"], "w") as f:
+            f.write("[" + ",\n".join(records) + "]\n")
+        return files
+    small = make_load_files(workdir, "100mib", LOAD_SIZES["100mib"])
+    for kind, sep in (("log", b"\n"), ("csv", b"\r\n"), ("json", b",\n")):
+        with open(small[kind], "rb") as f:
+            data = f.read()
+        if kind == "log":
+            head, body, end = b"", data, b""
+        elif kind == "csv":
+            head, body = data.split(sep, 1)
+            head, end = head + sep, b""
+        else:
+            head, body, end = b"[", data.strip()[1:-1], b"]\n"
+        with open(files[kind], "wb") as out:
+            out.write(head)
+            left = size - len(head) - len(end)
+            first = True
+            while left > 0:
+                piece = body if left >= len(body) else body[:body.rfind(sep, 0, left) + (0 if kind == "json" else len(sep))]
+                if kind == "json" and not first:
+                    out.write(sep)
+                out.write(piece)
+                left -= len(piece) + (len(sep) if kind == "json" and not first else 0)
+                first = False
+                if piece is not body:
+                    break
+            out.write(end)
+    return files
+
+
+# the same from a URL, with the standard library's HTTP client
+PYTHON_FETCH = {
+    "text": "v = urlopen(p).read().decode('utf-8')",
+    "lines": "v = urlopen(p).read().decode('utf-8').splitlines()",
+    "csv": "import csv, io\nv = list(csv.DictReader(io.TextIOWrapper(urlopen(p), encoding='utf-8', newline='')))",
+    "json": "import json\nv = json.loads(urlopen(p).read().decode('utf-8'))",
+}
+
+
+def python_parse(path, data_type):
+    """Seconds python3 (the kernel's interpreter) takes to read and parse the file (or fetch and parse
+    the URL), timed inside it."""
+    body = PYTHON_FETCH[data_type] if path.startswith("http") else PYTHON_PARSE[data_type]
+    code = (f"import time\nfrom urllib.request import urlopen\np = {path!r}\nt = time.perf_counter()\n{body}\n"
+            f"print(time.perf_counter() - t)")
+    return float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
+
+
+def bench_loads(workdir, sizes=("100mib", "1gib"), repeat=None, types=("text", "lines", "csv", "json")):
+    """rlm_load_file, rlm_load_s3 and rlm_load_url of every data type, end to end as a client's tool call
+    (stdio, default bwrap sandbox), against python3 reading and parsing the same file in the same run."""
+    os.chmod(workdir, 0o755)  # the sandboxed kernel (uid 65534) reads the files itself
+    proxy = S3Proxy(workdir)
+    web = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", workdir],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        port = int(re.search(r"port (\d+)", web.stdout.readline()).group(1))
+        for ext, body in (("log", "a\r\nb\n"), ("csv", "k,v\r\na,1\r\n"), ("json", '{"k": [1, 2]}')):
+            with open(os.path.join(workdir, "warm." + ext), "w", newline="") as f:
+                f.write(body)
+            proxy.put("bench", "warm." + ext, os.path.join(workdir, "warm." + ext))
+        rows = []
+        for size_name in sizes:
+            files = make_load_files(workdir, size_name, LOAD_SIZES[size_name])
+            for f in files.values():
+                proxy.put("bench", os.path.basename(f), f)
+            # 1 GiB as lines, csv or json is several GiB of Python objects: the default limit (1024 MB) refuses
+            # the file or runs the kernel out of memory, so the large runs raise it (and the time limit)
+            extra = () if size_name == "100mib" else ("--max-memory-mb", "8192", "--max-timeout-s", "1800")
+            client = StdioClient("--data-root", workdir, "--allow-private-urls", *extra, env=proxy.env)
+            client.tool("rlm_execute", code="x = 1")
+
+            def load(source, name, data_type):
+                if source == "file":
+                    return client.tool("rlm_load_file", name="v", path=name, data_type=data_type)
+                if source == "s3":
+                    return client.tool("rlm_load_s3", bucket="bench", key=name, name="v", data_type=data_type)
+                return client.tool("rlm_load_url", url=f"http://127.0.0.1:{port}/{name}", name="v", data_type=data_type)
+
+            for source in ("file", "s3", "url"):  # warm up: the S3 client, the JIT, the kernel's imports
+                for data_type in ("text", "lines", "csv", "json"):
+                    load(source, "warm." + ("csv" if data_type == "csv" else "json" if data_type == "json" else "log"),
+                         data_type)
+                client.tool("rlm_clear", all=True)
+            for data_type in types:
+                path = files[{"text": "log", "lines": "log"}.get(data_type, data_type)]
+                name = os.path.basename(path)
+                subprocess.run(["cat", path], check=True, stdout=subprocess.DEVNULL)  # in the page cache
+                times = {"python3": [], "python3 url": [], "file": [], "s3": [], "url": []}
+                runs = repeat or (3 if size_name == "100mib" else 1)
+                for _ in range(runs):  # interleaved: the machine's load varies
+                    times["python3"].append(python_parse(path, data_type))
+                    times["python3 url"].append(python_parse(f"http://127.0.0.1:{port}/{name}", data_type))
+                    for source in ("file", "s3", "url"):
+                        t = time.perf_counter()
+                        reply = load(source, name, data_type)
+                        times[source].append(time.perf_counter() - t)
+                        client.tool("rlm_clear", all=True)  # at once, before the idle snapshot would write it
+                        assert "error" not in reply, reply
+                get = statistics.median(proxy.plain_get("bench", name, runs + 1)[1:])
+                py = statistics.median(times["python3"])
+                same = {"file": py, "s3": py + get, "url": statistics.median(times["python3 url"])}
+                for source in ("file", "s3", "url"):
+                    ours = statistics.median(times[source])
+                    rows.append((source, data_type, size_name, ours, py, same[source]))
+                    print(f"  {source:4} {data_type:5} {size_name:6} ours {ours:7.3f} s  python3 {py:7.3f} s  "
+                          f"ratio {ours / py:5.2f}; from the same source {same[source]:7.3f} s, ratio {ours / same[source]:5.2f}  "
+                          f"({reply.get('length'):,} items; {os.path.getsize(path) / 2**20:.0f} MiB; "
+                          f"runs: ours {' '.join(f'{x:.2f}' for x in times[source])}, "
+                          f"python3 {' '.join(f'{x:.2f}' for x in times['python3'])}, "
+                          f"python3 url {' '.join(f'{x:.2f}' for x in times['python3 url'])}, plain S3 GET {get:.2f})",
+                          flush=True)
+            client.close()
+        print("loads (tool call end to end over stdio, default bwrap sandbox; python3 = the same interpreter reading "
+              f"and parsing the same cached file; median of {repeat or 3} interleaved runs at 100 MiB, "
+              f"{repeat or 1} at 1 GiB; "
+              "target ratio <= 1.25). 'same source': python3 fetching the URL with urllib and parsing as it reads; "
+              "for s3, the file parse plus a plain streaming GET of the object with the server's own S3 SDK client")
+        print(f"  {'source':6} {'type':5} {'size':6} {'ours s':>8} {'python s':>8} {'ratio':>6} {'same src s':>10} {'ratio':>6}")
+        for source, data_type, size_name, ours, py, same in sorted(rows, key=lambda r: (r[2], r[0], r[1])):
+            print(f"  {source:6} {data_type:5} {size_name:6} {ours:8.3f} {py:8.3f} {ours / py:6.2f} {same:10.3f} "
+                  f"{ours / same:6.2f}")
+    finally:
+        web.terminate()
+        web.wait(timeout=30)
+        proxy.close()
 
 
 class S3Proxy:
@@ -806,8 +971,8 @@ def bench_durable(workdir, calls=200, paced=40):
             shutil.rmtree(state, ignore_errors=True)
 
 
-SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "sandbox", "llm", "bridge", "s3", "snapshot", "snapshot-s3",
-            "durable"]
+SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "loads", "sandbox", "llm", "bridge", "s3", "snapshot",
+            "snapshot-s3", "durable"]
 
 
 def main():
@@ -816,6 +981,9 @@ def main():
                         action="append")
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--warmup", type=int, default=3000)
+    parser.add_argument("--load-sizes", default="100mib,1gib", help="sizes for --only loads: 100mib, 1gib or both")
+    parser.add_argument("--load-types", default="text,lines,csv,json", help="data types for --only loads")
+    parser.add_argument("--load-repeat", type=int, help="runs per figure for --only loads (default 3 at 100 MiB, 1 at 1 GiB)")
     args = parser.parse_args()
     only = set(args.only or SECTIONS)
     subprocess.run([LAUNCHER, "--version"], check=True, stdout=subprocess.DEVNULL)
@@ -834,6 +1002,8 @@ def main():
             bench_load_data(workdir)
         if "file" in only:
             bench_load_file(workdir)
+        if "loads" in only:
+            bench_loads(workdir, args.load_sizes.split(","), args.load_repeat, args.load_types.split(","))
         if "sandbox" in only:
             bench_sandbox()
         if "llm" in only:

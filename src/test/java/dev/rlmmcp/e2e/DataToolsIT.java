@@ -10,8 +10,11 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -29,6 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
 class DataToolsIT {
 
     private static final int BIG = 20 * 1024 * 1024 + 12345;
+    /** Line ends of every kind, empty lines, invalid UTF-8, and characters cut by the 1 MiB chunks a stream comes in. */
+    private static final byte[] TRICKY = tricky();
 
     @TempDir
     static Path tmp;
@@ -53,6 +58,7 @@ class DataToolsIT {
         s3.object("claude-code", "data/rows.json", "{\"rows\": [1, 2, 3]}".getBytes(StandardCharsets.UTF_8));
         s3.object("claude-code", "data/lines.txt", "a\nb\nc".getBytes(StandardCharsets.UTF_8));
         s3.object("claude-code", "data/table.csv", "name,n\nx,1\ny,2\n".getBytes(StandardCharsets.UTF_8));
+        s3.object("claude-code", "data/tricky.txt", TRICKY);
         s3.object("claude-code", "big/two-mib.txt", "z".repeat(2 * 1024 * 1024).getBytes(StandardCharsets.UTF_8));
         for (int i = 0; i < 7; i++) {
             s3.object("other", "page/p" + i + ".txt", ("page " + i).getBytes(StandardCharsets.UTF_8));
@@ -101,6 +107,12 @@ class DataToolsIT {
             x.sendResponseHeaders(200, body.length);
             try (OutputStream out = x.getResponseBody()) {
                 out.write(body);
+            }
+        });
+        w.createContext("/tricky.txt", x -> {
+            x.sendResponseHeaders(200, 0);  // chunked: the kernel is not told the size
+            try (OutputStream out = x.getResponseBody()) {
+                out.write(TRICKY);
             }
         });
         w.createContext("/big", x -> {
@@ -261,6 +273,45 @@ class DataToolsIT {
         JsonNode small = ok(http, "rlm_upload_url", Map.of("url", webBase + "/table.csv", "key", "up/table.csv"));
         assertThat(small.path("parts").asInt()).isEqualTo(1);
         assertThat(small.path("bucket").asText()).isEqualTo("claude-code");
+    }
+
+    private static byte[] tricky() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.writeBytes("crlf\r\nlone\rcr\n\n\u000b\u2028 are not line ends\r\n".getBytes(StandardCharsets.UTF_8));
+        out.write(0xff);
+        while (out.size() < (1 << 20) - 2) {
+            out.write('a');
+        }
+        out.writeBytes("😀\r".getBytes(StandardCharsets.UTF_8));  // the 1 MiB cut falls inside the 😀
+        while (out.size() < (2 << 20) - 1) {
+            out.write('b');
+        }
+        out.writeBytes("\r\né\r\r\nno final newline".getBytes(StandardCharsets.UTF_8));  // and between \r and \n
+        out.writeBytes(new byte[] {(byte) 0xe2, (byte) 0x82});
+        return out.toByteArray();
+    }
+
+    @Test
+    void fileS3AndUrlLoadsGivePythonsOwnParseOfTheSameBytes() throws IOException {
+        Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));  // the kernel is uid 65534
+        Path file = Files.write(tmp.resolve("tricky.txt"), TRICKY);
+        run(http, """
+                def _reference(data_type):
+                    text = open(%s, 'rb').read().decode('utf-8', 'replace')
+                    if data_type == 'text':
+                        return text
+                    *whole, last = text.split('\\n')
+                    return [l[:-1] if l.endswith('\\r') else l for l in whole] + ([last] if last else [])
+                """.formatted("'" + file.toRealPath() + "'"));
+        for (String type : List.of("text", "lines")) {
+            ok(http, "rlm_load_file", Map.of("path", "tricky.txt", "name", "f", "data_type", type));
+            ok(http, "rlm_load_s3", Map.of("key", "data/tricky.txt", "name", "s", "data_type", type));
+            ok(http, "rlm_load_url", Map.of("url", webBase + "/tricky.txt", "name", "u", "data_type", type));
+            assertThat(run(http, "r = _reference('%s')\nprint(f == r, s == r, u == r, len(r))".formatted(type)))
+                    .isEqualTo("True True True " + (type.equals("text") ? "2097169" : "7") + "\n");
+        }
+        assertThat(run(http, "print(f[:4], f[-1] == 'no final newline\\ufffd')"))
+                .isEqualTo("['crlf', 'lone\\rcr', '', '\\x0b\\u2028 are not line ends'] True\n");
     }
 
     @Test
