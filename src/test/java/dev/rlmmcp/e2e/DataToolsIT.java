@@ -58,7 +58,7 @@ class DataToolsIT {
         s3.object("claude-code", "data/rows.json", "{\"rows\": [1, 2, 3]}".getBytes(StandardCharsets.UTF_8));
         s3.object("claude-code", "data/lines.txt", "a\nb\nc".getBytes(StandardCharsets.UTF_8));
         s3.object("claude-code", "data/table.csv", "name,n\nx,1\ny,2\n".getBytes(StandardCharsets.UTF_8));
-        s3.object("claude-code", "data/tricky.txt", TRICKY);
+        s3.object("claude-code", "parity/tricky.txt", TRICKY);
         s3.object("claude-code", "big/two-mib.txt", "z".repeat(2 * 1024 * 1024).getBytes(StandardCharsets.UTF_8));
         for (int i = 0; i < 7; i++) {
             s3.object("other", "page/p" + i + ".txt", ("page " + i).getBytes(StandardCharsets.UTF_8));
@@ -305,7 +305,7 @@ class DataToolsIT {
                 """.formatted("'" + file.toRealPath() + "'"));
         for (String type : List.of("text", "lines")) {
             ok(http, "rlm_load_file", Map.of("path", "tricky.txt", "name", "f", "data_type", type));
-            ok(http, "rlm_load_s3", Map.of("key", "data/tricky.txt", "name", "s", "data_type", type));
+            ok(http, "rlm_load_s3", Map.of("key", "parity/tricky.txt", "name", "s", "data_type", type));
             ok(http, "rlm_load_url", Map.of("url", webBase + "/tricky.txt", "name", "u", "data_type", type));
             assertThat(run(http, "r = _reference('%s')\nprint(f == r, s == r, u == r, len(r))".formatted(type)))
                     .isEqualTo("True True True " + (type.equals("text") ? "2097169" : "7") + "\n");
