@@ -24,10 +24,10 @@ class JsonRpcTest {
 
     @Test
     void paramsMustBeAnObjectWhenPresent() {
-        assertThat(JsonRpc.badParams(new McpSchema.JSONRPCRequest("2.0", "tools/call", 1, "x"))).contains("tools/call");
-        assertThat(JsonRpc.badParams(new McpSchema.JSONRPCRequest("2.0", "tools/call", 1, List.of()))).isNotNull();
-        assertThat(JsonRpc.badParams(new McpSchema.JSONRPCRequest("2.0", "ping", 1, null))).isNull();
-        assertThat(JsonRpc.badParams(new McpSchema.JSONRPCRequest("2.0", "tools/list", 1, Map.of()))).isNull();
+        assertThat(JsonRpc.badParams("tools/call", "x")).contains("tools/call", "the string \"x\"");
+        assertThat(JsonRpc.badParams("tools/call", List.of())).isNotNull();
+        assertThat(JsonRpc.badParams("ping", null)).isNull();
+        assertThat(JsonRpc.badParams("tools/list", Map.of())).isNull();
     }
 
     @Test
