@@ -141,12 +141,12 @@ final class JsonRpc {
             if (map.get("error") != null && !(map.get("error") instanceof Map<?, ?> error
                     && error.get("code") instanceof Integer && error.get("message") instanceof String)) {
                 throw new Refused(McpSchema.ErrorCodes.INVALID_REQUEST,
-                        "error must be an object with an integer code and a string message", usableId, false);
+                        "error must be an object with an integer code and a string message", null, false);
             }
             try {
                 return mapper.convertValue(map, McpSchema.JSONRPCResponse.class);
             } catch (RuntimeException e) {
-                throw new Refused(McpSchema.ErrorCodes.INVALID_REQUEST, "not a JSON-RPC response", usableId, false);
+                throw new Refused(McpSchema.ErrorCodes.INVALID_REQUEST, "not a JSON-RPC response", null, false);
             }
         }
         throw invalid(usableId, "method is missing: a request or notification needs a method (a response needs a "

@@ -3,6 +3,7 @@ package dev.rlmmcp.face;
 import dev.rlmmcp.core.Cancellation;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
+import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpStreamableServerSession;
 import io.modelcontextprotocol.spec.McpStreamableServerTransport;
@@ -182,6 +183,13 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                 default -> error(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "unknown message type", null);
             }
         } catch (RuntimeException e) {
+            McpError refusal = protocolError(e);
+            if (refusal != null && message instanceof McpSchema.JSONRPCRequest call && !response.isCommitted()) {
+                // a handler that refused its params before its Mono started: the answer other transports give
+                writeJson(response, 200, JsonRpc.withoutTraces(McpSchema.JSONRPCResponse.error(call.id(),
+                        refusal.getJsonRpcError())));
+                return;
+            }
             log.warn("handling {} failed", message, e);
             if (!response.isCommitted()) {
                 error(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, JsonRpc.clean(e.getMessage())
@@ -267,6 +275,16 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
             direct = started.session();
         }
         return direct;
+    }
+
+    /** The SDK's JSON-RPC error in an exception's causes, or null. */
+    private static McpError protocolError(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof McpError error && error.getJsonRpcError() != null) {
+                return error;
+            }
+        }
+        return null;
     }
 
     private static Object idOf(McpSchema.JSONRPCMessage message) {
