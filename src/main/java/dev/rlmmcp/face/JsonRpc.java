@@ -112,12 +112,14 @@ final class JsonRpc {
         boolean hasId = map.containsKey("id");
         Object id = map.get("id");
         Object usableId = id instanceof String || id instanceof Integer || id instanceof Long ? id : null;
+        boolean response = !map.containsKey("method") && (map.containsKey("result") || map.containsKey("error"));
         Object version = map.get("jsonrpc");
         if (!McpSchema.JSONRPC_VERSION.equals(version)) {
-            throw invalid(usableId, version == null && !map.containsKey("jsonrpc") ? "jsonrpc is missing: it must be \"2.0\""
-                    : "jsonrpc must be \"2.0\", not " + describe(version));
+            throw new Refused(McpSchema.ErrorCodes.INVALID_REQUEST, version == null && !map.containsKey("jsonrpc")
+                    ? "jsonrpc is missing: it must be \"2.0\"" : "jsonrpc must be \"2.0\", not " + describe(version),
+                    response ? null : usableId, !response);
         }
-        if (hasId && usableId == null) {
+        if (hasId && usableId == null && !response) {
             throw invalid(null, id == null ? "id must not be null: a request needs a string or integer id, and a "
                     + "notification has no id at all" : "id must be a string or an integer, not " + describe(id));
         }
@@ -133,10 +135,10 @@ final class JsonRpc {
             return hasId ? new McpSchema.JSONRPCRequest(McpSchema.JSONRPC_VERSION, method, id, params)
                     : new McpSchema.JSONRPCNotification(McpSchema.JSONRPC_VERSION, method, params);
         }
-        if (map.containsKey("result") || map.containsKey("error")) {
-            if (!hasId) {
+        if (response) {
+            if (usableId == null) {
                 throw new Refused(McpSchema.ErrorCodes.INVALID_REQUEST,
-                        "a response needs the id of the request it answers", null, false);
+                        "a response needs the string or integer id of the request it answers", null, false);
             }
             if (map.get("error") != null && !(map.get("error") instanceof Map<?, ?> error
                     && error.get("code") instanceof Integer && error.get("message") instanceof String)) {

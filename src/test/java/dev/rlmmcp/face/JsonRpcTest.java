@@ -95,6 +95,10 @@ class JsonRpcTest {
         assertThat(JsonRpc.parse(MAPPER, "{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"result\":{}}"
                 .getBytes(StandardCharsets.UTF_8))).isInstanceOf(McpSchema.JSONRPCResponse.class);
         assertThat(refusal("{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":1}").answerable()).isFalse();
+        // a client's error answer with a null id, or any malformed response, is never answered
+        assertThat(refusal("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":1,\"message\":\"m\"}}").answerable())
+                .isFalse();
+        assertThat(refusal("{\"id\":\"a\",\"result\":{}}").answerable()).isFalse();
         assertThat(refusal("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"n\",\"params\":1}").id()).isEqualTo(3);
     }
 
