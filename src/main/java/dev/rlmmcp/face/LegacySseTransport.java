@@ -37,6 +37,8 @@ import reactor.core.publisher.Mono;
  * server request (sampling) comes back on the stream as a {@code message} event; a comment keeps an
  * idle stream alive. A POSTed request is answered 202 at once and served on its own virtual thread,
  * so a tool call waiting for the client's sampling answer never holds up the POST that carries it.
+ * A POST whose body is not well-formed JSON-RPC, or whose params have the wrong shape, is refused
+ * with 400 and a JSON-RPC error body (see {@link JsonRpc}).
  */
 final class LegacySseTransport extends HttpServlet implements McpServerTransportProvider {
 
@@ -146,19 +148,16 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
         McpSchema.JSONRPCMessage message;
         try {
             message = JsonRpc.parse(mapper, body);
-        } catch (IOException | RuntimeException e) {
-            HttpFace.jsonError(response, 400, McpSchema.ErrorCodes.PARSE_ERROR, "not a JSON-RPC message: "
-                    + JsonRpc.brief(e));
+        } catch (JsonRpc.Refused e) {
+            // refused on the POST itself, which the client checks before it waits on the stream
+            byte[] answer = mapper.writeValueAsBytes(e.answer());
+            response.setStatus(400);
+            response.setContentType("application/json");
+            response.setContentLength(answer.length);
+            response.getOutputStream().write(answer);
             return;
         }
         McpServerSession session = stream.session;
-        String badParams = JsonRpc.badParams(message);
-        if (badParams != null && message instanceof McpSchema.JSONRPCRequest call) {
-            stream.sendMessage(McpSchema.JSONRPCResponse.error(call.id(), new McpSchema.JSONRPCResponse.JSONRPCError(
-                    McpSchema.ErrorCodes.INVALID_PARAMS, badParams, null))).block();
-            response.setStatus(202);
-            return;
-        }
         switch (message) {
             case McpSchema.JSONRPCRequest call -> calls.execute(() -> serve(session, call));
             case McpSchema.JSONRPCNotification n when ClientCancellation.handled(session.getId(), n) -> {

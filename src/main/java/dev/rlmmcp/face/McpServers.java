@@ -39,7 +39,7 @@ public final class McpServers {
     /** With {@code fixtures} (may be null) served next to the real tools, as the conformance suite needs. */
     public McpServers(ToolCatalog catalog, ObjectMapper json, ConformanceFixtures fixtures) {
         this.catalog = catalog;
-        this.mapper = new JacksonMcpJsonMapper(json);
+        this.mapper = new ProtocolMapper(new JacksonMcpJsonMapper(json));
         this.fixtures = fixtures;
     }
 

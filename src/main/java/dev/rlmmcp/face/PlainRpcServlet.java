@@ -45,16 +45,24 @@ final class PlainRpcServlet extends HttpServlet {
         try {
             envelope = json.readTree(body);
         } catch (IOException e) {
-            refuse(response, 400, "PARSE_ERROR", "invalid JSON: " + JsonRpc.brief(e));
+            refuse(response, 400, "PARSE_ERROR", JsonRpc.notJson(e));
             return;
         }
-        if (envelope == null || !envelope.isObject() || !envelope.path("method").isTextual()) {
-            refuse(response, 400, ErrorCode.INVALID_ARGUMENT.name(), "expected {\"method\": NAME, \"params\": {...}}");
+        if (envelope == null || envelope.isMissingNode() || !envelope.isObject()) {
+            refuse(response, 400, ErrorCode.INVALID_ARGUMENT.name(), "the body must be a JSON object "
+                    + "{\"method\": NAME, \"params\": {...}}, not " + kind(envelope));
+            return;
+        }
+        if (!envelope.path("method").isTextual()) {
+            refuse(response, 400, ErrorCode.INVALID_ARGUMENT.name(), envelope.has("method")
+                    ? "method must be a string, a tool name or tools/list, not " + kind(envelope.get("method"))
+                    : "method is missing: {\"method\": NAME, \"params\": {...}} with a tool name or tools/list");
             return;
         }
         JsonNode params = envelope.path("params");
         if (!params.isMissingNode() && !params.isNull() && !params.isObject()) {
-            refuse(response, 400, ErrorCode.INVALID_ARGUMENT.name(), "params must be a JSON object");
+            refuse(response, 400, ErrorCode.INVALID_ARGUMENT.name(),
+                    "params must be a JSON object of the tool's arguments, not " + kind(params));
             return;
         }
         String method = envelope.get("method").asText();
@@ -74,6 +82,21 @@ final class PlainRpcServlet extends HttpServlet {
         McpSchema.CallToolResult result = catalog.call(tool.get(), arguments, new Caller(CONNECTION));
         JsonNode reply = json.valueToTree(result.structuredContent());
         write(response, status(result, reply), reply);
+    }
+
+    private static String kind(JsonNode node) {
+        if (node == null || node.isMissingNode()) {
+            return "an empty body";
+        }
+        return switch (node.getNodeType()) {
+            case ARRAY -> "an array";
+            case OBJECT -> "an object";
+            case STRING -> "a string";
+            case NUMBER -> "a number";
+            case BOOLEAN -> "a boolean";
+            case NULL -> "null";
+            default -> "another value";
+        };
     }
 
     /** A refusal's HTTP status from its error code; a result (even code that raised) is 200. */

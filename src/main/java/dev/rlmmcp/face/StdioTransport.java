@@ -31,7 +31,7 @@ import reactor.core.publisher.Mono;
  * load. Here the thread that reads a message hands the reading on to another thread and handles
  * the message itself (leader/follower), so a call's critical path has no thread hand-off, and a
  * long call never stops the next message (a cancellation, a sampling reply) from being read.
- * A malformed line is answered with a parse error instead of ending the session. A client's
+ * A malformed line is answered with a JSON-RPC error (see {@link JsonRpc}) instead of ending the session. A client's
  * notifications/cancelled stops the call it names (see {@link Cancellation}).
  */
 public final class StdioTransport implements McpServerTransportProvider {
@@ -201,8 +201,12 @@ public final class StdioTransport implements McpServerTransportProvider {
         McpSchema.JSONRPCMessage message;
         try {
             message = JsonRpc.parse(mapper, json.bytes(), json.offset(), json.length());
-        } catch (IOException | RuntimeException e) {
-            reject(McpSchema.ErrorCodes.PARSE_ERROR, "not a JSON-RPC message: " + e.getMessage());
+        } catch (JsonRpc.Refused e) {
+            if (e.answerable()) {
+                write(e.answer());
+            } else {
+                log.warn("ignored a malformed notification or response: {}", e.getMessage());
+            }
             return;
         }
         String connection = session.getId();
@@ -258,7 +262,7 @@ public final class StdioTransport implements McpServerTransportProvider {
             return Mono.fromRunnable(() -> {
                 if (!(message instanceof McpSchema.JSONRPCResponse answer
                         && Cancellation.isCancelled(session.getId(), answer.id()))) {
-                    write(message);
+                    write(JsonRpc.withoutTraces(message));
                 }
             });
         }

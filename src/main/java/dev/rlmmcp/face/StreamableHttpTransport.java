@@ -3,6 +3,7 @@ package dev.rlmmcp.face;
 import dev.rlmmcp.core.Cancellation;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
+import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpStreamableServerSession;
 import io.modelcontextprotocol.spec.McpStreamableServerTransport;
@@ -34,7 +35,9 @@ import reactor.core.publisher.Mono;
  * servlet provider, which answers every request as an asynchronous SSE stream. Here a request is
  * handled on the servlet thread and its answer is plain JSON unless the server has something to
  * say before the answer (a progress notification, a sampling request): then the response turns
- * into an SSE stream at that moment. Error bodies are JSON-RPC errors, never Java exceptions.
+ * into an SSE stream at that moment. Error bodies are JSON-RPC errors, never Java exceptions; a
+ * message that is not well-formed JSON-RPC, or whose params have the wrong shape, is refused with
+ * 400 before the SDK sees it (see {@link JsonRpc}).
  * A GET has no standalone stream to offer and answers 405, as the specification allows. A client's
  * notifications/cancelled stops the call it names (see {@link Cancellation}).
  *
@@ -130,19 +133,15 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         McpSchema.JSONRPCMessage message;
         try {
             message = JsonRpc.parse(mapper, body);
-        } catch (IOException | RuntimeException e) {
-            error(response, 400, McpSchema.ErrorCodes.PARSE_ERROR, "not a JSON-RPC message: " + JsonRpc.brief(e), null);
+        } catch (JsonRpc.Refused e) {
+            // a client error, whatever the message was: the specification's 400 for what cannot be accepted
+            writeJson(response, 400, e.answer());
             return;
         }
         String version = request.getHeader(PROTOCOL_VERSION_HEADER);
         if (version != null && !protocolVersions().contains(version)) {
             error(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "unsupported " + PROTOCOL_VERSION_HEADER + " "
                     + version + "; this server speaks " + String.join(", ", protocolVersions()), idOf(message));
-            return;
-        }
-        String badParams = JsonRpc.badParams(message);
-        if (badParams != null) {
-            error(response, 200, McpSchema.ErrorCodes.INVALID_PARAMS, badParams, idOf(message));
             return;
         }
         if (message instanceof McpSchema.JSONRPCRequest init && McpSchema.METHOD_INITIALIZE.equals(init.method())) {
@@ -172,15 +171,29 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                     response.setStatus(202);
                 }
                 case McpSchema.JSONRPCResponse reply -> {
-                    session.accept(reply).block();
+                    try {
+                        session.accept(reply).block();
+                    } catch (RuntimeException e) {
+                        error(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "a response for id " + reply.id()
+                                + ", which names no request of this server that awaits an answer", null);
+                        return;
+                    }
                     response.setStatus(202);
                 }
                 default -> error(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "unknown message type", null);
             }
         } catch (RuntimeException e) {
+            McpError refusal = protocolError(e);
+            if (refusal != null && message instanceof McpSchema.JSONRPCRequest call && !response.isCommitted()) {
+                // a handler that refused its params before its Mono started: the answer other transports give
+                writeJson(response, 200, JsonRpc.withoutTraces(McpSchema.JSONRPCResponse.error(call.id(),
+                        refusal.getJsonRpcError())));
+                return;
+            }
             log.warn("handling {} failed", message, e);
             if (!response.isCommitted()) {
-                error(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, "internal error: " + JsonRpc.brief(e),
+                error(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, JsonRpc.clean(e.getMessage())
+                        ? "internal error: " + JsonRpc.brief(e) : "internal error; the server log has the details",
                         idOf(message));
             }
         }
@@ -221,8 +234,8 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
             params = mapper.convertValue(init.params(), new TypeRef<McpSchema.InitializeRequest>() {
             });
         } catch (RuntimeException e) {
-            error(response, 400, McpSchema.ErrorCodes.INVALID_PARAMS, "bad initialize params: " + e.getMessage(),
-                    init.id());
+            error(response, 400, McpSchema.ErrorCodes.INVALID_PARAMS, JsonRpc.clean(e.getMessage()) ? e.getMessage()
+                    : "params of initialize do not match the MCP schema", init.id());
             return;
         }
         McpStreamableServerSession.McpStreamableServerSessionInit started = sessionFactory.startSession(params);
@@ -262,6 +275,16 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
             direct = started.session();
         }
         return direct;
+    }
+
+    /** The SDK's JSON-RPC error in an exception's causes, or null. */
+    private static McpError protocolError(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof McpError error && error.getJsonRpcError() != null) {
+                return error;
+            }
+        }
+        return null;
     }
 
     private static Object idOf(McpSchema.JSONRPCMessage message) {

@@ -2,6 +2,8 @@ package dev.rlmmcp.tools;
 
 import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.core.RlmException;
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -94,18 +96,39 @@ public final class Args {
         if (value == null) {
             return null;
         }
-        boolean whole = value instanceof Integer || value instanceof Long
-                || (value instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue()) && !Double.isInfinite(n.doubleValue()));
-        if (!whole) {
-            throw RlmException.invalid(name, name + " must be a whole number, not " + jsonType(value) + " " + value,
-                    "pass " + name + " as an integer between " + min + " and " + max);
+        String fix = "pass " + name + " as an integer between " + min + " and " + max;
+        if (!(value instanceof Number number)) {
+            throw RlmException.invalid(name, name + " must be a whole number, not " + jsonType(value)
+                    + (value instanceof String s ? " '" + shorten(s) + "'" : ""), fix);
         }
-        long n = ((Number) value).longValue();
-        if (n < min || n > max) {
-            throw RlmException.invalid(name, name + " is " + n + ", outside " + min + ".." + max,
+        BigDecimal exact = exact(number);
+        if (exact == null) {
+            throw RlmException.invalid(name, name + " is a number too large to hold, outside " + min + ".." + max,
                     "pass " + name + " between " + min + " and " + max);
         }
-        return n;
+        if (exact.stripTrailingZeros().scale() > 0) {
+            throw RlmException.invalid(name, name + " must be a whole number, not " + shorten(number.toString()), fix);
+        }
+        if (exact.compareTo(BigDecimal.valueOf(min)) < 0 || exact.compareTo(BigDecimal.valueOf(max)) > 0) {
+            throw RlmException.invalid(name, name + " is " + shorten(exact.toBigInteger().toString()) + ", outside "
+                    + min + ".." + max, "pass " + name + " between " + min + " and " + max);
+        }
+        return exact.longValueExact();
+    }
+
+    /** A JSON number exactly, or null for one that is not finite. */
+    private static BigDecimal exact(Number n) {
+        return switch (n) {
+            case BigDecimal d -> d;
+            case BigInteger i -> new BigDecimal(i);
+            case Integer i -> BigDecimal.valueOf(i);
+            case Long l -> BigDecimal.valueOf(l);
+            default -> Double.isFinite(n.doubleValue()) ? new BigDecimal(n.doubleValue()) : null;
+        };
+    }
+
+    private static String shorten(String s) {
+        return s.length() <= 24 ? s : s.substring(0, 24) + "...";
     }
 
     public DataType dataType(String name) {
@@ -146,14 +169,15 @@ public final class Args {
                 && !Character.isIdentifierIgnorable(c)));
     }
 
-    private static String jsonType(Object value) {
+    /** A JSON value's type in words, for messages. */
+    static String jsonType(Object value) {
         return switch (value) {
             case String s -> "a string";
             case Boolean b -> "a boolean";
             case Number n -> "a number";
             case List<?> l -> "an array";
             case Map<?, ?> m -> "an object";
-            default -> value.getClass().getSimpleName();
+            default -> "another JSON value";
         };
     }
 }

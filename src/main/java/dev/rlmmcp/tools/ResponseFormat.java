@@ -19,7 +19,7 @@ public enum ResponseFormat {
         if (value instanceof String s && CHOICES.contains(s)) {
             return valueOf(s.toUpperCase(Locale.ROOT));
         }
-        throw RlmException.invalid(ARGUMENT, ARGUMENT + " is " + (value instanceof String s ? "'" + s + "'" : value)
+        throw RlmException.invalid(ARGUMENT, ARGUMENT + " is " + (value instanceof String s ? "'" + s + "'" : Args.jsonType(value))
                 + ", which is not a known format", "pass response_format as \"json\", \"markdown\" or \"toon\"");
     }
 

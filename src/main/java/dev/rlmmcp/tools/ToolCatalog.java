@@ -126,8 +126,8 @@ public final class ToolCatalog {
             return render(tool, errorBody(e.code(), e.getMessage(), e.argument(), e.fix()), true, format);
         } catch (RuntimeException e) {
             log.error("tool {} failed", tool.name(), e);
-            return render(tool, errorBody(ErrorCode.INTERNAL_ERROR, "internal error in " + tool.name() + ": " + e,
-                    null, "retry; if it persists, report it with the server log"), true, format);
+            return render(tool, errorBody(ErrorCode.INTERNAL_ERROR, "internal error in " + tool.name()
+                    + " (the server log has the details)", null, "retry; if it persists, report it with the server log"), true, format);
         }
     }
 

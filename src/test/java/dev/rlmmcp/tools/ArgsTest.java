@@ -58,6 +58,14 @@ class ArgsTest {
         refused(() -> args(Map.of("timeout_s", 0)).integer("timeout_s", 1, 60), "timeout_s", "outside 1..60");
         refused(() -> args(Map.of("timeout_s", 2.5)).integer("timeout_s", 1, 60), "timeout_s", "whole number");
         refused(() -> args(Map.of("timeout_s", "5")).integer("timeout_s", 1, 60), "timeout_s", "whole number");
+        refused(() -> args(Map.of("timeout_s", new java.math.BigInteger("1" + "0".repeat(400)))).integer("timeout_s", 1,
+                60), "timeout_s", "outside 1..60");
+        refused(() -> args(Map.of("timeout_s", Double.POSITIVE_INFINITY)).integer("timeout_s", 1, 60), "timeout_s",
+                "outside 1..60");
+        refused(() -> args(Map.of("timeout_s", 1e300)).integer("timeout_s", 1, 60), "timeout_s", "outside 1..60");
+        refused(() -> args(Map.of("timeout_s", new java.math.BigDecimal("7.25"))).integer("timeout_s", 1, 60),
+                "timeout_s", "whole number");
+        assertThat(args(Map.of("timeout_s", new java.math.BigDecimal("7.00"))).integer("timeout_s", 1, 60)).isEqualTo(7L);
     }
 
     @Test
