@@ -24,8 +24,8 @@ public final class CgroupLimits {
     private static final AtomicBoolean warned = new AtomicBoolean();
     private static volatile Optional<Hierarchy> hierarchy;
 
-    /** Where kernel groups go: one parent directory (v2) or one per v1 hierarchy. */
-    record Hierarchy(boolean v2, List<Path> parents) {
+    /** Where kernel groups go: one parent directory (v2) or one per v1 hierarchy; whether they limit pids. */
+    record Hierarchy(boolean v2, List<Path> parents, boolean pids) {
     }
 
     private final Hierarchy where;
@@ -47,6 +47,11 @@ public final class CgroupLimits {
             hierarchy = found;
         }
         return found.map(h -> new CgroupLimits(h, memoryBytes, pids));
+    }
+
+    /** True if each kernel's group also limits its processes (the pids controller is there). */
+    public boolean limitsPids() {
+        return where.pids();
     }
 
     /** The launcher with every process it starts moved into a limited group of its own. */
@@ -230,7 +235,7 @@ public final class CgroupLimits {
             if (mount[0].equals("cgroup2")) {
                 Optional<Path> own = own(mount, memberships, "");
                 if (own.isPresent() && delegates(own.get())) {
-                    return Optional.of(new Hierarchy(true, List.of(own.get())));
+                    return Optional.of(new Hierarchy(true, List.of(own.get()), enabled(own.get(), "pids")));
                 }
             }
         }
@@ -239,8 +244,9 @@ public final class CgroupLimits {
             return Optional.empty();
         }
         List<Path> parents = new ArrayList<>(List.of(memory.get()));
-        ownV1(mounts, memberships, "pids").filter(p -> !p.equals(memory.get())).ifPresent(parents::add);
-        return Optional.of(new Hierarchy(false, List.copyOf(parents)));
+        Optional<Path> pids = ownV1(mounts, memberships, "pids");
+        pids.filter(p -> !p.equals(memory.get())).ifPresent(parents::add);
+        return Optional.of(new Hierarchy(false, List.copyOf(parents), pids.isPresent()));
     }
 
     private static Optional<Path> ownV1(List<String[]> mounts, List<String[]> memberships, String controller) {
@@ -277,6 +283,14 @@ public final class CgroupLimits {
                 }
             }
             return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static boolean enabled(Path group, String controller) {
+        try {
+            return List.of(Files.readString(group.resolve("cgroup.subtree_control")).trim().split(" ")).contains(controller);
         } catch (IOException e) {
             return false;
         }
