@@ -60,6 +60,9 @@ public final class KernelBudget {
     /** What a kernel holds when it has just started (~25 MiB measured in bwrap), counted before it is measured. */
     static final long START_BYTES = 32L << 20;
     private static final long RELEASE_WAIT_MS = 2_000;
+    /** How long a kernel waits for one of the others to become idle before it is refused. */
+    static final long BUSY_WAIT_MS = 3_000;
+    private final long busyWaitMs;
 
     private final int maxKernels;
     private final long maxBytes;
@@ -69,12 +72,17 @@ public final class KernelBudget {
 
     /** {@code maxBytes} 0: memory is not budgeted; {@code usage}: what a kernel holds now. */
     KernelBudget(int maxKernels, long maxBytes, ToLongFunction<Slot> usage) {
+        this(maxKernels, maxBytes, usage, BUSY_WAIT_MS);
+    }
+
+    KernelBudget(int maxKernels, long maxBytes, ToLongFunction<Slot> usage, long busyWaitMs) {
         if (maxKernels < 1) {
             throw new IllegalArgumentException("at least one kernel, not " + maxKernels);
         }
         this.maxKernels = maxKernels;
         this.maxBytes = maxBytes;
         this.usage = usage;
+        this.busyWaitMs = busyWaitMs;
     }
 
     /**
@@ -109,6 +117,7 @@ public final class KernelBudget {
      */
     Slot acquire() {
         int released = 0;
+        long giveUp = 0;
         while (true) {
             synchronized (this) {
                 if (fits()) {
@@ -117,11 +126,19 @@ public final class KernelBudget {
                     return slot;
                 }
             }
-            if (released > maxKernels || !releaser.releaseIdlest()) {
+            if (released <= 2 * maxKernels && releaser.releaseIdlest()) {
+                released++;
+                giveUp = 0;
+                awaitRoom(RELEASE_WAIT_MS);
+                continue;
+            }
+            // none idle now: a call about to end, or a snapshot being written, may free one in a moment
+            if (giveUp == 0) {
+                giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(busyWaitMs);
+            } else if (System.nanoTime() - giveUp > 0) {
                 throw refusal();
             }
-            released++;
-            awaitRoom();
+            awaitRoom(100);
         }
     }
 
@@ -135,9 +152,9 @@ public final class KernelBudget {
         notifyAll();
     }
 
-    /** Waits a little for a stopped kernel's process to exit and give its place back. */
-    private synchronized void awaitRoom() {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RELEASE_WAIT_MS);
+    /** Waits a little for a place: a stopped kernel's process to exit, or any kernel to end. */
+    private synchronized void awaitRoom(long ms) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
         try {
             while (!fits()) {
                 long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());

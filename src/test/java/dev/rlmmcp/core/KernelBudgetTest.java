@@ -18,7 +18,7 @@ class KernelBudgetTest {
     private final Map<KernelBudget.Slot, Long> held = new ConcurrentHashMap<>();
 
     private KernelBudget budget(int kernels, long bytes) {
-        return new KernelBudget(kernels, bytes, slot -> held.getOrDefault(slot, KernelBudget.START_BYTES));
+        return new KernelBudget(kernels, bytes, slot -> held.getOrDefault(slot, KernelBudget.START_BYTES), 300);
     }
 
     @Test
@@ -65,6 +65,18 @@ class KernelBudgetTest {
         assertThat(released).hasSize(2);
         assertThat(budget.kernels()).isEqualTo(2);
         assertThatThrownBy(budget::acquire).isInstanceOf(RlmException.class);
+    }
+
+    @Test
+    void aKernelThatEndsWhileTheNewOneWaitsBrieflyGivesItsPlace() {
+        KernelBudget budget = budget(1, 0);
+        KernelBudget.Slot running = budget.acquire();
+        Thread.ofVirtual().start(() -> {
+            sleep(100);
+            running.release();
+        });
+        budget.acquire();
+        assertThat(budget.kernels()).isEqualTo(1);
     }
 
     @Test
