@@ -35,6 +35,8 @@ public final class KernelBudget {
     public final class Slot {
         private final AtomicBoolean given = new AtomicBoolean();
         private volatile Process process;
+        private long held;
+        private long measuredAt;
 
         /** The kernel's process, whose memory counts from now on. */
         void track(Process started) {
@@ -43,6 +45,16 @@ public final class KernelBudget {
 
         Process process() {
             return process;
+        }
+
+        /** What the kernel holds, measured at most once per {@link #measureEveryNanos}. */
+        synchronized long held() {
+            long now = System.nanoTime();
+            if (measuredAt == 0 || now - measuredAt >= measureEveryNanos) {
+                held = usage.applyAsLong(this);
+                measuredAt = now == 0 ? 1 : now;
+            }
+            return held;
         }
 
         /** Gives the place back (once, however often it is called). */
@@ -63,6 +75,9 @@ public final class KernelBudget {
     /** How long a kernel waits for one of the others to become idle before it is refused. */
     static final long BUSY_WAIT_MS = 3_000;
     private final long busyWaitMs;
+    /** Kernels starting in a burst reuse each other's measurements this long (a measure is ~0.1 ms per kernel). */
+    static final long MEASURE_EVERY_MS = 500;
+    private final long measureEveryNanos;
 
     private final int maxKernels;
     private final long maxBytes;
@@ -72,10 +87,10 @@ public final class KernelBudget {
 
     /** {@code maxBytes} 0: memory is not budgeted; {@code usage}: what a kernel holds now. */
     KernelBudget(int maxKernels, long maxBytes, ToLongFunction<Slot> usage) {
-        this(maxKernels, maxBytes, usage, BUSY_WAIT_MS);
+        this(maxKernels, maxBytes, usage, BUSY_WAIT_MS, MEASURE_EVERY_MS);
     }
 
-    KernelBudget(int maxKernels, long maxBytes, ToLongFunction<Slot> usage, long busyWaitMs) {
+    KernelBudget(int maxKernels, long maxBytes, ToLongFunction<Slot> usage, long busyWaitMs, long measureEveryMs) {
         if (maxKernels < 1) {
             throw new IllegalArgumentException("at least one kernel, not " + maxKernels);
         }
@@ -83,6 +98,7 @@ public final class KernelBudget {
         this.maxBytes = maxBytes;
         this.usage = usage;
         this.busyWaitMs = busyWaitMs;
+        this.measureEveryNanos = TimeUnit.MILLISECONDS.toNanos(measureEveryMs);
     }
 
     /**
@@ -90,12 +106,12 @@ public final class KernelBudget {
      * half the host's pids allow at {@code pidsPerKernel} each (and no more than {@code uidCap}), and
      * three quarters of its memory.
      */
-    static KernelBudget of(Capacity capacity, int pidsPerKernel, int uidCap) {
+    static KernelBudget of(Capacity capacity, int pidsPerKernel, int uidCap, ToLongFunction<Slot> usage) {
         int kernels = capacity.maxKernels() > 0 ? capacity.maxKernels()
                 : defaultMaxKernels(hostPids(), pidsPerKernel);
         long bytes = capacity.maxTotalMemoryBytes() > 0 ? capacity.maxTotalMemoryBytes()
                 : defaultMaxBytes(machineMemoryBytes());
-        return new KernelBudget(Math.min(kernels, uidCap), bytes, KernelBudget::residentBytes);
+        return new KernelBudget(Math.min(kernels, uidCap), bytes, usage);
     }
 
     static int defaultMaxKernels(long hostPids, int pidsPerKernel) {
@@ -196,7 +212,7 @@ public final class KernelBudget {
     public long usedBytes() {
         long used = 0;
         for (Slot slot : slots) {
-            used += usage.applyAsLong(slot);
+            used += slot.held();
         }
         return used;
     }
@@ -206,20 +222,36 @@ public final class KernelBudget {
         return maxBytes;
     }
 
-    /** The resident memory of a kernel's processes (the launcher's, the sandbox's and Python's). */
+    /**
+     * The resident memory of a kernel's processes (the launcher's, the sandbox's and Python's, and
+     * their children), found through /proc/PID/task/PID/children: cheap, where walking every process
+     * of the host (ProcessHandle.descendants) is not.
+     */
     static long residentBytes(Slot slot) {
         Process process = slot.process();
-        if (process == null) {
-            return START_BYTES;
-        }
-        long pages = residentPages(process.pid());
-        for (ProcessHandle child : process.descendants().toList()) {
-            pages += residentPages(child.pid());
-        }
-        return pages * PAGE_BYTES;
+        return process == null ? START_BYTES : residentPages(process.pid(), 0) * PAGE_BYTES;
     }
 
     private static final long PAGE_BYTES = 4096;
+
+    private static long residentPages(long pid, int depth) {
+        long pages = residentPages(pid);
+        if (depth < 8) {
+            try {
+                for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "task", Long.toString(pid),
+                        "children"))) {
+                    for (String child : line.trim().split(" ")) {
+                        if (!child.isEmpty()) {
+                            pages += residentPages(Long.parseLong(child), depth + 1);
+                        }
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // gone meanwhile, or no children file: the process alone
+            }
+        }
+        return pages;
+    }
 
     private static long residentPages(long pid) {
         try {

@@ -21,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.ToLongFunction;
 
 /** Starts kernels for sessions: the launcher, the harness and the settings every kernel shares. */
 public final class KernelFactory implements AutoCloseable {
@@ -57,7 +58,11 @@ public final class KernelFactory implements AutoCloseable {
             bwrap.uidPerKernel(new KernelUids(capacity.firstKernelUid(), capacity.kernelUids()));
             uidCap = capacity.kernelUids();
         }
-        this.budget = KernelBudget.of(settings.capacity(), KERNEL_PIDS, uidCap);
+        // what a kernel holds: from its cgroup where it has one (its /tmp included), else its processes' RSS
+        this.budget = KernelBudget.of(settings.capacity(), KERNEL_PIDS, uidCap, limits.<ToLongFunction<KernelBudget.Slot>>map(
+                cgroup -> slot -> slot.process() == null ? KernelBudget.START_BYTES
+                        : cgroup.heldBytes(slot.process().pid()).orElseGet(() -> KernelBudget.residentBytes(slot)))
+                .orElse(KernelBudget::residentBytes));
         this.launcher = limits.map(l -> l.around(launcher)).orElse(launcher);
         log.info("capacity: up to {} kernels holding up to {} together; processes per kernel: {}", budget.maxKernels(),
                 Bytes.human(budget.maxBytes()),
@@ -316,7 +321,7 @@ public final class KernelFactory implements AutoCloseable {
         return cgroupLimits;
     }
 
-    /** How many kernels run and may run, and the memory their limits commit. */
+    /** How many kernels run and may run, and the memory they hold and may hold. */
     public KernelBudget budget() {
         return budget;
     }

@@ -294,7 +294,10 @@ public final class Sessions implements AutoCloseable {
                 if (!releaseIdlest()) {
                     return;
                 }
+                Thread.sleep(100); // the stopped kernel's process exits, and stops counting
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
             log.warn("reclaiming idle kernels' memory: {}", e.toString());
         }

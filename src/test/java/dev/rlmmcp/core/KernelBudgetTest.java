@@ -18,7 +18,7 @@ class KernelBudgetTest {
     private final Map<KernelBudget.Slot, Long> held = new ConcurrentHashMap<>();
 
     private KernelBudget budget(int kernels, long bytes) {
-        return new KernelBudget(kernels, bytes, slot -> held.getOrDefault(slot, KernelBudget.START_BYTES), 300);
+        return new KernelBudget(kernels, bytes, slot -> held.getOrDefault(slot, KernelBudget.START_BYTES), 300, 0);
     }
 
     @Test
@@ -112,8 +112,8 @@ class KernelBudgetTest {
         assertThat(KernelBudget.defaultMaxKernels(32768, 256)).isEqualTo(64);
         assertThat(KernelBudget.defaultMaxKernels(100, 256)).isEqualTo(1);
         assertThat(KernelBudget.defaultMaxBytes(24L << 30)).isEqualTo(18L << 30);
-        assertThat(KernelBudget.of(new Capacity(3, 5 * MIB * 1024, 1_000_000, 2), 256, 2).maxKernels()).isEqualTo(2);
-        KernelBudget derived = KernelBudget.of(Capacity.AUTO, 256, Integer.MAX_VALUE);
+        assertThat(KernelBudget.of(new Capacity(3, 5 * MIB * 1024, 1_000_000, 2), 256, 2, KernelBudget::residentBytes).maxKernels()).isEqualTo(2);
+        KernelBudget derived = KernelBudget.of(Capacity.AUTO, 256, Integer.MAX_VALUE, KernelBudget::residentBytes);
         assertThat(derived.maxKernels()).isGreaterThanOrEqualTo(1);
         assertThat(derived.maxBytes()).isGreaterThan(0);
     }

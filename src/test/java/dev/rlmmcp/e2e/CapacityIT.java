@@ -154,6 +154,7 @@ class CapacityIT {
         SessionCalls calls = new SessionCalls(client);
         String big = newSession(calls);
         calls.run(big, "blob = b'x' * (360 << 20)");
+        Thread.sleep(600); // a kernel's memory is measured at most twice a second
         JsonNode capacity = health(server).path("capacity");
         assertThat(capacity.path("max_memory_bytes").asLong()).isEqualTo(400L << 20);
         assertThat(capacity.path("memory_used_bytes").asLong()).isGreaterThan(360L << 20);

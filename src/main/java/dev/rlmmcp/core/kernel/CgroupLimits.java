@@ -54,6 +54,27 @@ public final class CgroupLimits {
         return where.pids();
     }
 
+    /**
+     * The memory the kernel started as {@code pid} holds, from its group: anonymous memory and shmem
+     * (its /tmp), not page cache, which the kernel reclaims by itself; empty if it has no group.
+     */
+    public java.util.OptionalLong heldBytes(long pid) {
+        Path stat = where.parents().get(0).resolve("rlm-kernel-" + pid).resolve("memory.stat");
+        try {
+            long held = 0;
+            for (String line : Files.readAllLines(stat)) {
+                String[] field = line.split(" ");
+                if (field.length == 2 && (where.v2() ? field[0].equals("anon") || field[0].equals("shmem")
+                        : field[0].equals("total_rss") || field[0].equals("total_shmem"))) {
+                    held += Long.parseLong(field[1]);
+                }
+            }
+            return java.util.OptionalLong.of(held);
+        } catch (IOException | RuntimeException e) {
+            return java.util.OptionalLong.empty();
+        }
+    }
+
     /** The launcher with every process it starts moved into a limited group of its own. */
     public KernelLauncher around(KernelLauncher launcher) {
         return new KernelLauncher() {
