@@ -3,6 +3,7 @@ package dev.rlmmcp.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.core.kernel.KernelUids;
 import java.util.ArrayList;
 import java.util.List;
@@ -116,6 +117,31 @@ class KernelBudgetTest {
         KernelBudget derived = KernelBudget.of(Capacity.AUTO, 256, Integer.MAX_VALUE, KernelBudget::residentBytes);
         assertThat(derived.maxKernels()).isGreaterThanOrEqualTo(1);
         assertThat(derived.maxBytes()).isGreaterThan(0);
+    }
+
+    @Test
+    void rlimitNprocOnlyWhereNoPidsCgroupCountsTheKernelAndItsUidIsItsOwn(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        KernelLauncher ownUid = new KernelLauncher() {
+            @Override
+            public String name() {
+                return "own-uid";
+            }
+
+            @Override
+            public Process start(dev.rlmmcp.core.kernel.KernelSpec spec) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public boolean isolatesUser() {
+                return true;
+            }
+        };
+        Settings settings = TestSettings.in(dir);
+        assertThat(KernelFactory.rlimits(settings, ownUid, true)).doesNotContainKey("nproc");
+        assertThat(KernelFactory.rlimits(settings, ownUid, false)).containsEntry("nproc", 256);
+        assertThat(KernelFactory.rlimits(settings, new dev.rlmmcp.core.kernel.ProcessLauncher(), false))
+                .doesNotContainKey("nproc");
     }
 
     @Test
