@@ -66,7 +66,7 @@ final class KernelOptions {
 
     @Option(names = "--max-total-memory-mb", paramLabel = "MB", defaultValue = "${env:RLM_MAX_TOTAL_MEMORY_MB:-0}",
             description = "Most memory the running kernels may hold together (their resident memory, measured); "
-                    + "past it as for --max-kernels (RLM_MAX_TOTAL_MEMORY_MB; default: 0, 75% of the machine's memory).")
+                    + "past it as for --max-kernels (RLM_MAX_TOTAL_MEMORY_MB; default: 0, 75%% of the machine's memory).")
     long maxTotalMemoryMb;
 
     @Option(names = "--kernel-uids", paramLabel = "FROM-TO", defaultValue = "${env:RLM_KERNEL_UIDS:-"
