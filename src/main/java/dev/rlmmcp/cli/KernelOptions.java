@@ -1,5 +1,6 @@
 package dev.rlmmcp.cli;
 
+import dev.rlmmcp.core.Capacity;
 import dev.rlmmcp.core.ImportPolicy;
 import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Settings;
@@ -56,6 +57,23 @@ final class KernelOptions {
     @Option(names = "--max-memory-mb", paramLabel = "MB", defaultValue = "${env:RLM_MAX_MEMORY_MB:-1024}",
             description = "Memory limit for a session's variables (RLM_MAX_MEMORY_MB; default: ${DEFAULT-VALUE}).")
     long maxMemoryMb;
+
+    @Option(names = "--max-kernels", paramLabel = "N", defaultValue = "${env:RLM_MAX_KERNELS:-0}",
+            description = "Most kernels running at once; past it, idle sessions' kernels are snapshotted and stopped "
+                    + "(their variables come back on their next call), else the call is refused with CAPACITY "
+                    + "(RLM_MAX_KERNELS; default: 0, from the machine: half its pids at 256 per kernel).")
+    int maxKernels;
+
+    @Option(names = "--max-total-memory-mb", paramLabel = "MB", defaultValue = "${env:RLM_MAX_TOTAL_MEMORY_MB:-0}",
+            description = "Most memory the running kernels may hold together (their resident memory, measured); "
+                    + "past it as for --max-kernels (RLM_MAX_TOTAL_MEMORY_MB; default: 0, 75%% of the machine's memory).")
+    long maxTotalMemoryMb;
+
+    @Option(names = "--kernel-uids", paramLabel = "FROM-TO", defaultValue = "${env:RLM_KERNEL_UIDS:-"
+            + Capacity.DEFAULT_FIRST_KERNEL_UID + "-" + (Capacity.DEFAULT_FIRST_KERNEL_UID + Capacity.DEFAULT_KERNEL_UIDS - 1) + "}",
+            description = "As root without a pids cgroup, the uids kernels run as, one each, instead of all as 65534 "
+                    + "(RLM_KERNEL_UIDS; default: ${DEFAULT-VALUE}).")
+    String kernelUids;
 
     @Option(names = "--cleanup-threshold", paramLabel = "PCT", defaultValue = "${env:RLM_CLEANUP_THRESHOLD:-80}",
             description = "Percent of the memory limit at which least-recently-used variables are dropped (RLM_CLEANUP_THRESHOLD; default: ${DEFAULT-VALUE}).")
@@ -253,7 +271,23 @@ final class KernelOptions {
                 cleanupThreshold / 100, cleanupTarget / 100, outputCap, Duration.ofSeconds(timeoutS),
                 Duration.ofSeconds(maxTimeoutS), Duration.ofMillis(interruptGraceMs), Duration.ofSeconds(30),
                 Duration.ofSeconds(idleTimeoutS), new Limits(maxSteps, maxRuntimeMs, budgetLimit, null),
-                new ImportPolicy(names(allowedImports), names(blockedImports)));
+                new ImportPolicy(names(allowedImports), names(blockedImports)), capacity(spec));
+    }
+
+    private Capacity capacity(CommandSpec spec) {
+        require(spec, maxKernels >= 0, "--max-kernels must be 0 (from the machine) or more, not " + maxKernels);
+        require(spec, maxTotalMemoryMb >= 0,
+                "--max-total-memory-mb must be 0 (from the machine) or more, not " + maxTotalMemoryMb);
+        java.util.regex.Matcher range = java.util.regex.Pattern.compile("\\s*(\\d{1,10})\\s*-\\s*(\\d{1,10})\\s*")
+                .matcher(kernelUids == null ? "" : kernelUids);
+        require(spec, range.matches(), "--kernel-uids must be a range FROM-TO, such as "
+                + Capacity.DEFAULT_FIRST_KERNEL_UID + "-" + (Capacity.DEFAULT_FIRST_KERNEL_UID + 999) + ", not " + kernelUids);
+        long from = Long.parseLong(range.group(1));
+        long to = Long.parseLong(range.group(2));
+        require(spec, from > 0 && from <= to && to <= Integer.MAX_VALUE && (from > 65534 || to < 65534),
+                "--kernel-uids " + kernelUids + ": FROM must be at least 1 and at most TO, TO at most "
+                        + Integer.MAX_VALUE + ", and the range must leave out 65534");
+        return new Capacity(maxKernels, maxTotalMemoryMb * 1024 * 1024, (int) from, (int) (to - from + 1));
     }
 
     /** The launcher --sandbox asks for; one that is not available here stops the start. */

@@ -15,6 +15,8 @@ public enum ErrorCode {
     TOO_LARGE,
     INTERRUPTED,
     KERNEL_UNAVAILABLE,
+    /** The server runs as many kernels as --max-kernels / --max-total-memory-mb allow, none of them idle. */
+    CAPACITY,
     KERNEL_ERROR,
     OUT_OF_MEMORY,
     NOT_CONFIGURED,

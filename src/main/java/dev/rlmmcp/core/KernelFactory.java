@@ -1,6 +1,7 @@
 package dev.rlmmcp.core;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.core.kernel.BwrapLauncher;
 import dev.rlmmcp.core.kernel.CgroupLimits;
 import dev.rlmmcp.core.kernel.ContainerLauncher;
 import dev.rlmmcp.core.kernel.Harness;
@@ -8,6 +9,7 @@ import dev.rlmmcp.core.kernel.Kernel;
 import dev.rlmmcp.core.kernel.KernelDiedException;
 import dev.rlmmcp.core.kernel.KernelLauncher;
 import dev.rlmmcp.core.kernel.KernelSpec;
+import dev.rlmmcp.core.kernel.KernelUids;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -21,9 +23,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.ToLongFunction;
 
 /** Starts kernels for sessions: the launcher, the harness and the settings every kernel shares. */
 public final class KernelFactory implements AutoCloseable {
+
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(KernelFactory.class);
 
     static final long CGROUP_HEADROOM_BYTES = 512L * 1024 * 1024;
     static final int KERNEL_PIDS = 256;
@@ -31,6 +36,8 @@ public final class KernelFactory implements AutoCloseable {
     private final Settings settings;
     private final KernelLauncher launcher;
     private final boolean cgroupLimits;
+    private final boolean pidsByCgroup;
+    private final KernelBudget budget;
     private final boolean containerKernels;
     private final ObjectMapper json;
     private final ScheduledExecutorService timer;
@@ -53,8 +60,28 @@ public final class KernelFactory implements AutoCloseable {
         Optional<CgroupLimits> limits = launcher instanceof ContainerLauncher ? Optional.empty()
                 : CgroupLimits.detect(cgroupMemoryBytes(settings), KERNEL_PIDS);
         this.cgroupLimits = limits.isPresent();
+        this.pidsByCgroup = limits.map(CgroupLimits::limitsPids).orElse(false);
         this.containerKernels = launcher instanceof ContainerLauncher;
+        int uidCap = Integer.MAX_VALUE;
+        if (!pidsByCgroup && launcher instanceof BwrapLauncher bwrap && bwrap.privileged()) {
+            // no pids cgroup, and no user namespace of its own: a uid of its own keeps a kernel's
+            // processes (RLIMIT_NPROC) apart from every other kernel's
+            Capacity capacity = settings.capacity();
+            bwrap.uidPerKernel(new KernelUids(capacity.firstKernelUid(), capacity.kernelUids()));
+            uidCap = capacity.kernelUids();
+        }
+        // what a kernel holds: from its cgroup where it has one (its /tmp included), else its processes' RSS
+        this.budget = KernelBudget.of(settings.capacity(), KERNEL_PIDS, uidCap, limits.<ToLongFunction<KernelBudget.Slot>>map(
+                cgroup -> slot -> slot.process() == null ? KernelBudget.START_BYTES
+                        : cgroup.heldBytes(slot.process().pid()).orElseGet(() -> KernelBudget.residentBytes(slot)))
+                .orElse(KernelBudget::residentBytes));
         this.launcher = startingOn(starter, limits.map(l -> l.around(launcher)).orElse(launcher));
+        log.info("capacity: up to {} kernels holding up to {} together; processes per kernel: {}", budget.maxKernels(),
+                Bytes.human(budget.maxBytes()),
+                pidsByCgroup ? "a pids cgroup each (" + KERNEL_PIDS + ")" : uidCap < Integer.MAX_VALUE
+                        ? "a uid each from " + settings.capacity().firstKernelUid() + " (RLIMIT_NPROC " + KERNEL_PIDS + ")"
+                        : launcher.isolatesUser() ? "RLIMIT_NPROC " + KERNEL_PIDS + " in a user namespace each"
+                        : "not limited per kernel");
         this.json = json;
         this.timer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("kernel-watchdog").factory());
         this.harness = Harness.install(settings.runtimeDir());
@@ -66,7 +93,7 @@ public final class KernelFactory implements AutoCloseable {
                     "output_cap", settings.outputCap(),
                     "allowed_imports", settings.importPolicy().allowed(),
                     "blocked_imports", settings.importPolicy().blocked(),
-                    "limits", rlimits(settings, launcher)));
+                    "limits", rlimits(settings, launcher, pidsByCgroup)));
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
@@ -147,10 +174,12 @@ public final class KernelFactory implements AutoCloseable {
 
     /**
      * rlimits for every kernel. Data (heap, not address space: threads and malloc arenas reserve far
-     * more than they use) gets twice the variables' limit plus 1 GiB; processes only under a uid of
-     * the kernel's own, since RLIMIT_NPROC counts every process of the uid (and does not bind root).
+     * more than they use) gets twice the variables' limit plus 1 GiB. Processes: a pids cgroup per
+     * kernel where there is one, and then no RLIMIT_NPROC, which counts every process of the uid (all
+     * kernels' alike, when they share one) and does not bind root; otherwise RLIMIT_NPROC only under a
+     * uid, or a user namespace, of the kernel's own.
      */
-    static Map<String, Object> rlimits(Settings settings, KernelLauncher launcher) {
+    static Map<String, Object> rlimits(Settings settings, KernelLauncher launcher, boolean pidsByCgroup) {
         Map<String, Object> limits = new java.util.HashMap<>();
         if (settings.memoryLimitBytes() > 0) {
             limits.put("data", dataLimitBytes(settings));
@@ -159,8 +188,8 @@ public final class KernelFactory implements AutoCloseable {
         limits.put("fsize", fileSizeLimitBytes(settings.memoryLimitBytes()));
         limits.put("cpu_per_request_s",
                 settings.maxTimeout().toSeconds() * Runtime.getRuntime().availableProcessors() + 10);
-        if (launcher.isolatesUser()) {
-            limits.put("nproc", 256);
+        if (launcher.isolatesUser() && !pidsByCgroup) {
+            limits.put("nproc", KERNEL_PIDS);
         }
         return limits;
     }
@@ -200,13 +229,53 @@ public final class KernelFactory implements AutoCloseable {
         Path executable = interpreter == null ? Path.of(settings.python()) : interpreter.executable();
         KernelSpec spec = new KernelSpec(executable, harness, List.of(harnessConfig), settings.dataRoot(),
                 readable(interpreter), snapshotDir, stateDir);
+        KernelBudget.Slot slot = budget.acquire();
         try {
-            return Kernel.start(launcher, spec, json, timer, label, settings.kernelStartTimeout());
+            return Kernel.start(counted(slot), spec, json, timer, label, settings.kernelStartTimeout());
         } catch (IOException | KernelDiedException e) {
+            slot.release();
             throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE,
                     "cannot start a Python kernel with " + settings.python() + ": " + e.getMessage(), null,
                     "check that --python / RLM_PYTHON names a working python3 (3.10 or newer)");
         }
+    }
+
+    /** The launcher, with the process it starts counted in {@code slot} until it exits. */
+    private KernelLauncher counted(KernelBudget.Slot slot) {
+        return new KernelLauncher() {
+            @Override
+            public String name() {
+                return launcher.name();
+            }
+
+            @Override
+            public Process start(KernelSpec spec) throws IOException {
+                Process process = launcher.start(spec);
+                slot.track(process);
+                process.onExit().thenRun(slot::release);
+                return process;
+            }
+
+            @Override
+            public Path writableDirInside(Path hostDir) {
+                return launcher.writableDirInside(hostDir);
+            }
+
+            @Override
+            public boolean isolatesUser() {
+                return launcher.isolatesUser();
+            }
+
+            @Override
+            public void interrupt(Process process) {
+                launcher.interrupt(process);
+            }
+
+            @Override
+            public void kill(Process process) {
+                launcher.kill(process);
+            }
+        };
     }
 
     /**
@@ -313,6 +382,11 @@ public final class KernelFactory implements AutoCloseable {
     /** True if each kernel runs in a cgroup of its own with memory and pids limits (containers have the engine's). */
     public boolean cgroupLimits() {
         return cgroupLimits;
+    }
+
+    /** How many kernels run and may run, and the memory they hold and may hold. */
+    public KernelBudget budget() {
+        return budget;
     }
 
     @Override

@@ -393,6 +393,15 @@ public final class Session implements AutoCloseable {
         }
     }
 
+    /**
+     * Gives up an idle kernel to make room for another session's (as {@link #expire} does with a
+     * store: a snapshot first, the variables back on the next call). False without a store, whose
+     * variables would be lost, or if a call is running or there is no kernel.
+     */
+    boolean releaseIdle() {
+        return store != null && expire();
+    }
+
     /** Notes a finished step or load: the guardrail it tripped, the memory it left, its trace entry. */
     private ObjectNode settle(Integer step, String kind, String input, ObjectNode body, double ms, long io,
             String tripped) {

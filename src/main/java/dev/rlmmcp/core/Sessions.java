@@ -40,6 +40,7 @@ public final class Sessions implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Sessions.class);
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final String DEFAULT_NAME = "default";
+    private static final long RECLAIM_EVERY_S = 5;
 
     private final KernelFactory kernels;
     private final LlmService llm;
@@ -79,6 +80,8 @@ public final class Sessions implements AutoCloseable {
         this.kernels = kernels;
         this.llm = llm;
         this.opening = opening;
+        kernels.budget().releaseWith(this::releaseIdlest);
+        sweeper.scheduleWithFixedDelay(this::reclaim, RECLAIM_EVERY_S, RECLAIM_EVERY_S, TimeUnit.SECONDS);
         Duration idle = kernels.settings().idleTimeout();
         long every = Math.max(1, Math.min(60, idle.toSeconds() / 4));
         sweeper.scheduleWithFixedDelay(() -> sweep(idle), every, every, TimeUnit.SECONDS);
@@ -263,6 +266,42 @@ public final class Sessions implements AutoCloseable {
                 log.info("session {} idle since {}: kernel stopped, state {}", session.id(), session.lastActive(),
                         session.state().wireName());
             }
+        }
+    }
+
+    /**
+     * Makes room for another kernel: stops the kernel of the session idle longest that keeps its
+     * variables in a snapshot (they come back on its next call). Never a running one; true if one stopped.
+     */
+    private boolean releaseIdlest() {
+        if (store == null) {
+            return false;
+        }
+        List<Session> idle = byId.values().stream().filter(s -> s.hasKernel() && !s.busy())
+                .sorted(Comparator.comparing(Session::lastActive)).toList();
+        for (Session session : idle) {
+            if (session.releaseIdle()) {
+                log.info("session {} idle since {}: kernel stopped after a snapshot, to make room for another "
+                        + "(--max-kernels / --max-total-memory-mb)", session.id(), session.lastActive());
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Kernels that have grown past --max-total-memory-mb together: idle ones go, idlest first, until they fit. */
+    private void reclaim() {
+        try {
+            for (int i = 0; i < byId.size() && restored && kernels.budget().over(); i++) {
+                if (!releaseIdlest()) {
+                    return;
+                }
+                Thread.sleep(100); // the stopped kernel's process exits, and stops counting
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            log.warn("reclaiming idle kernels' memory: {}", e.toString());
         }
     }
 

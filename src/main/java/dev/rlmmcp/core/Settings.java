@@ -18,5 +18,14 @@ public record Settings(
         Duration kernelStartTimeout,
         Duration idleTimeout,
         Limits defaultLimits,
-        ImportPolicy importPolicy) {
+        ImportPolicy importPolicy,
+        Capacity capacity) {
+
+    /** With the capacity derived from the machine. */
+    public Settings(String python, Path dataRoot, Path runtimeDir, long memoryLimitBytes, double cleanupThreshold,
+            double cleanupTarget, int outputCap, Duration defaultTimeout, Duration maxTimeout, Duration interruptGrace,
+            Duration kernelStartTimeout, Duration idleTimeout, Limits defaultLimits, ImportPolicy importPolicy) {
+        this(python, dataRoot, runtimeDir, memoryLimitBytes, cleanupThreshold, cleanupTarget, outputCap, defaultTimeout,
+                maxTimeout, interruptGrace, kernelStartTimeout, idleTimeout, defaultLimits, importPolicy, Capacity.AUTO);
+    }
 }

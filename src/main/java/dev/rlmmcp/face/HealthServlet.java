@@ -2,6 +2,7 @@ package dev.rlmmcp.face;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.KernelBudget;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import jakarta.servlet.http.HttpServlet;
@@ -37,6 +38,12 @@ final class HealthServlet extends HttpServlet {
         body.put("sandbox", sessions.kernels().launcherName());
         body.put("cgroup", sessions.kernels().cgroup());
         body.put("cgroup_limits", sessions.kernels().cgroupLimits());
+        KernelBudget budget = sessions.kernels().budget();
+        ObjectNode capacity = body.putObject("capacity");
+        capacity.put("kernels_running", budget.kernels());
+        capacity.put("max_kernels", budget.maxKernels());
+        capacity.put("memory_used_bytes", budget.usedBytes());
+        capacity.put("max_memory_bytes", budget.maxBytes());
         var python = sessions.kernels().pythonIfKnown();
         if (python != null) {
             body.put("python", python.executable().toString());

@@ -109,7 +109,7 @@ final class PlainRpcServlet extends HttpServlet {
             case PERMISSION_DENIED -> 403;
             case SESSION_NOT_FOUND, VARIABLE_NOT_FOUND, FILE_NOT_FOUND -> 404;
             case INTERNAL_ERROR -> 500;
-            case KERNEL_UNAVAILABLE -> 503;
+            case KERNEL_UNAVAILABLE, CAPACITY -> 503;
             default -> 409;
         };
     }

@@ -24,7 +24,11 @@ import java.util.stream.Stream;
  * <p>Unprivileged, the user namespace maps 65534 inside to the server's uid outside. Run as root,
  * that mapping would make the kernel host root (files it can see are its own, and RLIMIT_NPROC does
  * not bind root), so bwrap then skips the user namespace and setpriv(1) drops the kernel to the real
- * uid 65534 with every capability gone and no_new_privs set.
+ * uid 65534 with every capability gone and no_new_privs set. There, every kernel shares that uid, so
+ * where no pids cgroup keeps kernels' processes apart, {@link #uidPerKernel} gives each kernel a uid
+ * (and gid) of its own from a range instead, for RLIMIT_NPROC to count its processes alone.
+ * Unprivileged, each kernel has a user namespace of its own, in which (Linux 5.14 on) RLIMIT_NPROC
+ * counts its processes alone already; all of them together also count against the server's uid.
  */
 public final class BwrapLauncher implements KernelLauncher {
 
@@ -44,6 +48,7 @@ public final class BwrapLauncher implements KernelLauncher {
     private final Path spoolRoot;
     private final long tmpBytes;
     private final Map<Long, Long> kernelPids = new ConcurrentHashMap<>();
+    private volatile KernelUids uids;
 
     BwrapLauncher(Path bwrap, boolean privileged, Path spoolRoot, long tmpBytes) {
         this.bwrap = bwrap;
@@ -74,22 +79,57 @@ public final class BwrapLauncher implements KernelLauncher {
         return SNAPSHOT;
     }
 
+    /** True if bwrap runs as root, without a user namespace, and setpriv drops the kernel's uid. */
+    public boolean privileged() {
+        return privileged;
+    }
+
+    /** From now on, as root, each kernel runs as a uid (and gid) of its own from {@code range}, not 65534. */
+    public void uidPerKernel(KernelUids range) {
+        if (privileged) {
+            uids = range;
+        }
+    }
+
+    /** Unprivileged: a user namespace per kernel; as root: only with a uid per kernel. */
     @Override
     public boolean isolatesUser() {
-        return true;
+        return !privileged || uids != null;
     }
 
     @Override
     public Process start(KernelSpec spec) throws IOException {
+        KernelUids range = uids;
+        int uid = range == null ? NOBODY : range.take();
+        if (uid < 0) {
+            throw new IOException("all " + range.count() + " kernel uids from " + range.first()
+                    + " are in use (--kernel-uids)");
+        }
+        try {
+            return start(spec, uid, range);
+        } catch (IOException | RuntimeException e) {
+            if (range != null) {
+                range.give(uid);
+            }
+            throw e;
+        }
+    }
+
+    private Process start(KernelSpec spec, int uid, KernelUids range) throws IOException {
         Files.createDirectories(spoolRoot);
         Path spool = Files.createTempDirectory(spoolRoot, "spool-");
         if (privileged) {
-            Files.setAttribute(spool, "unix:uid", NOBODY);
-            Files.setAttribute(spool, "unix:gid", NOBODY);
+            Files.setAttribute(spool, "unix:uid", uid);
+            Files.setAttribute(spool, "unix:gid", uid);
         }
         if (privileged && spec.writableDir() != null) {
-            Files.setAttribute(spec.writableDir(), "unix:uid", NOBODY);
-            Files.setAttribute(spec.writableDir(), "unix:gid", NOBODY);
+            // what an earlier kernel of the session wrote there belongs to its uid
+            try (Stream<Path> tree = range == null ? Stream.of(spec.writableDir()) : Files.walk(spec.writableDir())) {
+                for (Path path : tree.toList()) {
+                    Files.setAttribute(path, "unix:uid", uid, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                    Files.setAttribute(path, "unix:gid", uid, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                }
+            }
         }
         List<String> command = sandbox(spec.readOnlyDirs(), spec.workDir(), spec.harness(), spool);
         if (spec.hides()) {
@@ -100,7 +140,7 @@ public final class BwrapLauncher implements KernelLauncher {
                     List.of("--bind", spec.writableDir().toString(), SNAPSHOT.toString()));
         }
         command.add("--");
-        command.addAll(dropToNobody());
+        command.addAll(dropTo(uid));
         command.addAll(new KernelSpec(spec.python(), HARNESS, spec.harnessArgs(), spec.workDir(), spec.readOnlyDirs())
                 .pythonCommand());
         Process process;
@@ -113,6 +153,9 @@ public final class BwrapLauncher implements KernelLauncher {
         process.onExit().thenRun(() -> {
             kernelPids.remove(process.pid());
             deleteTree(spool);
+            if (range != null) {
+                range.give(uid);
+            }
         });
         return process;
     }
@@ -170,16 +213,16 @@ public final class BwrapLauncher implements KernelLauncher {
         return args;
     }
 
-    /** What runs the command inside the sandbox: setpriv when bwrap runs as root, nothing otherwise. */
-    private List<String> dropToNobody() {
-        return privileged ? List.of(SETPRIV.toString(), "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups",
+    /** What runs the command inside the sandbox: setpriv to {@code uid} when bwrap runs as root, nothing otherwise. */
+    List<String> dropTo(int uid) {
+        return privileged ? List.of(SETPRIV.toString(), "--reuid=" + uid, "--regid=" + uid, "--clear-groups",
                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs") : List.of();
     }
 
     private boolean works() {
         List<String> command = sandbox(List.of(), null, null, null);
         command.add("--");
-        command.addAll(dropToNobody());
+        command.addAll(dropTo(NOBODY));
         command.add("/usr/bin/true");
         try {
             Process probe = withEmptyEnv(command).redirectOutput(ProcessBuilder.Redirect.DISCARD)

@@ -24,8 +24,8 @@ public final class CgroupLimits {
     private static final AtomicBoolean warned = new AtomicBoolean();
     private static volatile Optional<Hierarchy> hierarchy;
 
-    /** Where kernel groups go: one parent directory (v2) or one per v1 hierarchy. */
-    record Hierarchy(boolean v2, List<Path> parents) {
+    /** Where kernel groups go: one parent directory (v2) or one per v1 hierarchy; whether they limit pids. */
+    record Hierarchy(boolean v2, List<Path> parents, boolean pids) {
     }
 
     private final Hierarchy where;
@@ -47,6 +47,32 @@ public final class CgroupLimits {
             hierarchy = found;
         }
         return found.map(h -> new CgroupLimits(h, memoryBytes, pids));
+    }
+
+    /** True if each kernel's group also limits its processes (the pids controller is there). */
+    public boolean limitsPids() {
+        return where.pids();
+    }
+
+    /**
+     * The memory the kernel started as {@code pid} holds, from its group: anonymous memory and shmem
+     * (its /tmp), not page cache, which the kernel reclaims by itself; empty if it has no group.
+     */
+    public java.util.OptionalLong heldBytes(long pid) {
+        Path stat = where.parents().get(0).resolve("rlm-kernel-" + pid).resolve("memory.stat");
+        try {
+            long held = 0;
+            for (String line : Files.readAllLines(stat)) {
+                String[] field = line.split(" ");
+                if (field.length == 2 && (where.v2() ? field[0].equals("anon") || field[0].equals("shmem")
+                        : field[0].equals("total_rss") || field[0].equals("total_shmem"))) {
+                    held += Long.parseLong(field[1]);
+                }
+            }
+            return java.util.OptionalLong.of(held);
+        } catch (IOException | RuntimeException e) {
+            return java.util.OptionalLong.empty();
+        }
     }
 
     /** The launcher with every process it starts moved into a limited group of its own. */
@@ -230,7 +256,7 @@ public final class CgroupLimits {
             if (mount[0].equals("cgroup2")) {
                 Optional<Path> own = own(mount, memberships, "");
                 if (own.isPresent() && delegates(own.get())) {
-                    return Optional.of(new Hierarchy(true, List.of(own.get())));
+                    return Optional.of(new Hierarchy(true, List.of(own.get()), enabled(own.get(), "pids")));
                 }
             }
         }
@@ -239,8 +265,9 @@ public final class CgroupLimits {
             return Optional.empty();
         }
         List<Path> parents = new ArrayList<>(List.of(memory.get()));
-        ownV1(mounts, memberships, "pids").filter(p -> !p.equals(memory.get())).ifPresent(parents::add);
-        return Optional.of(new Hierarchy(false, List.copyOf(parents)));
+        Optional<Path> pids = ownV1(mounts, memberships, "pids");
+        pids.filter(p -> !p.equals(memory.get())).ifPresent(parents::add);
+        return Optional.of(new Hierarchy(false, List.copyOf(parents), pids.isPresent()));
     }
 
     private static Optional<Path> ownV1(List<String[]> mounts, List<String[]> memberships, String controller) {
@@ -277,6 +304,14 @@ public final class CgroupLimits {
                 }
             }
             return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static boolean enabled(Path group, String controller) {
+        try {
+            return List.of(Files.readString(group.resolve("cgroup.subtree_control")).trim().split(" ")).contains(controller);
         } catch (IOException e) {
             return false;
         }
