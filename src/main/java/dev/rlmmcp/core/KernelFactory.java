@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.core.kernel.BwrapLauncher;
 import dev.rlmmcp.core.kernel.CgroupLimits;
 import dev.rlmmcp.core.kernel.ContainerLauncher;
+import dev.rlmmcp.core.kernel.DelegatingLauncher;
 import dev.rlmmcp.core.kernel.Harness;
 import dev.rlmmcp.core.kernel.Kernel;
 import dev.rlmmcp.core.kernel.KernelDiedException;
@@ -101,19 +102,14 @@ public final class KernelFactory implements AutoCloseable {
 
     /** {@code launcher}, its processes started on {@code thread}; the caller waits for each start. */
     static KernelLauncher startingOn(ExecutorService thread, KernelLauncher launcher) {
-        return new KernelLauncher() {
-            @Override
-            public String name() {
-                return launcher.name();
-            }
-
+        return new DelegatingLauncher(launcher) {
             @Override
             public Process start(KernelSpec spec) throws IOException {
                 try {
                     // join, not get: an interrupted caller must not leave a started process unowned
                     return CompletableFuture.supplyAsync(() -> {
                         try {
-                            return launcher.start(spec);
+                            return inner.start(spec);
                         } catch (IOException e) {
                             throw new CompletionException(e);
                         }
@@ -126,26 +122,6 @@ public final class KernelFactory implements AutoCloseable {
                 } catch (java.util.concurrent.RejectedExecutionException e) {
                     throw new IOException("the server is stopping: no new kernel is started");
                 }
-            }
-
-            @Override
-            public Path writableDirInside(Path hostDir) {
-                return launcher.writableDirInside(hostDir);
-            }
-
-            @Override
-            public boolean isolatesUser() {
-                return launcher.isolatesUser();
-            }
-
-            @Override
-            public void interrupt(Process process) {
-                launcher.interrupt(process);
-            }
-
-            @Override
-            public void kill(Process process) {
-                launcher.kill(process);
             }
         };
     }
@@ -242,38 +218,13 @@ public final class KernelFactory implements AutoCloseable {
 
     /** The launcher, with the process it starts counted in {@code slot} until it exits. */
     private KernelLauncher counted(KernelBudget.Slot slot) {
-        return new KernelLauncher() {
-            @Override
-            public String name() {
-                return launcher.name();
-            }
-
+        return new DelegatingLauncher(launcher) {
             @Override
             public Process start(KernelSpec spec) throws IOException {
-                Process process = launcher.start(spec);
+                Process process = inner.start(spec);
                 slot.track(process);
                 process.onExit().thenRun(slot::release);
                 return process;
-            }
-
-            @Override
-            public Path writableDirInside(Path hostDir) {
-                return launcher.writableDirInside(hostDir);
-            }
-
-            @Override
-            public boolean isolatesUser() {
-                return launcher.isolatesUser();
-            }
-
-            @Override
-            public void interrupt(Process process) {
-                launcher.interrupt(process);
-            }
-
-            @Override
-            public void kill(Process process) {
-                launcher.kill(process);
             }
         };
     }

@@ -77,37 +77,12 @@ public final class CgroupLimits {
 
     /** The launcher with every process it starts moved into a limited group of its own. */
     public KernelLauncher around(KernelLauncher launcher) {
-        return new KernelLauncher() {
-            @Override
-            public String name() {
-                return launcher.name();
-            }
-
+        return new DelegatingLauncher(launcher) {
             @Override
             public Process start(KernelSpec spec) throws IOException {
-                Process process = launcher.start(spec);
+                Process process = inner.start(spec);
                 apply(process);
                 return process;
-            }
-
-            @Override
-            public boolean isolatesUser() {
-                return launcher.isolatesUser();
-            }
-
-            @Override
-            public Path writableDirInside(Path hostDir) {
-                return launcher.writableDirInside(hostDir);
-            }
-
-            @Override
-            public void interrupt(Process process) {
-                launcher.interrupt(process);
-            }
-
-            @Override
-            public void kill(Process process) {
-                launcher.kill(process);
             }
         };
     }
