@@ -83,6 +83,11 @@ public final class CgroupLimits {
             public void kill(Process process) {
                 launcher.kill(process);
             }
+
+            @Override
+            public String whyEnded(Process process) {
+                return launcher.whyEnded(process);
+            }
         };
     }
 

@@ -15,8 +15,8 @@ class BwrapLauncherTest {
     Path dir;
 
     private List<String> sandbox(boolean privileged, List<Path> readable, Path workDir) {
-        BwrapLauncher launcher = new BwrapLauncher(Path.of("/usr/bin/bwrap"), privileged, dir.resolve("spool"), 1 << 20);
-        return launcher.sandbox(readable, workDir, dir.resolve("harness.py"), dir.resolve("spool"));
+        BwrapLauncher launcher = new BwrapLauncher(Path.of("/usr/bin/bwrap"), privileged, 1 << 20, 1 << 20, null);
+        return launcher.sandbox(readable, workDir, dir.resolve("harness.py"), true);
     }
 
     @Test
