@@ -50,10 +50,13 @@ public final class BwrapLauncher implements KernelLauncher {
     private final long diskBytes;
     /** The seccomp filter bwrap reads on fd 3, or null where none is known for this machine. */
     private final Path filter;
+    /** Where the launcher notes the snapshot directories of kernels it killed over the limit (null: nowhere). */
+    private final Path overLimit;
     private final Map<Long, Long> kernelPids = new ConcurrentHashMap<>();
     private final Map<Long, String> endings = new ConcurrentHashMap<>();
 
-    BwrapLauncher(Path bwrap, boolean privileged, long tmpBytes, long diskBytes, Path filter) {
+    BwrapLauncher(Path bwrap, boolean privileged, long tmpBytes, long diskBytes, Path filter, Path overLimit) {
+        this.overLimit = overLimit;
         this.bwrap = bwrap;
         this.privileged = privileged;
         this.tmpBytes = tmpBytes;
@@ -85,7 +88,8 @@ public final class BwrapLauncher implements KernelLauncher {
             return Optional.empty();
         }
         boolean root = runningAsRoot() && Files.isExecutable(SETPRIV);
-        BwrapLauncher launcher = new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, filter);
+        BwrapLauncher launcher = new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, filter,
+                runtimeDir.resolve("over-disk-limit"));
         return launcher.works() ? Optional.of(launcher) : Optional.empty();
     }
 
@@ -125,9 +129,9 @@ public final class BwrapLauncher implements KernelLauncher {
 
     @Override
     public Process start(KernelSpec spec) throws IOException {
-        if (spec.writableDir() != null && DirQuota.usage(spec.writableDir(), diskBytes) > diskBytes) {
-            // what a kernel killed over its limit left: cut back to the snapshot before another kernel runs there
-            dev.rlmmcp.core.store.SnapshotPrune.prune(spec.writableDir(), diskBytes);
+        long allowed = diskBytes;
+        if (spec.writableDir() != null) {
+            allowed = Math.max(diskBytes, cutBack(spec.writableDir()));
         }
         if (privileged && spec.writableDir() != null) {
             Files.setAttribute(spec.writableDir(), "unix:uid", NOBODY);
@@ -148,13 +152,54 @@ public final class BwrapLauncher implements KernelLauncher {
         Process process = withEmptyEnv(command).start();
         process.onExit().thenRun(() -> kernelPids.remove(process.pid()));
         if (spec.writableDir() != null) {
-            DirQuota.watch(spec.writableDir(), diskBytes, process, () -> {
+            Path dir = spec.writableDir();
+            DirQuota.watch(dir, allowed, process, () -> {
                 endings.put(process.pid(), "killed: it wrote more than its " + (diskBytes >> 20) + " MiB disk limit "
                         + "(--max-disk-mb) into its snapshot directory");
+                mark(dir);
                 kill(process);
             });
         }
         return process;
+    }
+
+    /**
+     * A snapshot directory whose last kernel was killed over the limit is cut back to its snapshot
+     * (or emptied) before another kernel runs there. One over the limit for another reason (the limit
+     * was lowered) is left as it is, and its kernel may keep what it holds: returns the bytes it holds.
+     */
+    private long cutBack(Path dir) throws IOException {
+        Path note = note(dir);
+        if (note != null && Files.deleteIfExists(note)) {
+            return dev.rlmmcp.core.store.SnapshotPrune.prune(dir, diskBytes);
+        }
+        return DirQuota.usage(dir, Long.MAX_VALUE);
+    }
+
+    private void mark(Path dir) {
+        Path note = note(dir);
+        try {
+            if (note != null) {
+                Files.createDirectories(note.getParent());
+                Files.writeString(note, dir.toString());
+            }
+        } catch (IOException e) {
+            // then the next kernel there may keep what this one left, within one overshoot
+        }
+    }
+
+    /** The note for a directory: a file named by its path's SHA-256, under the runtime directory. */
+    private Path note(Path dir) {
+        if (overLimit == null) {
+            return null;
+        }
+        try {
+            byte[] digest = java.security.MessageDigest.getInstance("SHA-256").digest(
+                    dir.toAbsolutePath().normalize().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return overLimit.resolve(java.util.HexFormat.of().formatHex(digest));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Override

@@ -15,7 +15,7 @@ class BwrapLauncherTest {
     Path dir;
 
     private List<String> sandbox(boolean privileged, List<Path> readable, Path workDir) {
-        BwrapLauncher launcher = new BwrapLauncher(Path.of("/usr/bin/bwrap"), privileged, 1 << 20, 1 << 20, null);
+        BwrapLauncher launcher = new BwrapLauncher(Path.of("/usr/bin/bwrap"), privileged, 1 << 20, 1 << 20, null, null);
         return launcher.sandbox(readable, workDir, dir.resolve("harness.py"), true);
     }
 
