@@ -56,12 +56,12 @@ public final class BwrapLauncher implements KernelLauncher {
     private final Map<Long, String> endings = new ConcurrentHashMap<>();
 
     BwrapLauncher(Path bwrap, boolean privileged, long tmpBytes, long diskBytes, Path filter, Path overLimit) {
-        this.overLimit = overLimit;
         this.bwrap = bwrap;
         this.privileged = privileged;
         this.tmpBytes = tmpBytes;
         this.diskBytes = diskBytes;
         this.filter = filter;
+        this.overLimit = overLimit;
     }
 
     /** {@link #detect(Path, long)} with the default disk limit. */
@@ -88,9 +88,19 @@ public final class BwrapLauncher implements KernelLauncher {
             return Optional.empty();
         }
         boolean root = runningAsRoot() && Files.isExecutable(SETPRIV);
-        BwrapLauncher launcher = new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, filter,
-                runtimeDir.resolve("over-disk-limit"));
-        return launcher.works() ? Optional.of(launcher) : Optional.empty();
+        Path notes = runtimeDir.resolve("over-disk-limit");
+        BwrapLauncher launcher = new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, filter, notes);
+        if (launcher.works()) {
+            return Optional.of(launcher);
+        }
+        // a kernel without seccomp filters: still bwrap rather than a weaker launcher, said once
+        BwrapLauncher unfiltered = new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, null, notes);
+        if (filter != null && unfiltered.works()) {
+            org.slf4j.LoggerFactory.getLogger(BwrapLauncher.class)
+                    .warn("bwrap cannot load a seccomp filter here: kernels may create user namespaces");
+            return Optional.of(unfiltered);
+        }
+        return Optional.empty();
     }
 
     /** Writes the filter for this machine (atomically: servers may share the runtime directory); null if none. */
