@@ -69,11 +69,16 @@ class DiskQuotaIT {
         if (!runAs.isEmpty()) {
             chown(base);
         }
+        Files.setLastModifiedTime(stale, java.nio.file.attribute.FileTime.from(java.time.Instant.now().minusSeconds(3600)));
+        Path fresh = Files.createDirectories(runtime.resolve("spool/spool-654321"));
         try (ServerProcess server = ServerProcess.http(runAs, Map.of("RLM_SANDBOX", "auto"), base,
                 "--state-dir", state.toString(), "--runtime-dir", runtime.toString(), "--max-disk-mb", "" + LIMIT_MB,
                 "--snapshot-debounce-ms", "100", "--mcp-discovery", "false", "--blocked-imports", "none");
                 McpDriver client = McpDriver.http(server.mcpUrl())) {
             assertThat(stale).as("a spool directory no running server uses").doesNotExist();
+            assertThat(fresh).as("one an older server may have made just before it starts bwrap").exists();
+            Files.delete(fresh);
+            Files.delete(runtime.resolve("spool"));
             assertThat(Files.readString(outside)).isEqualTo("must stay");
             SessionCalls calls = new SessionCalls(client);
 

@@ -15,11 +15,13 @@ import org.slf4j.LoggerFactory;
  * Spool directories that earlier versions made on disk under the runtime directory, one per kernel,
  * and left behind when their server was killed. Kernels now spool to a tmpfs of their own, so any
  * directory there is stale unless a sandbox still running (of an older server sharing the runtime
- * directory) binds it: its path is then on that bwrap's command line. Removed as hostile trees.
+ * directory) binds it: its path is then on that bwrap's command line, or it changed in the last
+ * minute (such a server makes the directory just before it starts bwrap). Removed as hostile trees.
  */
 final class StaleSpools {
 
     private static final Logger log = LoggerFactory.getLogger(StaleSpools.class);
+    private static final java.time.Duration RECENT = java.time.Duration.ofMinutes(1);
 
     private StaleSpools() {
     }
@@ -29,10 +31,12 @@ final class StaleSpools {
             return;
         }
         Set<String> inUse = boundBySandboxes();
+        java.time.Instant recent = java.time.Instant.now().minus(RECENT);
         int removed = 0;
         try (DirectoryStream<Path> dirs = Files.newDirectoryStream(spoolRoot, "spool-*")) {
             for (Path dir : dirs) {
-                if (!inUse.contains(dir.toString())) {
+                if (!inUse.contains(dir.toString()) && Files.getLastModifiedTime(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                        .toInstant().isBefore(recent)) {
                     UntrustedDir.deleteTree(dir);
                     removed++;
                 }
