@@ -75,6 +75,10 @@ final class KernelOptions {
                     + "(RLM_KERNEL_UIDS; default: ${DEFAULT-VALUE}).")
     String kernelUids;
 
+    @Option(names = "--max-disk-mb", paramLabel = "MB", defaultValue = "${env:RLM_MAX_DISK_MB}",
+            description = "Disk a session's kernel may fill, in its spool ($RLM_SPOOL, a tmpfs) and in its snapshot directory each (RLM_MAX_DISK_MB; default: twice --max-memory-mb, at least 2048).")
+    Long maxDiskMb;
+
     @Option(names = "--cleanup-threshold", paramLabel = "PCT", defaultValue = "${env:RLM_CLEANUP_THRESHOLD:-80}",
             description = "Percent of the memory limit at which least-recently-used variables are dropped (RLM_CLEANUP_THRESHOLD; default: ${DEFAULT-VALUE}).")
     double cleanupThreshold;
@@ -253,6 +257,7 @@ final class KernelOptions {
 
     Settings settings(CommandSpec spec) {
         require(spec, maxMemoryMb >= 0, "--max-memory-mb must be 0 (no limit) or more, not " + maxMemoryMb);
+        require(spec, maxDiskMb == null || maxDiskMb >= 1, "--max-disk-mb must be at least 1, not " + maxDiskMb);
         require(spec, cleanupThreshold > 0 && cleanupThreshold <= 100,
                 "--cleanup-threshold is a percentage in (0, 100], not " + cleanupThreshold);
         require(spec, cleanupTarget >= 0 && cleanupTarget < cleanupThreshold,
@@ -271,7 +276,8 @@ final class KernelOptions {
                 cleanupThreshold / 100, cleanupTarget / 100, outputCap, Duration.ofSeconds(timeoutS),
                 Duration.ofSeconds(maxTimeoutS), Duration.ofMillis(interruptGraceMs), Duration.ofSeconds(30),
                 Duration.ofSeconds(idleTimeoutS), new Limits(maxSteps, maxRuntimeMs, budgetLimit, null),
-                new ImportPolicy(names(allowedImports), names(blockedImports)), capacity(spec));
+                new ImportPolicy(names(allowedImports), names(blockedImports)), capacity(spec),
+                diskLimitMb() * 1024 * 1024);
     }
 
     private Capacity capacity(CommandSpec spec) {
@@ -290,11 +296,19 @@ final class KernelOptions {
         return new Capacity(maxKernels, maxTotalMemoryMb * 1024 * 1024, (int) from, (int) (to - from + 1));
     }
 
+    /**
+     * --max-disk-mb, or by default room for a snapshot of a full session twice over (a changed
+     * variable's new file is written before its old one goes), and never less than 2 GiB.
+     */
+    long diskLimitMb() {
+        return maxDiskMb != null ? maxDiskMb : Math.max(2048, 2 * maxMemoryMb);
+    }
+
     /** The launcher --sandbox asks for; one that is not available here stops the start. */
     KernelLauncher launcher(CommandSpec spec, Settings settings) {
         KernelLauncher launcher;
         try {
-            launcher = Sandbox.select(sandbox, settings.runtimeDir(), this::container);
+            launcher = Sandbox.select(sandbox, settings.runtimeDir(), settings.diskLimitBytes(), this::container);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }

@@ -92,6 +92,7 @@ public final class KernelFactory implements AutoCloseable {
                     "cleanup_threshold", settings.cleanupThreshold(),
                     "cleanup_target", settings.cleanupTarget(),
                     "output_cap", settings.outputCap(),
+                    "disk_limit_bytes", settings.diskLimitBytes(),
                     "allowed_imports", settings.importPolicy().allowed(),
                     "blocked_imports", settings.importPolicy().blocked(),
                     "limits", rlimits(settings, launcher, pidsByCgroup)));
@@ -161,7 +162,8 @@ public final class KernelFactory implements AutoCloseable {
             limits.put("data", dataLimitBytes(settings));
         }
         limits.put("nofile", 4096);
-        limits.put("fsize", fileSizeLimitBytes(settings.memoryLimitBytes()));
+        // no file a kernel may write (spool, snapshot, /tmp) can be larger than the disk limit
+        limits.put("fsize", Math.min(fileSizeLimitBytes(settings.memoryLimitBytes()), settings.diskLimitBytes()));
         limits.put("cpu_per_request_s",
                 settings.maxTimeout().toSeconds() * Runtime.getRuntime().availableProcessors() + 10);
         if (launcher.isolatesUser() && !pidsByCgroup) {

@@ -18,8 +18,11 @@ import java.util.stream.Stream;
  * with no capabilities, a read-only filesystem of only /usr, the Python installation, the harness
  * and the data root (at its host path, which rlm_load_file passes on; see {@link ReadOnlyBinds} for
  * how their parents are made), a size-capped tmpfs /tmp
- * a writable per-kernel spool directory at /run/rlm-mcp/spool ($RLM_SPOOL), and its session's own
- * snapshot directory, writable, at /run/rlm-mcp/snapshot.
+ * a spool at /run/rlm-mcp/spool ($RLM_SPOOL), a tmpfs of the disk limit's size (the kernel bounds it,
+ * charges it to the kernel's memory cgroup, and frees it when the sandbox's last process ends, however
+ * the server ended), and its session's own snapshot directory, writable, at /run/rlm-mcp/snapshot,
+ * kept to the disk limit by a {@link DirQuota}. A seccomp filter ({@link UsernsFilter}) refuses new
+ * user namespaces.
  *
  * <p>Unprivileged, the user namespace maps 65534 inside to the server's uid outside. Run as root,
  * that mapping would make the kernel host root (files it can see are its own, and RLIMIT_NPROC does
@@ -43,30 +46,85 @@ public final class BwrapLauncher implements KernelLauncher {
     /** Not the host path: a directory above it (the state directory is 0700) may be bound read-only too. */
     private static final Path SNAPSHOT = Path.of("/run/rlm-mcp/snapshot");
 
+    private static final Path SHELL = Path.of("/bin/sh");
+
     private final Path bwrap;
     private final boolean privileged;
-    private final Path spoolRoot;
     private final long tmpBytes;
+    private final long diskBytes;
+    /** The seccomp filter bwrap reads on fd 3, or null where none is known for this machine. */
+    private final Path filter;
+    /** Where the launcher notes the snapshot directories of kernels it killed over the limit (null: nowhere). */
+    private final Path overLimit;
     private final Map<Long, Long> kernelPids = new ConcurrentHashMap<>();
     private volatile KernelUids uids;
+    private final Map<Long, String> endings = new ConcurrentHashMap<>();
 
-    BwrapLauncher(Path bwrap, boolean privileged, Path spoolRoot, long tmpBytes) {
+    BwrapLauncher(Path bwrap, boolean privileged, long tmpBytes, long diskBytes, Path filter, Path overLimit) {
         this.bwrap = bwrap;
         this.privileged = privileged;
-        this.spoolRoot = spoolRoot;
         this.tmpBytes = tmpBytes;
+        this.diskBytes = diskBytes;
+        this.filter = filter;
+        this.overLimit = overLimit;
     }
 
-    /** A launcher if bubblewrap is installed and can make a sandbox here (probed once with {@code true}). */
-    public static Optional<BwrapLauncher> detect(Path spoolRoot) {
+    /** {@link #detect(Path, long)} with the default disk limit. */
+    public static Optional<BwrapLauncher> detect(Path runtimeDir) {
+        return detect(runtimeDir, dev.rlmmcp.core.Settings.DEFAULT_DISK_BYTES);
+    }
+
+    /**
+     * A launcher if bubblewrap is installed and can make a sandbox here (probed once with {@code true}),
+     * its seccomp filter written to the (private) runtime directory. Removes the spool directories that
+     * earlier versions left on disk there and no running sandbox uses.
+     */
+    public static Optional<BwrapLauncher> detect(Path runtimeDir, long diskBytes) {
         Optional<Path> bwrap = Stream.of("/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap")
                 .map(Path::of).filter(Files::isExecutable).findFirst();
         if (bwrap.isEmpty()) {
             return Optional.empty();
         }
+        StaleSpools.remove(runtimeDir.resolve("spool"));
+        Path filter;
+        try {
+            filter = writeFilter(runtimeDir);
+        } catch (IOException e) {
+            return Optional.empty();
+        }
         boolean root = runningAsRoot() && Files.isExecutable(SETPRIV);
-        BwrapLauncher launcher = new BwrapLauncher(bwrap.get(), root, spoolRoot, DEFAULT_TMP_BYTES);
-        return launcher.works() ? Optional.of(launcher) : Optional.empty();
+        Path notes = runtimeDir.resolve("over-disk-limit");
+        BwrapLauncher launcher = new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, filter, notes);
+        if (launcher.works()) {
+            return Optional.of(launcher);
+        }
+        // a kernel without seccomp filters: still bwrap rather than a weaker launcher, said once
+        BwrapLauncher unfiltered = new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, null, notes);
+        if (filter != null && unfiltered.works()) {
+            org.slf4j.LoggerFactory.getLogger(BwrapLauncher.class)
+                    .warn("bwrap cannot load a seccomp filter here: kernels may create user namespaces");
+            return Optional.of(unfiltered);
+        }
+        return Optional.empty();
+    }
+
+    /** Writes the filter for this machine (atomically: servers may share the runtime directory); null if none. */
+    private static Path writeFilter(Path runtimeDir) throws IOException {
+        Optional<byte[]> program = UsernsFilter.forThisMachine();
+        if (program.isEmpty()) {
+            return null;
+        }
+        Files.createDirectories(runtimeDir);
+        Path file = runtimeDir.resolve("userns-filter.bpf");
+        Path tmp = Files.createTempFile(runtimeDir, ".userns-filter", ".tmp");
+        try {
+            Files.write(tmp, program.get());
+            Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+        return file;
     }
 
     @Override
@@ -116,22 +174,14 @@ public final class BwrapLauncher implements KernelLauncher {
     }
 
     private Process start(KernelSpec spec, int uid, KernelUids range) throws IOException {
-        Files.createDirectories(spoolRoot);
-        Path spool = Files.createTempDirectory(spoolRoot, "spool-");
-        if (privileged) {
-            Files.setAttribute(spool, "unix:uid", uid);
-            Files.setAttribute(spool, "unix:gid", uid);
+        long allowed = diskBytes;
+        if (spec.writableDir() != null) {
+            allowed = Math.max(diskBytes, cutBack(spec.writableDir()));
         }
         if (privileged && spec.writableDir() != null) {
-            // what an earlier kernel of the session wrote there belongs to its uid
-            try (Stream<Path> tree = range == null ? Stream.of(spec.writableDir()) : Files.walk(spec.writableDir())) {
-                for (Path path : tree.toList()) {
-                    Files.setAttribute(path, "unix:uid", uid, java.nio.file.LinkOption.NOFOLLOW_LINKS);
-                    Files.setAttribute(path, "unix:gid", uid, java.nio.file.LinkOption.NOFOLLOW_LINKS);
-                }
-            }
+            handOver(spec.writableDir(), uid, range != null);
         }
-        List<String> command = sandbox(spec.readOnlyDirs(), spec.workDir(), spec.harness(), spool);
+        List<String> command = sandbox(spec.readOnlyDirs(), spec.workDir(), spec.harness(), true);
         if (spec.hides()) {
             command.addAll(command.indexOf("--remount-ro"), List.of("--tmpfs", spec.hiddenDir().toString()));
         }
@@ -143,21 +193,85 @@ public final class BwrapLauncher implements KernelLauncher {
         command.addAll(dropTo(uid));
         command.addAll(new KernelSpec(spec.python(), HARNESS, spec.harnessArgs(), spec.workDir(), spec.readOnlyDirs())
                 .pythonCommand());
-        Process process;
-        try {
-            process = withEmptyEnv(command).start();
-        } catch (IOException e) {
-            deleteTree(spool);
-            throw e;
-        }
+        Process process = withEmptyEnv(command).start();
         process.onExit().thenRun(() -> {
             kernelPids.remove(process.pid());
-            deleteTree(spool);
             if (range != null) {
                 range.give(uid);
             }
         });
+        if (spec.writableDir() != null) {
+            Path dir = spec.writableDir();
+            DirQuota.watch(dir, allowed, process, () -> {
+                endings.put(process.pid(), "killed: it wrote more than its " + (diskBytes >> 20) + " MiB disk limit "
+                        + "(--max-disk-mb) into its snapshot directory");
+                mark(dir);
+                kill(process);
+            });
+        }
         return process;
+    }
+
+    /**
+     * Gives the snapshot directory to the kernel's uid and, when kernels have uids of their own, the
+     * files an earlier kernel of the session left in it (the snapshot is one level of regular files):
+     * never anything below it and never through a link, since that kernel may have planted either.
+     */
+    private static void handOver(Path dir, int uid, boolean files) throws IOException {
+        List<Path> paths = new ArrayList<>(List.of(dir));
+        if (files) {
+            try (Stream<Path> entries = Files.list(dir)) {
+                entries.filter(p -> Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)).forEach(paths::add);
+            }
+        }
+        for (Path path : paths) {
+            Files.setAttribute(path, "unix:uid", uid, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            Files.setAttribute(path, "unix:gid", uid, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        }
+    }
+
+    /**
+     * A snapshot directory whose last kernel was killed over the limit is cut back to its snapshot
+     * (or emptied) before another kernel runs there. One over the limit for another reason (the limit
+     * was lowered) is left as it is, and its kernel may keep what it holds: returns the bytes it holds.
+     */
+    private long cutBack(Path dir) throws IOException {
+        Path note = note(dir);
+        if (note != null && Files.deleteIfExists(note)) {
+            return dev.rlmmcp.core.store.SnapshotPrune.prune(dir, diskBytes);
+        }
+        return DirQuota.usage(dir, Long.MAX_VALUE);
+    }
+
+    private void mark(Path dir) {
+        Path note = note(dir);
+        try {
+            if (note != null) {
+                Files.createDirectories(note.getParent());
+                Files.writeString(note, dir.toString());
+            }
+        } catch (IOException e) {
+            // then the next kernel there may keep what this one left, within one overshoot
+        }
+    }
+
+    /** The note for a directory: a file named by its path's SHA-256, under the runtime directory. */
+    private Path note(Path dir) {
+        if (overLimit == null) {
+            return null;
+        }
+        try {
+            byte[] digest = java.security.MessageDigest.getInstance("SHA-256").digest(
+                    dir.toAbsolutePath().normalize().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return overLimit.resolve(java.util.HexFormat.of().formatHex(digest));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public String whyEnded(Process process) {
+        return endings.remove(process.pid());
     }
 
     /** SIGINT to the Python process itself: bwrap does not forward signals. */
@@ -177,8 +291,16 @@ public final class BwrapLauncher implements KernelLauncher {
      * before the binds, which may lie below it (the harness and data root often do). The kernel starts
      * in {@code workDir} (the data root) when it can see it, else in /tmp.
      */
-    List<String> sandbox(List<Path> readOnlyDirs, Path workDir, Path harness, Path spool) {
-        List<String> args = new ArrayList<>(List.of(bwrap.toString(), "--clearenv"));
+    List<String> sandbox(List<Path> readOnlyDirs, Path workDir, Path harness, boolean spool) {
+        List<String> args = new ArrayList<>();
+        if (filter != null) {
+            // ProcessBuilder passes only fds 0-2: the shell opens the filter as fd 3 and becomes bwrap
+            args.addAll(List.of(SHELL.toString(), "-c", "exec \"$@\" 3<\"$0\"", filter.toString()));
+        }
+        args.addAll(List.of(bwrap.toString(), "--clearenv"));
+        if (filter != null) {
+            args.addAll(List.of("--seccomp", "3"));
+        }
         if (privileged) {
             args.addAll(List.of("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"));
         } else {
@@ -203,8 +325,9 @@ public final class BwrapLauncher implements KernelLauncher {
         if (harness != null) {
             args.addAll(List.of("--ro-bind", harness.toString(), HARNESS.toString()));
         }
-        if (spool != null) {
-            args.addAll(List.of("--bind", spool.toString(), SPOOL.toString(), "--setenv", "RLM_SPOOL", SPOOL.toString()));
+        if (spool) {
+            args.addAll(List.of("--perms", "1777", "--size", "" + diskBytes, "--tmpfs", SPOOL.toString(),
+                    "--setenv", "RLM_SPOOL", SPOOL.toString()));
         }
         boolean inside = workDir != null && readOnlyDirs.stream().anyMatch(workDir::startsWith);
         args.addAll(List.of("--remount-ro", "/", "--chdir", inside ? workDir.toString() : "/tmp",
@@ -220,7 +343,7 @@ public final class BwrapLauncher implements KernelLauncher {
     }
 
     private boolean works() {
-        List<String> command = sandbox(List.of(), null, null, null);
+        List<String> command = sandbox(List.of(), null, null, false);
         command.add("--");
         command.addAll(dropTo(NOBODY));
         command.add("/usr/bin/true");
@@ -290,20 +413,6 @@ public final class BwrapLauncher implements KernelLauncher {
             return Files.readSymbolicLink(link).toString();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        }
-    }
-
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.deleteIfExists(p);
-                } catch (IOException ignored) {
-                    // best effort: a leftover spool file is harmless and lives under the runtime dir
-                }
-            });
-        } catch (IOException ignored) {
-            // already gone
         }
     }
 }

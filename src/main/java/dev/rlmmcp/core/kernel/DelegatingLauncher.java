@@ -41,4 +41,9 @@ public abstract class DelegatingLauncher implements KernelLauncher {
     public void kill(Process process) {
         inner.kill(process);
     }
+
+    @Override
+    public String whyEnded(Process process) {
+        return inner.whyEnded(process);
+    }
 }

@@ -233,7 +233,8 @@ public final class Kernel implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        String exit = process.isAlive() ? "still running" : describeExit(process.exitValue());
+        String why = launcher.whyEnded(process);
+        String exit = process.isAlive() ? "still running" : why != null ? why : describeExit(process.exitValue());
         try {
             diagnostics.join(Duration.ofSeconds(1));
         } catch (InterruptedException e) {

@@ -39,4 +39,9 @@ public interface KernelLauncher {
     default void kill(Process process) {
         process.destroyForcibly();
     }
+
+    /** Why the launcher itself ended this kernel (e.g. a limit it enforces), or null. */
+    default String whyEnded(Process process) {
+        return null;
+    }
 }

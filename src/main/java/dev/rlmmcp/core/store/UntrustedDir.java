@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * link to a host file nor make the server block on a FIFO. Files coming in are written to staging and
  * renamed into place, so a name the kernel planted is replaced, never written through.
  */
-final class UntrustedDir {
+public final class UntrustedDir {
 
     private static final AtomicLong STAGED = new AtomicLong();
 
@@ -140,7 +140,7 @@ final class UntrustedDir {
      * Removes a tree a kernel could write, without following any link in it, even one swapped in
      * while the removal runs: each directory is opened once and its entries removed relative to it.
      */
-    static void deleteTree(Path dir) throws IOException {
+    public static void deleteTree(Path dir) throws IOException {
         BasicFileAttributes top;
         try {
             top = Files.readAttributes(dir, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);

@@ -15,6 +15,7 @@ import builtins
 import codecs
 import csv
 import datetime
+import errno
 import faulthandler
 import fcntl
 import gc
@@ -744,9 +745,11 @@ class Store:
     replaced the same way, last, so a kill at any moment leaves the old snapshot or the new one."""
 
     MANIFEST = "manifest.json"
+    BLOCK = 4096
 
-    def __init__(self, directory):
+    def __init__(self, directory, limit=0):
         self.dir = directory
+        self.limit = limit  # bytes the directory may hold (0: no limit); the host kills a kernel past it
         self.entries, self.modules, self.lost, self.generation, self.saved_at = {}, {}, {}, 0, None
         try:
             with open(os.path.join(directory, self.MANIFEST), "rb") as f:
@@ -804,6 +807,7 @@ class Store:
         return entry, sum(entry["lengths"])
 
     def _write_file(self, file, parts):
+        self._check_room(sum(memoryview(p).nbytes for p in parts))
         tmp = os.path.join(self.dir, "." + file + ".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
@@ -814,9 +818,40 @@ class Store:
                     while chunk:
                         chunk = chunk[os.write(fd, chunk):]
             os.fsync(fd)
-        finally:
+        except BaseException:
             os.close(fd)
+            fd = None
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        finally:
+            if fd is not None:
+                os.close(fd)
         os.replace(tmp, os.path.join(self.dir, file))
+
+    def _check_room(self, nbytes):
+        """OSError ENOSPC if a file of nbytes would take the directory past its limit, measured as the
+        host measures it: every entry's size rounded up to 4 KiB, a hard-linked inode once."""
+        if self.limit <= 0:
+            return
+        used, seen = 0, set()
+        with os.scandir(self.dir) as entries:
+            for entry in entries:
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if (st.st_dev, st.st_ino) in seen:
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+                used += max(self.BLOCK, -(-st.st_size // self.BLOCK) * self.BLOCK)
+        need = max(self.BLOCK, -(-nbytes // self.BLOCK) * self.BLOCK) + 2 * self.BLOCK  # the file, the manifest
+        if used + need > self.limit:
+            raise OSError(errno.ENOSPC, f"No space left on device: the snapshot directory may hold "
+                          f"{self.limit >> 20} MiB (--max-disk-mb), {used >> 20} MiB are used and this needs "
+                          f"{nbytes >> 20} MiB more")
 
     def commit(self, entries, modules, lost):
         """Makes entries the snapshot: the manifest is replaced atomically; files it no longer names go.
@@ -921,6 +956,7 @@ class Kernel:
         self.high = float(config.get("cleanup_threshold", 0.8))
         self.low = float(config.get("cleanup_target", 0.6))
         self.output_cap = int(config.get("output_cap", 20000))
+        self.disk_limit = int(config.get("disk_limit_bytes", getattr(self, "disk_limit", 0)))
         self.guard.configure(config.get("allowed_imports", ()), config.get("blocked_imports", ()))
 
     # ----- namespace bookkeeping -------------------------------------------------------------
@@ -1099,7 +1135,7 @@ class Kernel:
         """Attaches the session's snapshot directory; functions, classes and imports come back now,
         other variables when code first uses them (or all now, with eager)."""
         started = time.perf_counter()
-        self.store = Store(req["dir"])
+        self.store = Store(req["dir"], self.disk_limit)
         failed = {}
         for alias, module in self.store.modules.items():
             try:

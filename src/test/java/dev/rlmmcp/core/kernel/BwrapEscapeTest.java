@@ -248,13 +248,11 @@ class BwrapEscapeTest {
     @Test
     void killTakesTheWholeSandboxDown() throws Exception {
         out("import subprocess\nsubprocess.Popen(['sleep', '300'])");
-        long before = Files.list(dir.resolve("spool")).count();
         ObjectNode reply = session().execute("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass",
                 Duration.ofMillis(200));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("killed");
         assertThat(ProcessHandle.allProcesses().filter(p -> p.info().commandLine().orElse("").equals("sleep 300")))
                 .as("the sandbox's processes die with it").isEmpty();
-        assertThat(before).isPositive();
     }
 
     private Session session() {

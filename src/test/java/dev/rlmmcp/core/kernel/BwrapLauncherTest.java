@@ -15,8 +15,8 @@ class BwrapLauncherTest {
     Path dir;
 
     private List<String> sandbox(boolean privileged, List<Path> readable, Path workDir) {
-        BwrapLauncher launcher = new BwrapLauncher(Path.of("/usr/bin/bwrap"), privileged, dir.resolve("spool"), 1 << 20);
-        return launcher.sandbox(readable, workDir, dir.resolve("harness.py"), dir.resolve("spool"));
+        BwrapLauncher launcher = new BwrapLauncher(Path.of("/usr/bin/bwrap"), privileged, 1 << 20, 1 << 20, null, null);
+        return launcher.sandbox(readable, workDir, dir.resolve("harness.py"), true);
     }
 
     @Test
@@ -52,5 +52,18 @@ class BwrapLauncherTest {
         Path data = Files.createDirectories(dir.resolve("data"));
         assertThat(sandbox(true, List.of(data), data)).containsSubsequence("--chdir", data.toString());
         assertThat(sandbox(true, List.of(), data)).containsSubsequence("--chdir", "/tmp");
+    }
+
+    @Test
+    void theSpoolIsATmpfsOfTheDiskLimitAndTheFilterComesOnFd3() {
+        Path filter = dir.resolve("userns-filter.bpf");
+        List<String> args = new BwrapLauncher(Path.of("/usr/bin/bwrap"), true, 1 << 20, 5L << 30, filter, null)
+                .sandbox(List.of(), null, dir.resolve("harness.py"), true);
+        assertThat(args.subList(0, 5)).containsExactly("/bin/sh", "-c", "exec \"$@\" 3<\"$0\"", filter.toString(),
+                "/usr/bin/bwrap");
+        assertThat(args).containsSubsequence("--seccomp", "3")
+                .containsSubsequence("--perms", "1777", "--size", "" + (5L << 30), "--tmpfs", "/run/rlm-mcp/spool",
+                        "--setenv", "RLM_SPOOL", "/run/rlm-mcp/spool")
+                .doesNotContain("--bind");
     }
 }
