@@ -201,7 +201,7 @@ public final class KernelFactory implements AutoCloseable {
         KernelSpec spec = new KernelSpec(executable, harness, List.of(harnessConfig), settings.dataRoot(),
                 readable(interpreter), snapshotDir, stateDir);
         try {
-            return Kernel.start(launcher, spec, json, timer, label, settings.kernelStartTimeout());
+            return Kernel.start(launcher, spec, json, timer, label, settings.kernelStartTimeout(), settings.outputCap());
         } catch (IOException | KernelDiedException e) {
             throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE,
                     "cannot start a Python kernel with " + settings.python() + ": " + e.getMessage(), null,
