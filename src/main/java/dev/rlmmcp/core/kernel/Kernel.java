@@ -16,8 +16,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -69,8 +68,12 @@ public final class Kernel implements AutoCloseable {
     private final StderrRelay stderr;
     private final Thread diagnostics;
     private final Thread reader;
-    /** Frames read and not yet taken by a call; the reader waits when it is full (the kernel then blocks). */
-    private final BlockingQueue<Object> frames = new ArrayBlockingQueue<>(64);
+    /**
+     * Frames handed from the reader to the call waiting for them: the reader waits until a call takes
+     * each one (the kernel then blocks on its pipe), so nothing piles up here. A transfer queue
+     * spins briefly before parking, which keeps the hand-off off the reply's critical path.
+     */
+    private final LinkedTransferQueue<Object> frames = new LinkedTransferQueue<>();
     private long nextId;
     /** The largest frame the request in flight may be answered with. */
     private volatile long frameLimit = CONTROL_FRAME_BYTES;
@@ -138,7 +141,7 @@ public final class Kernel implements AutoCloseable {
         try {
             while (true) {
                 Frame frame = codec.read(in, () -> frameLimit);
-                while (!frames.offer(frame, 1, TimeUnit.SECONDS)) {
+                while (!frames.tryTransfer(frame, 1, TimeUnit.SECONDS)) {
                     if (closed) {
                         return;
                     }
@@ -160,11 +163,13 @@ public final class Kernel implements AutoCloseable {
 
     /**
      * The next frame the reader has taken, waiting until {@code deadline} (System.nanoTime; -1: no
-     * limit); an interrupt of the caller does not cut the wait short (it is kept for later). Throws
-     * when the pipe has ended, or at the deadline, after killing the kernel.
+     * limit); an interrupt of the caller does not cut the wait short (it is kept for later). Every
+     * second of waiting, a kernel whose process is stopped is killed. Throws when the pipe has ended,
+     * or at the deadline, after killing the kernel.
      */
     private Frame next(long deadline) throws IOException {
         boolean interrupted = false;
+        long checkStallAt = System.nanoTime() + STALL_CHECK_MS * 1_000_000;
         try {
             while (true) {
                 long wait = deadline < 0 ? 250 : Math.min(250, (deadline - System.nanoTime()) / 1_000_000);
@@ -181,6 +186,15 @@ public final class Kernel implements AutoCloseable {
                 }
                 if (item instanceof Frame frame) {
                     return frame;
+                }
+                if (item == null && System.nanoTime() - checkStallAt >= 0) {
+                    // a stopped kernel never answers: killed now rather than at the end of the call's limit
+                    checkStallAt = System.nanoTime() + STALL_CHECK_MS * 1_000_000;
+                    if (!readerDone && stopped()) {
+                        log.warn("kernel {} is stopped (SIGSTOP?) while a call waits on it: killed", process.pid());
+                        stalled = true;
+                        killNow();
+                    }
                 }
                 if (item == END || (readerDone && frames.isEmpty())) {
                     frames.offer(END);
@@ -463,7 +477,6 @@ public final class Kernel implements AutoCloseable {
         private final List<ScheduledFuture<?>> timers = new CopyOnWriteArrayList<>();
         private final Cancellation.Registration cancellation;
         private volatile boolean fired;
-        private volatile boolean closedWatch;
 
         /** With {@code interrupting} false, only a kill at the end of the time limit and grace. */
         Watchdog(Duration timeout, Duration grace, boolean interrupting) {
@@ -476,26 +489,7 @@ public final class Kernel implements AutoCloseable {
                 }
                 timers.add(timer.schedule(Kernel.this::killNow, t + graceMs, TimeUnit.MILLISECONDS));
             }
-            timers.add(timer.schedule(this::checkStall, STALL_CHECK_MS, TimeUnit.MILLISECONDS));
             cancellation = interrupting ? Cancellation.onCancel(this::cancelled) : () -> { };
-        }
-
-        /** A stopped kernel never answers: killed at once rather than at the end of the call's limit. */
-        private void checkStall() {
-            if (closedWatch) {
-                return;
-            }
-            if (stopped()) {
-                log.warn("kernel {} is stopped (SIGSTOP?) while a call waits on it: killed", process.pid());
-                stalled = true;
-                killNow();
-                return;
-            }
-            try {
-                timers.add(timer.schedule(this::checkStall, STALL_CHECK_MS, TimeUnit.MILLISECONDS));
-            } catch (java.util.concurrent.RejectedExecutionException e) {
-                // shutting down
-            }
         }
 
         private void cancelled() {
@@ -514,7 +508,6 @@ public final class Kernel implements AutoCloseable {
 
         @Override
         public void close() {
-            closedWatch = true;
             cancellation.close();
             timers.forEach(t -> t.cancel(false));
         }
