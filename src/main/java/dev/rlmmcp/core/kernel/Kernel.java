@@ -22,6 +22,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,6 +61,8 @@ public final class Kernel implements AutoCloseable {
     private final KernelLauncher launcher;
     private final Process process;
     private final DataOutputStream out;
+    /** Held while a frame is written: a lock, not a monitor, so that a virtual thread blocked in the write never pins its carrier. */
+    private final ReentrantLock writing = new ReentrantLock();
     private final DataInputStream in;
     private final FrameCodec codec;
     private final ObjectMapper json;
@@ -239,12 +242,15 @@ public final class Kernel implements AutoCloseable {
         frameLimit = frameLimit(request);
         try (Watchdog watchdog = new Watchdog(timeout, grace, true);
                 CallbackScope scope = new CallbackScope(callbacks, this::write, json)) {
-            synchronized (out) {
+            writing.lock();
+            try {
                 if (text == null) {
                     codec.write(out, new Frame(request));
                 } else {
                     codec.writeText(out, request, text);
                 }
+            } finally {
+                writing.unlock();
             }
             while (true) {
                 Frame frame = next(deadline);
@@ -269,8 +275,11 @@ public final class Kernel implements AutoCloseable {
     }
 
     private void write(ObjectNode header) throws IOException {
-        synchronized (out) {
+        writing.lock();
+        try {
             codec.write(out, new Frame(header));
+        } finally {
+            writing.unlock();
         }
     }
 
