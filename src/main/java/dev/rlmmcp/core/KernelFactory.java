@@ -209,7 +209,8 @@ public final class KernelFactory implements AutoCloseable {
                 readable(interpreter), snapshotDir, stateDir);
         KernelBudget.Slot slot = budget.acquire();
         try {
-            return Kernel.start(counted(slot), spec, json, timer, label, settings.kernelStartTimeout());
+            return Kernel.start(counted(slot), spec, json, timer, label, settings.kernelStartTimeout(),
+                    settings.outputCap());
         } catch (IOException | KernelDiedException e) {
             slot.release();
             throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE,

@@ -49,6 +49,8 @@ public final class Session implements AutoCloseable {
     static final int TRACE_KEPT = Trace.KEPT;
     /** Carries a step's sub-LLM calls from its reply body to its trace entry; never sent to the client. */
     private static final String LLM_CALLS = "_llm_calls";
+    /** The most callers that may wait on one busy session at once; more are refused at once. */
+    static final int MAX_WAITING = 16;
 
     private final String id;
     private final String name;
@@ -176,7 +178,7 @@ public final class Session implements AutoCloseable {
      */
     public ObjectNode execute(String code, Duration timeout, LlmBackend clientSampling, KernelCallbacks callbacks,
             ObjectNode context) {
-        lock.lock();
+        acquire(timeout);
         try {
             requireOpen();
             String refused = guardrails.beforeStep();
@@ -264,7 +266,7 @@ public final class Session implements AutoCloseable {
     public ObjectNode loadStream(String name, DataType type, Download download, String argument, String what) {
         StreamedLoad stream = StreamedLoad.of(download, settings.memoryLimitBytes(), argument);
         ObjectNode request = request("load").put("name", name).put("data_type", type.wireName());
-        lock.lock();
+        acquire(settings.maxTimeout());
         try (download) {
             requireOpen();
             long started = System.nanoTime();
@@ -292,7 +294,7 @@ public final class Session implements AutoCloseable {
     }
 
     private ObjectNode load(ObjectNode request, String data, long ioBytes, String what) {
-        lock.lock();
+        acquire(settings.maxTimeout());
         try {
             requireOpen();
             long started = System.nanoTime();
@@ -315,7 +317,7 @@ public final class Session implements AutoCloseable {
      * rendered value is the answer. Later steps are refused; the answer stays readable.
      */
     public ObjectNode finish(String finalText, String finalVariable) {
-        lock.lock();
+        acquire(settings.defaultTimeout());
         try {
             if (state != SessionState.STOPPED) {
                 requireOpen();
@@ -516,6 +518,40 @@ public final class Session implements AutoCloseable {
         return listed || memoryBytes > 0 || snapshots.at() != null;
     }
 
+    /**
+     * Takes the session's lock for a call whose own time limit is {@code timeout}: a caller never
+     * waits on another call (or a snapshot) longer than that, plus the grace, and no more than
+     * {@link #MAX_WAITING} callers wait at once, so that calls piling up on one busy session tie up
+     * neither threads nor time without end. Either way the caller gets a TIMEOUT saying why.
+     */
+    private void acquire(Duration timeout) {
+        if (lock.isHeldByCurrentThread()) {
+            lock.lock();
+            return;
+        }
+        if (lock.getQueueLength() >= MAX_WAITING) {
+            throw busy("%d calls are already waiting for it".formatted(lock.getQueueLength()));
+        }
+        Duration wait = (timeout == null ? settings.maxTimeout() : timeout).plus(settings.interruptGrace());
+        boolean locked;
+        try {
+            locked = lock.tryLock(wait.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            locked = false;
+        }
+        if (!locked) {
+            throw busy("this call waited %s s, its own time limit, for the call under way to end"
+                    .formatted(Text.seconds(wait)));
+        }
+    }
+
+    private RlmException busy(String why) {
+        return new RlmException(ErrorCode.TIMEOUT, "session " + id + " is busy with another call (or its snapshot): "
+                + why + "; this call did not run", "session_id",
+                "retry when the running call has ended (rlm_sessions shows it as busy), or use another session");
+    }
+
     /** Whether a call is running on this session now. */
     public boolean busy() {
         return lock.isLocked();
@@ -550,7 +586,7 @@ public final class Session implements AutoCloseable {
     }
 
     private ObjectNode call(ObjectNode request, String data, Duration timeout, boolean mayEvict) {
-        lock.lock();
+        acquire(timeout);
         try {
             ObjectNode body = checked(exchange(request, data, timeout, KernelCallbacks.NONE), null);
             if (mayEvict) {
@@ -597,7 +633,13 @@ public final class Session implements AutoCloseable {
 
     /** The snapshot is due: taken now, or as soon as the call under way ends. */
     private void snapshotWhenDue() {
-        lock.lock();
+        try {
+            if (!lock.tryLock(settings.maxTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                return; // a call has held the session all that time: the next one writes the snapshot first
+            }
+        } catch (InterruptedException e) {
+            return;
+        }
         try {
             Kernel k = kernel.current();
             if (store != null && k != null && k.isAlive() && snapshots.isDue()) {
@@ -622,7 +664,7 @@ public final class Session implements AutoCloseable {
 
     private ObjectNode takeSnapshot(Kernel k) {
         try {
-            return snapshots.take(k, settings.interruptGrace());
+            return snapshots.take(k, settings.maxTimeout(), settings.interruptGrace());
         } catch (KernelDiedException e) {
             // left in place: the next call finds it dead, replaces it and names what was lost
             log.warn("session {}: the kernel died writing its snapshot ({}); not saved: {}; the next call restores "

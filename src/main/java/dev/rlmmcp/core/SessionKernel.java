@@ -126,14 +126,20 @@ final class SessionKernel {
             fresh = "a fresh kernel could not be started yet (" + startFailure.getMessage() + "); the next call retries";
         }
         boolean betweenCalls = timeout == null;
-        String what = betweenCalls ? "The kernel had died since the last call (" + e.exit() + ")"
+        boolean ownDeath = e.reason() == KernelDiedException.Cause.CRASHED
+                || e.reason() == KernelDiedException.Cause.KILLED_AFTER_TIMEOUT;
+        String what = betweenCalls ? (ownDeath ? "The kernel had died since the last call (" + e.exit() + ")"
+                : "Since the last call, " + e.getMessage())
                 : e.reason() == KernelDiedException.Cause.KILLED_AFTER_TIMEOUT
                 ? "the code ran past its %s s timeout and ignored the interrupt, so the kernel was killed"
                         .formatted(Text.seconds(timeout))
                 : e.getMessage();
         String failedCall = betweenCalls ? "" : " (and any change the failed call itself was making)";
         ObjectNode body = kernels.json().createObjectNode();
-        body.put("status", e.reason() == KernelDiedException.Cause.KILLED_AFTER_TIMEOUT ? "killed" : "crashed");
+        body.put("status", switch (e.reason()) {
+            case KILLED_AFTER_TIMEOUT, STOPPED -> "killed";
+            case CRASHED, PROTOCOL_VIOLATION -> "crashed";
+        });
         body.put("session_id", id);
         if (store == null) {
             body.put("message", what + ". ALL VARIABLES OF THIS SESSION WERE LOST: reload the data; " + fresh + ".");

@@ -158,11 +158,12 @@ final class Snapshots {
 
     /**
      * Has {@code kernel} write every variable changed since the last snapshot, then saves the record
-     * and commits the snapshot to the store. The caller holds the session's lock. Returns the kernel's
+     * and commits the snapshot to the store, within {@code timeout} (a kernel that stops answering is
+     * killed then, and a stopped one at once). The caller holds the session's lock. Returns the kernel's
      * reply, or null if the kernel refused.
      */
-    ObjectNode take(Kernel kernel, Duration grace) throws KernelDiedException {
-        KernelReply reply = kernel.call(json.createObjectNode().put("op", "snapshot"), null, null, grace);
+    ObjectNode take(Kernel kernel, Duration timeout, Duration grace) throws KernelDiedException {
+        KernelReply reply = kernel.call(json.createObjectNode().put("op", "snapshot"), null, timeout, grace);
         ObjectNode body = reply.body();
         if (!reply.ok()) {
             log.warn("session {}: snapshot failed: {}", id, body.path("message").asText());

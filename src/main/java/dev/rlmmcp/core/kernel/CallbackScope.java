@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,6 +30,8 @@ final class CallbackScope implements AutoCloseable {
     private final ObjectMapper json;
     private final int depth;
     private final Map<Long, Thread> running = new ConcurrentHashMap<>();
+    /** A lock, not a monitor: answers are written under it, and a virtual thread blocked in that write must not pin its carrier. */
+    private final ReentrantLock lock = new ReentrantLock();
     private boolean closed;
 
     CallbackScope(KernelCallbacks callbacks, Writer writer, ObjectMapper json) {
@@ -56,11 +59,14 @@ final class CallbackScope implements AutoCloseable {
                 running.remove(cb);
             }
         });
-        synchronized (this) {
+        lock.lock();
+        try {
             if (closed) {
                 return;
             }
             running.put(cb, thread);
+        } finally {
+            lock.unlock();
         }
         thread.start();
     }
@@ -86,26 +92,30 @@ final class CallbackScope implements AutoCloseable {
     }
 
     private void answer(long cb, ObjectNode reply) {
-        synchronized (this) {
+        lock.lock();
+        try {
             if (closed || reply == null) {
                 return;
             }
-            try {
-                writer.write(reply);
-            } catch (IOException e) {
-                log.debug("kernel gone before callback {} was answered: {}", cb, e.toString());
-            }
+            writer.write(reply);
+        } catch (IOException e) {
+            log.debug("kernel gone before callback {} was answered: {}", cb, e.toString());
+        } finally {
+            lock.unlock();
         }
     }
 
     /** Ends the scope: no answer is written after this returns, and handlers still running are interrupted. */
     @Override
     public void close() {
-        synchronized (this) {
+        lock.lock();
+        try {
             if (closed) {
                 return;
             }
             closed = true;
+        } finally {
+            lock.unlock();
         }
         running.values().forEach(Thread::interrupt);
     }

@@ -1,7 +1,9 @@
 package dev.rlmmcp.core.kernel;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.Bytes;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
@@ -22,7 +24,8 @@ final class FrameCodec {
     static final int TEXT_CHUNK_CHARS = 1 << 19;
     static final int ABORTED = -1;
     static final int STREAM_CHUNK_BYTES = 1 << 20;
-    private static final int MAX_HEADER = 256 * 1024 * 1024;
+    /** The most a kernel frame may ever hold, whatever the request: header and payload together. */
+    static final long MAX_FRAME = 256L * 1024 * 1024;
 
     private final ObjectMapper json;
 
@@ -109,17 +112,39 @@ final class FrameCodec {
         IOException stopped();
     }
 
-    Frame read(DataInputStream in) throws IOException {
+    /**
+     * The next frame, its declared header and payload lengths checked against {@code maxBytes}
+     * before anything is allocated: a kernel can declare any length, and only what the request can
+     * legitimately return is read. A frame over the limit, or a header that is not a JSON object,
+     * is a {@link ProtocolViolation}.
+     */
+    Frame read(DataInputStream in, long maxBytes) throws IOException {
+        return read(in, () -> maxBytes);
+    }
+
+    /** {@link #read(DataInputStream, long)} with the limit asked once the frame's lengths have arrived. */
+    Frame read(DataInputStream in, java.util.function.LongSupplier maxBytes) throws IOException {
         int headerLength = in.readInt();
         long payloadLength = in.readLong();
-        if (headerLength < 0 || headerLength > MAX_HEADER || payloadLength < 0 || payloadLength > Integer.MAX_VALUE - 8) {
-            throw new IOException("corrupt kernel frame (header " + headerLength + ", payload " + payloadLength + ")");
+        long limit = Math.min(maxBytes.getAsLong(), MAX_FRAME);
+        if (headerLength < 0 || payloadLength < 0 || payloadLength > limit || headerLength > limit - payloadLength) {
+            throw new ProtocolViolation("it sent a frame declaring a %d-byte header and a %d-byte payload, more than "
+                    .formatted(headerLength, payloadLength) + "the " + Bytes.human(limit) + " its request can return");
         }
         byte[] header = in.readNBytes(headerLength);
         byte[] payload = payloadLength == 0 ? Frame.NO_PAYLOAD : in.readNBytes((int) payloadLength);
         if (header.length < headerLength || payload.length < payloadLength) {
             throw new EOFException("kernel pipe closed mid-frame");
         }
-        return new Frame((ObjectNode) json.readTree(header), payload);
+        JsonNode parsed;
+        try {
+            parsed = json.readTree(header);
+        } catch (IOException e) {
+            throw new ProtocolViolation("it sent a frame whose header is not JSON");
+        }
+        if (!(parsed instanceof ObjectNode object)) {
+            throw new ProtocolViolation("it sent a frame whose header is not a JSON object");
+        }
+        return new Frame(object, payload);
     }
 }

@@ -5,24 +5,25 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.Cancellation;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
-import java.io.BufferedReader;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.List;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,37 +31,84 @@ import org.slf4j.LoggerFactory;
  * One persistent CPython process and the framed pipe to it. Not thread-safe: its session
  * serialises calls (callback answers written meanwhile share the pipe under a lock). A call that outlives its timeout is interrupted (SIGINT semantics, variables
  * kept); one that ignores the interrupt for the grace period is killed.
+ *
+ * <p>The kernel is not trusted. Its pipes are read by two small platform threads of its own, never
+ * by the caller (a virtual thread blocked in a native pipe read holds its carrier, and a few hundred
+ * idle kernels would hold them all): one reads frames, each checked against the size the request in
+ * flight can legitimately return before anything is allocated, and hands them to the caller; one
+ * relays stderr to the log in bounded lines, rate-limited ({@link StderrRelay}). A frame over its
+ * limit or not JSON is a protocol violation: the kernel is killed and the call fails with
+ * {@link KernelDiedException.Cause#PROTOCOL_VIOLATION}. A kernel whose process is stopped (SIGSTOP)
+ * is killed within about a second of a call waiting on it, whatever the call's time limit.
  */
 public final class Kernel implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Kernel.class);
-    private static final int LAST_WORDS_LINES = 20;
+    /** The most a reply to a control request (vars, memory, snapshot, restore, load...) may hold. */
+    static final long CONTROL_FRAME_BYTES = 16L << 20;
+    /**
+     * The most a frame may hold while code runs: its reply (stdout and stderr, each clipped to the
+     * output cap) and the callback requests it makes (a batch of llm_query prompts, an MCP call's
+     * arguments), which the host checks again once read.
+     */
+    static final long EXEC_FRAME_BYTES = 64L << 20;
+    /** Bytes of JSON one character can take: UTF-8, or a \\u escape for a control character. */
+    static final int JSON_BYTES_PER_CHAR = 6;
+    /** How often a call that waits checks that the kernel's process is not stopped. */
+    private static final long STALL_CHECK_MS = 1000;
+    private static final Object END = new Object();
 
     private final KernelLauncher launcher;
     private final Process process;
     private final DataOutputStream out;
+    /** Held while a frame is written: a lock, not a monitor, so that a virtual thread blocked in the write never pins its carrier. */
+    private final ReentrantLock writing = new ReentrantLock();
     private final DataInputStream in;
     private final FrameCodec codec;
     private final ObjectMapper json;
     private final ScheduledExecutorService timer;
-    private final Deque<String> lastWords = new ArrayDeque<>();
+    private final long outputFrameBytes;
+    private final StderrRelay stderr;
     private final Thread diagnostics;
+    private final Thread reader;
+    /**
+     * Frames handed from the reader to the call waiting for them: the reader waits until a call takes
+     * each one (the kernel then blocks on its pipe), so nothing piles up here. A transfer queue
+     * spins briefly before parking, which keeps the hand-off off the reply's critical path.
+     */
+    private final LinkedTransferQueue<Object> frames = new LinkedTransferQueue<>();
     private long nextId;
+    /** The largest frame the request in flight may be answered with. */
+    private volatile long frameLimit = CONTROL_FRAME_BYTES;
     private volatile boolean killedByUs;
+    private volatile String violation;
+    private volatile boolean stalled;
+    private volatile boolean readerDone;
+    private volatile boolean closed;
+    /** The harness's pid in its own namespace (from its ready frame), and in the host's once found (0: not yet, -1: unknown). */
+    private volatile long announcedPid = -1;
+    private volatile long hostPid;
 
     private Kernel(KernelLauncher launcher, Process process, ObjectMapper json, ScheduledExecutorService timer,
-            String label, Duration startTimeout) throws IOException, KernelDiedException {
+            String label, Duration startTimeout, int outputCap) throws IOException, KernelDiedException {
         this.launcher = launcher;
         this.process = process;
         this.json = json;
         this.timer = timer;
         this.codec = new FrameCodec(json);
+        this.outputFrameBytes = Math.max(EXEC_FRAME_BYTES,
+                CONTROL_FRAME_BYTES + 2L * JSON_BYTES_PER_CHAR * Math.max(0, outputCap));
         this.out = new DataOutputStream(new BufferedOutputStream(process.getOutputStream(), 1 << 16));
         this.in = new DataInputStream(new BufferedInputStream(process.getInputStream(), 1 << 16));
-        this.diagnostics = Thread.ofVirtual().name("kernel-log-" + label).start(() -> relayDiagnostics(label));
+        this.stderr = new StderrRelay(line -> log.warn("kernel {}: {}", label, line), System::nanoTime);
+        this.diagnostics = Thread.ofPlatform().daemon().stackSize(256 * 1024).name("kernel-log-" + label)
+                .start(this::relayDiagnostics);
+        this.reader = Thread.ofPlatform().daemon().stackSize(1 << 20).name("kernel-frames-" + label)
+                .start(this::readFrames);
         ScheduledFuture<?> deadline = timer.schedule(this::killNow, startTimeout.toMillis(), TimeUnit.MILLISECONDS);
         try {
-            codec.read(in);
+            Frame ready = next(-1);
+            announcedPid = ready.header().path("pid").asLong(-1);
         } catch (IOException e) {
             throw died();
         } finally {
@@ -68,10 +116,104 @@ public final class Kernel implements AutoCloseable {
         }
     }
 
-    /** Starts a kernel and waits until its harness says it is ready. */
+    /** Starts a kernel and waits until its harness says it is ready (with the default output cap). */
     public static Kernel start(KernelLauncher launcher, KernelSpec spec, ObjectMapper json,
             ScheduledExecutorService timer, String label, Duration startTimeout) throws IOException, KernelDiedException {
-        return new Kernel(launcher, launcher.start(spec), json, timer, label, startTimeout);
+        return start(launcher, spec, json, timer, label, startTimeout, 20_000);
+    }
+
+    /** Starts a kernel and waits until its harness says it is ready; its exec replies are bounded by {@code outputCap}. */
+    public static Kernel start(KernelLauncher launcher, KernelSpec spec, ObjectMapper json,
+            ScheduledExecutorService timer, String label, Duration startTimeout, int outputCap)
+            throws IOException, KernelDiedException {
+        return new Kernel(launcher, launcher.start(spec), json, timer, label, startTimeout, outputCap);
+    }
+
+    /** The largest frame a request may be answered with: what it can legitimately return, and no more. */
+    long frameLimit(ObjectNode request) {
+        return switch (request.path("op").asText("")) {
+            case "exec" -> outputFrameBytes;
+            case "get" -> Math.min(FrameCodec.MAX_FRAME, CONTROL_FRAME_BYTES
+                    + JSON_BYTES_PER_CHAR * Math.max(0, request.path("max_chars").asLong(0)));
+            default -> CONTROL_FRAME_BYTES;
+        };
+    }
+
+    /** Reads frames until the pipe ends or the kernel breaks the protocol, which kills it. */
+    private void readFrames() {
+        try {
+            while (true) {
+                Frame frame = codec.read(in, () -> frameLimit);
+                while (!frames.tryTransfer(frame, 1, TimeUnit.SECONDS)) {
+                    if (closed) {
+                        return;
+                    }
+                }
+            }
+        } catch (ProtocolViolation e) {
+            violation = e.getMessage();
+            log.warn("kernel {} broke the protocol and is killed: {}", process.pid(), e.getMessage());
+            killNow();
+        } catch (IOException e) {
+            log.debug("kernel {} pipe closed: {}", process.pid(), e.toString());
+        } catch (InterruptedException e) {
+            // closed
+        } finally {
+            readerDone = true;
+            frames.offer(END);
+        }
+    }
+
+    /**
+     * The next frame the reader has taken, waiting until {@code deadline} (System.nanoTime; -1: no
+     * limit); an interrupt of the caller does not cut the wait short (it is kept for later). Every
+     * second of waiting, a kernel whose process is stopped is killed. Throws when the pipe has ended,
+     * or at the deadline, after killing the kernel.
+     */
+    private Frame next(long deadline) throws IOException {
+        boolean interrupted = false;
+        long checkStallAt = System.nanoTime() + STALL_CHECK_MS * 1_000_000;
+        try {
+            while (true) {
+                long wait = deadline < 0 ? 250 : Math.min(250, (deadline - System.nanoTime()) / 1_000_000);
+                if (deadline >= 0 && wait <= 0) {
+                    killNow();
+                    throw new IOException("no reply within the call's time limit");
+                }
+                Object item;
+                try {
+                    item = frames.poll(wait, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    continue;
+                }
+                if (item instanceof Frame frame) {
+                    return frame;
+                }
+                if (item == null && System.nanoTime() - checkStallAt >= 0) {
+                    // a stopped kernel never answers: killed now rather than at the end of the call's limit
+                    checkStallAt = System.nanoTime() + STALL_CHECK_MS * 1_000_000;
+                    if (!readerDone && stopped()) {
+                        log.warn("kernel {} is stopped (SIGSTOP?) while a call waits on it: killed", process.pid());
+                        stalled = true;
+                        killNow();
+                    }
+                }
+                if (item == END || (readerDone && frames.isEmpty())) {
+                    frames.offer(END);
+                    throw new EOFException("kernel pipe closed");
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** When a call with this limit stops waiting whatever happens: well after the watchdog's kill. */
+    private static long hardDeadline(Duration timeout, Duration grace) {
+        return timeout == null ? -1 : System.nanoTime() + timeout.plus(grace).plusSeconds(10).toNanos();
     }
 
     public boolean isAlive() {
@@ -96,17 +238,22 @@ public final class Kernel implements AutoCloseable {
         long id = ++nextId;
         request.put("id", id);
         long started = System.nanoTime();
+        long deadline = hardDeadline(timeout, grace);
+        frameLimit = frameLimit(request);
         try (Watchdog watchdog = new Watchdog(timeout, grace, true);
                 CallbackScope scope = new CallbackScope(callbacks, this::write, json)) {
-            synchronized (out) {
+            writing.lock();
+            try {
                 if (text == null) {
                     codec.write(out, new Frame(request));
                 } else {
                     codec.writeText(out, request, text);
                 }
+            } finally {
+                writing.unlock();
             }
             while (true) {
-                Frame frame = codec.read(in);
+                Frame frame = next(deadline);
                 ObjectNode header = frame.header();
                 if (header.has("cb")) {
                     scope.dispatch(header);
@@ -122,12 +269,17 @@ public final class Kernel implements AutoCloseable {
             }
         } catch (IOException e) {
             throw died();
+        } finally {
+            frameLimit = CONTROL_FRAME_BYTES;
         }
     }
 
     private void write(ObjectNode header) throws IOException {
-        synchronized (out) {
+        writing.lock();
+        try {
             codec.write(out, new Frame(header));
+        } finally {
+            writing.unlock();
         }
     }
 
@@ -144,6 +296,7 @@ public final class Kernel implements AutoCloseable {
         long id = ++nextId;
         request.put("id", id);
         long started = System.nanoTime();
+        frameLimit = frameLimit(request);
         AtomicReference<String> stopped = new AtomicReference<>();
         Runnable timedOut = () -> stop(stopped, "ran past its time limit of " + timeout.toSeconds() + " s", source);
         List<ScheduledFuture<?>> timers = new ArrayList<>();
@@ -169,9 +322,10 @@ public final class Kernel implements AutoCloseable {
                     : Duration.ofNanos(Math.max(1_000_000, timeout.toNanos() - (System.nanoTime() - started)));
             // a stopped transfer leaves the kernel only discarding what it got: no interrupt, which could
             // otherwise land late, in the next call
+            long deadline = hardDeadline(left, grace);
             try (Watchdog watchdog = new Watchdog(left, grace, failure == null)) {
                 while (true) {
-                    Frame frame = codec.read(in);
+                    Frame frame = next(deadline);
                     if (frame.header().path("id").asLong(-1) == id) {
                         if (failure != null) {
                             throw new TransferAbortedException(failure);
@@ -184,6 +338,8 @@ public final class Kernel implements AutoCloseable {
             }
         } catch (IOException e) {
             throw died();
+        } finally {
+            frameLimit = CONTROL_FRAME_BYTES;
         }
     }
 
@@ -200,6 +356,7 @@ public final class Kernel implements AutoCloseable {
 
     @Override
     public void close() {
+        closed = true;
         if (!process.isAlive()) {
             return;
         }
@@ -240,12 +397,14 @@ public final class Kernel implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        String words;
-        synchronized (lastWords) {
-            words = String.join("\n", lastWords);
+        if (violation != null) {
+            return new KernelDiedException(KernelDiedException.Cause.PROTOCOL_VIOLATION, exit, violation);
+        }
+        if (stalled) {
+            return new KernelDiedException(KernelDiedException.Cause.STOPPED, exit, "");
         }
         return new KernelDiedException(killedByUs ? KernelDiedException.Cause.KILLED_AFTER_TIMEOUT
-                : KernelDiedException.Cause.CRASHED, exit, words);
+                : KernelDiedException.Cause.CRASHED, exit, stderr.lastWords());
     }
 
     static String describeExit(int status) {
@@ -263,22 +422,58 @@ public final class Kernel implements AutoCloseable {
         return "exit status " + status;
     }
 
-    private void relayDiagnostics(String label) {
-        try (BufferedReader reader = new BufferedReader(
-                new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = reader.readLine()) != null) {
-                log.warn("kernel {}: {}", label, line);
-                synchronized (lastWords) {
-                    lastWords.addLast(line);
-                    if (lastWords.size() > LAST_WORDS_LINES) {
-                        lastWords.removeFirst();
-                    }
+    private void relayDiagnostics() {
+        try {
+            stderr.relay(process.getErrorStream());
+        } catch (IOException e) {
+            log.debug("kernel {} stderr closed: {}", process.pid(), e.toString());
+        }
+    }
+
+    /** Whether the harness's process is stopped (SIGSTOP, a tracer): it can never answer until continued. */
+    boolean stopped() {
+        long pid = hostPid;
+        if (pid == 0) {
+            hostPid = pid = findHarness();
+        }
+        if (pid < 0) {
+            return false;
+        }
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            int end = stat.lastIndexOf(')');
+            char state = end > 0 && end + 2 < stat.length() ? stat.charAt(end + 2) : '?';
+            return state == 'T' || state == 't';
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * The host pid of the harness: the process of this kernel's tree whose pid in its own namespace
+     * (the last of /proc/PID/status's NSpid) is the one it announced; -1 if none is (a container's).
+     */
+    private long findHarness() {
+        long announced = announcedPid;
+        if (announced < 0) {
+            return -1;
+        }
+        return Stream.concat(Stream.of(process.toHandle()), process.toHandle().descendants())
+                .mapToLong(ProcessHandle::pid).filter(pid -> namespacePid(pid) == announced).findFirst().orElse(-1);
+    }
+
+    private static long namespacePid(long pid) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
+                if (line.startsWith("NSpid:")) {
+                    String[] ids = line.substring(6).trim().split("\\s+");
+                    return Long.parseLong(ids[ids.length - 1]);
                 }
             }
-        } catch (IOException e) {
-            log.debug("kernel {} stderr closed: {}", label, e.toString());
+        } catch (IOException | RuntimeException e) {
+            // gone, or not ours to read
         }
+        return -2;
     }
 
     /**
