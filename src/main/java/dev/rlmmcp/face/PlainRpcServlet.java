@@ -12,6 +12,7 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 
@@ -78,7 +79,8 @@ final class PlainRpcServlet extends HttpServlet {
             return;
         }
         @SuppressWarnings("unchecked")
-        Map<String, Object> arguments = params.isObject() ? json.convertValue(params, Map.class) : Map.of();
+        Map<String, Object> arguments = params.isObject() ? json.convertValue(params, Map.class) : new HashMap<>();
+        arguments.put("response_format", "json"); // the body is the reply object, whatever format was asked
         McpSchema.CallToolResult result = catalog.call(tool.get(), arguments, new Caller(CONNECTION));
         JsonNode reply = json.valueToTree(result.structuredContent());
         write(response, status(result, reply), reply);

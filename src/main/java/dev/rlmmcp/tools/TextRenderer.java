@@ -37,8 +37,11 @@ public final class TextRenderer {
         if (reply.path("error").has("code") && !reply.has("status")) {
             return refusal(reply.path("error"));
         }
+        if (reply.path("stdout").isTextual() && reply.has("status")) {
+            String text = step(reply, view);
+            return text.isEmpty() ? "[ok]" : text;
+        }
         String text = switch (tool) {
-            case "rlm_execute", "rlm_run_repl" -> step(reply, view);
             case "rlm_load_data", "rlm_load_file", "rlm_load_s3", "rlm_load_url" -> loaded(reply, view);
             case "rlm_list_vars" -> variables(reply, view);
             case "rlm_var_info" -> join(variable(reply), footer(reply, view, new ArrayList<>()));
