@@ -21,7 +21,9 @@ public final class TextRenderer {
     /** A step that ran longer than this says how long it took. */
     static final double SLOW_MS = 2_000;
     static final int PREVIEW_CHARS = 60;
-    private static final int CELL_CHARS = 40;
+    static final int INFO_PREVIEW_CHARS = 200;
+    /** A listing shows a variable's preview only when it is this short: a value, not a clipped sample. */
+    private static final int CELL_CHARS = 24;
     private static final Pattern FRAME = Pattern.compile("^(\\s*)File \"<cell \\d+>\", (line \\d+), in (.*)$");
     private static final Pattern CARETS = Pattern.compile("^\\s*[~^]+\\s*$");
 
@@ -179,7 +181,7 @@ public final class TextRenderer {
         if (reply.has("not_persisted")) {
             text.append("; not persisted: ").append(reply.path("not_persisted").asText());
         }
-        return text.append('\n').append(reply.path("preview").asText("")).toString();
+        return text.append('\n').append(clip(reply.path("preview").asText(""), INFO_PREVIEW_CHARS)).toString();
     }
 
     private static String variables(ObjectNode reply, View view) {
@@ -199,7 +201,8 @@ public final class TextRenderer {
             if (statuses) {
                 row.add(v.path("status").asText());
             }
-            row.add(cell(v.path("preview").asText("")));
+            String preview = v.path("preview").asText("");
+            row.add(preview.length() <= CELL_CHARS && !preview.contains("\n") ? preview : "");
             table.add(row);
         }
         return join(table.toString(), footer(reply, view, new ArrayList<>()));
@@ -219,8 +222,9 @@ public final class TextRenderer {
     private static String cleared(ObjectNode reply, View view) {
         List<String> names = new ArrayList<>();
         reply.path("cleared").forEach(n -> names.add(n.asText()));
+        String what = names.size() > 3 ? names.size() + " variables" : String.join(", ", names);
         String text = names.isEmpty() ? "nothing to delete"
-                : "deleted " + String.join(", ", names) + " (" + reply.path("freed_human").asText() + " freed)";
+                : "deleted " + what + " (" + reply.path("freed_human").asText() + " freed)";
         return join(text, footer(reply, view, new ArrayList<>()));
     }
 
@@ -274,8 +278,8 @@ public final class TextRenderer {
             String status = s.path("status").asText() + (s.has("guardrail_events") || s.has("guardrail_stop")
                     ? " " + s.path("guardrail_stop").asText(s.path("guardrail_events").toString()) : "");
             table.add(List.of(s.path("index").asText(), s.path("kind").asText(), status,
-                    String.valueOf(Math.round(s.path("duration_ms").asDouble())), cell(s.path("input").asText("")),
-                    cell(s.path("output").asText(""))));
+                    String.valueOf(Math.round(s.path("duration_ms").asDouble())), cell(s.path("input").asText(""), 40),
+                    cell(s.path("output").asText(""), 40)));
         }
         return text.append('\n').append(table).toString();
     }
@@ -364,8 +368,8 @@ public final class TextRenderer {
         return text.length() <= max ? text : text.substring(0, max - 1) + "…";
     }
 
-    private static String cell(String text) {
-        return clip(text.replace("\n", "⏎").replace("|", "¦"), CELL_CHARS);
+    private static String cell(String text, int max) {
+        return clip(text.replace("\n", "⏎").replace("|", "¦"), max);
     }
 
     private static String grouped(JsonNode number) {
