@@ -131,8 +131,12 @@ abstract class ReplToolsContract {
         JsonNode vars = client().call("rlm_list_vars", Map.of("response_format", "markdown"));
         assertThat(McpDriver.text(vars)).startsWith("## rlm_list_vars");
 
-        refused("rlm_execute", Map.of("code", "1", "response_format", "yaml"), "INVALID_ARGUMENT", "response_format");
-        refused("rlm_memory", Map.of("response_format", 1), "INVALID_ARGUMENT", "response_format");
+        for (Map<String, ?> bad : List.of(Map.of("code", "1", "response_format", "yaml"), Map.of("response_format", 1))) {
+            JsonNode refusal = client().call(bad.containsKey("code") ? "rlm_execute" : "rlm_memory", bad);
+            assertThat(refusal.path("isError").asBoolean()).isTrue();
+            assertThat(McpDriver.text(refusal)).as("an unknown format is refused in the default one")
+                    .startsWith("ERROR INVALID_ARGUMENT (response_format): ").contains("\nfix: ");
+        }
     }
 
     @Test
