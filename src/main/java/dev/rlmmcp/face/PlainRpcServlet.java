@@ -85,10 +85,10 @@ final class PlainRpcServlet extends HttpServlet {
         try {
             ResponseFormat.of(arguments.get(ResponseFormat.ARGUMENT), ResponseFormat.JSON);
         } catch (RlmException e) {
-            ObjectNode body = json.createObjectNode();
-            body.putObject("error").put("code", e.code().name()).put("message", e.getMessage())
+            ObjectNode refusal = json.createObjectNode();
+            refusal.putObject("error").put("code", e.code().name()).put("message", e.getMessage())
                     .put("argument", e.argument()).put("fix", e.fix());
-            write(response, 400, body);
+            write(response, 400, refusal);
             return;
         }
         arguments.put(ResponseFormat.ARGUMENT, "json"); // the body is the reply object, whatever format was asked

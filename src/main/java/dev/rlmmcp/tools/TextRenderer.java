@@ -50,8 +50,9 @@ public final class TextRenderer {
             case "rlm_memory" -> join(memory(reply), footer(reply, view, new ArrayList<>()));
             case "rlm_clear" -> cleared(reply, view);
             case "rlm_init_context" -> initialized(reply);
-            case "rlm_sessions" -> reply.path("sessions").findValue("limits") == null ? sessions(reply) : generic(reply);
-            case "rlm_get_trace" -> trace(reply);
+            case "rlm_sessions" -> reply.path("sessions").findValue("limits") == null ? SessionTables.sessions(reply)
+                    : generic(reply);
+            case "rlm_get_trace" -> SessionTables.trace(reply);
             case "rlm_get_var" -> value(reply);
             case "rlm_finalize" -> "finalized " + reply.path("session_id").asText() + "; answer: "
                     + clip(reply.path("final_answer").asText(), 200);
@@ -193,7 +194,8 @@ public final class TextRenderer {
         for (JsonNode v : vars) {
             statuses |= !v.path("status").asText("live").equals("live");
         }
-        Table table = new Table(statuses ? List.of("name", "type", "len", "size", "status", "preview")
+        SessionTables.Table table = new SessionTables.Table(statuses
+                ? List.of("name", "type", "len", "size", "status", "preview")
                 : List.of("name", "type", "len", "size", "preview"));
         for (JsonNode v : vars) {
             List<String> row = new ArrayList<>(List.of(v.path("name").asText(), v.path("type").asText(),
@@ -248,40 +250,6 @@ public final class TextRenderer {
             }
         }
         return text.toString();
-    }
-
-    private static String sessions(ObjectNode reply) {
-        Table table = new Table(List.of("session_id", "name", "state", "steps", "memory", "last_active"));
-        for (JsonNode s : reply.path("sessions")) {
-            String state = s.path("state").asText() + (s.has("guardrail_stop") ? " (" + s.path("guardrail_stop").asText() + ")" : "");
-            table.add(List.of(s.path("session_id").asText(), s.path("name").asText(), state, s.path("steps").asText(),
-                    s.path("memory").asText(), time(s.path("last_active").asText())));
-        }
-        String text = reply.path("count").asInt() + " of " + reply.path("total").asInt() + " sessions\n" + table;
-        return reply.has("next_offset") ? text + "\n[" + reply.path("next").asText() + "]" : text;
-    }
-
-    private static String trace(ObjectNode reply) {
-        StringBuilder text = new StringBuilder(reply.path("session_id").asText()).append(' ')
-                .append(reply.path("name").asText()).append(": ").append(reply.path("state").asText())
-                .append(", entries ").append(reply.path("start").asInt()).append('-').append(reply.path("end").asInt())
-                .append(" of ").append(reply.path("trace_length").asInt()).append(", runtime ")
-                .append(reply.path("runtime_ms").asLong()).append(" ms, io ").append(Bytes.human(reply.path("io_bytes").asLong()));
-        if (reply.path("llm_calls").asInt() > 0) {
-            text.append(", llm_query ").append(reply.path("llm_calls").asInt()).append(" calls");
-        }
-        if (reply.hasNonNull("final_answer")) {
-            text.append("\nfinal answer: ").append(clip(reply.path("final_answer").asText(), 200));
-        }
-        Table table = new Table(List.of("#", "kind", "status", "ms", "input", "output"));
-        for (JsonNode s : reply.path("steps")) {
-            String status = s.path("status").asText() + (s.has("guardrail_events") || s.has("guardrail_stop")
-                    ? " " + s.path("guardrail_stop").asText(s.path("guardrail_events").toString()) : "");
-            table.add(List.of(s.path("index").asText(), s.path("kind").asText(), status,
-                    String.valueOf(Math.round(s.path("duration_ms").asDouble())), cell(s.path("input").asText(""), 40),
-                    cell(s.path("output").asText(""), 40)));
-        }
-        return text.append('\n').append(table).toString();
     }
 
     private static String value(ObjectNode reply) {
@@ -368,38 +336,7 @@ public final class TextRenderer {
         return text.length() <= max ? text : text.substring(0, max - 1) + "…";
     }
 
-    private static String cell(String text, int max) {
-        return clip(text.replace("\n", "⏎").replace("|", "¦"), max);
-    }
-
     private static String grouped(JsonNode number) {
         return String.format(Locale.ROOT, "%,d", number.asLong());
-    }
-
-    /** An ISO instant to the second, e.g. 2026-11-24T17:50:47Z. */
-    private static String time(String instant) {
-        int dot = instant.indexOf('.');
-        return dot > 0 ? instant.substring(0, dot) + "Z" : instant;
-    }
-
-    /** Rows as {@code a | b | c} lines under a header. */
-    private static final class Table {
-        private final StringBuilder text = new StringBuilder();
-
-        Table(List<String> header) {
-            add(header);
-        }
-
-        void add(List<String> row) {
-            if (!text.isEmpty()) {
-                text.append('\n');
-            }
-            text.append(String.join(" | ", row));
-        }
-
-        @Override
-        public String toString() {
-            return text.toString();
-        }
     }
 }
