@@ -126,7 +126,8 @@ public final class ToolCatalog {
             ObjectNode reply = tool.call(args, caller);
             return render(tool, reply, tool.isError(reply), format, view(reply, args.sessionId() != null, caller));
         } catch (RlmException e) {
-            return render(tool, errorBody(e.code(), e.getMessage(), e.argument(), e.fix()), true, format, TextRenderer.View.FIRST);
+            return render(tool, errorBody(e.code(), e.getMessage(), e.argument(), e.fix()), true, format,
+                    TextRenderer.View.FIRST);
         } catch (RuntimeException e) {
             log.error("tool {} failed", tool.name(), e);
             return render(tool, errorBody(ErrorCode.INTERNAL_ERROR, "internal error in " + tool.name()
