@@ -24,6 +24,11 @@ LAUNCHER = os.path.join(ROOT, "bin", "rlm-mcp")
 INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
 
 
+def as_json(tool_name, arguments):
+    """The benchmarks read the reply's facts, so they ask the rlm_* tools for JSON (the default is text)."""
+    return {"response_format": "json", **arguments} if tool_name.startswith("rlm_") else arguments
+
+
 def percentile(samples, p):
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -90,7 +95,7 @@ class StdioClient:
                 return reply["result"]
 
     def tool(self, tool_name, **arguments):
-        result = self.request("tools/call", {"name": tool_name, "arguments": arguments})
+        result = self.request("tools/call", {"name": tool_name, "arguments": as_json(tool_name, arguments)})
         payload = json.loads(result["content"][0]["text"])
         if result.get("isError"):
             raise RuntimeError(payload)
@@ -179,7 +184,7 @@ class HttpClient:
         return reply["result"]
 
     def tool(self, tool_name, **arguments):
-        result = self.request("tools/call", {"name": tool_name, "arguments": arguments})
+        result = self.request("tools/call", {"name": tool_name, "arguments": as_json(tool_name, arguments)})
         return json.loads(result["content"][0]["text"])
 
 
@@ -279,7 +284,8 @@ def _concurrency_clients(host, port, session_ids, first, count, calls, start_at,
             try:
                 client.next_id += 1
                 reply = client.post({"jsonrpc": "2.0", "id": client.next_id, "method": "tools/call",
-                                     "params": {"name": "rlm_execute", "arguments": {"code": code}}})
+                                     "params": {"name": "rlm_execute",
+                                                "arguments": {"code": code, "response_format": "json"}}})
                 latencies.append((time.perf_counter() - t) * 1000)
                 if reply.get("id") != client.next_id:
                     mismatched += 1
@@ -364,7 +370,8 @@ def bench_load_data(workdir):
     def load(name):
         t = time.perf_counter()
         line = client.encode("tools/call", {"name": "rlm_load_data",
-                                            "arguments": {"name": name, "data": text, "data_type": "lines"}})
+                                            "arguments": {"name": name, "data": text, "data_type": "lines",
+                                                          "response_format": "json"}})
         encoded = time.perf_counter()
         result = client.send_request(line)
         done = time.perf_counter()
@@ -972,7 +979,58 @@ def bench_durable(workdir, calls=200, paced=40):
 
 
 SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "loads", "sandbox", "llm", "bridge", "s3", "snapshot",
-            "snapshot-s3", "durable"]
+            "snapshot-s3", "durable", "context"]
+
+
+def context_run(client, calls, log, csv_text, response_format=None):
+    """Runs the task set on one connection; per call the bytes of text and of structuredContent, and the text."""
+    import context_tasks
+    out = []
+    for label, tool, arguments, expect in calls:
+        arguments = context_tasks.inline(arguments, log, csv_text)
+        if response_format:
+            arguments = {**arguments, "response_format": response_format}
+        result = client.request("tools/call", {"name": tool, "arguments": arguments})
+        text = "".join(c.get("text", "") for c in result.get("content", []) if c.get("type") == "text")
+        structured = result.get("structuredContent")
+        out.append((len(text.encode()), 0 if structured is None else
+                    len(json.dumps(structured, separators=(",", ":"), ensure_ascii=False).encode()), text))
+    return out
+
+
+def bench_context():
+    """Bytes a model reads: our replies (text by default, and JSON as before) against the seed-000 server's
+    replies to the same calls, recorded in bench/fixtures/seed000-replies.json (bench/record_seed.py)."""
+    import context_tasks
+    with open(os.path.join(ROOT, "bench", "fixtures", "seed000-replies.json")) as f:
+        seed = json.load(f)
+    log, csv_text, calls = context_tasks.tasks()
+    runs = {}
+    for fmt in (None, "json"):
+        client = StdioClient()
+        try:
+            runs[fmt] = context_run(client, calls, log, csv_text, fmt)
+            if fmt is None:
+                tools_bytes = len(json.dumps(client.request("tools/list"), separators=(",", ":"),
+                                             ensure_ascii=False).encode())
+        finally:
+            client.close()
+    print("context: bytes of each reply (text; text + structuredContent), ours against seed-000 on the same calls")
+    print(f"  {'call':<16} {'seed':>6} {'ours':>6} {'+sc':>6} {'json':>6} {'+sc':>6}  answers")
+    totals = [0] * 5
+    missing_any = False
+    for (label, tool, arguments, expect), s, ours, js in zip(calls, seed["replies"], runs[None], runs["json"]):
+        row = [s["text_bytes"], ours[0], ours[0] + ours[1], js[0], js[0] + js[1]]
+        totals = [a + b for a, b in zip(totals, row)]
+        missing = [e for e in expect if e not in ours[2]]
+        missing_any |= bool(missing)
+        print(f"  {label:<16} " + " ".join(f"{v:>6}" for v in row) + ("  ok" if not missing else f"  MISSING {missing}"))
+    print(f"  {'total':<16} " + " ".join(f"{v:>6}" for v in totals))
+    print(f"  ratio to seed: text {totals[1] / totals[0]:.2f}x (goal <= 0.5), text + structuredContent "
+          f"{totals[2] / totals[0]:.2f}x (goal <= 0.75); JSON replies (the old default) {totals[3] / totals[0]:.2f}x "
+          f"and {totals[4] / totals[0]:.2f}x")
+    print(f"  tools/list: ours {tools_bytes} B, seed-000 {seed['tools_list_bytes']} B"
+          + ("" if not missing_any else "; SOME ANSWERS ARE MISSING"))
 
 
 def main():
@@ -1018,6 +1076,8 @@ def main():
             bench_snapshot_s3(workdir)
         if "durable" in only:
             bench_durable(workdir)
+        if "context" in only:
+            bench_context()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -4,7 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.ErrorCode;
+import dev.rlmmcp.core.RlmException;
 import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.ResponseFormat;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.ToolCatalog;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -12,6 +14,7 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 
@@ -78,7 +81,17 @@ final class PlainRpcServlet extends HttpServlet {
             return;
         }
         @SuppressWarnings("unchecked")
-        Map<String, Object> arguments = params.isObject() ? json.convertValue(params, Map.class) : Map.of();
+        Map<String, Object> arguments = params.isObject() ? json.convertValue(params, Map.class) : new HashMap<>();
+        try {
+            ResponseFormat.of(arguments.get(ResponseFormat.ARGUMENT), ResponseFormat.JSON);
+        } catch (RlmException e) {
+            ObjectNode refusal = json.createObjectNode();
+            refusal.putObject("error").put("code", e.code().name()).put("message", e.getMessage())
+                    .put("argument", e.argument()).put("fix", e.fix());
+            write(response, 400, refusal);
+            return;
+        }
+        arguments.put(ResponseFormat.ARGUMENT, "json"); // the body is the reply object, whatever format was asked
         McpSchema.CallToolResult result = catalog.call(tool.get(), arguments, new Caller(CONNECTION));
         JsonNode reply = json.valueToTree(result.structuredContent());
         write(response, status(result, reply), reply);

@@ -32,7 +32,12 @@ public final class RlmPrompt {
             5. One step per call: a short, focused piece of code per rlm_run_repl (in a session) or \
             rlm_execute. Read the output, then decide the next step. Store results in variables.
             6. Read results with rlm_get_var (paged for big values) and check them against the data.
-            7. Finish with rlm_finalize, passing final_text or the name of the variable holding the answer.""";
+            7. Finish with rlm_finalize, passing final_text or the name of the variable holding the answer.
+
+            Replies are text: what your code printed, a short traceback if it raised, and a last line in \
+            [brackets] only when something changed (variables set or deleted, output cut and where the rest \
+            is, memory, evictions, guardrails). Refusals read ERROR CODE (argument): message, then fix: what \
+            to do. Pass response_format "json" for every field.""";
 
     private RlmPrompt() {
     }

@@ -21,6 +21,6 @@ public interface RlmTool {
 
     /** The reply format when a call names none. */
     default ResponseFormat defaultFormat() {
-        return ResponseFormat.JSON;
+        return ResponseFormat.TEXT;
     }
 }

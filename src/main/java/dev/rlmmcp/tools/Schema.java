@@ -42,12 +42,12 @@ public final class Schema {
 
     public Schema sessionId() {
         return string("session_id",
-                "Session to use; omit it for this connection's default session (its id is in every reply).", false);
+                "Session to use; omit it for this connection's default session.", false);
     }
 
     public Schema responseFormat(ResponseFormat defaultFormat) {
-        return choice(ResponseFormat.ARGUMENT, "Reply text as one JSON object (json), compact Markdown (markdown) "
-                + "or TOON (toon); structuredContent is the JSON object either way.", ResponseFormat.CHOICES,
+        return choice(ResponseFormat.ARGUMENT, "text: output and a footer of what changed; json: every field "
+                + "(also as structuredContent).", ResponseFormat.CHOICES,
                 defaultFormat.wireName());
     }
 

@@ -41,8 +41,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The MCP tool surface: every tool, and the one path by which any face calls one. A reply is one
- * JSON object, sent as structuredContent and as a text content item (that JSON, or Markdown or TOON
- * when the call asks for them with response_format); refusals are the same, with isError set.
+ * JSON object, written as one text content item: text made for a model by default, or that JSON,
+ * Markdown or TOON when the call asks with response_format. Only a JSON reply also carries the object
+ * as structuredContent (clients that forward structuredContent to the model would otherwise show it
+ * instead of, or besides, the text), so no tool declares an outputSchema. Refusals are the same, with
+ * isError set.
  */
 public final class ToolCatalog {
 
@@ -51,6 +54,7 @@ public final class ToolCatalog {
     private final List<RlmTool> tools;
     private final Map<String, Schema> inputSchemas;
     private final ObjectMapper json;
+    private final ReplyMemory seen = new ReplyMemory();
 
     public ToolCatalog(List<RlmTool> tools, ObjectMapper json) {
         this.tools = List.copyOf(tools);
@@ -101,7 +105,6 @@ public final class ToolCatalog {
     private McpSchema.Tool definition(RlmTool tool) {
         return McpSchema.Tool.builder(tool.name(), inputSchemas.get(tool.name()).toMap())
                 .description(tool.description())
-                .outputSchema(OutputSchemas.of(tool.name()))
                 .build();
     }
 
@@ -121,13 +124,15 @@ public final class ToolCatalog {
             format = ResponseFormat.of(arguments == null ? null : arguments.get(ResponseFormat.ARGUMENT), format);
             Args args = new Args(tool.name(), arguments, inputSchemas.get(tool.name()).names());
             ObjectNode reply = tool.call(args, caller);
-            return render(tool, reply, tool.isError(reply), format);
+            return render(tool, reply, tool.isError(reply), format, view(reply, args.sessionId() != null, caller));
         } catch (RlmException e) {
-            return render(tool, errorBody(e.code(), e.getMessage(), e.argument(), e.fix()), true, format);
+            return render(tool, errorBody(e.code(), e.getMessage(), e.argument(), e.fix()), true, format,
+                    TextRenderer.View.FIRST);
         } catch (RuntimeException e) {
             log.error("tool {} failed", tool.name(), e);
             return render(tool, errorBody(ErrorCode.INTERNAL_ERROR, "internal error in " + tool.name()
-                    + " (the server log has the details)", null, "retry; if it persists, report it with the server log"), true, format);
+                    + " (the server log has the details)", null, "retry; if it persists, report it with the server log"), true, format,
+                    TextRenderer.View.FIRST);
         }
     }
 
@@ -144,18 +149,33 @@ public final class ToolCatalog {
         return body;
     }
 
-    private McpSchema.CallToolResult render(RlmTool tool, ObjectNode reply, boolean isError, ResponseFormat format) {
+    /**
+     * What a text reply can leave out: the session id once the connection has seen it (unless the call
+     * named a session other than its default), and a memory warning already given at this level.
+     */
+    private TextRenderer.View view(ObjectNode reply, boolean named, Caller caller) {
+        String session = reply.path("session_id").asText(null);
+        if (session == null) {
+            return TextRenderer.View.FIRST;
+        }
+        boolean first = seen.firstReply(caller.connection(), session);
+        int lastBand = seen.swapMemoryBand(caller.connection(), session, TextRenderer.memoryBand(reply));
+        return new TextRenderer.View(first || named, lastBand);
+    }
+
+    private McpSchema.CallToolResult render(RlmTool tool, ObjectNode reply, boolean isError, ResponseFormat format,
+            TextRenderer.View view) {
         try {
             String text = switch (format) {
+                case TEXT -> TextRenderer.render(tool.name(), reply, view);
                 case MARKDOWN -> MarkdownRenderer.render(tool.name(), reply);
                 case TOON -> "```toon\n" + Toon.encode(reply) + "\n```";
                 case JSON -> json.writeValueAsString(reply);
             };
-            return McpSchema.CallToolResult.builder()
+            McpSchema.CallToolResult.Builder result = McpSchema.CallToolResult.builder()
                     .content(List.of(new McpSchema.TextContent(null, text, null)))
-                    .structuredContent(reply)
-                    .isError(isError)
-                    .build();
+                    .isError(isError);
+            return (format == ResponseFormat.JSON ? result.structuredContent(reply) : result).build();
         } catch (JsonProcessingException e) {
             throw new UncheckedIOException(e);
         }

@@ -232,7 +232,9 @@ class DurabilityIT {
         }
 
         JsonNode tool(String name, Map<String, ?> arguments) throws IOException {
-            JsonNode result = request("tools/call", Map.of("name", name, "arguments", arguments));
+            Map<String, Object> json = new java.util.HashMap<>(arguments);
+            json.putIfAbsent("response_format", "json");
+            JsonNode result = request("tools/call", Map.of("name", name, "arguments", json));
             JsonNode reply = McpDriver.MAPPER.readTree(result.path("content").get(0).path("text").asText());
             assertThat(result.path("isError").asBoolean()).as(reply.toString()).isFalse();
             return reply;

@@ -61,7 +61,8 @@ class InspectorIT {
         assertThat(tools.findValuesAsText("name")).contains("rlm_execute", "rlm_load_data", "rlm_init_context");
         JsonNode result = run(call).path("result");
         assertThat(result.path("isError").asBoolean()).isFalse();
-        assertThat(result.path("structuredContent").path("stdout").asText()).isEqualTo("42\n");
+        assertThat(result.path("content").path(0).path("text").asText()).startsWith("42\n");
+        assertThat(result.has("structuredContent")).as("text replies carry no structuredContent").isFalse();
     }
 
     @Test

@@ -112,9 +112,24 @@ public final class McpDriver implements AutoCloseable {
         return readyLine;
     }
 
-    /** Calls a tool and returns its CallToolResult; fails if the SDK reported an error. */
+    /**
+     * Calls a tool and returns its CallToolResult; fails if the SDK reported an error. The rlm_* tools
+     * are asked for JSON replies (structuredContent included) unless the call names a response_format:
+     * tests read their facts; {@link #callAsIs} sees the default text a model reads.
+     */
     public JsonNode call(String tool, Map<String, ?> args) {
         JsonNode line = callRaw(tool, args, false);
+        if (!line.path("ok").asBoolean()) {
+            throw new AssertionError("tools/call " + tool + " failed: " + line.path("error"));
+        }
+        return line.path("result");
+    }
+
+    /** Calls a tool with its arguments as given (default reply format) and returns its CallToolResult. */
+    public JsonNode callAsIs(String tool, Map<String, ?> args) {
+        ObjectNode cmd = MAPPER.createObjectNode().put("op", "call").put("tool", tool).put("progress", false);
+        cmd.set("args", MAPPER.valueToTree(args));
+        JsonNode line = request(cmd);
         if (!line.path("ok").asBoolean()) {
             throw new AssertionError("tools/call " + tool + " failed: " + line.path("error"));
         }
@@ -132,7 +147,11 @@ public final class McpDriver implements AutoCloseable {
 
     public static ObjectNode callCommand(String tool, Map<String, ?> args, boolean progress) {
         ObjectNode cmd = MAPPER.createObjectNode().put("op", "call").put("tool", tool).put("progress", progress);
-        cmd.set("args", args == null ? MAPPER.createObjectNode() : MAPPER.valueToTree(args));
+        ObjectNode arguments = args == null ? MAPPER.createObjectNode() : MAPPER.valueToTree(args);
+        if (tool.startsWith("rlm_") && !arguments.has("response_format")) {
+            arguments.put("response_format", "json");
+        }
+        cmd.set("args", arguments);
         return cmd;
     }
 

@@ -376,9 +376,10 @@ class ProtocolErrorsIT {
                 JsonNode result = answer.json().path("result");
                 assertThat(answer.json().path("id").asText()).isEqualTo(id);
                 assertThat(result.path("isError").asBoolean()).as(answer.text()).isTrue();
-                assertThat(result.path("structuredContent").path("error").path("argument").asText())
-                        .isEqualTo(c.names());
-                assertThat(result.path("structuredContent").path("error").path("message").asText()).contains(c.names());
+                String text = result.path("content").path(0).path("text").asText();
+                assertThat(text).as("ERROR CODE (argument): message").startsWith("ERROR ")
+                        .contains(" (" + c.names() + "): ");
+                assertThat(text.substring(text.indexOf("): ") + 3)).contains(c.names());
             }
         }
     }
@@ -398,9 +399,8 @@ class ProtocolErrorsIT {
             String id = String.valueOf(IDS.incrementAndGet());
             Answer answer = face.send(execute("{\"code\":\"print(kept + 1)\"}").replace("ID", id));
             assertThat(answer.json().path("id").asText()).as(face.name()).isEqualTo(id);
-            JsonNode reply = McpDriver.MAPPER.readTree(answer.json().path("result").path("content").path(0).path("text")
-                    .asText());
-            assertThat(reply.path("stdout").asText()).as(face.name()).isEqualTo("42\n");
+            String text = answer.json().path("result").path("content").path(0).path("text").asText();
+            assertThat(text).as(face.name()).startsWith("42\n");
         }
     }
 

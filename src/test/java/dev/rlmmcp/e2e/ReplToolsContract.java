@@ -66,13 +66,13 @@ abstract class ReplToolsContract {
     }
 
     @Test
-    void everyReplyCarriesItsObjectAsStructuredContentValidAgainstTheOutputSchema() {
+    void onlyJsonRepliesCarryTheirObjectAsStructuredContentAndNoToolDeclaresAnOutputSchema() {
         JsonNode tools = client().request(McpDriver.MAPPER.createObjectNode().put("op", "list_tools"))
                 .path("result").path("tools");
         for (JsonNode tool : tools) {
-            assertThat(tool.path("outputSchema").path("type").asText()).isEqualTo("object");
+            assertThat(tool.has("outputSchema")).as(tool.path("name").asText()).isFalse();
             assertThat(tool.path("inputSchema").path("properties").path("response_format").path("enum").toString())
-                    .isEqualTo("[\"json\",\"markdown\",\"toon\"]");
+                    .isEqualTo("[\"text\",\"json\",\"markdown\",\"toon\"]");
         }
         JsonNode ok = client().call("rlm_execute", Map.of("code", "structured = 1\nprint('s')"));
         assertStructuredIsText(ok);
@@ -85,6 +85,26 @@ abstract class ReplToolsContract {
         for (String tool : List.of("rlm_list_vars", "rlm_memory")) {
             assertStructuredIsText(client().call(tool, Map.of()));
         }
+        for (Map<String, ?> call : List.of(Map.of("code", "print('t')"), Map.of("code", "1/0"),
+                Map.of("code", "print('m')", "response_format", "markdown"))) {
+            assertThat(client().callAsIs("rlm_execute", call).has("structuredContent")).as(call.toString()).isFalse();
+        }
+    }
+
+    @Test
+    void defaultRepliesAreTextForAModel() {
+        assertThat(McpDriver.text(client().callAsIs("rlm_execute", Map.of("code", "print('plain')")))).startsWith("plain\n");
+        assertThat(McpDriver.text(client().callAsIs("rlm_execute", Map.of("code", "text_var = 2"))))
+                .contains("set text_var").doesNotContain("{");
+        JsonNode failed = client().callAsIs("rlm_execute", Map.of("code", "undefined_in_text"));
+        assertThat(failed.path("isError").asBoolean()).isTrue();
+        assertThat(McpDriver.text(failed)).contains("line 1, in <module>", "NameError: name 'undefined_in_text'")
+                .doesNotContain("Traceback (most recent call last)");
+        JsonNode refused = client().callAsIs("rlm_var_info", Map.of("name", "not_there"));
+        assertThat(refused.path("isError").asBoolean()).isTrue();
+        assertThat(McpDriver.text(refused)).startsWith("ERROR VARIABLE_NOT_FOUND (name): ").contains("\nfix: ");
+        assertThat(McpDriver.text(client().callAsIs("rlm_list_vars", Map.of()))).startsWith("name | type | len | size")
+                .contains("\ntext_var | int | ");
     }
 
     /** structuredContent equals the text's object; numbers compare by value (JavaScript writes 0.0 as 0). */
@@ -97,13 +117,12 @@ abstract class ReplToolsContract {
     }
 
     @Test
-    void markdownRepliesShowOutputInCodeBlocksAndKeepTheStructuredObject() {
+    void markdownRepliesShowOutputInCodeBlocks() {
         JsonNode result = client().call("rlm_execute", Map.of("code", "print('md line 1')\nprint('md line 2')",
                 "response_format", "markdown"));
         assertThat(result.path("isError").asBoolean()).isFalse();
         String md = McpDriver.text(result);
         assertThat(md).startsWith("## rlm_execute: ok").contains("stdout:\n```\nmd line 1\nmd line 2\n```\n");
-        assertThat(result.path("structuredContent").path("stdout").asText()).isEqualTo("md line 1\nmd line 2\n");
 
         JsonNode failed = client().call("rlm_execute", Map.of("code", "undefined_in_md", "response_format", "markdown"));
         assertThat(failed.path("isError").asBoolean()).isTrue();
@@ -112,8 +131,12 @@ abstract class ReplToolsContract {
         JsonNode vars = client().call("rlm_list_vars", Map.of("response_format", "markdown"));
         assertThat(McpDriver.text(vars)).startsWith("## rlm_list_vars");
 
-        refused("rlm_execute", Map.of("code", "1", "response_format", "yaml"), "INVALID_ARGUMENT", "response_format");
-        refused("rlm_memory", Map.of("response_format", 1), "INVALID_ARGUMENT", "response_format");
+        for (Map<String, ?> bad : List.of(Map.of("code", "1", "response_format", "yaml"), Map.of("response_format", 1))) {
+            JsonNode refusal = client().call(bad.containsKey("code") ? "rlm_execute" : "rlm_memory", bad);
+            assertThat(refusal.path("isError").asBoolean()).isTrue();
+            assertThat(McpDriver.text(refusal)).as("an unknown format is refused in the default one")
+                    .startsWith("ERROR INVALID_ARGUMENT (response_format): ").contains("\nfix: ");
+        }
     }
 
     @Test

@@ -46,7 +46,7 @@ class StdioProtocolIT {
                 .stream().collect(Collectors.toMap(r -> r.path("id").asText(), Function.identity()));
         assertThat(byId).containsKeys("1", "2");
         String text = byId.get("2").path("result").path("content").path(0).path("text").asText();
-        assertThat(McpDriver.MAPPER.readTree(text).path("stdout").asText()).isEqualTo("42\n");
+        assertThat(text).startsWith("42\n");
     }
 
     @Test

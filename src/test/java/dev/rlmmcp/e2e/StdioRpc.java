@@ -89,9 +89,11 @@ final class StdioRpc implements AutoCloseable {
         throw new AssertionError("no answer to " + method + " within 5 minutes:\n" + stderr);
     }
 
-    /** The tool's JSON reply; the call must not be flagged isError. */
+    /** The tool's JSON reply (asked for as response_format json); the call must not be flagged isError. */
     JsonNode call(String tool, Map<String, ?> args) throws IOException {
-        JsonNode result = request("tools/call", Map.of("name", tool, "arguments", args));
+        Map<String, Object> json = new java.util.HashMap<>(args);
+        json.putIfAbsent("response_format", "json");
+        JsonNode result = request("tools/call", Map.of("name", tool, "arguments", json));
         if (result.path("isError").asBoolean()) {
             throw new AssertionError(tool + " " + args + " -> " + result);
         }

@@ -32,8 +32,7 @@ class StandardSchemasTest {
             assertThat(catalog.specifications()).hasSize(20).allSatisfy(spec -> {
                 assertThat(validator.validateSchema(spec.tool().inputSchema()).valid())
                         .as(spec.tool().name() + " input schema").isTrue();
-                assertThat(validator.validateSchema(spec.tool().outputSchema()).valid())
-                        .as(spec.tool().name() + " output schema").isTrue();
+                assertThat(spec.tool().outputSchema()).as(spec.tool().name() + " declares no output schema").isNull();
             });
         }
     }

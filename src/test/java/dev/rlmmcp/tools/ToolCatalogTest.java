@@ -44,16 +44,25 @@ class ToolCatalogTest {
     }
 
     @Test
-    void everyToolAcceptsResponseFormatAndDeclaresAnOutputSchema() {
+    void everyToolAcceptsResponseFormatAndDeclaresNoOutputSchema() {
         McpSchema.Tool tool = catalog.specifications().getFirst().tool();
         assertThat(tool.inputSchema().get("properties")).asInstanceOf(InstanceOfAssertFactories.map(String.class, Object.class))
                 .containsKeys("text", "response_format");
-        assertThat(tool.outputSchema()).containsEntry("type", "object");
+        assertThat(tool.outputSchema()).isNull();
     }
 
     @Test
-    void jsonIsTheDefaultAndStructuredContentIsTheSameObject() throws Exception {
+    void textIsTheDefaultWithoutStructuredContent() {
         McpSchema.CallToolResult result = catalog.call(ECHO, Map.of("text", "hi"), new Caller("c"));
+        assertThat(text(result)).isEqualTo("hi\n");
+        assertThat(result.structuredContent()).isNull();
+        assertThat(result.isError()).isFalse();
+    }
+
+    @Test
+    void jsonOnRequestWithStructuredContentTheSameObject() throws Exception {
+        McpSchema.CallToolResult result = catalog.call(ECHO, Map.of("text", "hi", "response_format", "json"),
+                new Caller("c"));
         JsonNode fromText = JSON.readTree(text(result));
         assertThat(fromText.path("stdout").asText()).isEqualTo("hi\n");
         assertThat((JsonNode) JSON.valueToTree(result.structuredContent())).isEqualTo(fromText);
@@ -65,7 +74,7 @@ class ToolCatalogTest {
         McpSchema.CallToolResult result = catalog.call(ECHO, Map.of("text", "hi", "response_format", "markdown"),
                 new Caller("c"));
         assertThat(text(result)).startsWith("## rlm_echo: ok\n").contains("```\nhi\n```");
-        assertThat(JSON.<JsonNode>valueToTree(result.structuredContent()).path("stdout").asText()).isEqualTo("hi\n");
+        assertThat(result.structuredContent()).isNull();
     }
 
     @Test
@@ -73,18 +82,16 @@ class ToolCatalogTest {
         McpSchema.CallToolResult result = catalog.call(ECHO, Map.of("text", "hi", "response_format", "toon"),
                 new Caller("c"));
         assertThat(text(result)).isEqualTo("```toon\nstatus: ok\nstdout: \"hi\\n\"\n```");
-        assertThat(JSON.<JsonNode>valueToTree(result.structuredContent()).path("stdout").asText()).isEqualTo("hi\n");
+        assertThat(result.structuredContent()).isNull();
     }
 
     @Test
-    void anUnknownFormatIsRefusedNamingTheArgumentAndTheFix() throws Exception {
+    void anUnknownFormatIsRefusedNamingTheArgumentAndTheFix() {
         McpSchema.CallToolResult result = catalog.call(ECHO, Map.of("text", "hi", "response_format", "yaml"),
                 new Caller("c"));
         assertThat(result.isError()).isTrue();
-        JsonNode error = JSON.readTree(text(result)).path("error");
-        assertThat(error.path("code").asText()).isEqualTo("INVALID_ARGUMENT");
-        assertThat(error.path("argument").asText()).isEqualTo("response_format");
-        assertThat(error.path("fix").asText()).contains("json", "markdown", "toon");
+        assertThat(text(result)).startsWith("ERROR INVALID_ARGUMENT (response_format): ")
+                .contains("\nfix: pass response_format as \"text\", \"json\", \"markdown\" or \"toon\"");
     }
 
     @Test

@@ -34,8 +34,8 @@ public final class ExecuteTool implements RlmTool {
                 rlm_load_* lives in variables: inspect it with code (len, slices, regex, counters) and print \
                 only small results. A bare expression on the last line is printed, as at a prompt. Output past \
                 %d characters is cut (the rest stays in _last_output). Code running past timeout_s is \
-                interrupted with variables intact. Reply: status (ok | error | interrupted | killed | \
-                crashed), stdout, stderr, error with traceback, variables_changed, duration_ms, memory."""
+                interrupted with variables intact. Reply: the output as printed (a short traceback on error), \
+                then a [footer] of what changed: variables set or deleted, output cut, evictions, guardrails."""
                 .formatted(settings.outputCap());
     }
 

@@ -27,8 +27,8 @@ public final class RunReplTool implements RlmTool {
     public String description() {
         return """
                 Run one step of Python code in a session made by rlm_init_context. Variables persist between \
-                steps; print only small results. Reply: step (its index), status, stdout, stderr, error, \
-                variables_changed, and guardrail_stop (max_steps | timeout | budget_exceeded) when a limit is hit.""";
+                steps; print only small results. Reply as for rlm_execute; [guardrail max_steps | timeout | \
+                budget_exceeded: ...] when a limit is hit.""";
     }
 
     @Override
