@@ -45,6 +45,20 @@ public final class ServerProcess implements AutoCloseable {
             builder.directory(cwd.toFile());
         }
         process = builder.start();
+        CompletableFuture<String> url = followLog(process, log);
+        try {
+            baseUrl = url.get(60, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            process.destroyForcibly();
+            throw new IllegalStateException("server did not start: " + e.getMessage() + "\n" + log, e);
+        }
+    }
+
+    /**
+     * Copies the server's output into {@code log} as it comes; completes with the base URL once the
+     * server says where it listens, exceptionally if it exits first.
+     */
+    static CompletableFuture<String> followLog(Process process, StringBuffer log) {
         CompletableFuture<String> url = new CompletableFuture<>();
         Thread.ofPlatform().daemon().start(() -> {
             try (BufferedReader reader = new BufferedReader(
@@ -62,12 +76,7 @@ public final class ServerProcess implements AutoCloseable {
             }
             url.completeExceptionally(new IllegalStateException("server exited:\n" + log));
         });
-        try {
-            baseUrl = url.get(60, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            process.destroyForcibly();
-            throw new IllegalStateException("server did not start: " + e.getMessage() + "\n" + log, e);
-        }
+        return url;
     }
 
     /** {@code rlm-mcp serve --port 0} plus extra arguments, without RLM_API_KEY (authentication off). */

@@ -1,8 +1,6 @@
 package dev.rlmmcp.e2e;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,8 +8,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * {@code bin/rlm-mcp serve --port 0} started the way a user starts it (see {@link UserLaunch}), stopped the
@@ -19,8 +15,6 @@ import java.util.regex.Pattern;
  * when run as another user), so the process's pid is the server's.
  */
 final class UserServer implements AutoCloseable {
-
-    private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+)/mcp");
 
     private final Process process;
     private final String baseUrl;
@@ -31,23 +25,7 @@ final class UserServer implements AutoCloseable {
         all.addAll(args);
         process = new ProcessBuilder(launch.command(all)).redirectErrorStream(true)
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
-        CompletableFuture<String> url = new CompletableFuture<>();
-        Thread.ofPlatform().daemon().start(() -> {
-            try (BufferedReader reader = new BufferedReader(
-                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = reader.readLine()) != null) {
-                    log.append(line).append('\n');
-                    Matcher m = LISTENING.matcher(line);
-                    if (m.find()) {
-                        url.complete(m.group(1));
-                    }
-                }
-            } catch (IOException e) {
-                url.completeExceptionally(e);
-            }
-            url.completeExceptionally(new IllegalStateException("server exited:\n" + log));
-        });
+        CompletableFuture<String> url = ServerProcess.followLog(process, log);
         try {
             baseUrl = url.get(90, TimeUnit.SECONDS);
         } catch (Exception e) {
