@@ -835,7 +835,7 @@ def wait_for_snapshot(client, sid, after, timeout=600):
     """The session's last snapshot once it is newer than `after` (an ISO time), polling rlm_sessions."""
     deadline = time.time() + timeout
     while time.time() < deadline:
-        for s in client.tool("rlm_sessions")["sessions"]:
+        for s in client.tool("rlm_sessions", verbose=True, limit=200)["sessions"]:
             snap = s.get("last_snapshot")
             if s["session_id"] == sid and snap and (after is None or snap["at"] > after):
                 return snap
