@@ -270,7 +270,12 @@ public final class S3SnapshotStore implements SnapshotStore {
      * writing: a name that is not a plain file name, a size that is negative or past the largest file
      * a kernel may write, and a file named twice are refused.
      */
-    Map<String, Long> files(byte[] manifest) throws IOException {
+    private Map<String, Long> files(byte[] manifest) throws IOException {
+        return files(manifest, maxFileBytes);
+    }
+
+    /** {@link #files(byte[])} with files of at most {@code maxFileBytes}: the one reading of a manifest. */
+    static Map<String, Long> files(byte[] manifest, long maxFileBytes) throws IOException {
         Map<String, Long> files = new LinkedHashMap<>();
         for (JsonNode entry : JSON.readTree(manifest).path("variables")) {
             if (entry.has("file")) {

@@ -1,7 +1,5 @@
 package dev.rlmmcp.core.store;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -20,14 +18,12 @@ import java.util.Map;
  */
 public final class SnapshotPrune {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     private SnapshotPrune() {
     }
 
     /** Returns the bytes the directory holds after, by its files' sizes. */
     public static long prune(Path dir, long limit) throws IOException {
-        Map<String, Long> keep = named(dir);
+        Map<String, Long> keep = named(dir, limit);
         long kept = 0;
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
             for (Path entry : entries) {
@@ -51,8 +47,11 @@ public final class SnapshotPrune {
         return kept;
     }
 
-    /** manifest.json and each file it names, with its size; nothing if the manifest is not a sane regular file. */
-    private static Map<String, Long> named(Path dir) {
+    /**
+     * manifest.json and each file it names, with its size, read as the snapshot store reads a manifest;
+     * nothing if the manifest is not a sane regular file.
+     */
+    private static Map<String, Long> named(Path dir, long limit) {
         Map<String, Long> files = new HashMap<>();
         Path manifest = dir.resolve(S3SnapshotStore.MANIFEST);
         try {
@@ -60,15 +59,7 @@ public final class SnapshotPrune {
             if (!a.isRegularFile() || a.size() > S3SnapshotStore.MAX_MANIFEST_BYTES) {
                 return files;
             }
-            for (JsonNode entry : JSON.readTree(Files.readAllBytes(manifest)).path("variables")) {
-                if (entry.path("file").isTextual()) {
-                    long size = 0;
-                    for (JsonNode n : entry.path("lengths")) {
-                        size += Math.max(0, n.asLong());
-                    }
-                    files.put(UntrustedDir.fileName(entry.path("file").asText()), size);
-                }
-            }
+            files.putAll(S3SnapshotStore.files(Files.readAllBytes(manifest), limit));
             files.put(S3SnapshotStore.MANIFEST, a.size());
         } catch (IOException | RuntimeException e) {
             files.clear();
