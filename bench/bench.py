@@ -1046,6 +1046,7 @@ def main():
     only = set(args.only or SECTIONS)
     subprocess.run([LAUNCHER, "--version"], check=True, stdout=subprocess.DEVNULL)
     workdir = tempfile.mkdtemp(prefix="rlm-bench-")
+    os.chmod(workdir, 0o755)  # a data root as users have them: the sandboxed kernel (another uid) reads it
     os.environ.setdefault("RLM_STATE_DIR", os.path.join(workdir, "state-default"))  # not the user's
     try:
         if "start" in only:

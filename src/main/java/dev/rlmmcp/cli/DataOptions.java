@@ -1,10 +1,10 @@
 package dev.rlmmcp.cli;
 
-import dev.rlmmcp.core.data.DataSources;
-import dev.rlmmcp.core.data.S3Settings;
-import dev.rlmmcp.core.data.S3Store;
-import dev.rlmmcp.core.data.UrlFetcher;
-import dev.rlmmcp.core.data.UrlPolicy;
+import dev.rlmmcp.data.DataSources;
+import dev.rlmmcp.data.S3Settings;
+import dev.rlmmcp.data.S3Store;
+import dev.rlmmcp.data.UrlFetcher;
+import dev.rlmmcp.data.UrlPolicy;
 import java.time.Duration;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;

@@ -1,10 +1,10 @@
 package dev.rlmmcp.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.core.llm.LlmLimits;
-import dev.rlmmcp.core.llm.LlmService;
-import dev.rlmmcp.core.llm.OpenAiBackend;
-import dev.rlmmcp.core.llm.OpenAiConfig;
+import dev.rlmmcp.llm.LlmLimits;
+import dev.rlmmcp.llm.LlmService;
+import dev.rlmmcp.llm.OpenAiBackend;
+import dev.rlmmcp.llm.OpenAiConfig;
 import java.net.URI;
 import java.time.Duration;
 import org.slf4j.Logger;

@@ -1,9 +1,9 @@
 package dev.rlmmcp.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.core.Settings;
-import dev.rlmmcp.core.store.StateStore;
-import dev.rlmmcp.core.kernel.KernelLauncher;
+import dev.rlmmcp.kernel.Settings;
+import dev.rlmmcp.store.StateStore;
+import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.face.ApiKey;
 import dev.rlmmcp.face.HttpFace;
 import dev.rlmmcp.face.HttpSettings;

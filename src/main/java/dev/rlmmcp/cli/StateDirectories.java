@@ -1,6 +1,6 @@
 package dev.rlmmcp.cli;
 
-import dev.rlmmcp.core.store.StateDirectoryLock;
+import dev.rlmmcp.store.StateDirectoryLock;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,8 +1,8 @@
 package dev.rlmmcp.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.core.Settings;
-import dev.rlmmcp.core.store.StateStore;
+import dev.rlmmcp.kernel.Settings;
+import dev.rlmmcp.store.StateStore;
 import dev.rlmmcp.face.StdioFace;
 import java.io.PrintStream;
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package dev.rlmmcp.cli;
 
-import dev.rlmmcp.core.Settings;
-import dev.rlmmcp.core.store.StateStore;
+import dev.rlmmcp.kernel.Settings;
+import dev.rlmmcp.store.StateStore;
 import dev.rlmmcp.face.HttpFace;
 import dev.rlmmcp.face.HttpSettings;
 import dev.rlmmcp.face.StdioFace;

@@ -1,5 +1,7 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.Bytes;
+import dev.rlmmcp.kernel.Settings;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 

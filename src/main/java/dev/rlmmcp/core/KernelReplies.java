@@ -1,8 +1,10 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.ErrorCode;
+import dev.rlmmcp.base.RlmException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.kernel.KernelReply;
+import dev.rlmmcp.kernel.channel.KernelReply;
 
 /** A kernel's reply as the agent sees it: status and session first, or the kernel's refusal as an error. */
 final class KernelReplies {

@@ -1,10 +1,15 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.ErrorCode;
+import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.base.Text;
+import dev.rlmmcp.kernel.KernelFactory;
+import dev.rlmmcp.kernel.Settings;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.kernel.Kernel;
-import dev.rlmmcp.core.kernel.KernelDiedException;
-import dev.rlmmcp.core.kernel.KernelReply;
-import dev.rlmmcp.core.store.StateStore;
+import dev.rlmmcp.kernel.channel.Kernel;
+import dev.rlmmcp.kernel.channel.KernelDiedException;
+import dev.rlmmcp.kernel.channel.KernelReply;
+import dev.rlmmcp.store.StateStore;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

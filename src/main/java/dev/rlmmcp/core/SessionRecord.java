@@ -1,6 +1,6 @@
 package dev.rlmmcp.core;
 
-import dev.rlmmcp.core.llm.LlmLimits;
+import dev.rlmmcp.llm.LlmLimits;
 import java.time.Instant;
 
 /** A session as stored: everything but its trace and its variables. */

@@ -1,8 +1,9 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.Bytes;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.llm.LlmLimits;
+import dev.rlmmcp.llm.LlmLimits;
 import java.time.Duration;
 
 /** What rlm_sessions and rlm_get_trace show of a session: its record, with the figures only a live session has. */

@@ -1,9 +1,12 @@
 package dev.rlmmcp.core;
 
-import dev.rlmmcp.core.llm.LlmLimits;
-import dev.rlmmcp.core.llm.LlmService;
-import dev.rlmmcp.core.store.SessionDatabase.StoredSession;
-import dev.rlmmcp.core.store.StateStore;
+import dev.rlmmcp.base.ErrorCode;
+import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.kernel.KernelFactory;
+import dev.rlmmcp.llm.LlmLimits;
+import dev.rlmmcp.llm.LlmService;
+import dev.rlmmcp.store.SessionDatabase.StoredSession;
+import dev.rlmmcp.store.StateStore;
 import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Duration;

@@ -1,9 +1,10 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.Text;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.store.SessionDatabase;
+import dev.rlmmcp.store.SessionDatabase;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;

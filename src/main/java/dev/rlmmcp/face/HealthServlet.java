@@ -2,7 +2,7 @@ package dev.rlmmcp.face;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.KernelBudget;
+import dev.rlmmcp.kernel.KernelBudget;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import jakarta.servlet.http.HttpServlet;

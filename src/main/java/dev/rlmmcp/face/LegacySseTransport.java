@@ -1,6 +1,6 @@
 package dev.rlmmcp.face;
 
-import dev.rlmmcp.core.Cancellation;
+import dev.rlmmcp.base.Cancellation;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;

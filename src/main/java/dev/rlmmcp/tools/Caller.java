@@ -1,6 +1,6 @@
 package dev.rlmmcp.tools;
 
-import dev.rlmmcp.core.llm.LlmBackend;
+import dev.rlmmcp.llm.LlmBackend;
 
 /**
  * Who is calling: the client connection, whose default session a call without session_id uses, and

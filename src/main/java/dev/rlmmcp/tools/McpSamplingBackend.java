@@ -1,9 +1,9 @@
 package dev.rlmmcp.tools;
 
-import dev.rlmmcp.core.llm.LlmAnswer;
-import dev.rlmmcp.core.llm.LlmBackend;
-import dev.rlmmcp.core.llm.LlmException;
-import dev.rlmmcp.core.llm.LlmRequest;
+import dev.rlmmcp.llm.LlmAnswer;
+import dev.rlmmcp.llm.LlmBackend;
+import dev.rlmmcp.llm.LlmException;
+import dev.rlmmcp.llm.LlmRequest;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;

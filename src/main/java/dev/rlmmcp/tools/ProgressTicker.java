@@ -1,7 +1,7 @@
 package dev.rlmmcp.tools;
 
-import dev.rlmmcp.core.Bytes;
-import dev.rlmmcp.core.Progress;
+import dev.rlmmcp.base.Bytes;
+import dev.rlmmcp.base.Progress;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.time.Duration;

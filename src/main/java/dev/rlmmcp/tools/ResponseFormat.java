@@ -1,6 +1,6 @@
 package dev.rlmmcp.tools;
 
-import dev.rlmmcp.core.RlmException;
+import dev.rlmmcp.base.RlmException;
 import java.util.List;
 import java.util.Locale;
 

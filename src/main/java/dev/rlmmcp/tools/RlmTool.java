@@ -11,7 +11,7 @@ public interface RlmTool {
 
     Schema schema();
 
-    /** Runs the call; refusals are thrown as {@link dev.rlmmcp.core.RlmException}. */
+    /** Runs the call; refusals are thrown as {@link dev.rlmmcp.base.RlmException}. */
     ObjectNode call(Args args, Caller caller);
 
     /** Whether the reply describes a failure the agent should see as one (e.g. the code raised). */

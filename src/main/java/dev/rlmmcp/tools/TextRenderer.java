@@ -2,7 +2,7 @@ package dev.rlmmcp.tools;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.Bytes;
+import dev.rlmmcp.base.Bytes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;

@@ -1,11 +1,12 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.kernel.KernelFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.kernel.ProcessLauncher;
-import dev.rlmmcp.core.store.StateStore;
+import dev.rlmmcp.kernel.process.ProcessLauncher;
+import dev.rlmmcp.store.StateStore;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.Text;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;

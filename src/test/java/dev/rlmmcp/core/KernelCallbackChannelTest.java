@@ -1,13 +1,16 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.Cancellation;
+import dev.rlmmcp.kernel.KernelFactory;
+import dev.rlmmcp.kernel.protocol.DataType;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.kernel.CallbackDepth;
-import dev.rlmmcp.core.kernel.CallbackException;
-import dev.rlmmcp.core.kernel.KernelCallbacks;
-import dev.rlmmcp.core.kernel.ProcessLauncher;
+import dev.rlmmcp.kernel.channel.CallbackDepth;
+import dev.rlmmcp.kernel.channel.CallbackException;
+import dev.rlmmcp.kernel.channel.KernelCallbacks;
+import dev.rlmmcp.kernel.process.ProcessLauncher;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

@@ -1,13 +1,14 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.kernel.KernelFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.kernel.BwrapLauncher;
-import dev.rlmmcp.core.kernel.KernelUids;
-import dev.rlmmcp.core.store.StateStore;
+import dev.rlmmcp.kernel.process.BwrapLauncher;
+import dev.rlmmcp.kernel.process.KernelUids;
+import dev.rlmmcp.store.StateStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;

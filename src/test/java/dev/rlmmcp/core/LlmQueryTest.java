@@ -1,17 +1,18 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.kernel.KernelFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.kernel.KernelCallbacks;
-import dev.rlmmcp.core.kernel.ProcessLauncher;
-import dev.rlmmcp.core.llm.ChatCompletionsServer;
-import dev.rlmmcp.core.llm.LlmLimits;
-import dev.rlmmcp.core.llm.LlmService;
-import dev.rlmmcp.core.llm.OpenAiBackend;
-import dev.rlmmcp.core.llm.OpenAiConfig;
+import dev.rlmmcp.kernel.channel.KernelCallbacks;
+import dev.rlmmcp.kernel.process.ProcessLauncher;
+import dev.rlmmcp.llm.ChatCompletionsServer;
+import dev.rlmmcp.llm.LlmLimits;
+import dev.rlmmcp.llm.LlmService;
+import dev.rlmmcp.llm.OpenAiBackend;
+import dev.rlmmcp.llm.OpenAiConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;

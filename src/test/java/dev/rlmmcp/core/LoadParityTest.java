@@ -1,11 +1,14 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.Bytes;
+import dev.rlmmcp.kernel.KernelFactory;
+import dev.rlmmcp.kernel.protocol.DataType;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.data.Download;
-import dev.rlmmcp.core.kernel.ProcessLauncher;
+import dev.rlmmcp.data.Download;
+import dev.rlmmcp.kernel.process.ProcessLauncher;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;

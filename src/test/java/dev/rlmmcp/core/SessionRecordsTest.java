@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.llm.LlmLimits;
+import dev.rlmmcp.llm.LlmLimits;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

@@ -1,11 +1,12 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.kernel.KernelFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.kernel.ProcessLauncher;
+import dev.rlmmcp.kernel.process.ProcessLauncher;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,5 +1,7 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.kernel.ImportPolicy;
+import dev.rlmmcp.kernel.Settings;
 import java.nio.file.Path;
 import java.time.Duration;
 

@@ -3,7 +3,7 @@ package dev.rlmmcp.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.rlmmcp.core.llm.ChatCompletionsServer;
+import dev.rlmmcp.llm.ChatCompletionsServer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

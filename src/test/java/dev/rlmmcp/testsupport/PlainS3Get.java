@@ -1,8 +1,8 @@
 package dev.rlmmcp.testsupport;
 
-import dev.rlmmcp.core.data.Download;
-import dev.rlmmcp.core.data.S3Settings;
-import dev.rlmmcp.core.data.S3Store;
+import dev.rlmmcp.data.Download;
+import dev.rlmmcp.data.S3Settings;
+import dev.rlmmcp.data.S3Store;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;

@@ -36,7 +36,7 @@ class ProgressTickerTest {
     void aTransferReportsBytesOfItsTotalAndProgressKeepsRising() {
         ProgressTicker.whileRunning("tok", sent::add, Duration.ofMillis(40), () -> {
             sleep(130);
-            dev.rlmmcp.core.Progress.transferred("loading s3://b/k", 1024 * 1024, 4 * 1024 * 1024);
+            dev.rlmmcp.base.Progress.transferred("loading s3://b/k", 1024 * 1024, 4 * 1024 * 1024);
             sleep(130);
             return null;
         });

@@ -3,13 +3,13 @@ package dev.rlmmcp.tools;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.core.KernelFactory;
+import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.TestSettings;
-import dev.rlmmcp.core.bridge.BridgedServers;
-import dev.rlmmcp.core.data.DataRoot;
-import dev.rlmmcp.core.data.DataSources;
-import dev.rlmmcp.core.kernel.ProcessLauncher;
+import dev.rlmmcp.bridge.BridgedServers;
+import dev.rlmmcp.data.DataRoot;
+import dev.rlmmcp.data.DataSources;
+import dev.rlmmcp.kernel.process.ProcessLauncher;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
 import java.nio.file.Path;

@@ -3,7 +3,7 @@ package dev.rlmmcp.face.ui;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.RlmException;
+import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import jakarta.servlet.http.HttpServlet;

@@ -3,7 +3,7 @@ package dev.rlmmcp.tools.data;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.data.S3Store;
+import dev.rlmmcp.data.S3Store;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.RlmTool;

@@ -1,7 +1,7 @@
 package dev.rlmmcp.tools.data;
 
-import dev.rlmmcp.core.RlmException;
-import dev.rlmmcp.core.data.S3Store;
+import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.data.S3Store;
 import dev.rlmmcp.tools.Args;
 import java.nio.charset.StandardCharsets;
 

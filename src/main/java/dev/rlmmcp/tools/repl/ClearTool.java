@@ -1,7 +1,7 @@
 package dev.rlmmcp.tools.repl;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.RlmException;
+import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.tools.Args;

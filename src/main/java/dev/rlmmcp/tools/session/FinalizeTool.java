@@ -1,7 +1,7 @@
 package dev.rlmmcp.tools.session;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.RlmException;
+import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;

@@ -2,7 +2,7 @@ package dev.rlmmcp.tools.session;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.RlmException;
+import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.SessionState;
 import dev.rlmmcp.core.Sessions;

@@ -3,7 +3,7 @@ package dev.rlmmcp.tools.session;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
-import dev.rlmmcp.core.kernel.KernelCallbacks;
+import dev.rlmmcp.kernel.channel.KernelCallbacks;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.RlmTool;

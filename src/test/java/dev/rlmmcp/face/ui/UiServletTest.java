@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.core.KernelFactory;
+import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.TestSettings;
-import dev.rlmmcp.core.kernel.ProcessLauncher;
+import dev.rlmmcp.kernel.process.ProcessLauncher;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

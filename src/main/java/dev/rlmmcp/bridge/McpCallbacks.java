@@ -1,0 +1,103 @@
+package dev.rlmmcp.bridge;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.kernel.channel.CallbackException;
+import dev.rlmmcp.kernel.channel.KernelCallbacks;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The "mcp" callbacks of one run: kernel code may list and call the tools of the servers this run
+ * was given, and no other; the check is made here, on the host, whatever the Python side believes.
+ * Requests: {@code {"op": "call_tool", "server", "tool", "arguments"}}, {@code {"op": "list_tools",
+ * "server"}}, {@code {"op": "list_servers"}}.
+ */
+public final class McpCallbacks implements KernelCallbacks {
+
+    public static final String KIND = "mcp";
+
+    private final BridgedServers bridge;
+    private final List<String> allowed;
+    private final Duration callTimeout;
+    private final ObjectMapper json;
+
+    public McpCallbacks(BridgedServers bridge, List<String> allowed, Duration callTimeout, ObjectMapper json) {
+        this.bridge = bridge;
+        this.allowed = List.copyOf(allowed);
+        this.callTimeout = callTimeout;
+        this.json = json;
+    }
+
+    /** These callbacks under their kind, for {@link KernelCallbacks#byKind}. */
+    public KernelCallbacks byKind() {
+        return KernelCallbacks.byKind(Map.of(KIND, this));
+    }
+
+    @Override
+    public JsonNode handle(String kind, JsonNode request) throws CallbackException, InterruptedException {
+        String op = request.path("op").asText();
+        try {
+            return switch (op) {
+                case "list_servers" -> json.valueToTree(allowed);
+                case "list_tools" -> tools(server(request));
+                case "call_tool" -> bridge.callTool(server(request), request.path("tool").asText(),
+                        request.get("arguments"), callTimeout);
+                default -> throw new CallbackException("UNKNOWN_OP", "unknown mcp request '" + op + "'");
+            };
+        } catch (BridgeException e) {
+            throw new CallbackException(e.code(), e.getMessage());
+        }
+    }
+
+    private String server(JsonNode request) {
+        String server = request.path("server").asText();
+        if (allowed.contains(server)) {
+            return server;
+        }
+        if (bridge.find(server).isPresent()) {
+            throw new BridgeException(BridgeException.SERVER_NOT_ALLOWED, "MCP server '" + server
+                    + "' is not loaded in this run (servers: " + String.join(", ", allowed)
+                    + "); name it in run_python's servers to call it");
+        }
+        throw new BridgeException(BridgeException.UNKNOWN_SERVER, "no MCP server named '" + server
+                + "' is configured; this run may call: " + (allowed.isEmpty() ? "none" : String.join(", ", allowed)));
+    }
+
+    private ArrayNode tools(String server) {
+        ArrayNode tools = json.createArrayNode();
+        for (BridgedTool tool : bridge.listTools(server)) {
+            tools.addObject().put("name", tool.name()).put("description", tool.description())
+                    .set("inputSchema", tool.inputSchema());
+        }
+        return tools;
+    }
+
+    /**
+     * What the kernel is told before the code runs: the allowed servers with Python aliases for them and
+     * their tools, and the names of every configured server. Never a command, env value, URL or header.
+     */
+    public ObjectNode kernelContext() {
+        ObjectNode spec = json.createObjectNode();
+        ArrayNode servers = spec.putArray("servers");
+        Map<String, String> serverAliases = Aliases.of(allowed, "server");
+        for (String name : allowed) {
+            List<BridgedTool> tools = bridge.listTools(name);
+            Map<String, String> toolAliases = Aliases.of(tools.stream().map(BridgedTool::name).toList(), "tool");
+            ObjectNode server = servers.addObject().put("name", name).put("alias", serverAliases.get(name));
+            ArrayNode list = server.putArray("tools");
+            for (BridgedTool tool : tools) {
+                list.addObject().put("name", tool.name()).put("alias", toolAliases.get(tool.name()))
+                        .put("description", tool.description()).set("input_schema", tool.inputSchema());
+            }
+        }
+        ArrayNode discovered = spec.putArray("discovered");
+        bridge.discovered().stream().map(ServerDefinition::name).sorted().forEach(discovered::add);
+        ObjectNode context = json.createObjectNode();
+        context.set(KIND, spec);
+        return context;
+    }
+}

@@ -1,7 +1,0 @@
-package dev.rlmmcp.core.bridge;
-
-import com.fasterxml.jackson.databind.JsonNode;
-
-/** A tool of a bridged server, as its tools/list describes it. */
-public record BridgedTool(String name, String description, JsonNode inputSchema) {
-}

@@ -1,0 +1,355 @@
+package dev.rlmmcp.kernel;
+
+import dev.rlmmcp.base.Bytes;
+import dev.rlmmcp.base.ErrorCode;
+import dev.rlmmcp.base.RlmException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.kernel.process.BwrapLauncher;
+import dev.rlmmcp.kernel.process.CgroupLimits;
+import dev.rlmmcp.kernel.process.ContainerLauncher;
+import dev.rlmmcp.kernel.process.DelegatingLauncher;
+import dev.rlmmcp.kernel.process.Harness;
+import dev.rlmmcp.kernel.channel.Kernel;
+import dev.rlmmcp.kernel.channel.KernelDiedException;
+import dev.rlmmcp.kernel.process.KernelLauncher;
+import dev.rlmmcp.kernel.process.KernelSpec;
+import dev.rlmmcp.kernel.process.KernelUids;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import dev.rlmmcp.kernel.process.PythonLocator;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.ToLongFunction;
+
+/** Starts kernels for sessions: the launcher, the harness and the settings every kernel shares. */
+public final class KernelFactory implements AutoCloseable {
+
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(KernelFactory.class);
+
+    static final long CGROUP_HEADROOM_BYTES = 512L * 1024 * 1024;
+    static final int KERNEL_PIDS = 256;
+
+    private final Settings settings;
+    private final KernelLauncher launcher;
+    private final boolean cgroupLimits;
+    private final boolean pidsByCgroup;
+    private final KernelBudget budget;
+    private final boolean containerKernels;
+    private final ObjectMapper json;
+    private final ScheduledExecutorService timer;
+    /**
+     * The one thread that starts every kernel process, alive as long as this factory. Linux sends a
+     * parent-death signal (bwrap's --die-with-parent, PR_SET_PDEATHSIG) when the <em>thread</em> that
+     * started a child ends, not its process: a kernel started from a pooled request thread (Jetty's,
+     * stdio's, a virtual thread's carrier) was SIGKILLed whenever that pool let the thread go, at an idle
+     * time-out or at shutdown before its snapshot. Started from here, kernels die with this server (or
+     * when {@link #close} ends this thread, after every session has stopped its kernel), never earlier.
+     */
+    private final ExecutorService starter = Executors.newSingleThreadExecutor(
+            Thread.ofPlatform().daemon().name("kernel-starter").factory());
+    private final Path harness;
+    private final String harnessConfig;
+    private volatile PythonLocator.Python python;
+
+    public KernelFactory(Settings settings, KernelLauncher launcher, ObjectMapper json) {
+        this.settings = settings;
+        Optional<CgroupLimits> limits = launcher instanceof ContainerLauncher ? Optional.empty()
+                : CgroupLimits.detect(cgroupMemoryBytes(settings), KERNEL_PIDS);
+        this.cgroupLimits = limits.isPresent();
+        this.pidsByCgroup = limits.map(CgroupLimits::limitsPids).orElse(false);
+        this.containerKernels = launcher instanceof ContainerLauncher;
+        int uidCap = Integer.MAX_VALUE;
+        if (!pidsByCgroup && launcher instanceof BwrapLauncher bwrap && bwrap.privileged()) {
+            // no pids cgroup, and no user namespace of its own: a uid of its own keeps a kernel's
+            // processes (RLIMIT_NPROC) apart from every other kernel's
+            Capacity capacity = settings.capacity();
+            bwrap.uidPerKernel(new KernelUids(capacity.firstKernelUid(), capacity.kernelUids()));
+            uidCap = capacity.kernelUids();
+        }
+        // what a kernel holds: from its cgroup where it has one (its /tmp included), else its processes' RSS
+        this.budget = KernelBudget.of(settings.capacity(), KERNEL_PIDS, uidCap, limits.<ToLongFunction<KernelBudget.Slot>>map(
+                cgroup -> slot -> slot.process() == null ? KernelBudget.START_BYTES
+                        : cgroup.heldBytes(slot.process().pid()).orElseGet(() -> KernelBudget.residentBytes(slot)))
+                .orElse(KernelBudget::residentBytes));
+        this.launcher = startingOn(starter, limits.map(l -> l.around(launcher)).orElse(launcher));
+        log.info("capacity: up to {} kernels holding up to {} together; processes per kernel: {}", budget.maxKernels(),
+                Bytes.human(budget.maxBytes()),
+                pidsByCgroup ? "a pids cgroup each (" + KERNEL_PIDS + ")" : uidCap < Integer.MAX_VALUE
+                        ? "a uid each from " + settings.capacity().firstKernelUid() + " (RLIMIT_NPROC " + KERNEL_PIDS + ")"
+                        : launcher.isolatesUser() ? "RLIMIT_NPROC " + KERNEL_PIDS + " in a user namespace each"
+                        : "not limited per kernel");
+        this.json = json;
+        this.timer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("kernel-watchdog").factory());
+        this.harness = Harness.install(settings.runtimeDir());
+        try {
+            this.harnessConfig = json.writeValueAsString(Map.of(
+                    "memory_limit_bytes", settings.memoryLimitBytes(),
+                    "cleanup_threshold", settings.cleanupThreshold(),
+                    "cleanup_target", settings.cleanupTarget(),
+                    "output_cap", settings.outputCap(),
+                    "disk_limit_bytes", settings.diskLimitBytes(),
+                    "allowed_imports", settings.importPolicy().allowed(),
+                    "blocked_imports", settings.importPolicy().blocked(),
+                    "limits", rlimits(settings, launcher, pidsByCgroup)));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** {@code launcher}, its processes started on {@code thread}; the caller waits for each start. */
+    static KernelLauncher startingOn(ExecutorService thread, KernelLauncher launcher) {
+        return new DelegatingLauncher(launcher) {
+            @Override
+            public Process start(KernelSpec spec) throws IOException {
+                try {
+                    // join, not get: an interrupted caller must not leave a started process unowned
+                    return CompletableFuture.supplyAsync(() -> {
+                        try {
+                            return inner.start(spec);
+                        } catch (IOException e) {
+                            throw new CompletionException(e);
+                        }
+                    }, thread).join();
+                } catch (CompletionException e) {
+                    if (e.getCause() instanceof IOException io) {
+                        throw io;
+                    }
+                    throw e.getCause() instanceof RuntimeException r ? r : e;
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    throw new IOException("the server is stopping: no new kernel is started");
+                }
+            }
+        };
+    }
+
+    /**
+     * The cgroup memory limit: above the kernel's own data rlimit, so that one process running out
+     * gets a MemoryError (its variables survive); the cgroup bounds the whole sandbox, children and
+     * /tmp included.
+     */
+    static long cgroupMemoryBytes(Settings settings) {
+        return settings.memoryLimitBytes() > 0 ? dataLimitBytes(settings) + CGROUP_HEADROOM_BYTES : 0;
+    }
+
+    /** Twice the variables' limit plus 1 GiB of heap for the interpreter and working copies. */
+    static long dataLimitBytes(Settings settings) {
+        return 2 * settings.memoryLimitBytes() + (1L << 30);
+    }
+
+    /**
+     * The largest file a kernel may write: a snapshot file holds one variable, which may be as large
+     * as the kernel's heap.
+     */
+    public static long fileSizeLimitBytes(long memoryLimitBytes) {
+        return Math.max(1L << 30, memoryLimitBytes > 0 ? 2 * memoryLimitBytes + (1L << 30) : 0);
+    }
+
+    /**
+     * rlimits for every kernel. Data (heap, not address space: threads and malloc arenas reserve far
+     * more than they use) gets twice the variables' limit plus 1 GiB. Processes: a pids cgroup per
+     * kernel where there is one, and then no RLIMIT_NPROC, which counts every process of the uid (all
+     * kernels' alike, when they share one) and does not bind root; otherwise RLIMIT_NPROC only under a
+     * uid, or a user namespace, of the kernel's own.
+     */
+    static Map<String, Object> rlimits(Settings settings, KernelLauncher launcher, boolean pidsByCgroup) {
+        Map<String, Object> limits = new java.util.HashMap<>();
+        if (settings.memoryLimitBytes() > 0) {
+            limits.put("data", dataLimitBytes(settings));
+        }
+        limits.put("nofile", 4096);
+        // no file a kernel may write (spool, snapshot, /tmp) can be larger than the disk limit
+        limits.put("fsize", Math.min(fileSizeLimitBytes(settings.memoryLimitBytes()), settings.diskLimitBytes()));
+        limits.put("cpu_per_request_s",
+                settings.maxTimeout().toSeconds() * Runtime.getRuntime().availableProcessors() + 10);
+        if (launcher.isolatesUser() && !pidsByCgroup) {
+            limits.put("nproc", KERNEL_PIDS);
+        }
+        return limits;
+    }
+
+    /**
+     * The interpreter kernels run on, found on first use (not at start-up, which it would slow);
+     * fails with the locator's message if there is no usable one.
+     */
+    public PythonLocator.Python python() {
+        PythonLocator.Python found = python;
+        if (found == null) {
+            synchronized (this) {
+                if (python == null) {
+                    try {
+                        python = PythonLocator.locate(settings.python());
+                    } catch (IllegalStateException e) {
+                        throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, e.getMessage(), null,
+                                "install python3 (3.10 or newer) or set --python / RLM_PYTHON");
+                    }
+                }
+                found = python;
+            }
+        }
+        return found;
+    }
+
+    public Kernel start(String label) {
+        return start(label, null, null);
+    }
+
+    /**
+     * A kernel that may also write {@code snapshotDir} (null: nowhere but its own /tmp and spool) and
+     * does not see {@code stateDir} (null: nothing hidden).
+     */
+    public Kernel start(String label, Path snapshotDir, Path stateDir) {
+        PythonLocator.Python interpreter = containerKernels ? null : python();
+        Path executable = interpreter == null ? Path.of(settings.python()) : interpreter.executable();
+        KernelSpec spec = new KernelSpec(executable, harness, List.of(harnessConfig), settings.dataRoot(),
+                readable(interpreter), snapshotDir, stateDir);
+        KernelBudget.Slot slot = budget.acquire();
+        try {
+            return Kernel.start(counted(slot), spec, json, timer, label, settings.kernelStartTimeout(),
+                    settings.outputCap());
+        } catch (IOException | KernelDiedException e) {
+            slot.release();
+            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE,
+                    "cannot start a Python kernel with " + settings.python() + ": " + e.getMessage(), null,
+                    "check that --python / RLM_PYTHON names a working python3 (3.10 or newer)");
+        }
+    }
+
+    /** The launcher, with the process it starts counted in {@code slot} until it exits. */
+    private KernelLauncher counted(KernelBudget.Slot slot) {
+        return new DelegatingLauncher(launcher) {
+            @Override
+            public Process start(KernelSpec spec) throws IOException {
+                Process process = inner.start(spec);
+                slot.track(process);
+                process.onExit().thenRun(slot::release);
+                return process;
+            }
+        };
+    }
+
+    /**
+     * Runs the interpreter once where kernels run and checks that it is the one configured, with the
+     * same build and installation (a sandbox that cannot show a Python's own libpython may load
+     * another one of the same version, silently). Containers run their image's Python: nothing to check, null.
+     */
+    public PythonLocator.Python verifyPython() {
+        if (containerKernels) {
+            return null;
+        }
+        PythonLocator.Python configured = python();
+        Path probe = PythonLocator.installProbe(settings.runtimeDir());
+        KernelSpec spec = new KernelSpec(configured.executable(), probe, List.of(), settings.dataRoot(), readable(configured));
+        String why;
+        try {
+            Process process = launcher.start(spec);
+            process.getOutputStream().close();
+            CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> readAll(process.getInputStream()),
+                    Thread::startVirtualThread);
+            CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> readAll(process.getErrorStream()),
+                    Thread::startVirtualThread);
+            if (!process.waitFor(settings.kernelStartTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+                launcher.kill(process);
+                why = "it did not answer within " + settings.kernelStartTimeout().toSeconds() + " s";
+            } else if (process.exitValue() != 0) {
+                why = "it failed: " + lastLine(new String(err.join(), StandardCharsets.UTF_8));
+            } else {
+                PythonLocator.Python seen = PythonLocator.parse(new String(out.join(), StandardCharsets.UTF_8),
+                        configured.executable().toString());
+                if (seen.sameAs(configured)) {
+                    return configured;
+                }
+                why = "it ran Python " + seen.version() + " with prefix " + String.join(", ",
+                        seen.prefixes().stream().map(Path::toString).toList()) + " instead";
+            }
+        } catch (IOException | IllegalStateException e) {
+            why = "it cannot start: " + e.getMessage();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            why = "interrupted";
+        }
+        throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "the " + launcher.name() + " sandbox cannot run the "
+                + "configured Python " + configured + ": " + why, null,
+                "make its files readable by others (kernels run as uid 65534), point --python / RLM_PYTHON at another "
+                        + "interpreter, or use another --sandbox");
+    }
+
+    /** The interpreter, if it has been located already (null before the first kernel or check, and for containers). */
+    public PythonLocator.Python pythonIfKnown() {
+        return python;
+    }
+
+    /**
+     * What a kernel reads: its interpreter's directories (none for a container, which has its own) and
+     * the data root, as given and with symlinks resolved.
+     */
+    private List<Path> readable(PythonLocator.Python interpreter) {
+        java.util.Set<Path> dirs = new java.util.LinkedHashSet<>(interpreter == null ? List.of() : interpreter.readableDirs());
+        dirs.add(settings.dataRoot());
+        try {
+            dirs.add(settings.dataRoot().toRealPath());
+        } catch (IOException e) {
+            // a data root that is gone fails at the first load, with its own message
+        }
+        return List.copyOf(dirs);
+    }
+
+    private static byte[] readAll(java.io.InputStream in) {
+        try (in) {
+            return in.readAllBytes();
+        } catch (IOException e) {
+            return new byte[0];
+        }
+    }
+
+    private static String lastLine(String text) {
+        String[] lines = text.strip().split("\n");
+        return lines.length == 0 || lines[lines.length - 1].isBlank() ? "(no message)" : lines[lines.length - 1].strip();
+    }
+
+    public Settings settings() {
+        return settings;
+    }
+
+    public ObjectMapper json() {
+        return json;
+    }
+
+    /** Where a kernel sees its writable snapshot directory. */
+    public Path writableDirInside(Path hostDir) {
+        return launcher.writableDirInside(hostDir);
+    }
+
+    public String launcherName() {
+        return launcher.name();
+    }
+
+    /** Which cgroup hierarchy the machine offers: "v2", "v1" or "none". */
+    public String cgroup() {
+        return Cgroups.version();
+    }
+
+    /** True if each kernel runs in a cgroup of its own with memory and pids limits (containers have the engine's). */
+    public boolean cgroupLimits() {
+        return cgroupLimits;
+    }
+
+    /** How many kernels run and may run, and the memory they hold and may hold. */
+    public KernelBudget budget() {
+        return budget;
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+        // its thread ends: any kernel still running gets its parent-death signal
+        starter.shutdown();
+    }
+}

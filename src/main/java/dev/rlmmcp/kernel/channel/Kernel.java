@@ -1,0 +1,527 @@
+package dev.rlmmcp.kernel.channel;
+
+import dev.rlmmcp.kernel.process.KernelLauncher;
+import dev.rlmmcp.kernel.process.KernelSpec;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.Cancellation;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.LinkedTransferQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One persistent CPython process and the framed pipe to it. Not thread-safe: its session
+ * serialises calls (callback answers written meanwhile share the pipe under a lock). A call that outlives its timeout is interrupted (SIGINT semantics, variables
+ * kept); one that ignores the interrupt for the grace period is killed.
+ *
+ * <p>The kernel is not trusted. Its pipes are read by two small platform threads of its own, never
+ * by the caller (a virtual thread blocked in a native pipe read holds its carrier, and a few hundred
+ * idle kernels would hold them all): one reads frames, each checked against the size the request in
+ * flight can legitimately return before anything is allocated, and hands them to the caller; one
+ * relays stderr to the log in bounded lines, rate-limited ({@link StderrRelay}). A frame over its
+ * limit or not JSON is a protocol violation: the kernel is killed and the call fails with
+ * {@link KernelDiedException.Cause#PROTOCOL_VIOLATION}. A kernel whose process is stopped (SIGSTOP)
+ * is killed within about a second of a call waiting on it, whatever the call's time limit.
+ */
+public final class Kernel implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Kernel.class);
+    /** The most a reply to a control request (vars, memory, snapshot, restore, load...) may hold. */
+    static final long CONTROL_FRAME_BYTES = 16L << 20;
+    /**
+     * The most a frame may hold while code runs: its reply (stdout and stderr, each clipped to the
+     * output cap) and the callback requests it makes (a batch of llm_query prompts, an MCP call's
+     * arguments), which the host checks again once read.
+     */
+    static final long EXEC_FRAME_BYTES = 64L << 20;
+    /** Bytes of JSON one character can take: UTF-8, or a \\u escape for a control character. */
+    static final int JSON_BYTES_PER_CHAR = 6;
+    /** How often a call that waits checks that the kernel's process is not stopped. */
+    private static final long STALL_CHECK_MS = 1000;
+    private static final Object END = new Object();
+
+    private final KernelLauncher launcher;
+    private final Process process;
+    private final DataOutputStream out;
+    /** Held while a frame is written: a lock, not a monitor, so that a virtual thread blocked in the write never pins its carrier. */
+    private final ReentrantLock writing = new ReentrantLock();
+    private final DataInputStream in;
+    private final FrameCodec codec;
+    private final ObjectMapper json;
+    private final ScheduledExecutorService timer;
+    private final long outputFrameBytes;
+    private final StderrRelay stderr;
+    private final Thread diagnostics;
+    private final Thread reader;
+    /**
+     * Frames handed from the reader to the call waiting for them: the reader waits until a call takes
+     * each one (the kernel then blocks on its pipe), so nothing piles up here. A transfer queue
+     * spins briefly before parking, which keeps the hand-off off the reply's critical path.
+     */
+    private final LinkedTransferQueue<Object> frames = new LinkedTransferQueue<>();
+    private long nextId;
+    /** The largest frame the request in flight may be answered with. */
+    private volatile long frameLimit = CONTROL_FRAME_BYTES;
+    private volatile boolean killedByUs;
+    private volatile String violation;
+    private volatile boolean stalled;
+    private volatile boolean readerDone;
+    private volatile boolean closed;
+    /** The harness's pid in its own namespace (from its ready frame), and in the host's once found (0: not yet, -1: unknown). */
+    private volatile long announcedPid = -1;
+    private volatile long hostPid;
+
+    private Kernel(KernelLauncher launcher, Process process, ObjectMapper json, ScheduledExecutorService timer,
+            String label, Duration startTimeout, int outputCap) throws IOException, KernelDiedException {
+        this.launcher = launcher;
+        this.process = process;
+        this.json = json;
+        this.timer = timer;
+        this.codec = new FrameCodec(json);
+        this.outputFrameBytes = Math.max(EXEC_FRAME_BYTES,
+                CONTROL_FRAME_BYTES + 2L * JSON_BYTES_PER_CHAR * Math.max(0, outputCap));
+        this.out = new DataOutputStream(new BufferedOutputStream(process.getOutputStream(), 1 << 16));
+        this.in = new DataInputStream(new BufferedInputStream(process.getInputStream(), 1 << 16));
+        this.stderr = new StderrRelay(line -> log.warn("kernel {}: {}", label, line), System::nanoTime);
+        this.diagnostics = Thread.ofPlatform().daemon().stackSize(256 * 1024).name("kernel-log-" + label)
+                .start(this::relayDiagnostics);
+        this.reader = Thread.ofPlatform().daemon().stackSize(1 << 20).name("kernel-frames-" + label)
+                .start(this::readFrames);
+        ScheduledFuture<?> deadline = timer.schedule(this::killNow, startTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        try {
+            Frame ready = next(-1);
+            announcedPid = ready.header().path("pid").asLong(-1);
+        } catch (IOException e) {
+            throw died();
+        } finally {
+            deadline.cancel(false);
+        }
+    }
+
+    /** Starts a kernel and waits until its harness says it is ready (with the default output cap). */
+    public static Kernel start(KernelLauncher launcher, KernelSpec spec, ObjectMapper json,
+            ScheduledExecutorService timer, String label, Duration startTimeout) throws IOException, KernelDiedException {
+        return start(launcher, spec, json, timer, label, startTimeout, 20_000);
+    }
+
+    /** Starts a kernel and waits until its harness says it is ready; its exec replies are bounded by {@code outputCap}. */
+    public static Kernel start(KernelLauncher launcher, KernelSpec spec, ObjectMapper json,
+            ScheduledExecutorService timer, String label, Duration startTimeout, int outputCap)
+            throws IOException, KernelDiedException {
+        return new Kernel(launcher, launcher.start(spec), json, timer, label, startTimeout, outputCap);
+    }
+
+    /** The largest frame a request may be answered with: what it can legitimately return, and no more. */
+    long frameLimit(ObjectNode request) {
+        return switch (request.path("op").asText("")) {
+            case "exec" -> outputFrameBytes;
+            case "get" -> Math.min(FrameCodec.MAX_FRAME, CONTROL_FRAME_BYTES
+                    + JSON_BYTES_PER_CHAR * Math.max(0, request.path("max_chars").asLong(0)));
+            default -> CONTROL_FRAME_BYTES;
+        };
+    }
+
+    /** Reads frames until the pipe ends or the kernel breaks the protocol, which kills it. */
+    private void readFrames() {
+        try {
+            while (true) {
+                Frame frame = codec.read(in, () -> frameLimit);
+                while (!frames.tryTransfer(frame, 1, TimeUnit.SECONDS)) {
+                    if (closed) {
+                        return;
+                    }
+                }
+            }
+        } catch (ProtocolViolation e) {
+            violation = e.getMessage();
+            log.warn("kernel {} broke the protocol and is killed: {}", process.pid(), e.getMessage());
+            killNow();
+        } catch (IOException e) {
+            log.debug("kernel {} pipe closed: {}", process.pid(), e.toString());
+        } catch (InterruptedException e) {
+            // closed
+        } finally {
+            readerDone = true;
+            frames.offer(END);
+        }
+    }
+
+    /**
+     * The next frame the reader has taken, waiting until {@code deadline} (System.nanoTime; -1: no
+     * limit); an interrupt of the caller does not cut the wait short (it is kept for later). Every
+     * second of waiting, a kernel whose process is stopped is killed. Throws when the pipe has ended,
+     * or at the deadline, after killing the kernel.
+     */
+    private Frame next(long deadline) throws IOException {
+        boolean interrupted = false;
+        long checkStallAt = System.nanoTime() + STALL_CHECK_MS * 1_000_000;
+        try {
+            while (true) {
+                long wait = deadline < 0 ? 250 : Math.min(250, (deadline - System.nanoTime()) / 1_000_000);
+                if (deadline >= 0 && wait <= 0) {
+                    killNow();
+                    throw new IOException("no reply within the call's time limit");
+                }
+                Object item;
+                try {
+                    item = frames.poll(wait, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    continue;
+                }
+                if (item instanceof Frame frame) {
+                    return frame;
+                }
+                if (item == null && System.nanoTime() - checkStallAt >= 0) {
+                    // a stopped kernel never answers: killed now rather than at the end of the call's limit
+                    checkStallAt = System.nanoTime() + STALL_CHECK_MS * 1_000_000;
+                    if (!readerDone && stopped()) {
+                        log.warn("kernel {} is stopped (SIGSTOP?) while a call waits on it: killed", process.pid());
+                        stalled = true;
+                        killNow();
+                    }
+                }
+                if (item == END || (readerDone && frames.isEmpty())) {
+                    frames.offer(END);
+                    throw new EOFException("kernel pipe closed");
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** When a call with this limit stops waiting whatever happens: well after the watchdog's kill. */
+    private static long hardDeadline(Duration timeout, Duration grace) {
+        return timeout == null ? -1 : System.nanoTime() + timeout.plus(grace).plusSeconds(10).toNanos();
+    }
+
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /** {@link #call(ObjectNode, String, Duration, Duration, KernelCallbacks)} with no callbacks offered. */
+    public KernelReply call(ObjectNode request, String text, Duration timeout, Duration grace)
+            throws KernelDiedException {
+        return call(request, text, timeout, grace, KernelCallbacks.NONE);
+    }
+
+    /**
+     * Sends one request, with {@code text} (or null) streamed as its payload, and waits for its reply;
+     * {@code timeout} null means no limit. A client's cancellation of the MCP request this thread
+     * serves interrupts the request as its timeout would, without the kill. Callback requests the
+     * kernel makes meanwhile go to {@code callbacks}, answered as they finish; when the call ends,
+     * however it ends, callbacks still running are abandoned.
+     */
+    public KernelReply call(ObjectNode request, String text, Duration timeout, Duration grace,
+            KernelCallbacks callbacks) throws KernelDiedException {
+        long id = ++nextId;
+        request.put("id", id);
+        long started = System.nanoTime();
+        long deadline = hardDeadline(timeout, grace);
+        frameLimit = frameLimit(request);
+        try (Watchdog watchdog = new Watchdog(timeout, grace, true);
+                CallbackScope scope = new CallbackScope(callbacks, this::write, json)) {
+            writing.lock();
+            try {
+                if (text == null) {
+                    codec.write(out, new Frame(request));
+                } else {
+                    codec.writeText(out, request, text);
+                }
+            } finally {
+                writing.unlock();
+            }
+            while (true) {
+                Frame frame = next(deadline);
+                ObjectNode header = frame.header();
+                if (header.has("cb")) {
+                    scope.dispatch(header);
+                } else if (header.has("cb_close")) {
+                    scope.close();
+                    write(json.createObjectNode().put("cb_closed", true));
+                } else if (header.path("id").asLong(-1) == id) {
+                    long interruptedAfter = watchdog.fired() ? (System.nanoTime() - started) / 1_000_000 : -1;
+                    return new KernelReply(header, interruptedAfter);
+                } else {
+                    log.debug("ignoring stray kernel frame {}", header);
+                }
+            }
+        } catch (IOException e) {
+            throw died();
+        } finally {
+            frameLimit = CONTROL_FRAME_BYTES;
+        }
+    }
+
+    private void write(ObjectNode header) throws IOException {
+        writing.lock();
+        try {
+            codec.write(out, new Frame(header));
+        } finally {
+            writing.unlock();
+        }
+    }
+
+    /**
+     * Sends a request whose payload streams from {@code source} (bytes, read in bounded chunks as they
+     * arrive) and waits for the reply. While bytes flow, the time limit and a client's cancellation
+     * close the source: the stream is cut short, the kernel discards what it got and keeps its
+     * variables, and the reason is thrown as {@link TransferAbortedException} once the kernel has
+     * answered (as is a failure of the source itself). Once every byte is sent, the rest of the time
+     * limit applies to the kernel's parsing as to any call: interrupt, then kill.
+     */
+    public KernelReply callStreaming(ObjectNode request, InputStream source, Duration timeout, Duration grace)
+            throws KernelDiedException, TransferAbortedException {
+        long id = ++nextId;
+        request.put("id", id);
+        long started = System.nanoTime();
+        frameLimit = frameLimit(request);
+        AtomicReference<String> stopped = new AtomicReference<>();
+        Runnable timedOut = () -> stop(stopped, "ran past its time limit of " + timeout.toSeconds() + " s", source);
+        List<ScheduledFuture<?>> timers = new ArrayList<>();
+        if (timeout != null) {
+            timers.add(timer.schedule(timedOut, timeout.toMillis(), TimeUnit.MILLISECONDS));
+            // a kernel that stops reading its pipe would leave the writer blocked for good
+            timers.add(timer.schedule(this::killNow, timeout.plus(grace).plusSeconds(5).toMillis(),
+                    TimeUnit.MILLISECONDS));
+        }
+        try {
+            IOException failure;
+            try (Cancellation.Registration cancelled = Cancellation.onCancel(
+                    () -> stop(stopped, "was cancelled by the client", source))) {
+                failure = codec.writeStream(out, request, source, () -> stopped.get() == null ? null
+                        : new InterruptedIOException("the transfer " + stopped.get()));
+            } finally {
+                timers.forEach(t -> t.cancel(false));
+            }
+            if (failure != null && stopped.get() != null && !(failure instanceof InterruptedIOException)) {
+                failure = new InterruptedIOException("the transfer " + stopped.get());
+            }
+            Duration left = timeout == null ? null
+                    : Duration.ofNanos(Math.max(1_000_000, timeout.toNanos() - (System.nanoTime() - started)));
+            // a stopped transfer leaves the kernel only discarding what it got: no interrupt, which could
+            // otherwise land late, in the next call
+            long deadline = hardDeadline(left, grace);
+            try (Watchdog watchdog = new Watchdog(left, grace, failure == null)) {
+                while (true) {
+                    Frame frame = next(deadline);
+                    if (frame.header().path("id").asLong(-1) == id) {
+                        if (failure != null) {
+                            throw new TransferAbortedException(failure);
+                        }
+                        long interruptedAfter = watchdog.fired() ? (System.nanoTime() - started) / 1_000_000 : -1;
+                        return new KernelReply(frame.header(), interruptedAfter);
+                    }
+                    log.debug("ignoring stray kernel frame {}", frame.header());
+                }
+            }
+        } catch (IOException e) {
+            throw died();
+        } finally {
+            frameLimit = CONTROL_FRAME_BYTES;
+        }
+    }
+
+    /** Stops a stream's transfer: closing its source ends the read the writer may be blocked in. */
+    private static void stop(AtomicReference<String> stopped, String why, InputStream source) {
+        if (stopped.compareAndSet(null, why)) {
+            try {
+                source.close();
+            } catch (IOException | RuntimeException e) {
+                log.debug("closing a stopped transfer's source: {}", e.toString());
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        if (!process.isAlive()) {
+            return;
+        }
+        try {
+            write(json.createObjectNode().put("op", "shutdown"));
+            if (process.waitFor(500, TimeUnit.MILLISECONDS)) {
+                return;
+            }
+        } catch (IOException e) {
+            log.debug("kernel {} did not take the shutdown request: {}", process.pid(), e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        killNow();
+    }
+
+    /** Why this kernel, no longer alive, ended: for one found dead between calls. */
+    public KernelDiedException death() {
+        return died();
+    }
+
+    private void killNow() {
+        killedByUs = true;
+        launcher.kill(process);
+    }
+
+    private KernelDiedException died() {
+        launcher.kill(process);
+        try {
+            process.waitFor(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        String why = launcher.whyEnded(process);
+        String exit = process.isAlive() ? "still running" : why != null ? why : describeExit(process.exitValue());
+        try {
+            diagnostics.join(Duration.ofSeconds(1));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (violation != null) {
+            return new KernelDiedException(KernelDiedException.Cause.PROTOCOL_VIOLATION, exit, violation);
+        }
+        if (stalled) {
+            return new KernelDiedException(KernelDiedException.Cause.STOPPED, exit, "");
+        }
+        return new KernelDiedException(killedByUs ? KernelDiedException.Cause.KILLED_AFTER_TIMEOUT
+                : KernelDiedException.Cause.CRASHED, exit, stderr.lastWords());
+    }
+
+    static String describeExit(int status) {
+        if (status > 128 && status < 160) {
+            int signal = status - 128;
+            String name = switch (signal) {
+                case 6 -> "SIGABRT";
+                case 9 -> "SIGKILL, e.g. the out-of-memory killer";
+                case 11 -> "SIGSEGV, a segmentation fault";
+                case 15 -> "SIGTERM";
+                default -> "signal " + signal;
+            };
+            return "killed by " + name;
+        }
+        return "exit status " + status;
+    }
+
+    private void relayDiagnostics() {
+        try {
+            stderr.relay(process.getErrorStream());
+        } catch (IOException e) {
+            log.debug("kernel {} stderr closed: {}", process.pid(), e.toString());
+        }
+    }
+
+    /** Whether the harness's process is stopped (SIGSTOP, a tracer): it can never answer until continued. */
+    boolean stopped() {
+        long pid = hostPid;
+        if (pid == 0) {
+            hostPid = pid = findHarness();
+        }
+        if (pid < 0) {
+            return false;
+        }
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            int end = stat.lastIndexOf(')');
+            char state = end > 0 && end + 2 < stat.length() ? stat.charAt(end + 2) : '?';
+            return state == 'T' || state == 't';
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * The host pid of the harness: the process of this kernel's tree whose pid in its own namespace
+     * (the last of /proc/PID/status's NSpid) is the one it announced; -1 if none is (a container's).
+     */
+    private long findHarness() {
+        long announced = announcedPid;
+        if (announced < 0) {
+            return -1;
+        }
+        return Stream.concat(Stream.of(process.toHandle()), process.toHandle().descendants())
+                .mapToLong(ProcessHandle::pid).filter(pid -> namespacePid(pid) == announced).findFirst().orElse(-1);
+    }
+
+    private static long namespacePid(long pid) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
+                if (line.startsWith("NSpid:")) {
+                    String[] ids = line.substring(6).trim().split("\\s+");
+                    return Long.parseLong(ids[ids.length - 1]);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // gone, or not ours to read
+        }
+        return -2;
+    }
+
+    /**
+     * Interrupt at the timeout (and once more half-way through the grace), kill at timeout + grace.
+     * A cancellation of the request this thread serves interrupts at once and half a grace later: the
+     * second interrupt catches code that the first reached before the harness made it interruptible.
+     */
+    private final class Watchdog implements AutoCloseable {
+
+        private final long graceMs;
+        private final List<ScheduledFuture<?>> timers = new CopyOnWriteArrayList<>();
+        private final Cancellation.Registration cancellation;
+        private volatile boolean fired;
+
+        /** With {@code interrupting} false, only a kill at the end of the time limit and grace. */
+        Watchdog(Duration timeout, Duration grace, boolean interrupting) {
+            graceMs = grace.toMillis();
+            if (timeout != null) {
+                long t = timeout.toMillis();
+                if (interrupting) {
+                    timers.add(timer.schedule(this::interrupt, t, TimeUnit.MILLISECONDS));
+                    timers.add(timer.schedule(this::interrupt, t + graceMs / 2, TimeUnit.MILLISECONDS));
+                }
+                timers.add(timer.schedule(Kernel.this::killNow, t + graceMs, TimeUnit.MILLISECONDS));
+            }
+            cancellation = interrupting ? Cancellation.onCancel(this::cancelled) : () -> { };
+        }
+
+        private void cancelled() {
+            interrupt();
+            timers.add(timer.schedule(this::interrupt, graceMs / 2, TimeUnit.MILLISECONDS));
+        }
+
+        private void interrupt() {
+            fired = true;
+            launcher.interrupt(process);
+        }
+
+        boolean fired() {
+            return fired;
+        }
+
+        @Override
+        public void close() {
+            cancellation.close();
+            timers.forEach(t -> t.cancel(false));
+        }
+    }
+}

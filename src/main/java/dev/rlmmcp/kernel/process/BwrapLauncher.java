@@ -1,0 +1,418 @@
+package dev.rlmmcp.kernel.process;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * A kernel inside bubblewrap: new pid, net, ipc and uts namespaces (no network at all), uid/gid 65534
+ * with no capabilities, a read-only filesystem of only /usr, the Python installation, the harness
+ * and the data root (at its host path, which rlm_load_file passes on; see {@link ReadOnlyBinds} for
+ * how their parents are made), a size-capped tmpfs /tmp
+ * a spool at /run/rlm-mcp/spool ($RLM_SPOOL), a tmpfs of the disk limit's size (the kernel bounds it,
+ * charges it to the kernel's memory cgroup, and frees it when the sandbox's last process ends, however
+ * the server ended), and its session's own snapshot directory, writable, at /run/rlm-mcp/snapshot,
+ * kept to the disk limit by a {@link DirQuota}. A seccomp filter ({@link UsernsFilter}) refuses new
+ * user namespaces.
+ *
+ * <p>Unprivileged, the user namespace maps 65534 inside to the server's uid outside. Run as root,
+ * that mapping would make the kernel host root (files it can see are its own, and RLIMIT_NPROC does
+ * not bind root), so bwrap then skips the user namespace and setpriv(1) drops the kernel to the real
+ * uid 65534 with every capability gone and no_new_privs set. There, every kernel shares that uid, so
+ * where no pids cgroup keeps kernels' processes apart, {@link #uidPerKernel} gives each kernel a uid
+ * (and gid) of its own from a range instead, for RLIMIT_NPROC to count its processes alone.
+ * Unprivileged, each kernel has a user namespace of its own, in which (Linux 5.14 on) RLIMIT_NPROC
+ * counts its processes alone already; all of them together also count against the server's uid.
+ */
+public final class BwrapLauncher implements KernelLauncher {
+
+    public static final int NOBODY = 65534;
+    static final long DEFAULT_TMP_BYTES = 256L * 1024 * 1024;
+    private static final List<String> SYSTEM_DIRS = List.of("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32");
+    private static final List<String> SYSTEM_FILES = List.of("/etc/ld.so.cache", "/etc/localtime");
+    private static final Path SETPRIV = Path.of("/usr/bin/setpriv");
+    /** Fixed paths inside the sandbox: the host's may lie below directories uid 65534 cannot enter. */
+    private static final Path HARNESS = Path.of("/run/rlm-mcp/harness.py");
+    private static final Path SPOOL = Path.of("/run/rlm-mcp/spool");
+    /** Not the host path: a directory above it (the state directory is 0700) may be bound read-only too. */
+    private static final Path SNAPSHOT = Path.of("/run/rlm-mcp/snapshot");
+
+    private static final Path SHELL = Path.of("/bin/sh");
+
+    private final Path bwrap;
+    private final boolean privileged;
+    private final long tmpBytes;
+    private final long diskBytes;
+    /** The seccomp filter bwrap reads on fd 3, or null where none is known for this machine. */
+    private final Path filter;
+    /** Where the launcher notes the snapshot directories of kernels it killed over the limit (null: nowhere). */
+    private final Path overLimit;
+    private final Map<Long, Long> kernelPids = new ConcurrentHashMap<>();
+    private volatile KernelUids uids;
+    private final Map<Long, String> endings = new ConcurrentHashMap<>();
+
+    BwrapLauncher(Path bwrap, boolean privileged, long tmpBytes, long diskBytes, Path filter, Path overLimit) {
+        this.bwrap = bwrap;
+        this.privileged = privileged;
+        this.tmpBytes = tmpBytes;
+        this.diskBytes = diskBytes;
+        this.filter = filter;
+        this.overLimit = overLimit;
+    }
+
+    /** {@link #detect(Path, long)} with the default disk limit. */
+    public static Optional<BwrapLauncher> detect(Path runtimeDir) {
+        return detect(runtimeDir, dev.rlmmcp.kernel.Settings.DEFAULT_DISK_BYTES);
+    }
+
+    /**
+     * A launcher if bubblewrap is installed and can make a sandbox here (probed once with {@code true}),
+     * its seccomp filter written to the (private) runtime directory. Removes the spool directories that
+     * earlier versions left on disk there and no running sandbox uses.
+     */
+    public static Optional<BwrapLauncher> detect(Path runtimeDir, long diskBytes) {
+        Optional<Path> bwrap = Stream.of("/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap")
+                .map(Path::of).filter(Files::isExecutable).findFirst();
+        if (bwrap.isEmpty()) {
+            return Optional.empty();
+        }
+        StaleSpools.remove(runtimeDir.resolve("spool"));
+        Path filter;
+        try {
+            filter = writeFilter(runtimeDir);
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+        boolean root = runningAsRoot() && Files.isExecutable(SETPRIV);
+        Path notes = runtimeDir.resolve("over-disk-limit");
+        BwrapLauncher launcher = new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, filter, notes);
+        if (launcher.works()) {
+            return Optional.of(launcher);
+        }
+        // a kernel without seccomp filters: still bwrap rather than a weaker launcher, said once
+        BwrapLauncher unfiltered = new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, null, notes);
+        if (filter != null && unfiltered.works()) {
+            org.slf4j.LoggerFactory.getLogger(BwrapLauncher.class)
+                    .warn("bwrap cannot load a seccomp filter here: kernels may create user namespaces");
+            return Optional.of(unfiltered);
+        }
+        return Optional.empty();
+    }
+
+    /** Writes the filter for this machine (atomically: servers may share the runtime directory); null if none. */
+    private static Path writeFilter(Path runtimeDir) throws IOException {
+        Optional<byte[]> program = UsernsFilter.forThisMachine();
+        if (program.isEmpty()) {
+            return null;
+        }
+        Files.createDirectories(runtimeDir);
+        Path file = runtimeDir.resolve("userns-filter.bpf");
+        Path tmp = Files.createTempFile(runtimeDir, ".userns-filter", ".tmp");
+        try {
+            Files.write(tmp, program.get());
+            Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+        return file;
+    }
+
+    @Override
+    public String name() {
+        return "bwrap";
+    }
+
+    @Override
+    public Path writableDirInside(Path hostDir) {
+        return SNAPSHOT;
+    }
+
+    /** True if bwrap runs as root, without a user namespace, and setpriv drops the kernel's uid. */
+    public boolean privileged() {
+        return privileged;
+    }
+
+    /** From now on, as root, each kernel runs as a uid (and gid) of its own from {@code range}, not 65534. */
+    public void uidPerKernel(KernelUids range) {
+        if (privileged) {
+            uids = range;
+        }
+    }
+
+    /** Unprivileged: a user namespace per kernel; as root: only with a uid per kernel. */
+    @Override
+    public boolean isolatesUser() {
+        return !privileged || uids != null;
+    }
+
+    @Override
+    public Process start(KernelSpec spec) throws IOException {
+        KernelUids range = uids;
+        int uid = range == null ? NOBODY : range.take();
+        if (uid < 0) {
+            throw new IOException("all " + range.count() + " kernel uids from " + range.first()
+                    + " are in use (--kernel-uids)");
+        }
+        try {
+            return start(spec, uid, range);
+        } catch (IOException | RuntimeException e) {
+            if (range != null) {
+                range.give(uid);
+            }
+            throw e;
+        }
+    }
+
+    private Process start(KernelSpec spec, int uid, KernelUids range) throws IOException {
+        long allowed = diskBytes;
+        if (spec.writableDir() != null) {
+            allowed = Math.max(diskBytes, cutBack(spec.writableDir()));
+        }
+        if (privileged && spec.writableDir() != null) {
+            handOver(spec.writableDir(), uid, range != null);
+        }
+        List<String> command = sandbox(spec.readOnlyDirs(), spec.workDir(), spec.harness(), true);
+        if (spec.hides()) {
+            command.addAll(command.indexOf("--remount-ro"), List.of("--tmpfs", spec.hiddenDir().toString()));
+        }
+        if (spec.writableDir() != null) {
+            command.addAll(command.indexOf("--remount-ro"),
+                    List.of("--bind", spec.writableDir().toString(), SNAPSHOT.toString()));
+        }
+        command.add("--");
+        command.addAll(dropTo(uid));
+        command.addAll(new KernelSpec(spec.python(), HARNESS, spec.harnessArgs(), spec.workDir(), spec.readOnlyDirs())
+                .pythonCommand());
+        Process process = withEmptyEnv(command).start();
+        process.onExit().thenRun(() -> {
+            kernelPids.remove(process.pid());
+            if (range != null) {
+                range.give(uid);
+            }
+        });
+        if (spec.writableDir() != null) {
+            Path dir = spec.writableDir();
+            DirQuota.watch(dir, allowed, process, () -> {
+                endings.put(process.pid(), "killed: it wrote more than its " + (diskBytes >> 20) + " MiB disk limit "
+                        + "(--max-disk-mb) into its snapshot directory");
+                mark(dir);
+                kill(process);
+            });
+        }
+        return process;
+    }
+
+    /**
+     * Gives the snapshot directory to the kernel's uid and, when kernels have uids of their own, the
+     * files an earlier kernel of the session left in it (the snapshot is one level of regular files):
+     * never anything below it and never through a link, since that kernel may have planted either.
+     */
+    private static void handOver(Path dir, int uid, boolean files) throws IOException {
+        List<Path> paths = new ArrayList<>(List.of(dir));
+        if (files) {
+            try (Stream<Path> entries = Files.list(dir)) {
+                entries.filter(p -> Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)).forEach(paths::add);
+            }
+        }
+        for (Path path : paths) {
+            Files.setAttribute(path, "unix:uid", uid, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            Files.setAttribute(path, "unix:gid", uid, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        }
+    }
+
+    /**
+     * A snapshot directory whose last kernel was killed over the limit is cut back to its snapshot
+     * (or emptied) before another kernel runs there. One over the limit for another reason (the limit
+     * was lowered) is left as it is, and its kernel may keep what it holds: returns the bytes it holds.
+     */
+    private long cutBack(Path dir) throws IOException {
+        Path note = note(dir);
+        if (note != null && Files.deleteIfExists(note)) {
+            return dev.rlmmcp.store.SnapshotPrune.prune(dir, diskBytes);
+        }
+        return DirQuota.usage(dir, Long.MAX_VALUE);
+    }
+
+    private void mark(Path dir) {
+        Path note = note(dir);
+        try {
+            if (note != null) {
+                Files.createDirectories(note.getParent());
+                Files.writeString(note, dir.toString());
+            }
+        } catch (IOException e) {
+            // then the next kernel there may keep what this one left, within one overshoot
+        }
+    }
+
+    /** The note for a directory: a file named by its path's SHA-256, under the runtime directory. */
+    private Path note(Path dir) {
+        if (overLimit == null) {
+            return null;
+        }
+        try {
+            byte[] digest = java.security.MessageDigest.getInstance("SHA-256").digest(
+                    dir.toAbsolutePath().normalize().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return overLimit.resolve(java.util.HexFormat.of().formatHex(digest));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public String whyEnded(Process process) {
+        return endings.remove(process.pid());
+    }
+
+    /** SIGINT to the Python process itself: bwrap does not forward signals. */
+    @Override
+    public void interrupt(Process process) {
+        kernelPid(process).ifPresentOrElse(pid -> signal("-INT", pid), () -> process.toHandle().destroy());
+    }
+
+    @Override
+    public void kill(Process process) {
+        kernelPid(process).flatMap(ProcessHandle::of).ifPresent(ProcessHandle::destroyForcibly);
+        process.destroyForcibly();
+    }
+
+    /**
+     * The bwrap arguments up to the command: namespaces, identity, filesystem, environment. /tmp comes
+     * before the binds, which may lie below it (the harness and data root often do). The kernel starts
+     * in {@code workDir} (the data root) when it can see it, else in /tmp.
+     */
+    List<String> sandbox(List<Path> readOnlyDirs, Path workDir, Path harness, boolean spool) {
+        List<String> args = new ArrayList<>();
+        if (filter != null) {
+            // ProcessBuilder passes only fds 0-2: the shell opens the filter as fd 3 and becomes bwrap
+            args.addAll(List.of(SHELL.toString(), "-c", "exec \"$@\" 3<\"$0\"", filter.toString()));
+        }
+        args.addAll(List.of(bwrap.toString(), "--clearenv"));
+        if (filter != null) {
+            args.addAll(List.of("--seccomp", "3"));
+        }
+        if (privileged) {
+            args.addAll(List.of("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"));
+        } else {
+            args.addAll(List.of("--unshare-all", "--uid", "" + NOBODY, "--gid", "" + NOBODY, "--cap-drop", "ALL"));
+        }
+        args.addAll(List.of("--die-with-parent", "--new-session", "--hostname", "rlm-kernel",
+                "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", "" + tmpBytes, "--tmpfs", "/tmp",
+                "--ro-bind", "/usr", "/usr"));
+        for (String dir : SYSTEM_DIRS) {
+            Path path = Path.of(dir);
+            if (Files.isSymbolicLink(path)) {
+                args.addAll(List.of("--symlink", readLink(path), dir));
+            } else if (Files.isDirectory(path)) {
+                args.addAll(List.of("--ro-bind", dir, dir));
+            }
+        }
+        for (String file : SYSTEM_FILES) {
+            args.addAll(List.of("--ro-bind-try", file, file));
+        }
+        args.addAll(ReadOnlyBinds.args(readOnlyDirs.stream().filter(Files::isDirectory).toList(), SYSTEM_DIRS));
+        args.addAll(List.of("--perms", "0755", "--dir", HARNESS.getParent().toString()));
+        if (harness != null) {
+            args.addAll(List.of("--ro-bind", harness.toString(), HARNESS.toString()));
+        }
+        if (spool) {
+            args.addAll(List.of("--perms", "1777", "--size", "" + diskBytes, "--tmpfs", SPOOL.toString(),
+                    "--setenv", "RLM_SPOOL", SPOOL.toString()));
+        }
+        boolean inside = workDir != null && readOnlyDirs.stream().anyMatch(workDir::startsWith);
+        args.addAll(List.of("--remount-ro", "/", "--chdir", inside ? workDir.toString() : "/tmp",
+                "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "LANG", "C.UTF-8",
+                "--setenv", "LC_ALL", "C.UTF-8", "--setenv", "HOME", "/tmp"));
+        return args;
+    }
+
+    /** What runs the command inside the sandbox: setpriv to {@code uid} when bwrap runs as root, nothing otherwise. */
+    List<String> dropTo(int uid) {
+        return privileged ? List.of(SETPRIV.toString(), "--reuid=" + uid, "--regid=" + uid, "--clear-groups",
+                "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs") : List.of();
+    }
+
+    private boolean works() {
+        List<String> command = sandbox(List.of(), null, null, false);
+        command.add("--");
+        command.addAll(dropTo(NOBODY));
+        command.add("/usr/bin/true");
+        try {
+            Process probe = withEmptyEnv(command).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            if (!probe.waitFor(10, TimeUnit.SECONDS)) {
+                probe.destroyForcibly();
+                return false;
+            }
+            return probe.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /**
+     * The host pid of the Python process: bwrap's own init is its child (pid 1 inside), and Python
+     * the first child of that init; later children of the init are orphans user code left behind.
+     */
+    private Optional<Long> kernelPid(Process process) {
+        Long known = kernelPids.get(process.pid());
+        if (known != null) {
+            return Optional.of(known);
+        }
+        Optional<Long> found = process.toHandle().children().flatMap(ProcessHandle::children)
+                .min(Comparator.comparing(h -> h.info().startInstant().orElse(java.time.Instant.MAX)))
+                .map(ProcessHandle::pid);
+        found.ifPresent(pid -> {
+            if (process.isAlive()) {
+                kernelPids.put(process.pid(), pid);
+            }
+        });
+        return found;
+    }
+
+    private static boolean runningAsRoot() {
+        try {
+            return ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).intValue() == 0;
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
+        }
+    }
+
+    private static ProcessBuilder withEmptyEnv(List<String> command) {
+        ProcessBuilder builder = new ProcessBuilder(command);
+        builder.environment().clear();
+        return builder;
+    }
+
+    private static void signal(String signal, long pid) {
+        try {
+            new ProcessBuilder("kill", signal, Long.toString(pid))
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .start();
+        } catch (IOException e) {
+            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy);
+        }
+    }
+
+    private static String readLink(Path link) {
+        try {
+            return Files.readSymbolicLink(link).toString();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,47 @@
+package dev.rlmmcp.kernel.process;
+
+import java.io.IOException;
+
+/** How a kernel process is started and signalled: plain process today, sandboxes as further launchers. */
+public interface KernelLauncher {
+
+    /** The name reported in /health, e.g. "process". */
+    String name();
+
+    Process start(KernelSpec spec) throws IOException;
+
+    /** Where the kernel sees the spec's writable directory (its host path unless the sandbox moves it). */
+    default java.nio.file.Path writableDirInside(java.nio.file.Path hostDir) {
+        return hostDir;
+    }
+
+    /** True when kernels run as a uid of their own, so that RLIMIT_NPROC counts only their processes. */
+    default boolean isolatesUser() {
+        return false;
+    }
+
+    /**
+     * Asks the kernel to stop the running code with SIGINT; its variables survive. The JDK cannot
+     * send SIGINT itself, so kill(1) does; without it, SIGTERM, which the harness treats the same.
+     * (Process.destroy() would also close our ends of the pipes, so the handle is used.)
+     */
+    default void interrupt(Process process) {
+        try {
+            new ProcessBuilder("kill", "-INT", Long.toString(process.pid()))
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .start();
+        } catch (java.io.IOException e) {
+            process.toHandle().destroy();
+        }
+    }
+
+    default void kill(Process process) {
+        process.destroyForcibly();
+    }
+
+    /** Why the launcher itself ended this kernel (e.g. a limit it enforces), or null. */
+    default String whyEnded(Process process) {
+        return null;
+    }
+}

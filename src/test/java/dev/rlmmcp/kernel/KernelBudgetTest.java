@@ -1,0 +1,173 @@
+package dev.rlmmcp.kernel;
+
+import dev.rlmmcp.base.ErrorCode;
+import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.core.TestSettings;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.rlmmcp.kernel.process.KernelLauncher;
+import dev.rlmmcp.kernel.process.KernelUids;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Test;
+
+class KernelBudgetTest {
+
+    private static final long MIB = 1L << 20;
+
+    /** What each slot holds, as a test sets it (a slot not set holds what a fresh kernel does). */
+    private final Map<KernelBudget.Slot, Long> held = new ConcurrentHashMap<>();
+
+    private KernelBudget budget(int kernels, long bytes) {
+        return new KernelBudget(kernels, bytes, slot -> held.getOrDefault(slot, KernelBudget.START_BYTES), 300, 0);
+    }
+
+    @Test
+    void countsKernelsUntilTheMostAllowedThenRefusesWithCapacityAndTheFix() {
+        KernelBudget budget = budget(3, 0);
+        List<KernelBudget.Slot> slots = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            slots.add(budget.acquire());
+        }
+        assertThat(budget.kernels()).isEqualTo(3);
+        assertThatThrownBy(budget::acquire).isInstanceOfSatisfying(RlmException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.CAPACITY);
+            assertThat(e.getMessage()).contains("3 kernels run", "--max-kernels");
+            assertThat(e.fix()).contains("rlm_delete_session", "--max-kernels");
+        });
+        slots.get(0).release();
+        slots.get(0).release();
+        assertThat(budget.kernels()).isEqualTo(2);
+        budget.acquire();
+        assertThat(budget.kernels()).isEqualTo(3);
+    }
+
+    @Test
+    void anIdleKernelIsReleasedToMakeRoomBeforeAnyRefusal() {
+        KernelBudget budget = budget(2, 0);
+        List<KernelBudget.Slot> idle = new ArrayList<>(List.of(budget.acquire(), budget.acquire()));
+        List<KernelBudget.Slot> released = new ArrayList<>();
+        budget.releaseWith(() -> {
+            if (idle.isEmpty()) {
+                return false;
+            }
+            KernelBudget.Slot slot = idle.remove(0);
+            released.add(slot);
+            // the process exits a little later, as a stopped kernel's does
+            Thread.ofVirtual().start(() -> {
+                sleep(50);
+                slot.release();
+            });
+            return true;
+        });
+        budget.acquire();
+        assertThat(released).hasSize(1);
+        budget.acquire();
+        assertThat(released).hasSize(2);
+        assertThat(budget.kernels()).isEqualTo(2);
+        assertThatThrownBy(budget::acquire).isInstanceOf(RlmException.class);
+    }
+
+    @Test
+    void aKernelThatEndsWhileTheNewOneWaitsBrieflyGivesItsPlace() {
+        KernelBudget budget = budget(1, 0);
+        KernelBudget.Slot running = budget.acquire();
+        Thread.ofVirtual().start(() -> {
+            sleep(100);
+            running.release();
+        });
+        budget.acquire();
+        assertThat(budget.kernels()).isEqualTo(1);
+    }
+
+    @Test
+    void memoryIsWhatTheKernelsHoldAndAFreshKernelMustFit() {
+        KernelBudget budget = budget(100, 1024 * MIB);
+        KernelBudget.Slot big = budget.acquire();
+        held.put(big, 900 * MIB);
+        assertThat(budget.usedBytes()).isEqualTo(900 * MIB);
+        assertThat(budget.over()).isFalse();
+        KernelBudget.Slot small = budget.acquire();
+        assertThat(budget.usedBytes()).isEqualTo(900 * MIB + KernelBudget.START_BYTES);
+        held.put(small, 200 * MIB);
+        assertThat(budget.over()).isTrue();
+        assertThatThrownBy(budget::acquire).isInstanceOfSatisfying(RlmException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.CAPACITY);
+            assertThat(e.getMessage()).contains("2 kernels hold", "--max-total-memory-mb");
+        });
+        big.release();
+        assertThat(budget.over()).isFalse();
+        budget.acquire();
+    }
+
+    @Test
+    void noMemoryBudgetCountsOnlyKernels() {
+        KernelBudget budget = budget(2, 0);
+        held.put(budget.acquire(), 1L << 40);
+        assertThat(budget.over()).isFalse();
+        budget.acquire();
+    }
+
+    @Test
+    void defaultsComeFromTheMachine() {
+        assertThat(KernelBudget.defaultMaxKernels(32768, 256)).isEqualTo(64);
+        assertThat(KernelBudget.defaultMaxKernels(100, 256)).isEqualTo(1);
+        assertThat(KernelBudget.defaultMaxBytes(24L << 30)).isEqualTo(18L << 30);
+        assertThat(KernelBudget.of(new Capacity(3, 5 * MIB * 1024, 1_000_000, 2), 256, 2, KernelBudget::residentBytes).maxKernels()).isEqualTo(2);
+        KernelBudget derived = KernelBudget.of(Capacity.AUTO, 256, Integer.MAX_VALUE, KernelBudget::residentBytes);
+        assertThat(derived.maxKernels()).isGreaterThanOrEqualTo(1);
+        assertThat(derived.maxBytes()).isGreaterThan(0);
+    }
+
+    @Test
+    void rlimitNprocOnlyWhereNoPidsCgroupCountsTheKernelAndItsUidIsItsOwn(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        KernelLauncher ownUid = new KernelLauncher() {
+            @Override
+            public String name() {
+                return "own-uid";
+            }
+
+            @Override
+            public Process start(dev.rlmmcp.kernel.process.KernelSpec spec) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public boolean isolatesUser() {
+                return true;
+            }
+        };
+        Settings settings = TestSettings.in(dir);
+        assertThat(KernelFactory.rlimits(settings, ownUid, true)).doesNotContainKey("nproc");
+        assertThat(KernelFactory.rlimits(settings, ownUid, false)).containsEntry("nproc", 256);
+        assertThat(KernelFactory.rlimits(settings, new dev.rlmmcp.kernel.process.ProcessLauncher(), false))
+                .doesNotContainKey("nproc");
+    }
+
+    @Test
+    void kernelUidsAreHandedOutOnceEachAndReusedLast() {
+        KernelUids uids = new KernelUids(2_000_000, 3);
+        int a = uids.take();
+        int b = uids.take();
+        int c = uids.take();
+        assertThat(List.of(a, b, c)).containsExactly(2_000_000, 2_000_001, 2_000_002);
+        assertThat(uids.take()).isEqualTo(-1);
+        uids.give(b);
+        assertThat(uids.take()).isEqualTo(b);
+        uids.give(a);
+        uids.give(c);
+        assertThat(uids.take()).isEqualTo(c);
+        assertThat(uids.inUse()).isEqualTo(2);
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,60 @@
+package dev.rlmmcp.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SessionDatabaseTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void sessionsAndTheirTraceComeBackFromAnotherConnection() {
+        try (SessionDatabase db = SessionDatabase.open(dir.resolve("s.db"))) {
+            db.save("s-1", "{\"v\":1}");
+            db.append("s-1", "{\"v\":2}", 0, "{\"index\":0}", 10);
+            db.append("s-1", "{\"v\":3}", 1, "{\"index\":1}", 10);
+            db.save("s-2", "{\"v\":9}");
+        }
+        try (SessionDatabase db = SessionDatabase.open(dir.resolve("s.db"))) {
+            List<SessionDatabase.StoredSession> all = db.load(10);
+            assertThat(all).extracting(SessionDatabase.StoredSession::id).containsExactlyInAnyOrder("s-1", "s-2");
+            SessionDatabase.StoredSession one = all.stream().filter(s -> s.id().equals("s-1")).findFirst().orElseThrow();
+            assertThat(one.record()).isEqualTo("{\"v\":3}");
+            assertThat(one.trace()).containsExactly("{\"index\":0}", "{\"index\":1}");
+            db.delete("s-1");
+            assertThat(db.load(10)).extracting(SessionDatabase.StoredSession::id).containsExactly("s-2");
+        }
+    }
+
+    @Test
+    void onlyTheLastEntriesAreLoadedAndOldOnesAreTrimmed() {
+        try (SessionDatabase db = SessionDatabase.open(dir.resolve("s.db"))) {
+            for (int i = 0; i <= 2000; i++) {
+                db.append("s", "{}", i, "{\"index\":" + i + "}", 500);
+            }
+            assertThat(db.load(3).getFirst().trace()).containsExactly("{\"index\":1998}", "{\"index\":1999}",
+                    "{\"index\":2000}");
+            assertThat(db.load(5000).getFirst().trace()).hasSizeLessThan(1600).last().isEqualTo("{\"index\":2000}");
+        }
+    }
+
+    @Test
+    void aSessionFromElsewhereIsTakenInWholeReplacingWhatWasThere() {
+        try (SessionDatabase db = SessionDatabase.open(dir.resolve("s.db"))) {
+            assertThat(db.find("s-9", 10)).isEmpty();
+            db.append("s-9", "{\"v\":1}", 0, "{\"index\":0,\"old\":true}", 10);
+            db.append("s-9", "{\"v\":1}", 5, "{\"index\":5,\"old\":true}", 10);
+            db.adopt(new SessionDatabase.StoredSession("s-9", "{\"v\":7}",
+                    List.of("{\"index\":3,\"input\":\"a\"}", "{\"index\":4,\"input\":\"b\"}")));
+            SessionDatabase.StoredSession found = db.find("s-9", 10).orElseThrow();
+            assertThat(found.record()).isEqualTo("{\"v\":7}");
+            assertThat(found.trace()).containsExactly("{\"index\":3,\"input\":\"a\"}", "{\"index\":4,\"input\":\"b\"}");
+            assertThat(db.find("s-9", 1).orElseThrow().trace()).containsExactly("{\"index\":4,\"input\":\"b\"}");
+        }
+    }
+}
