@@ -1,25 +1,18 @@
 package dev.rlmmcp.core;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.kernel.protocol.VarEntry;
 import java.time.Instant;
+import java.util.List;
 
 /** A session's variables as its kernel last listed them, for those who watch it without waiting on it. */
 final class SeenVariables {
 
-    private final ObjectMapper json;
-    private volatile JsonNode list;
+    private volatile List<VarEntry> list;
     private volatile Instant at;
 
-    SeenVariables(ObjectMapper json) {
-        this.json = json;
-    }
-
-    void see(JsonNode variables) {
-        if (variables.isArray()) {
-            list = variables;
+    void see(List<VarEntry> variables) {
+        if (variables != null) {
+            list = List.copyOf(variables);
             at = Instant.now();
         }
     }
@@ -30,25 +23,15 @@ final class SeenVariables {
     }
 
     /**
-     * Adds to {@code body} the list as last seen (or, if none was, the names {@code trace} knows),
-     * with where it comes from: {@code asked} says the kernel was asked just now.
+     * The list as last seen (or, if none was, the names {@code trace} knows), with where it comes
+     * from: {@code asked} says the kernel was asked just now.
      */
-    void describe(ObjectNode body, boolean running, boolean asked, Trace trace) {
-        body.put("kernel_running", running);
-        body.put("source", asked ? "kernel" : list != null ? "last_seen" : "trace");
-        if (!asked) {
-            body.put("note", !running ? "the kernel is not running; shown as last known, values are not loaded"
-                    : "code is running; shown as last seen");
-        }
-        if (at != null) {
-            body.put("as_of", at.toString());
-        }
-        body.set("variables", list != null ? list : namesFrom(trace));
-    }
-
-    private JsonNode namesFrom(Trace trace) {
-        ArrayNode names = json.createArrayNode();
-        trace.variableNames().forEach(n -> names.addObject().put("name", n));
-        return names;
+    VariablesView view(String sessionId, boolean running, boolean asked, Trace trace) {
+        List<VarEntry> seen = list;
+        String note = asked ? null : !running ? "the kernel is not running; shown as last known, values are not loaded"
+                : "code is running; shown as last seen";
+        return new VariablesView(sessionId, running, asked ? "kernel" : seen != null ? "last_seen" : "trace", note,
+                at == null ? null : at.toString(),
+                seen != null ? seen : trace.variableNames().stream().map(VarEntry::named).toList());
     }
 }

@@ -8,19 +8,38 @@ import dev.rlmmcp.data.StreamedLoad;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.kernel.protocol.DataType;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.Bytes;
+import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.base.ErrorCode;
+import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.base.Text;
+import dev.rlmmcp.data.Download;
+import dev.rlmmcp.data.StreamedLoad;
+import dev.rlmmcp.kernel.KernelFactory;
+import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.kernel.channel.Kernel;
 import dev.rlmmcp.kernel.channel.KernelCallbacks;
 import dev.rlmmcp.kernel.channel.KernelDiedException;
-import dev.rlmmcp.data.Download;
 import dev.rlmmcp.kernel.channel.KernelReply;
+import dev.rlmmcp.kernel.channel.TransferAbortedException;
+import dev.rlmmcp.kernel.protocol.Cleared;
+import dev.rlmmcp.kernel.protocol.DataType;
+import dev.rlmmcp.kernel.protocol.ExecResult;
+import dev.rlmmcp.kernel.protocol.KernelRequest;
+import dev.rlmmcp.kernel.protocol.Loaded;
+import dev.rlmmcp.kernel.protocol.McpSetup;
+import dev.rlmmcp.kernel.protocol.MemoryUse;
+import dev.rlmmcp.kernel.protocol.Page;
+import dev.rlmmcp.kernel.protocol.Refusal;
+import dev.rlmmcp.kernel.protocol.SnapshotWritten;
+import dev.rlmmcp.kernel.protocol.VarEntry;
+import dev.rlmmcp.kernel.protocol.VarList;
 import dev.rlmmcp.llm.LlmAccount;
 import dev.rlmmcp.llm.LlmBackend;
 import dev.rlmmcp.llm.LlmLimits;
 import dev.rlmmcp.llm.LlmService;
 import dev.rlmmcp.llm.LlmStep;
-import dev.rlmmcp.kernel.channel.TransferAbortedException;
+import dev.rlmmcp.llm.LlmUsage;
 import dev.rlmmcp.store.SessionDatabase.StoredSession;
 import dev.rlmmcp.store.StateStore;
 import java.io.IOException;
@@ -30,9 +49,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,8 +77,6 @@ public final class Session implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Session.class);
 
     static final int TRACE_KEPT = Trace.KEPT;
-    /** Carries a step's sub-LLM calls from its reply body to its trace entry; never sent to the client. */
-    private static final String LLM_CALLS = "_llm_calls";
     /** The most callers that may wait on one busy session at once; more are refused at once. */
     static final int MAX_WAITING = 16;
 
@@ -77,7 +97,7 @@ public final class Session implements AutoCloseable {
     /** Snapshot a step's changes before its reply is sent. */
     private final boolean durable;
     /** A kernel death found before the current call ran: told in the call's reply (under the lock). */
-    private ObjectNode replaced;
+    private KernelLoss replaced;
     private volatile Instant lastActive;
     private volatile SessionState state = SessionState.ACTIVE;
     private volatile String stoppedBy;
@@ -101,8 +121,8 @@ public final class Session implements AutoCloseable {
         this.lastActive = created;
         this.store = store;
         this.kernel = new SessionKernel(id, kernels, store);
-        this.trace = new Trace(kernels.json());
-        this.seen = new SeenVariables(kernels.json());
+        this.trace = new Trace();
+        this.seen = new SeenVariables();
         this.snapshots = new Snapshots(id, store, timer, kernels.json(), this::snapshotWhenDue, this::save);
         this.durable = store != null && store.durableReplies();
     }
@@ -162,30 +182,21 @@ public final class Session implements AutoCloseable {
     }
 
     /**
-     * Runs code as the session's next step: the reply carries output, the error if the code raised,
-     * what happened to the kernel, the step index and the guardrail the step tripped, if any.
+     * Runs code as the session's next step: what it printed and changed, the error if it raised, what
+     * happened to the kernel, the step index and the guardrail the step tripped, if any.
      */
-    public ObjectNode execute(String code, Duration timeout) {
-        return execute(code, timeout, null, KernelCallbacks.NONE, null);
-    }
-
-    /**
-     * {@link #execute(String, Duration)}, with requests the code makes to the host answered by
-     * {@code callbacks}, except llm_query's, which the session answers itself.
-     */
-    public ObjectNode execute(String code, Duration timeout, KernelCallbacks callbacks) {
-        return execute(code, timeout, null, callbacks, null);
+    public StepResult execute(String code, Duration timeout, CallContext context) {
+        return execute(code, timeout, null, KernelCallbacks.NONE, null, context);
     }
 
     /**
      * Runs code as the session's next step; llm_query calls go to the configured backend, where the
      * calling client's MCP sampling ({@code clientSampling}, null if it has none) may be one; other
-     * requests from the code go to {@code callbacks}. What llm_query used is in the reply and trace.
-     * {@code context} (or null) is added to the kernel's exec request: what the harness should set up
-     * before the code runs, such as the bridged MCP servers ({@code "mcp"}).
+     * requests from the code go to {@code callbacks}. What llm_query used is in the result and trace.
+     * {@code mcp} (or null) sets up the bridged MCP servers the code may call before it runs.
      */
-    public ObjectNode execute(String code, Duration timeout, LlmBackend clientSampling, KernelCallbacks callbacks,
-            ObjectNode context) {
+    public StepResult execute(String code, Duration timeout, LlmBackend clientSampling, KernelCallbacks callbacks,
+            McpSetup mcp, CallContext context) {
         acquire(timeout);
         try {
             requireOpen();
@@ -197,54 +208,72 @@ public final class Session implements AutoCloseable {
             Duration limit = guardrails.stepTimeout(timeout);
             long started = System.nanoTime();
             LlmStep llmStep = llm.step(llmAccount, clientSampling);
-            ObjectNode body = run(code, limit, (kind, request) -> "llm".equals(kind)
-                    ? llmStep.handle(kind, request) : callbacks.handle(kind, request), context);
-            double ms = (System.nanoTime() - started) / 1e6;
-            ObjectNode llmUsage = llmStep.usage();
-            if (llmUsage != null) {
-                body.set("llm_usage", llmUsage);
-                body.set(LLM_CALLS, llmStep.calls());
+            KernelCallbacks answering = (kind, request) -> "llm".equals(kind)
+                    ? llmStep.handle(kind, request) : callbacks.handle(kind, request);
+            ExecResult exec = null;
+            KernelLoss loss = null;
+            long interruptedAfter = -1;
+            Accepted<ExecResult> accepted = null;
+            try {
+                KernelReply<ExecResult> reply = exchange(new KernelRequest.Exec(code, mcp), null, limit, answering,
+                        context);
+                accepted = accept(reply);
+                exec = accepted.body();
+                interruptedAfter = reply.interrupted() && exec.interrupted() ? reply.interruptedAfterMs() : -1;
+            } catch (KernelDiedException e) {
+                loss = kernelLost(e, limit);
             }
-            long io = Text.utf8Length(code) + Text.utf8Length(body.path("stdout").asText(""))
-                    + Text.utf8Length(body.path("stderr").asText(""));
+            double ms = (System.nanoTime() - started) / 1e6;
+            StepStatus status = loss != null ? loss.status() : interruptedAfter >= 0 ? StepStatus.INTERRUPTED
+                    : exec.error() != null ? StepStatus.ERROR : StepStatus.OK;
+            long io = Text.utf8Length(code) + (exec == null ? 0
+                    : Text.utf8Length(exec.stdout() == null ? "" : exec.stdout())
+                            + Text.utf8Length(exec.stderr() == null ? "" : exec.stderr()));
             int index = guardrails.steps();
             String tripped = guardrails.afterStep(Math.round(ms), io);
-            body.put("step", index);
-            return settle(index, "exec", code, body, ms, io, tripped);
+            GuardrailStop guardrail = settle(index, tripped, exec == null ? null : exec.memory());
+            LlmUsage usage = llmStep.usage();
+            StepResult result = new StepResult(id, status, index, exec, limit, interruptedAfter, usage, guardrail,
+                    accepted == null ? null : accepted.notSaved(), loss, accepted == null ? null : accepted.replaced());
+            List<String> changed = exec == null ? List.of() : exec.variablesChanged();
+            record(index, "exec", code, status.wireName(), stepOutput(exec, status, loss, limit, interruptedAfter),
+                    changed, ms, io, tripped, usage, usage == null ? null : llmStep.calls());
+            return result;
         } finally {
             lock.unlock();
         }
     }
 
-    private ObjectNode run(String code, Duration timeout, KernelCallbacks callbacks, ObjectNode context) {
-        ObjectNode request = request("exec").put("code", code);
-        if (context != null) {
-            request.setAll(context);
+    /** What a step's trace entry shows of its output: stdout, the error, and what happened to the kernel. */
+    private static String stepOutput(ExecResult exec, StepStatus status, KernelLoss loss, Duration timeout,
+            long interruptedAfter) {
+        StringBuilder out = new StringBuilder(exec == null || exec.stdout() == null ? "" : exec.stdout());
+        if (exec != null && exec.error() != null) {
+            out.append(out.isEmpty() ? "" : "\n").append(exec.error().type()).append(": ")
+                    .append(exec.error().message());
         }
-        try {
-            KernelReply reply = exchange(request, null, timeout, callbacks);
-            JsonNode error = reply.body().path("error");
-            boolean interrupted = reply.interrupted() && error.path("interrupted").asBoolean();
-            ObjectNode body = checked(reply, interrupted ? "interrupted" : error.isObject() ? "error" : "ok");
-            if (interrupted) {
-                body.put("message", "interrupted after %.1f s (timeout %s s, or cancelled by the client); all variables are intact"
-                        .formatted(reply.interruptedAfterMs() / 1000.0, Text.seconds(timeout)));
-            }
-            EvictionNote.add(body, settings);
-            return body;
-        } catch (KernelDiedException e) {
-            return kernelLost(e, timeout);
+        String message = loss != null ? loss.message() : status == StepStatus.INTERRUPTED
+                ? interruptedMessage(interruptedAfter, timeout) : null;
+        if (message != null) {
+            out.append(out.isEmpty() ? "" : "\n").append(message);
         }
+        return out.toString();
     }
 
-    public ObjectNode loadData(String name, String data, DataType type) {
-        ObjectNode request = request("load").put("name", name).put("data_type", type.wireName());
+    /** What a step stopped by its timeout or the client's cancellation says. */
+    public static String interruptedMessage(long afterMs, Duration timeout) {
+        return "interrupted after %.1f s (timeout %s s, or cancelled by the client); all variables are intact"
+                .formatted(afterMs / 1000.0, Text.seconds(timeout));
+    }
+
+    public LoadResult loadData(String name, String data, DataType type, CallContext context) {
         long io = guardrails.limits().budgetBytes() == null ? data.length() : Text.utf8Length(data);
-        return load(request, data, io, "rlm_load_data " + name + " (" + type.wireName() + ")");
+        return load(new KernelRequest.Load(name, type, null), data, io, "rlm_load_data " + name + " (" + type.wireName()
+                + ")", null, null, context);
     }
 
     /** Loads a file the caller has already confined to the data root; the kernel reads it itself. */
-    public ObjectNode loadFile(String name, Path file, String shownPath, DataType type) {
+    public LoadResult loadFile(String name, Path file, String shownPath, DataType type, CallContext context) {
         long size;
         try {
             size = Files.size(file);
@@ -257,12 +286,8 @@ public final class Session implements AutoCloseable {
                             Bytes.human(settings.memoryLimitBytes())),
                     "path", "load a smaller file or a slice of it, or raise RLM_MAX_MEMORY_MB / --max-memory-mb");
         }
-        ObjectNode request = request("load").put("name", name).put("data_type", type.wireName())
-                .put("path", file.toString());
-        ObjectNode body = load(request, null, size, "rlm_load_file " + name + " <- " + shownPath);
-        body.put("path", shownPath);
-        body.put("file_bytes", size);
-        return body;
+        return load(new KernelRequest.Load(name, type, file.toString()), null, size,
+                "rlm_load_file " + name + " <- " + shownPath, shownPath, size, context);
     }
 
     /**
@@ -271,20 +296,18 @@ public final class Session implements AutoCloseable {
      * before any byte moves; a stream that passes the limit is cut, and nothing is stored. A failed
      * source leaves the session as it was.
      */
-    public ObjectNode loadStream(String name, DataType type, Download download, String argument, String what) {
-        StreamedLoad stream = StreamedLoad.of(download, settings.memoryLimitBytes(), argument);
-        ObjectNode request = request("load").put("name", name).put("data_type", type.wireName());
+    public LoadResult loadStream(String name, DataType type, Download download, String argument, String what,
+            CallContext context) {
+        StreamedLoad stream = StreamedLoad.of(download, settings.memoryLimitBytes(), argument, context);
         acquire(settings.maxTimeout());
         try (download) {
             requireOpen();
             long started = System.nanoTime();
-            ObjectNode body0;
+            Accepted<Loaded> accepted;
             try {
                 lastActive = Instant.now();
-                KernelReply reply = ready().callStreaming(request, stream.body(), settings.maxTimeout(),
-                        settings.interruptGrace());
-                body0 = checked(reply, null);
-                EvictionNote.add(body0, settings);
+                accepted = accept(ready().callStreaming(new KernelRequest.Load(name, type, null), stream.body(),
+                        settings.maxTimeout(), settings.interruptGrace(), context));
             } catch (KernelDiedException e) {
                 throw kernelError(e, settings.maxTimeout());
             } catch (TransferAbortedException e) {
@@ -293,38 +316,51 @@ public final class Session implements AutoCloseable {
                 lastActive = Instant.now();
             }
             double ms = (System.nanoTime() - started) / 1e6;
-            stream.describe(body0, ms);
             long sent = stream.sent();
-            return settle(null, "load", what, body0, ms, sent, guardrails.afterLoad(sent));
+            Loaded loaded = accepted.body();
+            GuardrailStop guardrail = settle(null, guardrails.afterLoad(sent), loaded.memory());
+            recordLoad(what, loaded, ms, sent, guardrail);
+            return new LoadResult(id, loaded, null, null, stream.transfer(ms), guardrail, accepted.notSaved(),
+                    accepted.replaced());
         } finally {
             lock.unlock();
         }
     }
 
-    private ObjectNode load(ObjectNode request, String data, long ioBytes, String what) {
+    private LoadResult load(KernelRequest.Load request, String data, long ioBytes, String what, String path,
+            Long fileBytes, CallContext context) {
         acquire(settings.maxTimeout());
         try {
             requireOpen();
             long started = System.nanoTime();
-            ObjectNode body = call(request, data, settings.maxTimeout(), true);
+            Accepted<Loaded> accepted = call(request, data, settings.maxTimeout(), context);
             double ms = (System.nanoTime() - started) / 1e6;
-            return settle(null, "load", what, body, ms, ioBytes, guardrails.afterLoad(ioBytes));
+            Loaded loaded = accepted.body();
+            GuardrailStop guardrail = settle(null, guardrails.afterLoad(ioBytes), loaded.memory());
+            recordLoad(what, loaded, ms, ioBytes, guardrail);
+            return new LoadResult(id, loaded, path, fileBytes, null, guardrail, accepted.notSaved(),
+                    accepted.replaced());
         } finally {
             lock.unlock();
         }
     }
 
+    private void recordLoad(String what, Loaded loaded, double ms, long io, GuardrailStop guardrail) {
+        record(null, "load", what, "done", loaded.type() + ", " + loaded.sizeHuman(), List.of(loaded.name()), ms, io,
+                guardrail == null ? null : guardrail.guardrail(), null, null);
+    }
+
     /** One page of a variable's value, rendered for a model (the text itself, JSON, or repr). */
-    public ObjectNode getVar(String name, long offset, long maxChars) {
-        return call(request("get").put("name", name).put("offset", offset).put("max_chars", maxChars), null,
-                settings.defaultTimeout(), false);
+    public KernelAnswer<Page> getVar(String name, long offset, long maxChars) {
+        return answer(call(new KernelRequest.Get(name, offset, maxChars), null, settings.defaultTimeout(),
+                CallContext.NONE));
     }
 
     /**
      * Closes the session with its final answer, given as text or as the name of a variable whose
      * rendered value is the answer. Later steps are refused; the answer stays readable.
      */
-    public ObjectNode finish(String finalText, String finalVariable) {
+    public Finalized finish(String finalText, String finalVariable) {
         acquire(settings.defaultTimeout());
         try {
             if (state != SessionState.STOPPED) {
@@ -332,37 +368,29 @@ public final class Session implements AutoCloseable {
             }
             String answer = finalText;
             if (answer == null) {
-                ObjectNode page = getVar(finalVariable, 0, Integer.MAX_VALUE - 8);
-                answer = page.path("value").asText();
+                answer = getVar(finalVariable, 0, Integer.MAX_VALUE - 8).body().value();
             }
             finalAnswer = answer;
             state = SessionState.FINALIZED;
             lastActive = Instant.now();
             save();
-            ObjectNode body = summary();
-            record(null, "finalize", finalText != null ? "final_text" : "final_var_name " + finalVariable, body, 0,
-                    0, null);
-            body.put("final_answer", answer);
-            return body;
+            record(null, "finalize", finalText != null ? "final_text" : "final_var_name " + finalVariable, "done", "",
+                    List.of(), 0, 0, null, null, null);
+            return new Finalized(summary(), answer);
         } finally {
             lock.unlock();
         }
     }
 
     /** Trace entries [start, end), with the session's totals. */
-    public ObjectNode trace(int start, int end) {
-        ObjectNode body = summary();
-        trace.slice(body, start, end);
-        if (finalAnswer != null) {
-            body.put("final_answer", finalAnswer);
-        }
-        return body;
+    public TraceView trace(int start, int end) {
+        return trace.view(summary(), start, end, finalAnswer);
     }
 
     /** What rlm_sessions shows of a session: no kernel call, so listing never waits on running code. */
-    public ObjectNode summary() {
-        return SessionSummary.of(kernels.json(), stored(snapshots.at()), llmAccount.calls(), llmAccount.tokens(),
-                memoryBytes, hasKernel(), store != null, snapshots.last(), settings.defaultTimeout());
+    public SessionSummary summary() {
+        return SessionSummary.of(stored(snapshots.at()), llmAccount.calls(), llmAccount.tokens(), memoryBytes,
+                hasKernel(), store != null, snapshots.last(), settings.defaultTimeout());
     }
 
     /** The step timeout a call gets when it names none: the session's, else the server's default. */
@@ -412,18 +440,17 @@ public final class Session implements AutoCloseable {
         return store != null && expire();
     }
 
-    /** Notes a finished step or load: the guardrail it tripped, the memory it left, its trace entry. */
-    private ObjectNode settle(Integer step, String kind, String input, ObjectNode body, double ms, long io,
-            String tripped) {
-        if (tripped != null) {
-            stop(tripped);
-            body.put("guardrail_stop", tripped);
-            body.put("guardrail_message", guardrails.stopMessage(id, tripped) + " This "
-                    + (step == null ? "load" : "step") + " was done; further steps are refused.");
+    /** Notes a finished step or load: the guardrail it tripped (null if none) and the memory it left. */
+    private GuardrailStop settle(Integer step, String tripped, MemoryUse memory) {
+        if (memory != null) {
+            memoryBytes = memory.totalBytes();
         }
-        memoryBytes = body.path("memory").path("total_bytes").asLong(memoryBytes);
-        record(step, kind, input, body, ms, io, tripped);
-        return body;
+        if (tripped == null) {
+            return null;
+        }
+        stop(tripped);
+        return new GuardrailStop(tripped, guardrails.stopMessage(id, tripped) + " This "
+                + (step == null ? "load" : "step") + " was done; further steps are refused.");
     }
 
     private void requireOpen() {
@@ -451,9 +478,11 @@ public final class Session implements AutoCloseable {
                 "finalize with rlm_finalize (final_text or final_var_name), or start a new session with higher limits");
     }
 
-    private void record(Integer step, String kind, String input, ObjectNode body, double ms, long io, String tripped) {
-        JsonNode llmCalls = body.remove(LLM_CALLS);
-        Step entry = trace.append(step, kind, input, body, ms, io, tripped, memoryBytes, llmCalls);
+    private void record(Integer step, String kind, String input, String status, String output, List<String> changed,
+            double ms, long io, String tripped, LlmUsage usage, Object llmCalls) {
+        Step entry = trace.append(step, kind, input, status, output, changed, ms, io, tripped, memoryBytes,
+                usage == null ? null : kernels.json().valueToTree(usage),
+                llmCalls == null ? null : kernels.json().valueToTree(llmCalls));
         if (store != null) {
             SessionRecords.append(store, kernels.json(), stored(snapshots.at()), entry);
         }
@@ -476,10 +505,11 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    public ObjectNode listVars() {
-        ObjectNode body = call(request("vars"), null, settings.defaultTimeout(), false);
-        seen.see(body.path("variables"));
-        return body;
+    public KernelAnswer<VarList> listVars() {
+        KernelAnswer<VarList> answer = answer(call(new KernelRequest.Vars(), null, settings.defaultTimeout(),
+                CallContext.NONE));
+        seen.see(answer.body().variables());
+        return answer;
     }
 
     /**
@@ -487,18 +517,17 @@ public final class Session implements AutoCloseable {
      * and idle, otherwise the list as last seen (or the names the trace knows). Never starts a
      * kernel, never waits for running code, never counts as activity.
      */
-    public ObjectNode variablesView() {
-        ObjectNode body = kernels.json().createObjectNode();
-        body.put("session_id", id);
+    public VariablesView variablesView() {
         boolean running = hasKernel();
         boolean asked = false;
         if (running && lock.tryLock()) {
             try {
                 Kernel k = kernel.current();
                 if (k != null && k.isAlive()) {
-                    KernelReply reply = k.call(request("vars"), null, settings.defaultTimeout(), settings.interruptGrace());
+                    KernelReply<VarList> reply = k.call(new KernelRequest.Vars(), settings.defaultTimeout(),
+                            settings.interruptGrace());
                     if (reply.ok()) {
-                        seen.see(reply.body().path("variables"));
+                        seen.see(reply.body().variables());
                         asked = true;
                     }
                 }
@@ -508,8 +537,7 @@ public final class Session implements AutoCloseable {
                 lock.unlock();
             }
         }
-        seen.describe(body, running, asked, trace);
-        return body;
+        return seen.view(id, running, asked, trace);
     }
 
     /**
@@ -518,9 +546,9 @@ public final class Session implements AutoCloseable {
      * steps made, its memory and its snapshot count, so that a doubt keeps the session.
      */
     public boolean holdsVariables() {
-        ObjectNode view = variablesView();
-        boolean listed = !view.path("variables").isEmpty();
-        if ("kernel".equals(view.path("source").asText())) {
+        VariablesView view = variablesView();
+        boolean listed = !view.variables().isEmpty();
+        if ("kernel".equals(view.source())) {
             return listed;
         }
         return listed || memoryBytes > 0 || snapshots.at() != null;
@@ -543,7 +571,7 @@ public final class Session implements AutoCloseable {
         Duration wait = (timeout == null ? settings.maxTimeout() : timeout).plus(settings.interruptGrace());
         boolean locked;
         try {
-            locked = lock.tryLock(wait.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            locked = lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             locked = false;
@@ -565,27 +593,24 @@ public final class Session implements AutoCloseable {
         return lock.isLocked();
     }
 
-    public ObjectNode varInfo(String name) {
-        return call(request("var_info").put("name", name), null, settings.defaultTimeout(), false);
+    public KernelAnswer<VarEntry> varInfo(String name) {
+        return answer(call(new KernelRequest.VarInfo(name), null, settings.defaultTimeout(), CallContext.NONE));
     }
 
-    public ObjectNode clear(String name) {
-        return call(request("clear").put("name", name), null, settings.defaultTimeout(), false);
+    public KernelAnswer<Cleared> clear(String name) {
+        return answer(call(KernelRequest.Clear.one(name), null, settings.defaultTimeout(), CallContext.NONE));
     }
 
-    public ObjectNode clearAll() {
-        return call(request("clear").put("all", true), null, settings.defaultTimeout(), false);
+    public KernelAnswer<Cleared> clearAll() {
+        return answer(call(KernelRequest.Clear.every(), null, settings.defaultTimeout(), CallContext.NONE));
     }
 
-    public ObjectNode memory() {
-        ObjectNode body = call(request("memory"), null, settings.defaultTimeout(), false);
-        body.put("sandbox", kernels.launcherName());
+    public KernelAnswer<MemoryReport> memory() {
+        Accepted<MemoryUse> use = call(new KernelRequest.Memory(), null, settings.defaultTimeout(), CallContext.NONE);
         var python = kernels.pythonIfKnown();
-        if (python != null) {
-            body.put("python", python.executable().toString());
-            body.put("python_version", python.version());
-        }
-        return body;
+        return new KernelAnswer<>(id, new MemoryReport(use.body(), kernels.launcherName(),
+                python == null ? null : python.executable().toString(), python == null ? null : python.version()),
+                use.notSaved(), use.replaced());
     }
 
     /** Whether a kernel process is running for this session now. */
@@ -593,14 +618,10 @@ public final class Session implements AutoCloseable {
         return kernel.running();
     }
 
-    private ObjectNode call(ObjectNode request, String data, Duration timeout, boolean mayEvict) {
+    private <R> Accepted<R> call(KernelRequest<R> request, String data, Duration timeout, CallContext context) {
         acquire(timeout);
         try {
-            ObjectNode body = checked(exchange(request, data, timeout, KernelCallbacks.NONE), null);
-            if (mayEvict) {
-                EvictionNote.add(body, settings);
-            }
-            return body;
+            return accept(exchange(request, data, timeout, KernelCallbacks.NONE, context));
         } catch (KernelDiedException e) {
             throw kernelError(e, timeout);
         } finally {
@@ -608,12 +629,16 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    private KernelReply exchange(ObjectNode request, String data, Duration timeout, KernelCallbacks callbacks)
-            throws KernelDiedException {
+    private <R> KernelAnswer<R> answer(Accepted<R> accepted) {
+        return new KernelAnswer<>(id, accepted.body(), accepted.notSaved(), accepted.replaced());
+    }
+
+    private <R> KernelReply<R> exchange(KernelRequest<R> request, String data, Duration timeout,
+            KernelCallbacks callbacks, CallContext context) throws KernelDiedException {
         lastActive = Instant.now();
         Kernel k = ready();
         try {
-            return k.call(request, data, timeout, settings.interruptGrace(), callbacks);
+            return k.call(request, data, timeout, settings.interruptGrace(), callbacks, context);
         } finally {
             lastActive = Instant.now();
         }
@@ -631,10 +656,7 @@ public final class Session implements AutoCloseable {
         }
         Kernel current = kernel.current();
         if (current != null && !current.isAlive()) {
-            ObjectNode note = kernelLost(current.death(), null);
-            note.remove("status");
-            note.remove("session_id");
-            replaced = note;
+            replaced = kernelLost(current.death(), null);
         }
         return kernel.get();
     }
@@ -642,7 +664,7 @@ public final class Session implements AutoCloseable {
     /** The snapshot is due: taken now, or as soon as the call under way ends. */
     private void snapshotWhenDue() {
         try {
-            if (!lock.tryLock(settings.maxTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            if (!lock.tryLock(settings.maxTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
                 return; // a call has held the session all that time: the next one writes the snapshot first
             }
         } catch (InterruptedException e) {
@@ -662,7 +684,7 @@ public final class Session implements AutoCloseable {
      * Has the kernel write every variable changed since the last snapshot (under the lock). Returns
      * its reply, or null if there is no kernel or nothing to write.
      */
-    private ObjectNode snapshot() {
+    private SnapshotWritten snapshot() {
         Kernel k = kernel.current();
         if (store == null || k == null || !k.isAlive() || !snapshots.pending()) {
             return null;
@@ -670,7 +692,7 @@ public final class Session implements AutoCloseable {
         return takeSnapshot(k);
     }
 
-    private ObjectNode takeSnapshot(Kernel k) {
+    private SnapshotWritten takeSnapshot(Kernel k) {
         try {
             return snapshots.take(k, settings.maxTimeout(), settings.interruptGrace());
         } catch (KernelDiedException e) {
@@ -682,7 +704,7 @@ public final class Session implements AutoCloseable {
     }
 
     /** Snapshots now what changed (for tests, benchmarks and eviction); the kernel's reply, or null. */
-    public ObjectNode snapshotNow() {
+    public SnapshotWritten snapshotNow() {
         lock.lock();
         try {
             return snapshot();
@@ -691,56 +713,63 @@ public final class Session implements AutoCloseable {
         }
     }
 
+    /** A kernel's answer, accepted under the lock: its body, and what the caller is to be told with it. */
+    private record Accepted<R>(R body, List<String> notSaved, KernelLoss replaced) {
+    }
+
     /**
-     * The kernel's reply as the agent sees it (status and session first), or its refusal thrown. With
-     * durable replies, a step's changes are snapshotted before it is returned; a kernel replaced before
-     * the call ran is told here.
+     * The kernel's answer, or its refusal thrown. With durable replies, a step's changes are
+     * snapshotted before it is returned (what could not be is in {@code notSaved}); a kernel replaced
+     * before the call ran is handed on to be told.
      */
-    private ObjectNode checked(KernelReply reply, String status) {
-        boolean step = snapshots.noteUnsaved(reply.body());
+    private <R> Accepted<R> accept(KernelReply<R> reply) {
+        boolean step = snapshots.noteUnsaved(reply.unsaved());
         if (step && durable && snapshots.pending()) {
             snapshot();
         }
-        ObjectNode body = KernelReplies.shown(kernels.json(), id, reply, status);
-        if (step && durable && snapshots.pending()) {
-            body.set("not_saved", kernels.json().valueToTree(List.copyOf(snapshots.unsavedNow("").keySet())));
+        KernelLoss before = replaced;
+        replaced = null;
+        if (!reply.ok()) {
+            throw refusal(reply.refusal());
         }
-        if (replaced != null) {
-            if (replaced.has("lost_variables")) {
-                body.set("lost_variables", replaced.get("lost_variables"));
-            }
-            body.set("kernel_restarted", replaced);
-            replaced = null;
-        }
-        return body;
+        List<String> notSaved = step && durable && snapshots.pending()
+                ? List.copyOf(snapshots.unsavedNow("").keySet()) : null;
+        return new Accepted<>(reply.body(), notSaved, before);
+    }
+
+    private static RlmException refusal(Refusal refusal) {
+        ErrorCode code = ErrorCode.of(refusal.code());
+        return new RlmException(code, refusal.message(), refusal.argument(), switch (code) {
+            case VARIABLE_NOT_FOUND -> "call rlm_list_vars to see the variables of this session";
+            case INVALID_DATA -> "check that data_type matches the data, or load it as text";
+            case OUT_OF_MEMORY -> "free memory with rlm_clear, or load a smaller part of the data";
+            case INTERRUPTED -> "the load was cancelled or ran past --max-timeout-s; load a smaller part";
+            default -> null;
+        });
     }
 
     /** The kernel died during a call that returns no step: the loss, as a refusal. */
     private RlmException kernelError(KernelDiedException e, Duration timeout) {
-        return new RlmException(ErrorCode.KERNEL_ERROR, kernelLost(e, timeout).path("message").asText(), null,
+        return new RlmException(ErrorCode.KERNEL_ERROR, kernelLost(e, timeout).message(), null,
                 "if the data is too big for memory, load a smaller part or raise the memory limit");
     }
 
     /**
      * The kernel died, during a call ({@code timeout} its limit) or, with {@code timeout} null, since
-     * the last one: it is replaced, and the body says what was lost.
+     * the last one: it is replaced, and the loss says what was lost.
      */
-    private ObjectNode kernelLost(KernelDiedException e, Duration timeout) {
+    private KernelLoss kernelLost(KernelDiedException e, Duration timeout) {
         memoryBytes = 0;
         seen.forget();
-        java.util.Set<String> lost = snapshots.lost();
+        Set<String> lost = new LinkedHashSet<>(snapshots.lost());
         if (replaced != null) {
             // the kernel that replaced one found dead before this call died too: both losses count
-            replaced.path("lost_variables").forEach(n -> lost.add(n.asText()));
+            lost.addAll(replaced.lost());
             replaced = null;
         }
-        ObjectNode body = kernel.replace(e, timeout, lost, snapshots.at());
+        KernelLoss loss = kernel.replace(e, timeout, lost, snapshots.at());
         save();
-        return body;
-    }
-
-    private ObjectNode request(String op) {
-        return kernels.json().createObjectNode().put("op", op);
+        return loss;
     }
 
     public int kernelRestarts() {

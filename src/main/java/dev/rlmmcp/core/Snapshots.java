@@ -1,17 +1,18 @@
 package dev.rlmmcp.core;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.kernel.channel.Kernel;
 import dev.rlmmcp.kernel.channel.KernelDiedException;
 import dev.rlmmcp.kernel.channel.KernelReply;
+import dev.rlmmcp.kernel.protocol.KernelRequest;
+import dev.rlmmcp.kernel.protocol.SnapshotWritten;
 import dev.rlmmcp.store.StateStore;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
@@ -46,7 +47,7 @@ final class Snapshots {
     /** A step was recorded since the last snapshot, which a store that copies records has not copied. */
     private volatile boolean recordBehind;
     private volatile Instant at;
-    private volatile ObjectNode last;
+    private volatile SnapshotTaken last;
     private ScheduledFuture<?> due;
 
     Snapshots(String id, StateStore store, ScheduledExecutorService timer, ObjectMapper json, Runnable whenDue,
@@ -76,7 +77,7 @@ final class Snapshots {
     }
 
     /** The account of the last snapshot taken since the server started, or null. */
-    ObjectNode last() {
+    SnapshotTaken last() {
         return last;
     }
 
@@ -94,17 +95,14 @@ final class Snapshots {
     }
 
     /**
-     * Takes from a kernel's reply the variables changed since the last snapshot, if it lists them: a
-     * snapshot is then due. Returns true if the reply listed them (a step that may change variables).
+     * Takes the variables changed since the last snapshot, as a kernel's reply lists them (null if it
+     * does not): a snapshot is then due. Returns true if listed (a step that may change variables).
      */
-    boolean noteUnsaved(ObjectNode reply) {
-        JsonNode pending = reply.remove("variables_unsaved");
+    boolean noteUnsaved(List<String> pending) {
         if (pending == null) {
             return false;
         }
-        Set<String> names = new LinkedHashSet<>();
-        pending.forEach(n -> names.add(n.asText()));
-        unsaved = names;
+        unsaved = new LinkedHashSet<>(pending);
         if (store != null && store.snapshots().copiesRecords()) {
             recordBehind = true;
         }
@@ -162,39 +160,36 @@ final class Snapshots {
      * killed then, and a stopped one at once). The caller holds the session's lock. Returns the kernel's
      * reply, or null if the kernel refused.
      */
-    ObjectNode take(Kernel kernel, Duration timeout, Duration grace) throws KernelDiedException {
-        KernelReply reply = kernel.call(json.createObjectNode().put("op", "snapshot"), null, timeout, grace);
-        ObjectNode body = reply.body();
+    SnapshotWritten take(Kernel kernel, Duration timeout, Duration grace) throws KernelDiedException {
+        KernelReply<SnapshotWritten> reply = kernel.call(new KernelRequest.Snapshot(), timeout, grace);
         if (!reply.ok()) {
-            log.warn("session {}: snapshot failed: {}", id, body.path("message").asText());
+            log.warn("session {}: snapshot failed: {}", id, reply.refusal().message());
             return null;
         }
+        SnapshotWritten body = reply.body();
         Instant now = Instant.now();
-        ObjectNode done = json.createObjectNode().put("at", now.toString())
-                .put("bytes_written", body.path("bytes").asLong()).put("duration_ms", body.path("duration_ms").asDouble());
-        done.set("written", body.path("written"));
         unsaved = Set.of();
         recordBehind = false;
-        Map<String, String> refused = new LinkedHashMap<>();
-        body.path("not_persisted").fields().forEachRemaining(e -> refused.put(e.getKey(), e.getValue().asText()));
-        notPersisted = refused;
+        notPersisted = Map.copyOf(body.notPersisted());
         saveRecord.accept(now);
         if (store.snapshots().copiesRecords()) {
             // else the record is committed with the next batch of writes: the manifest is what restores
             store.flush();
         }
         long copying = System.nanoTime();
+        Double storedMs = null;
+        String storeError = null;
         try {
             // after the record is saved, so that a store that copies the record copies this snapshot's
             store.snapshots().committed(id);
-            done.put("stored_ms", Math.round((System.nanoTime() - copying) / 1e4) / 100.0);
+            storedMs = Math.round((System.nanoTime() - copying) / 1e4) / 100.0;
         } catch (IOException | RuntimeException e) {
             log.warn("session {}: snapshot not copied to the snapshot store: {}", id, e.getMessage());
-            done.put("store_error", e.getMessage());
+            storeError = e.getMessage();
         }
         // shown only now: a snapshot_at that rlm_sessions lists is in the store
         at = now;
-        last = done;
+        last = new SnapshotTaken(now.toString(), body.bytes(), body.durationMs(), body.written(), storedMs, storeError);
         return body;
     }
 }

@@ -2,8 +2,6 @@ package dev.rlmmcp.core;
 
 import dev.rlmmcp.base.Text;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.store.SessionDatabase;
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -19,13 +17,8 @@ final class Trace {
     static final int KEPT = SessionDatabase.TRACE_KEPT;
     private static final int TEXT = 2000;
 
-    private final ObjectMapper json;
     private final Deque<Step> kept = new ArrayDeque<>();
     private int length;
-
-    Trace(ObjectMapper json) {
-        this.json = json;
-    }
 
     synchronized int length() {
         return length;
@@ -37,18 +30,13 @@ final class Trace {
         length = Math.max(recordedLength, kept.isEmpty() ? 0 : kept.getLast().index() + 1);
     }
 
-    /** Adds the entry for a finished step or load, whose reply is {@code body}. */
-    synchronized Step append(Integer step, String kind, String input, ObjectNode body, double ms, long io,
-            String tripped, long memoryBytes, JsonNode llmCalls) {
-        List<String> changed = new ArrayList<>();
-        body.path("variables_changed").forEach(v -> changed.add(v.asText()));
-        if (body.has("name") && "load".equals(kind)) {
-            changed.add(body.path("name").asText());
-        }
-        String status = body.path("status").asText(kind.equals("exec") ? "ok" : "done");
+    /** Adds the entry for a finished step or load. */
+    synchronized Step append(Integer step, String kind, String input, String status, String output,
+            List<String> changed, double ms, long io, String tripped, long memoryBytes, JsonNode llmUsage,
+            JsonNode llmCalls) {
         Step entry = new Step(length, step, kind, Instant.now(), Text.clip(input, TEXT), status,
-                Text.clip(outputSummary(body), TEXT), List.copyOf(changed), Math.round(ms * 1000) / 1000.0,
-                io, tripped, memoryBytes, body.get("llm_usage"), llmCalls);
+                Text.clip(output, TEXT), List.copyOf(changed), Math.round(ms * 1000) / 1000.0, io, tripped,
+                memoryBytes, llmUsage, llmCalls);
         if (kept.size() == KEPT) {
             kept.removeFirst();
         }
@@ -57,21 +45,14 @@ final class Trace {
         return entry;
     }
 
-    /** Adds entries [start, end) to {@code body}, with where they are in the whole trace. */
-    synchronized void slice(ObjectNode body, int start, int end) {
+    /** Entries [start, end), with where they are in the whole trace. */
+    synchronized TraceView view(SessionSummary summary, int start, int end, String finalAnswer) {
         int first = length - kept.size();
         int from = Math.min(Math.max(first, start), length);
         int to = Math.min(Math.max(from, end), length);
-        body.put("trace_length", length);
-        if (first > 0) {
-            body.put("trace_dropped", first);
-            body.put("trace_note", "only the last " + KEPT + " entries are kept; entries before "
-                    + first + " were dropped");
-        }
-        body.put("start", from);
-        body.put("end", to);
-        body.set("steps", json.valueToTree(kept.stream().skip(from - first).limit(to - from)
-                .map(SessionRecords::view).toList()));
+        return new TraceView(summary, length, first > 0 ? first : null, first > 0 ? "only the last " + KEPT
+                + " entries are kept; entries before " + first + " were dropped" : null, from, to,
+                kept.stream().skip(from - first).limit(to - from).map(SessionRecords::view).toList(), finalAnswer);
     }
 
     /** The names of the variables the kept entries changed, in order of first change. */
@@ -79,21 +60,5 @@ final class Trace {
         Set<String> names = new LinkedHashSet<>();
         kept.forEach(s -> names.addAll(s.variablesChanged()));
         return names;
-    }
-
-    private static String outputSummary(ObjectNode body) {
-        StringBuilder out = new StringBuilder(body.path("stdout").asText(""));
-        JsonNode error = body.path("error");
-        if (error.isObject()) {
-            out.append(out.isEmpty() ? "" : "\n").append(error.path("type").asText()).append(": ")
-                    .append(error.path("message").asText());
-        }
-        if (body.has("message")) {
-            out.append(out.isEmpty() ? "" : "\n").append(body.path("message").asText());
-        }
-        if (out.isEmpty() && body.has("type")) {
-            out.append(body.path("type").asText()).append(", ").append(body.path("size_human").asText());
-        }
-        return out.toString();
     }
 }

@@ -1,10 +1,9 @@
 package dev.rlmmcp.data;
 
 import dev.rlmmcp.base.Bytes;
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.ErrorCode;
-import dev.rlmmcp.base.Progress;
 import dev.rlmmcp.base.RlmException;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
@@ -28,8 +27,11 @@ public final class StreamedLoad {
         this.body = body;
     }
 
-    /** Refuses, and closes, a download whose declared size is over {@code limit} (0: none). */
-    public static StreamedLoad of(Download download, long limit, String argument) {
+    /**
+     * Refuses, and closes, a download whose declared size is over {@code limit} (0: none); reports the
+     * bytes it moves to {@code context} as progress.
+     */
+    public static StreamedLoad of(Download download, long limit, String argument, CallContext context) {
         long size = download.size();
         if (limit > 0 && size > limit) {
             download.close();
@@ -39,7 +41,7 @@ public final class StreamedLoad {
         }
         String label = "loading " + download.shown();
         MeteredInputStream metered = new MeteredInputStream(download.body(),
-                bytes -> Progress.transferred(label, bytes, size));
+                bytes -> context.transferred(label, bytes, size));
         InputStream body = limit <= 0 ? metered : new CappedInputStream(metered, limit,
                 cap -> new TransferException(ErrorCode.TOO_LARGE, "%s sent more than this session's memory limit of %s"
                         .formatted(download.shown(), Bytes.human(cap)), argument,
@@ -55,13 +57,11 @@ public final class StreamedLoad {
         return metered.total();
     }
 
-    /** Adds where the data came from and how fast to the kernel's reply. */
-    public void describe(ObjectNode reply, double ms) {
+    /** Where the data came from and how fast, for a transfer that took {@code ms}. */
+    public Transfer transfer(double ms) {
         long sent = metered.total();
-        reply.put("source", download.shown());
-        reply.put("source_bytes", sent);
-        reply.put("transfer_ms", Math.round(ms * 1000) / 1000.0);
-        reply.put("mb_per_s", ms <= 0 ? 0 : Math.round(sent / 1e6 / (ms / 1000) * 10) / 10.0);
+        return new Transfer(download.shown(), sent, Math.round(ms * 1000) / 1000.0,
+                ms <= 0 ? 0 : Math.round(sent / 1e6 / (ms / 1000) * 10) / 10.0);
     }
 
     public RlmException failed(IOException cause) {

@@ -45,7 +45,7 @@ public final class LlmStep implements KernelCallbacks {
     private double latencyMaxMs;
     private int inFlight;
     private int peakInFlight;
-    private final List<ObjectNode> events = new ArrayList<>();
+    private final List<LlmUsage.GuardrailEvent> events = new ArrayList<>();
     private final List<ObjectNode> log = new ArrayList<>();
 
     LlmStep(LlmAccount account, Object backend, ObjectMapper json) {
@@ -263,7 +263,7 @@ public final class LlmStep implements KernelCallbacks {
 
     private void event(LlmException e) {
         if (events.size() < EVENTS_KEPT) {
-            events.add(json.createObjectNode().put("guardrail", e.limit()).put("code", e.code()).put("message", e.getMessage()));
+            events.add(new LlmUsage.GuardrailEvent(e.limit(), e.code(), e.getMessage()));
         }
     }
 
@@ -272,34 +272,18 @@ public final class LlmStep implements KernelCallbacks {
     }
 
     /** What this step's sub-LLM calls used, or null if it made none and none was refused. */
-    public synchronized ObjectNode usage() {
+    public synchronized LlmUsage usage() {
         if (calls == 0 && refused == 0) {
             return null;
         }
-        ObjectNode usage = json.createObjectNode();
-        usage.put("backend", backend == null ? "none" : backend.name());
-        usage.put("calls", calls);
-        usage.put("failed", failed);
-        usage.put("refused", refused);
-        usage.put("input_tokens", inputTokens);
-        usage.put("output_tokens", outputTokens);
-        if (estimated) {
-            usage.put("tokens_estimated", true);
-        }
-        usage.put("latency_ms_total", Math.round(latencyTotalMs * 10) / 10.0);
-        usage.put("latency_ms_max", Math.round(latencyMaxMs * 10) / 10.0);
-        usage.put("peak_concurrency", peakInFlight);
-        usage.put("session_calls", account.calls());
-        usage.put("session_tokens", account.tokens());
-        if (!events.isEmpty()) {
-            ArrayNode list = usage.putArray("guardrail_events");
-            events.forEach(list::add);
-        }
-        return usage;
+        return new LlmUsage(backend == null ? "none" : backend.name(), calls, failed, refused, inputTokens,
+                outputTokens, estimated ? Boolean.TRUE : null, Math.round(latencyTotalMs * 10) / 10.0,
+                Math.round(latencyMaxMs * 10) / 10.0, peakInFlight, account.calls(), account.tokens(),
+                events.isEmpty() ? null : List.copyOf(events));
     }
 
     /** The guardrails this step's calls ran into, by name, in order. */
     public synchronized List<String> guardrails() {
-        return events.stream().map(e -> e.path("guardrail").asText()).toList();
+        return events.stream().map(LlmUsage.GuardrailEvent::guardrail).toList();
     }
 }

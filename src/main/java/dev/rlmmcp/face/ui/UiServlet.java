@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.tools.Replies;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -89,7 +90,7 @@ public final class UiServlet extends HttpServlet {
             }
             String part = m.group(2) == null ? "" : m.group(2);
             switch (part) {
-                case "/variables" -> send(response, session.variablesView());
+                case "/variables" -> send(response, Replies.variables(session.variablesView()));
                 case "/trace.jsonl" -> sendJsonLines(response, session);
                 default -> sendSession(request, response, session);
             }
@@ -129,7 +130,7 @@ public final class UiServlet extends HttpServlet {
         ObjectNode body = json.createObjectNode();
         var list = body.putArray("sessions");
         for (Session session : sessions.all()) {
-            list.add(session.summary().put("busy", session.busy()));
+            list.add(Replies.summary(session.summary()).put("busy", session.busy()));
         }
         body.put("count", list.size());
         send(response, body);
@@ -150,10 +151,10 @@ public final class UiServlet extends HttpServlet {
             return;
         }
         if (last > 0) {
-            from = Math.max(from, session.trace(0, 0).path("trace_length").asInt() - last);
+            from = Math.max(from, session.trace(0, 0).traceLength() - last);
         }
-        ObjectNode body = session.trace(from, Integer.MAX_VALUE);
-        body.put("code_steps", session.summary().path("steps").asInt());
+        ObjectNode body = Replies.trace(session.trace(from, Integer.MAX_VALUE));
+        body.put("code_steps", session.summary().steps());
         send(response, body.put("busy", session.busy()));
     }
 
@@ -173,7 +174,7 @@ public final class UiServlet extends HttpServlet {
 
     /** One JSON object per line: the session first, then each trace entry. */
     private void sendJsonLines(HttpServletResponse response, Session session) throws IOException {
-        ObjectNode trace = session.trace(0, Integer.MAX_VALUE);
+        ObjectNode trace = Replies.trace(session.trace(0, Integer.MAX_VALUE));
         JsonNode steps = trace.remove("steps");
         trace.remove(List.of("start", "end"));
         response.setStatus(200);

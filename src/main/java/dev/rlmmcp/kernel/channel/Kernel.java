@@ -1,10 +1,15 @@
 package dev.rlmmcp.kernel.channel;
 
-import dev.rlmmcp.kernel.process.KernelLauncher;
-import dev.rlmmcp.kernel.process.KernelSpec;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.base.Cancellation;
+import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.kernel.process.KernelLauncher;
+import dev.rlmmcp.kernel.process.KernelProcess;
+import dev.rlmmcp.kernel.process.KernelSpec;
+import dev.rlmmcp.kernel.protocol.KernelRequest;
+import dev.rlmmcp.kernel.protocol.Refusal;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -13,33 +18,30 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One persistent CPython process and the framed pipe to it. Not thread-safe: its session
+ * The framed pipe to one persistent CPython kernel ({@link KernelProcess} is its process): typed
+ * requests out, typed replies back. Not thread-safe: its session
  * serialises calls (callback answers written meanwhile share the pipe under a lock). A call that outlives its timeout is interrupted (SIGINT semantics, variables
  * kept); one that ignores the interrupt for the grace period is killed.
  *
- * <p>The kernel is not trusted. Its pipes are read by two small platform threads of its own, never
- * by the caller (a virtual thread blocked in a native pipe read holds its carrier, and a few hundred
- * idle kernels would hold them all): one reads frames, each checked against the size the request in
- * flight can legitimately return before anything is allocated, and hands them to the caller; one
- * relays stderr to the log in bounded lines, rate-limited ({@link StderrRelay}). A frame over its
- * limit or not JSON is a protocol violation: the kernel is killed and the call fails with
+ * <p>The kernel is not trusted. Its stdout is read by a small platform thread of its own, never by
+ * the caller (a virtual thread blocked in a native pipe read holds its carrier, and a few hundred
+ * idle kernels would hold them all): it reads frames, each checked against the size the request in
+ * flight can legitimately return before anything is allocated, and hands them to the caller. A
+ * frame over its limit, not JSON, or a reply not of the request's reply type is a protocol violation: the kernel is killed and the call fails with
  * {@link KernelDiedException.Cause#PROTOCOL_VIOLATION}. A kernel whose process is stopped (SIGSTOP)
  * is killed within about a second of a call waiting on it, whatever the call's time limit.
  */
@@ -60,8 +62,7 @@ public final class Kernel implements AutoCloseable {
     private static final long STALL_CHECK_MS = 1000;
     private static final Object END = new Object();
 
-    private final KernelLauncher launcher;
-    private final Process process;
+    private final KernelProcess process;
     private final DataOutputStream out;
     /** Held while a frame is written: a lock, not a monitor, so that a virtual thread blocked in the write never pins its carrier. */
     private final ReentrantLock writing = new ReentrantLock();
@@ -70,8 +71,6 @@ public final class Kernel implements AutoCloseable {
     private final ObjectMapper json;
     private final ScheduledExecutorService timer;
     private final long outputFrameBytes;
-    private final StderrRelay stderr;
-    private final Thread diagnostics;
     private final Thread reader;
     /**
      * Frames handed from the reader to the call waiting for them: the reader waits until a call takes
@@ -82,35 +81,27 @@ public final class Kernel implements AutoCloseable {
     private long nextId;
     /** The largest frame the request in flight may be answered with. */
     private volatile long frameLimit = CONTROL_FRAME_BYTES;
-    private volatile boolean killedByUs;
     private volatile String violation;
     private volatile boolean stalled;
     private volatile boolean readerDone;
     private volatile boolean closed;
-    /** The harness's pid in its own namespace (from its ready frame), and in the host's once found (0: not yet, -1: unknown). */
-    private volatile long announcedPid = -1;
-    private volatile long hostPid;
 
-    private Kernel(KernelLauncher launcher, Process process, ObjectMapper json, ScheduledExecutorService timer,
-            String label, Duration startTimeout, int outputCap) throws IOException, KernelDiedException {
-        this.launcher = launcher;
+    private Kernel(KernelProcess process, ObjectMapper json, ScheduledExecutorService timer, String label,
+            Duration startTimeout, int outputCap) throws KernelDiedException {
         this.process = process;
         this.json = json;
         this.timer = timer;
         this.codec = new FrameCodec(json);
         this.outputFrameBytes = Math.max(EXEC_FRAME_BYTES,
                 CONTROL_FRAME_BYTES + 2L * JSON_BYTES_PER_CHAR * Math.max(0, outputCap));
-        this.out = new DataOutputStream(new BufferedOutputStream(process.getOutputStream(), 1 << 16));
-        this.in = new DataInputStream(new BufferedInputStream(process.getInputStream(), 1 << 16));
-        this.stderr = new StderrRelay(line -> log.warn("kernel {}: {}", label, line), System::nanoTime);
-        this.diagnostics = Thread.ofPlatform().daemon().stackSize(256 * 1024).name("kernel-log-" + label)
-                .start(this::relayDiagnostics);
+        this.out = new DataOutputStream(new BufferedOutputStream(process.stdin(), 1 << 16));
+        this.in = new DataInputStream(new BufferedInputStream(process.stdout(), 1 << 16));
         this.reader = Thread.ofPlatform().daemon().stackSize(1 << 20).name("kernel-frames-" + label)
                 .start(this::readFrames);
-        ScheduledFuture<?> deadline = timer.schedule(this::killNow, startTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> deadline = timer.schedule(process::kill, startTimeout.toMillis(), TimeUnit.MILLISECONDS);
         try {
             Frame ready = next(-1);
-            announcedPid = ready.header().path("pid").asLong(-1);
+            process.announced(ready.header().path("pid").asLong(-1));
         } catch (IOException e) {
             throw died();
         } finally {
@@ -128,17 +119,50 @@ public final class Kernel implements AutoCloseable {
     public static Kernel start(KernelLauncher launcher, KernelSpec spec, ObjectMapper json,
             ScheduledExecutorService timer, String label, Duration startTimeout, int outputCap)
             throws IOException, KernelDiedException {
-        return new Kernel(launcher, launcher.start(spec), json, timer, label, startTimeout, outputCap);
+        return new Kernel(KernelProcess.start(launcher, spec, label), json, timer, label, startTimeout, outputCap);
     }
 
     /** The largest frame a request may be answered with: what it can legitimately return, and no more. */
-    long frameLimit(ObjectNode request) {
-        return switch (request.path("op").asText("")) {
-            case "exec" -> outputFrameBytes;
-            case "get" -> Math.min(FrameCodec.MAX_FRAME, CONTROL_FRAME_BYTES
-                    + JSON_BYTES_PER_CHAR * Math.max(0, request.path("max_chars").asLong(0)));
+    long frameLimit(KernelRequest<?> request) {
+        return switch (request) {
+            case KernelRequest.Exec exec -> outputFrameBytes;
+            case KernelRequest.Get get -> Math.min(FrameCodec.MAX_FRAME, CONTROL_FRAME_BYTES
+                    + JSON_BYTES_PER_CHAR * Math.max(0, get.maxChars()));
             default -> CONTROL_FRAME_BYTES;
         };
+    }
+
+    /** The request as the harness reads it: {@code {"op", "id", fields…}}. */
+    private ObjectNode frame(KernelRequest<?> request, long id) {
+        ObjectNode header = json.createObjectNode().put("op", request.op()).put("id", id);
+        return header.setAll((ObjectNode) json.valueToTree(request));
+    }
+
+    /** The harness's answer to {@code request}, typed; an answer of the wrong shape breaks the protocol. */
+    private <R> KernelReply<R> reply(KernelRequest<R> request, ObjectNode header, long interruptedAfterMs)
+            throws KernelDiedException {
+        JsonNode unsaved = header.get("variables_unsaved");
+        List<String> changed = null;
+        if (unsaved != null && unsaved.isArray()) {
+            changed = new ArrayList<>(unsaved.size());
+            for (JsonNode name : unsaved) {
+                changed.add(name.asText());
+            }
+        }
+        if (!header.path("ok").asBoolean(false)) {
+            JsonNode argument = header.path("argument");
+            return new KernelReply<>(null, new Refusal(header.path("code").asText("KERNEL_ERROR"),
+                    header.path("message").asText("the kernel refused the request"),
+                    argument.isTextual() ? argument.asText() : null), changed, interruptedAfterMs);
+        }
+        try {
+            return new KernelReply<>(json.treeToValue(header, request.replyType()), null, changed, interruptedAfterMs);
+        } catch (JsonProcessingException | IllegalArgumentException e) {
+            violation = "its answer to " + request.op() + " does not have the protocol's shape: " + e.getMessage();
+            log.warn("kernel {} broke the protocol and is killed: {}", process.pid(), violation);
+            process.kill();
+            throw died();
+        }
     }
 
     /** Reads frames until the pipe ends or the kernel breaks the protocol, which kills it. */
@@ -155,7 +179,7 @@ public final class Kernel implements AutoCloseable {
         } catch (ProtocolViolation e) {
             violation = e.getMessage();
             log.warn("kernel {} broke the protocol and is killed: {}", process.pid(), e.getMessage());
-            killNow();
+            process.kill();
         } catch (IOException e) {
             log.debug("kernel {} pipe closed: {}", process.pid(), e.toString());
         } catch (InterruptedException e) {
@@ -179,7 +203,7 @@ public final class Kernel implements AutoCloseable {
             while (true) {
                 long wait = deadline < 0 ? 250 : Math.min(250, (deadline - System.nanoTime()) / 1_000_000);
                 if (deadline >= 0 && wait <= 0) {
-                    killNow();
+                    process.kill();
                     throw new IOException("no reply within the call's time limit");
                 }
                 Object item;
@@ -195,10 +219,10 @@ public final class Kernel implements AutoCloseable {
                 if (item == null && System.nanoTime() - checkStallAt >= 0) {
                     // a stopped kernel never answers: killed now rather than at the end of the call's limit
                     checkStallAt = System.nanoTime() + STALL_CHECK_MS * 1_000_000;
-                    if (!readerDone && stopped()) {
+                    if (!readerDone && process.stopped()) {
                         log.warn("kernel {} is stopped (SIGSTOP?) while a call waits on it: killed", process.pid());
                         stalled = true;
-                        killNow();
+                        process.kill();
                     }
                 }
                 if (item == END || (readerDone && frames.isEmpty())) {
@@ -222,51 +246,50 @@ public final class Kernel implements AutoCloseable {
         return process.isAlive();
     }
 
-    /** {@link #call(ObjectNode, String, Duration, Duration, KernelCallbacks)} with no callbacks offered. */
-    public KernelReply call(ObjectNode request, String text, Duration timeout, Duration grace)
-            throws KernelDiedException {
-        return call(request, text, timeout, grace, KernelCallbacks.NONE);
+    /** {@link #call(KernelRequest, String, Duration, Duration, KernelCallbacks, CallContext)} for a control request. */
+    public <R> KernelReply<R> call(KernelRequest<R> request, Duration timeout, Duration grace) throws KernelDiedException {
+        return call(request, null, timeout, grace, KernelCallbacks.NONE, CallContext.NONE);
     }
 
     /**
      * Sends one request, with {@code text} (or null) streamed as its payload, and waits for its reply;
-     * {@code timeout} null means no limit. A client's cancellation of the MCP request this thread
-     * serves interrupts the request as its timeout would, without the kill. Callback requests the
+     * {@code timeout} null means no limit. The client's cancellation of the request {@code context}
+     * stands for interrupts the call as its timeout would, without the kill. Callback requests the
      * kernel makes meanwhile go to {@code callbacks}, answered as they finish; when the call ends,
      * however it ends, callbacks still running are abandoned.
      */
-    public KernelReply call(ObjectNode request, String text, Duration timeout, Duration grace,
-            KernelCallbacks callbacks) throws KernelDiedException {
+    public <R> KernelReply<R> call(KernelRequest<R> request, String text, Duration timeout, Duration grace,
+            KernelCallbacks callbacks, CallContext context) throws KernelDiedException {
         long id = ++nextId;
-        request.put("id", id);
+        ObjectNode header = frame(request, id);
         long started = System.nanoTime();
         long deadline = hardDeadline(timeout, grace);
         frameLimit = frameLimit(request);
-        try (Watchdog watchdog = new Watchdog(timeout, grace, true);
+        try (Watchdog watchdog = new Watchdog(timeout, grace, true, context);
                 CallbackScope scope = new CallbackScope(callbacks, this::write, json)) {
             writing.lock();
             try {
                 if (text == null) {
-                    codec.write(out, new Frame(request));
+                    codec.write(out, new Frame(header));
                 } else {
-                    codec.writeText(out, request, text);
+                    codec.writeText(out, header, text);
                 }
             } finally {
                 writing.unlock();
             }
             while (true) {
                 Frame frame = next(deadline);
-                ObjectNode header = frame.header();
-                if (header.has("cb")) {
-                    scope.dispatch(header);
-                } else if (header.has("cb_close")) {
+                ObjectNode answer = frame.header();
+                if (answer.has("cb")) {
+                    scope.dispatch(answer);
+                } else if (answer.has("cb_close")) {
                     scope.close();
                     write(json.createObjectNode().put("cb_closed", true));
-                } else if (header.path("id").asLong(-1) == id) {
+                } else if (answer.path("id").asLong(-1) == id) {
                     long interruptedAfter = watchdog.fired() ? (System.nanoTime() - started) / 1_000_000 : -1;
-                    return new KernelReply(header, interruptedAfter);
+                    return reply(request, answer, interruptedAfter);
                 } else {
-                    log.debug("ignoring stray kernel frame {}", header);
+                    log.debug("ignoring stray kernel frame {}", answer);
                 }
             }
         } catch (IOException e) {
@@ -293,10 +316,10 @@ public final class Kernel implements AutoCloseable {
      * answered (as is a failure of the source itself). Once every byte is sent, the rest of the time
      * limit applies to the kernel's parsing as to any call: interrupt, then kill.
      */
-    public KernelReply callStreaming(ObjectNode request, InputStream source, Duration timeout, Duration grace)
-            throws KernelDiedException, TransferAbortedException {
+    public <R> KernelReply<R> callStreaming(KernelRequest<R> request, InputStream source, Duration timeout,
+            Duration grace, CallContext context) throws KernelDiedException, TransferAbortedException {
         long id = ++nextId;
-        request.put("id", id);
+        ObjectNode header = frame(request, id);
         long started = System.nanoTime();
         frameLimit = frameLimit(request);
         AtomicReference<String> stopped = new AtomicReference<>();
@@ -305,14 +328,14 @@ public final class Kernel implements AutoCloseable {
         if (timeout != null) {
             timers.add(timer.schedule(timedOut, timeout.toMillis(), TimeUnit.MILLISECONDS));
             // a kernel that stops reading its pipe would leave the writer blocked for good
-            timers.add(timer.schedule(this::killNow, timeout.plus(grace).plusSeconds(5).toMillis(),
+            timers.add(timer.schedule(process::kill, timeout.plus(grace).plusSeconds(5).toMillis(),
                     TimeUnit.MILLISECONDS));
         }
         try {
             IOException failure;
-            try (Cancellation.Registration cancelled = Cancellation.onCancel(
+            try (CallContext.Registration cancelled = context.onCancel(
                     () -> stop(stopped, "was cancelled by the client", source))) {
-                failure = codec.writeStream(out, request, source, () -> stopped.get() == null ? null
+                failure = codec.writeStream(out, header, source, () -> stopped.get() == null ? null
                         : new InterruptedIOException("the transfer " + stopped.get()));
             } finally {
                 timers.forEach(t -> t.cancel(false));
@@ -325,7 +348,7 @@ public final class Kernel implements AutoCloseable {
             // a stopped transfer leaves the kernel only discarding what it got: no interrupt, which could
             // otherwise land late, in the next call
             long deadline = hardDeadline(left, grace);
-            try (Watchdog watchdog = new Watchdog(left, grace, failure == null)) {
+            try (Watchdog watchdog = new Watchdog(left, grace, failure == null, context)) {
                 while (true) {
                     Frame frame = next(deadline);
                     if (frame.header().path("id").asLong(-1) == id) {
@@ -333,7 +356,7 @@ public final class Kernel implements AutoCloseable {
                             throw new TransferAbortedException(failure);
                         }
                         long interruptedAfter = watchdog.fired() ? (System.nanoTime() - started) / 1_000_000 : -1;
-                        return new KernelReply(frame.header(), interruptedAfter);
+                        return reply(request, frame.header(), interruptedAfter);
                     }
                     log.debug("ignoring stray kernel frame {}", frame.header());
                 }
@@ -364,7 +387,7 @@ public final class Kernel implements AutoCloseable {
         }
         try {
             write(json.createObjectNode().put("op", "shutdown"));
-            if (process.waitFor(500, TimeUnit.MILLISECONDS)) {
+            if (process.waitFor(Duration.ofMillis(500))) {
                 return;
             }
         } catch (IOException e) {
@@ -372,7 +395,7 @@ public final class Kernel implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        killNow();
+        process.kill();
     }
 
     /** Why this kernel, no longer alive, ended: for one found dead between calls. */
@@ -380,102 +403,16 @@ public final class Kernel implements AutoCloseable {
         return died();
     }
 
-    private void killNow() {
-        killedByUs = true;
-        launcher.kill(process);
-    }
-
     private KernelDiedException died() {
-        launcher.kill(process);
-        try {
-            process.waitFor(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        String why = launcher.whyEnded(process);
-        String exit = process.isAlive() ? "still running" : why != null ? why : describeExit(process.exitValue());
-        try {
-            diagnostics.join(Duration.ofSeconds(1));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        String exit = process.end();
         if (violation != null) {
             return new KernelDiedException(KernelDiedException.Cause.PROTOCOL_VIOLATION, exit, violation);
         }
         if (stalled) {
             return new KernelDiedException(KernelDiedException.Cause.STOPPED, exit, "");
         }
-        return new KernelDiedException(killedByUs ? KernelDiedException.Cause.KILLED_AFTER_TIMEOUT
-                : KernelDiedException.Cause.CRASHED, exit, stderr.lastWords());
-    }
-
-    static String describeExit(int status) {
-        if (status > 128 && status < 160) {
-            int signal = status - 128;
-            String name = switch (signal) {
-                case 6 -> "SIGABRT";
-                case 9 -> "SIGKILL, e.g. the out-of-memory killer";
-                case 11 -> "SIGSEGV, a segmentation fault";
-                case 15 -> "SIGTERM";
-                default -> "signal " + signal;
-            };
-            return "killed by " + name;
-        }
-        return "exit status " + status;
-    }
-
-    private void relayDiagnostics() {
-        try {
-            stderr.relay(process.getErrorStream());
-        } catch (IOException e) {
-            log.debug("kernel {} stderr closed: {}", process.pid(), e.toString());
-        }
-    }
-
-    /** Whether the harness's process is stopped (SIGSTOP, a tracer): it can never answer until continued. */
-    boolean stopped() {
-        long pid = hostPid;
-        if (pid == 0) {
-            hostPid = pid = findHarness();
-        }
-        if (pid < 0) {
-            return false;
-        }
-        try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            int end = stat.lastIndexOf(')');
-            char state = end > 0 && end + 2 < stat.length() ? stat.charAt(end + 2) : '?';
-            return state == 'T' || state == 't';
-        } catch (IOException | RuntimeException e) {
-            return false;
-        }
-    }
-
-    /**
-     * The host pid of the harness: the process of this kernel's tree whose pid in its own namespace
-     * (the last of /proc/PID/status's NSpid) is the one it announced; -1 if none is (a container's).
-     */
-    private long findHarness() {
-        long announced = announcedPid;
-        if (announced < 0) {
-            return -1;
-        }
-        return Stream.concat(Stream.of(process.toHandle()), process.toHandle().descendants())
-                .mapToLong(ProcessHandle::pid).filter(pid -> namespacePid(pid) == announced).findFirst().orElse(-1);
-    }
-
-    private static long namespacePid(long pid) {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
-                if (line.startsWith("NSpid:")) {
-                    String[] ids = line.substring(6).trim().split("\\s+");
-                    return Long.parseLong(ids[ids.length - 1]);
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            // gone, or not ours to read
-        }
-        return -2;
+        return new KernelDiedException(process.killedByUs() ? KernelDiedException.Cause.KILLED_AFTER_TIMEOUT
+                : KernelDiedException.Cause.CRASHED, exit, process.lastWords());
     }
 
     /**
@@ -487,11 +424,11 @@ public final class Kernel implements AutoCloseable {
 
         private final long graceMs;
         private final List<ScheduledFuture<?>> timers = new CopyOnWriteArrayList<>();
-        private final Cancellation.Registration cancellation;
+        private final CallContext.Registration cancellation;
         private volatile boolean fired;
 
         /** With {@code interrupting} false, only a kill at the end of the time limit and grace. */
-        Watchdog(Duration timeout, Duration grace, boolean interrupting) {
+        Watchdog(Duration timeout, Duration grace, boolean interrupting, CallContext context) {
             graceMs = grace.toMillis();
             if (timeout != null) {
                 long t = timeout.toMillis();
@@ -499,9 +436,9 @@ public final class Kernel implements AutoCloseable {
                     timers.add(timer.schedule(this::interrupt, t, TimeUnit.MILLISECONDS));
                     timers.add(timer.schedule(this::interrupt, t + graceMs / 2, TimeUnit.MILLISECONDS));
                 }
-                timers.add(timer.schedule(Kernel.this::killNow, t + graceMs, TimeUnit.MILLISECONDS));
+                timers.add(timer.schedule(process::kill, t + graceMs, TimeUnit.MILLISECONDS));
             }
-            cancellation = interrupting ? Cancellation.onCancel(this::cancelled) : () -> { };
+            cancellation = interrupting ? context.onCancel(this::cancelled) : () -> { };
         }
 
         private void cancelled() {
@@ -511,7 +448,7 @@ public final class Kernel implements AutoCloseable {
 
         private void interrupt() {
             fired = true;
-            launcher.interrupt(process);
+            process.interrupt();
         }
 
         boolean fired() {

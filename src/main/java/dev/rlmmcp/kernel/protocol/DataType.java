@@ -1,5 +1,6 @@
 package dev.rlmmcp.kernel.protocol;
 
+import com.fasterxml.jackson.annotation.JsonValue;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -9,6 +10,7 @@ import java.util.stream.Collectors;
 public enum DataType {
     TEXT, JSON, LINES, CSV;
 
+    @JsonValue
     public String wireName() {
         return name().toLowerCase(Locale.ROOT);
     }

@@ -1,6 +1,5 @@
 package dev.rlmmcp.tools.code;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -9,10 +8,14 @@ import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.StepResult;
 import dev.rlmmcp.kernel.Settings;
+import dev.rlmmcp.kernel.protocol.ExecResult;
+import dev.rlmmcp.kernel.protocol.McpSetup;
+import dev.rlmmcp.kernel.protocol.PyError;
 import dev.rlmmcp.bridge.BridgeException;
 import dev.rlmmcp.bridge.BridgedServers;
-import dev.rlmmcp.bridge.McpCallbacks;
+import dev.rlmmcp.core.McpCallbacks;
 import dev.rlmmcp.bridge.ServerDefinition;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
@@ -116,17 +119,18 @@ public final class RunPythonTool implements RlmTool {
             return validationError(e);
         }
         McpCallbacks callbacks = new McpCallbacks(bridge, servers, Duration.ofSeconds(timeout), json);
-        ObjectNode context;
+        McpSetup setup;
         try {
-            context = callbacks.kernelContext();
+            setup = callbacks.kernelSetup();
         } catch (BridgeException e) {
             return reply("error", "MCP server could not be loaded: " + e.getMessage(), null, "", "", servers,
                     e.getMessage(), timeout);
         }
         Session session = existing != null ? existing : sessions.create("run_python", Limits.NONE);
         try {
-            ObjectNode result = session.execute(code, Duration.ofSeconds(timeout), caller.sampling(), callbacks.byKind(), context);
-            ObjectNode reply = fromSession(result, servers, timeout);
+            StepResult result = session.execute(code, Duration.ofSeconds(timeout), caller.sampling(), callbacks.byKind(),
+                    setup, caller.context());
+            ObjectNode reply = fromStep(result, servers, timeout);
             if (existing != null) {
                 reply.put("session_id", existing.id());
             }
@@ -139,23 +143,26 @@ public final class RunPythonTool implements RlmTool {
         }
     }
 
-    private ObjectNode fromSession(ObjectNode result, List<String> servers, long timeout) {
-        String stdout = result.path("stdout").asText("");
-        String stderr = result.path("stderr").asText("");
-        JsonNode error = result.path("error");
-        return switch (result.path("status").asText()) {
-            case "ok" -> reply("success", stdout.isEmpty() && stderr.isEmpty() ? "Success (no output)" : "Success", 0,
+    /** Seed 004's reply for a step: success, error (the code raised, or its kernel crashed) or timeout. */
+    private ObjectNode fromStep(StepResult result, List<String> servers, long timeout) {
+        ExecResult exec = result.exec();
+        String stdout = exec == null || exec.stdout() == null ? "" : exec.stdout();
+        String stderr = exec == null || exec.stderr() == null ? "" : exec.stderr();
+        return switch (result.status()) {
+            case OK -> reply("success", stdout.isEmpty() && stderr.isEmpty() ? "Success (no output)" : "Success", 0,
                     stdout, stderr, servers, null, timeout);
-            case "error" -> {
-                String what = error.path("type").asText() + ": " + error.path("message").asText();
-                yield reply("error", "Error: " + what, 1, stdout, stderr + error.path("traceback").asText(""), servers,
-                        what, timeout);
+            case ERROR -> {
+                PyError error = exec.error();
+                String what = error.type() + ": " + error.message();
+                yield reply("error", "Error: " + what, 1, stdout, stderr + (error.traceback() == null ? ""
+                        : error.traceback()), servers, what, timeout);
             }
-            case "interrupted", "killed" -> reply("timeout", "Timeout: execution exceeded " + timeout + "s", null,
-                    stdout, stderr, servers, result.path("message").asText("execution timed out after " + timeout + "s"),
-                    timeout);
-            default -> reply("error", "Kernel crashed: " + result.path("message").asText(), 1, stdout, stderr, servers,
-                    result.path("message").asText(), timeout);
+            case INTERRUPTED -> reply("timeout", "Timeout: execution exceeded " + timeout + "s", null, stdout, stderr,
+                    servers, Session.interruptedMessage(result.interruptedAfterMs(), result.timeout()), timeout);
+            case KILLED -> reply("timeout", "Timeout: execution exceeded " + timeout + "s", null, stdout, stderr,
+                    servers, result.loss().message(), timeout);
+            case CRASHED -> reply("error", "Kernel crashed: " + result.loss().message(), 1, stdout, stderr, servers,
+                    result.loss().message(), timeout);
         };
     }
 

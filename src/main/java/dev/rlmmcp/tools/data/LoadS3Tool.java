@@ -8,6 +8,7 @@ import dev.rlmmcp.data.DataSources;
 import dev.rlmmcp.data.Download;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
 
@@ -55,8 +56,9 @@ public final class LoadS3Tool implements RlmTool {
         DataType type = args.dataType("data_type");
         Session session = sessions.resolve(args.sessionId(), caller.connection());
         Download download = sources.capped(sources.s3().open(bucket, key), "key");
-        ObjectNode body = session.loadStream(name, type, download, "key",
-                "rlm_load_s3 " + name + " <- s3://" + bucket + "/" + key + " (" + type.wireName() + ")");
+        ObjectNode body = Replies.load(session.loadStream(name, type, download, "key",
+                "rlm_load_s3 " + name + " <- s3://" + bucket + "/" + key + " (" + type.wireName() + ")",
+                caller.context()), sessions.kernels().settings());
         body.put("bucket", bucket);
         body.put("key", key);
         return body;

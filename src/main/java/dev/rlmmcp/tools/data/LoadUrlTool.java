@@ -8,6 +8,7 @@ import dev.rlmmcp.data.DataSources;
 import dev.rlmmcp.data.Download;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
 
@@ -52,8 +53,9 @@ public final class LoadUrlTool implements RlmTool {
         DataType type = args.dataType("data_type");
         Session session = sessions.resolve(args.sessionId(), caller.connection());
         Download download = sources.capped(sources.urls().open("url", url), "url");
-        ObjectNode body = session.loadStream(name, type, download, "url",
-                "rlm_load_url " + name + " <- " + download.shown() + " (" + type.wireName() + ")");
+        ObjectNode body = Replies.load(session.loadStream(name, type, download, "url",
+                "rlm_load_url " + name + " <- " + download.shown() + " (" + type.wireName() + ")", caller.context()),
+                sessions.kernels().settings());
         body.put("url", url);
         return body;
     }

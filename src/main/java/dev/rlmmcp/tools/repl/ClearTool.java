@@ -6,6 +6,7 @@ import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
 
@@ -46,6 +47,6 @@ public final class ClearTool implements RlmTool {
                     "pass name to delete one variable, or all=true to delete them all");
         }
         Session session = sessions.resolve(args.sessionId(), caller.connection());
-        return all ? session.clearAll() : session.clear(name);
+        return Replies.answer(all ? session.clearAll() : session.clear(name));
     }
 }

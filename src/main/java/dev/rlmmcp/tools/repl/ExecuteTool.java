@@ -7,6 +7,7 @@ import dev.rlmmcp.kernel.channel.KernelCallbacks;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
 import java.time.Duration;
@@ -53,8 +54,8 @@ public final class ExecuteTool implements RlmTool {
         String code = args.requiredString("code");
         Long timeout = args.integer("timeout_s", 1, settings.maxTimeout().toSeconds());
         Session session = sessions.resolve(args.sessionId(), caller.connection());
-        return session.execute(code, timeout == null ? session.defaultStepTimeout() : Duration.ofSeconds(timeout),
-                caller.sampling(), KernelCallbacks.NONE, null);
+        return Replies.step(session.execute(code, timeout == null ? session.defaultStepTimeout()
+                : Duration.ofSeconds(timeout), caller.sampling(), KernelCallbacks.NONE, null, caller.context()), settings);
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.rlmmcp.kernel.protocol.DataType;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
 
@@ -44,6 +45,7 @@ public final class LoadDataTool implements RlmTool {
         String name = args.variableName("name");
         String data = args.requiredString("data");
         DataType type = args.dataType("data_type");
-        return sessions.resolve(args.sessionId(), caller.connection()).loadData(name, data, type);
+        return Replies.load(sessions.resolve(args.sessionId(), caller.connection()).loadData(name, data, type,
+                caller.context()), sessions.kernels().settings());
     }
 }

@@ -6,6 +6,7 @@ import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.data.DataRoot;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
 import java.nio.file.Path;
@@ -51,6 +52,7 @@ public final class LoadFileTool implements RlmTool {
         DataType type = args.dataType("data_type");
         String sessionId = args.sessionId();
         Path file = dataRoot.resolve("path", path);
-        return sessions.resolve(sessionId, caller.connection()).loadFile(name, file, path, type);
+        return Replies.load(sessions.resolve(sessionId, caller.connection()).loadFile(name, file, path, type,
+                caller.context()), sessions.kernels().settings());
     }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
 
@@ -37,6 +38,6 @@ public final class MemoryTool implements RlmTool {
 
     @Override
     public ObjectNode call(Args args, Caller caller) {
-        return sessions.resolve(args.sessionId(), caller.connection()).memory();
+        return Replies.answer(sessions.resolve(args.sessionId(), caller.connection()).memory());
     }
 }

@@ -5,6 +5,7 @@ import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
 
@@ -49,6 +50,6 @@ public final class FinalizeTool implements RlmTool {
                             : "rlm_finalize takes final_text or final_var_name, not both",
                     "pass the answer as final_text, or name the variable holding it as final_var_name");
         }
-        return sessions.get(id).finish(text, variable);
+        return Replies.finalized(sessions.get(id).finish(text, variable));
     }
 }

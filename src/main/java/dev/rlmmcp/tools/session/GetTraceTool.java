@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
 
@@ -42,7 +43,7 @@ public final class GetTraceTool implements RlmTool {
         String id = args.requiredString("session_id");
         Long start = args.integer("start", 0, Integer.MAX_VALUE);
         Long end = args.integer("end", 0, Integer.MAX_VALUE);
-        return sessions.get(id).trace(start == null ? 0 : start.intValue(),
-                end == null ? Integer.MAX_VALUE : end.intValue());
+        return Replies.trace(sessions.get(id).trace(start == null ? 0 : start.intValue(),
+                end == null ? Integer.MAX_VALUE : end.intValue()));
     }
 }

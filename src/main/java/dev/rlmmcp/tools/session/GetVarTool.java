@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
 
@@ -47,7 +48,7 @@ public final class GetVarTool implements RlmTool {
         String name = args.requiredString("var_name");
         Long offset = args.integer("offset", 0, Long.MAX_VALUE);
         Long maxChars = args.integer("max_chars", 1, MAX_PAGE);
-        return sessions.get(id).getVar(name, offset == null ? 0 : offset,
-                maxChars == null ? sessions.kernels().settings().outputCap() : maxChars);
+        return Replies.answer(sessions.get(id).getVar(name, offset == null ? 0 : offset,
+                maxChars == null ? sessions.kernels().settings().outputCap() : maxChars));
     }
 }

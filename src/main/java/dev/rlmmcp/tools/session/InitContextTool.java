@@ -9,6 +9,7 @@ import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.llm.LlmLimits;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
 import java.time.Duration;
@@ -103,10 +104,11 @@ public final class InitContextTool implements RlmTool {
                     "pass context_text too, or load data later with rlm_load_data / rlm_load_file");
         }
         Session session = sessions.create(variable, limits, llmLimits(args));
-        ObjectNode body = session.summary();
+        ObjectNode body = Replies.summary(session.summary());
         if (text != null) {
             try {
-                body.set("context", session.loadData(variable, text, type));
+                body.set("context", Replies.load(session.loadData(variable, text, type, caller.context()),
+                        sessions.kernels().settings()));
             } catch (RlmException e) {
                 sessions.delete(session.id());
                 throw e;

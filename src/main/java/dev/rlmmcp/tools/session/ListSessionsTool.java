@@ -8,6 +8,7 @@ import dev.rlmmcp.core.SessionState;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
 import java.util.Arrays;
@@ -75,7 +76,7 @@ public final class ListSessionsTool implements RlmTool {
         ArrayNode list = body.putArray("sessions");
         int end = (int) Math.min(matching.size(), (long) offset + limit);
         for (Session session : matching.subList(Math.min(offset, end), end)) {
-            ObjectNode summary = session.summary();
+            ObjectNode summary = Replies.summary(session.summary());
             list.add(verbose ? summary : compact(summary));
         }
         body.put("count", list.size());

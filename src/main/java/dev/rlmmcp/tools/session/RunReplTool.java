@@ -6,6 +6,7 @@ import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.kernel.channel.KernelCallbacks;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
 
@@ -43,7 +44,8 @@ public final class RunReplTool implements RlmTool {
         String id = args.requiredString("session_id");
         String code = args.requiredString("code");
         Session session = sessions.get(id);
-        return session.execute(code, session.defaultStepTimeout(), caller.sampling(), KernelCallbacks.NONE, null);
+        return Replies.step(session.execute(code, session.defaultStepTimeout(), caller.sampling(),
+                KernelCallbacks.NONE, null, caller.context()), sessions.kernels().settings());
     }
 
     @Override

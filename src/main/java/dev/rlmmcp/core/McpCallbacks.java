@@ -1,11 +1,16 @@
-package dev.rlmmcp.bridge;
+package dev.rlmmcp.core;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.bridge.Aliases;
+import dev.rlmmcp.bridge.BridgeException;
+import dev.rlmmcp.bridge.BridgedServers;
+import dev.rlmmcp.bridge.BridgedTool;
+import dev.rlmmcp.bridge.ServerDefinition;
 import dev.rlmmcp.kernel.channel.CallbackException;
 import dev.rlmmcp.kernel.channel.KernelCallbacks;
+import dev.rlmmcp.kernel.protocol.McpSetup;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -80,24 +85,15 @@ public final class McpCallbacks implements KernelCallbacks {
      * What the kernel is told before the code runs: the allowed servers with Python aliases for them and
      * their tools, and the names of every configured server. Never a command, env value, URL or header.
      */
-    public ObjectNode kernelContext() {
-        ObjectNode spec = json.createObjectNode();
-        ArrayNode servers = spec.putArray("servers");
+    public McpSetup kernelSetup() {
         Map<String, String> serverAliases = Aliases.of(allowed, "server");
-        for (String name : allowed) {
+        List<McpSetup.Server> servers = allowed.stream().map(name -> {
             List<BridgedTool> tools = bridge.listTools(name);
             Map<String, String> toolAliases = Aliases.of(tools.stream().map(BridgedTool::name).toList(), "tool");
-            ObjectNode server = servers.addObject().put("name", name).put("alias", serverAliases.get(name));
-            ArrayNode list = server.putArray("tools");
-            for (BridgedTool tool : tools) {
-                list.addObject().put("name", tool.name()).put("alias", toolAliases.get(tool.name()))
-                        .put("description", tool.description()).set("input_schema", tool.inputSchema());
-            }
-        }
-        ArrayNode discovered = spec.putArray("discovered");
-        bridge.discovered().stream().map(ServerDefinition::name).sorted().forEach(discovered::add);
-        ObjectNode context = json.createObjectNode();
-        context.set(KIND, spec);
-        return context;
+            return new McpSetup.Server(name, serverAliases.get(name), tools.stream()
+                    .map(t -> new McpSetup.Tool(t.name(), toolAliases.get(t.name()), t.description(), t.inputSchema()))
+                    .toList());
+        }).toList();
+        return new McpSetup(servers, bridge.discovered().stream().map(ServerDefinition::name).sorted().toList());
     }
 }

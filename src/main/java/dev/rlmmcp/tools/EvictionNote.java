@@ -1,9 +1,9 @@
-package dev.rlmmcp.core;
+package dev.rlmmcp.tools;
 
 import dev.rlmmcp.base.Bytes;
 import dev.rlmmcp.kernel.Settings;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.kernel.protocol.Evicted;
+import java.util.List;
 
 /** Tells the agent, in a reply's {@code memory_note}, which variables the kernel moved out of memory and why. */
 final class EvictionNote {
@@ -11,22 +11,21 @@ final class EvictionNote {
     private EvictionNote() {
     }
 
-    static void add(ObjectNode body, Settings settings) {
-        JsonNode evicted = body.path("evicted");
-        if (!evicted.isArray() || evicted.isEmpty()) {
-            return;
+    /** The note for what a step or load evicted; null if nothing was. */
+    static String of(List<Evicted> evicted, Settings settings) {
+        if (evicted == null || evicted.isEmpty()) {
+            return null;
         }
         StringBuilder spilled = new StringBuilder();
         StringBuilder dropped = new StringBuilder();
         long bytes = 0;
-        for (JsonNode v : evicted) {
-            boolean kept = v.path("spilled").asBoolean();
-            StringBuilder names = kept ? spilled : dropped;
-            names.append(names.isEmpty() ? "" : ", ").append(v.path("name").asText());
-            if (!kept && v.has("reason")) {
-                names.append(" (").append(v.path("reason").asText()).append(")");
+        for (Evicted v : evicted) {
+            StringBuilder names = v.spilled() ? spilled : dropped;
+            names.append(names.isEmpty() ? "" : ", ").append(v.name());
+            if (!v.spilled() && v.reason() != null) {
+                names.append(" (").append(v.reason()).append(")");
             }
-            bytes += v.path("size_bytes").asLong();
+            bytes += v.sizeBytes();
         }
         String note = "memory passed %d%% of the %s limit, so the least recently used variables were moved out to get under %d%% (%s)."
                 .formatted(Math.round(settings.cleanupThreshold() * 100), Bytes.human(settings.memoryLimitBytes()),
@@ -37,6 +36,6 @@ final class EvictionNote {
         if (!dropped.isEmpty()) {
             note += " Dropped: " + dropped + ". They are gone; reload them if needed.";
         }
-        body.put("memory_note", note);
+        return note;
     }
 }

@@ -1,4 +1,4 @@
-package dev.rlmmcp.kernel.channel;
+package dev.rlmmcp.kernel.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

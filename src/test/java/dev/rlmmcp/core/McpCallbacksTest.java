@@ -1,4 +1,4 @@
-package dev.rlmmcp.bridge;
+package dev.rlmmcp.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

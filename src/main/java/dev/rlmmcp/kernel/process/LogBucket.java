@@ -1,4 +1,4 @@
-package dev.rlmmcp.kernel.channel;
+package dev.rlmmcp.kernel.process;
 
 import java.util.function.LongSupplier;
 

@@ -1,0 +1,14 @@
+package dev.rlmmcp.core;
+
+import dev.rlmmcp.data.Transfer;
+import dev.rlmmcp.kernel.protocol.Loaded;
+import java.util.List;
+
+/**
+ * A load into a variable: what the kernel stored, the file it read ({@code path} as the caller
+ * named it and its size) or the download it streamed ({@code transfer}), the guardrail it tripped,
+ * what a durable reply could not save, and a kernel found dead and replaced before it ran.
+ */
+public record LoadResult(String sessionId, Loaded loaded, String path, Long fileBytes, Transfer transfer,
+        GuardrailStop guardrail, List<String> notSaved, KernelLoss replacedBefore) {
+}

@@ -1,0 +1,110 @@
+package dev.rlmmcp.tools;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.Finalized;
+import dev.rlmmcp.core.KernelAnswer;
+import dev.rlmmcp.core.KernelLoss;
+import dev.rlmmcp.core.LoadResult;
+import dev.rlmmcp.core.MemoryReport;
+import dev.rlmmcp.core.SessionSummary;
+import dev.rlmmcp.core.StepResult;
+import dev.rlmmcp.core.TraceView;
+import dev.rlmmcp.core.VariablesView;
+import dev.rlmmcp.kernel.Settings;
+import java.util.List;
+
+/**
+ * Every tool's JSON reply, made from the records the core returns, in one place and with one
+ * mapping: field names in snake_case, absent values left out. The renderers (text, Markdown, TOON)
+ * read these trees.
+ */
+public final class Replies {
+
+    static final ObjectMapper JSON = JsonMapper.builder()
+            .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+            .serializationInclusion(JsonInclude.Include.NON_NULL)
+            .build();
+
+    private Replies() {
+    }
+
+    public static ObjectNode tree(Object value) {
+        return JSON.valueToTree(value);
+    }
+
+    public static ObjectNode step(StepResult result, Settings settings) {
+        return tree(StepReply.of(result, settings));
+    }
+
+    /** A kernel's answer that is no step: the session, the body's fields, and what the agent must know. */
+    public static ObjectNode answer(KernelAnswer<?> answer) {
+        ObjectNode reply = JSON.createObjectNode().put("session_id", answer.sessionId());
+        reply.setAll(answer.body() instanceof MemoryReport m ? memory(m) : tree(answer.body()));
+        return told(reply, answer.notSaved(), answer.replacedBefore());
+    }
+
+    public static ObjectNode load(LoadResult result, Settings settings) {
+        ObjectNode reply = JSON.createObjectNode().put("session_id", result.sessionId());
+        reply.setAll(tree(result.loaded()));
+        String note = EvictionNote.of(result.loaded().evicted(), settings);
+        if (note != null) {
+            reply.put("memory_note", note);
+        }
+        if (result.path() != null) {
+            reply.put("path", result.path()).put("file_bytes", result.fileBytes());
+        }
+        if (result.transfer() != null) {
+            reply.setAll(tree(result.transfer()));
+        }
+        if (result.guardrail() != null) {
+            reply.put("guardrail_stop", result.guardrail().guardrail())
+                    .put("guardrail_message", result.guardrail().message());
+        }
+        return told(reply, result.notSaved(), result.replacedBefore());
+    }
+
+    public static ObjectNode summary(SessionSummary summary) {
+        return tree(summary);
+    }
+
+    public static ObjectNode trace(TraceView trace) {
+        ObjectNode reply = tree(trace.summary());
+        ObjectNode rest = tree(trace);
+        rest.remove("summary");
+        return reply.setAll(rest);
+    }
+
+    public static ObjectNode finalized(Finalized finalized) {
+        return tree(finalized.summary()).put("final_answer", finalized.finalAnswer());
+    }
+
+    public static ObjectNode variables(VariablesView view) {
+        return tree(view);
+    }
+
+    private static ObjectNode memory(MemoryReport report) {
+        ObjectNode body = tree(report.use());
+        body.put("sandbox", report.sandbox());
+        if (report.python() != null) {
+            body.put("python", report.python()).put("python_version", report.pythonVersion());
+        }
+        return body;
+    }
+
+    private static ObjectNode told(ObjectNode reply, List<String> notSaved, KernelLoss before) {
+        if (notSaved != null) {
+            reply.set("not_saved", JSON.valueToTree(notSaved));
+        }
+        if (before != null) {
+            if (before.persisted()) {
+                reply.set("lost_variables", JSON.valueToTree(before.lost()));
+            }
+            reply.set("kernel_restarted", tree(StepReply.LossReply.of(before)));
+        }
+        return reply;
+    }
+}
