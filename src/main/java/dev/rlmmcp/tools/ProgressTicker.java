@@ -2,7 +2,7 @@ package dev.rlmmcp.tools;
 
 import dev.rlmmcp.base.Bytes;
 import dev.rlmmcp.base.CallContext;
-import dev.rlmmcp.base.Progress;
+import dev.rlmmcp.base.Progress; // TODO(callctx): remove when the core takes CallContext
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.time.Duration;
