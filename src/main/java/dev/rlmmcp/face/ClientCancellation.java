@@ -1,10 +1,9 @@
 package dev.rlmmcp.face;
 
-import dev.rlmmcp.base.Cancellation;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.util.Map;
 
-/** A client's notifications/cancelled, which the SDK has no handler for, taken to {@link Cancellation}. */
+/** A client's notifications/cancelled, which the SDK has no handler for, taken to the face's {@link ServedRequests}. */
 final class ClientCancellation {
 
     private static final String METHOD = "notifications/cancelled";
@@ -13,12 +12,12 @@ final class ClientCancellation {
     }
 
     /** Whether {@code message} is a cancellation (then it has been acted on and is not for the SDK). */
-    static boolean handled(String connection, McpSchema.JSONRPCMessage message) {
+    static boolean handled(ServedRequests served, String connection, McpSchema.JSONRPCMessage message) {
         if (!(message instanceof McpSchema.JSONRPCNotification notification) || !METHOD.equals(notification.method())) {
             return false;
         }
         if (notification.params() instanceof Map<?, ?> params && params.get("requestId") != null) {
-            Cancellation.cancel(connection, params.get("requestId"));
+            served.cancel(connection, params.get("requestId"));
         }
         return true;
     }

@@ -1,6 +1,5 @@
 package dev.rlmmcp.face;
 
-import dev.rlmmcp.base.Cancellation;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -38,7 +37,9 @@ import reactor.core.publisher.Mono;
  * idle stream alive. A POSTed request is answered 202 at once and served on its own virtual thread,
  * so a tool call waiting for the client's sampling answer never holds up the POST that carries it.
  * A POST whose body is not well-formed JSON-RPC, or whose params have the wrong shape, is refused
- * with 400 and a JSON-RPC error body (see {@link JsonRpc}).
+ * with 400 and a JSON-RPC error body (see {@link JsonRpc}). Every request gets a
+ * {@link dev.rlmmcp.base.CallContext}, handed to the SDK with it; a client's notifications/cancelled
+ * cancels the context of the call it names (see {@link ServedRequests}).
  */
 final class LegacySseTransport extends HttpServlet implements McpServerTransportProvider {
 
@@ -51,6 +52,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
     private final int maxRequestBytes;
     private final transient Consumer<String> sessionEnded;
     private final transient Map<String, Stream> streams = new ConcurrentHashMap<>();
+    private final transient ServedRequests served = new ServedRequests();
     private final transient ExecutorService calls = Executors.newVirtualThreadPerTaskExecutor();
     private final transient ScheduledExecutorService keepAlive;
     private transient McpServerSession.Factory sessionFactory;
@@ -160,7 +162,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
         McpServerSession session = stream.session;
         switch (message) {
             case McpSchema.JSONRPCRequest call -> calls.execute(() -> serve(session, call));
-            case McpSchema.JSONRPCNotification n when ClientCancellation.handled(session.getId(), n) -> {
+            case McpSchema.JSONRPCNotification n when ClientCancellation.handled(served, session.getId(), n) -> {
             }
             default -> {
                 try {
@@ -174,8 +176,8 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
     }
 
     private void serve(McpServerSession session, McpSchema.JSONRPCRequest call) {
-        try (Cancellation.Request served = Cancellation.serve(session.getId(), call.id())) {
-            session.handle(call).block();
+        try (ServedRequests.Served request = served.serve(session.getId(), call.id())) {
+            request.carrying(session.handle(call)).block();
         } catch (RuntimeException e) {
             log.warn("serving {} failed", call.method(), e);
         }

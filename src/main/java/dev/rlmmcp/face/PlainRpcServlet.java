@@ -3,6 +3,7 @@ package dev.rlmmcp.face;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.ErrorCode;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.tools.Caller;
@@ -92,7 +93,8 @@ final class PlainRpcServlet extends HttpServlet {
             return;
         }
         arguments.put(ResponseFormat.ARGUMENT, "json"); // the body is the reply object, whatever format was asked
-        McpSchema.CallToolResult result = catalog.call(tool.get(), arguments, new Caller(CONNECTION));
+        McpSchema.CallToolResult result = catalog.call(tool.get(), arguments,
+                new Caller(CONNECTION, null, CallContext.create()));
         JsonNode reply = json.valueToTree(result.structuredContent());
         write(response, status(result, reply), reply);
     }

@@ -1,6 +1,5 @@
 package dev.rlmmcp.face;
 
-import dev.rlmmcp.base.Cancellation;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -32,7 +31,8 @@ import reactor.core.publisher.Mono;
  * the message itself (leader/follower), so a call's critical path has no thread hand-off, and a
  * long call never stops the next message (a cancellation, a sampling reply) from being read.
  * A malformed line is answered with a JSON-RPC error (see {@link JsonRpc}) instead of ending the session. A client's
- * notifications/cancelled stops the call it names (see {@link Cancellation}).
+ * notifications/cancelled cancels the {@link dev.rlmmcp.base.CallContext} of the call it names, which
+ * this transport creates for every request and hands to the SDK with it (see {@link ServedRequests}).
  */
 public final class StdioTransport implements McpServerTransportProvider {
 
@@ -46,6 +46,7 @@ public final class StdioTransport implements McpServerTransportProvider {
     private final OutputStream out;
     private final int maxMessageBytes;
     private final CountDownLatch closed = new CountDownLatch(1);
+    private final ServedRequests served = new ServedRequests();
     private final ExecutorService threads = Executors.newCachedThreadPool(
             Thread.ofPlatform().name("mcp-stdio-", 0).daemon().factory());
     private byte[] buffer = new byte[BUFFER_SIZE];
@@ -196,7 +197,6 @@ public final class StdioTransport implements McpServerTransportProvider {
         return true;
     }
 
-    @SuppressWarnings("try")
     private void dispatch(Line json) {
         McpSchema.JSONRPCMessage message;
         try {
@@ -210,12 +210,22 @@ public final class StdioTransport implements McpServerTransportProvider {
             return;
         }
         String connection = session.getId();
-        if (ClientCancellation.handled(connection, message)) {
+        if (ClientCancellation.handled(served, connection, message)) {
             return;
         }
-        try (Cancellation.Request served = message instanceof McpSchema.JSONRPCRequest request
-                ? Cancellation.serve(connection, request.id()) : null) {
-            session.handle(message).block();
+        if (!(message instanceof McpSchema.JSONRPCRequest request)) {
+            handle(message, session.handle(message));
+            return;
+        }
+        try (ServedRequests.Served call = served.serve(connection, request.id())) {
+            handle(message, call.carrying(session.handle(message)));
+        }
+    }
+
+    /** Handles a message on this thread; a request's context goes with it in {@code handling}. */
+    private static void handle(McpSchema.JSONRPCMessage message, Mono<Void> handling) {
+        try {
+            handling.block();
         } catch (RuntimeException e) {
             log.warn("handling {} failed: {}", message, e.toString());
         }
@@ -261,7 +271,7 @@ public final class StdioTransport implements McpServerTransportProvider {
         public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
             return Mono.fromRunnable(() -> {
                 if (!(message instanceof McpSchema.JSONRPCResponse answer
-                        && Cancellation.isCancelled(session.getId(), answer.id()))) {
+                        && served.isCancelled(session.getId(), answer.id()))) {
                     write(JsonRpc.withoutTraces(message));
                 }
             });

@@ -1,6 +1,5 @@
 package dev.rlmmcp.face;
 
-import dev.rlmmcp.base.Cancellation;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpError;
@@ -38,8 +37,9 @@ import reactor.core.publisher.Mono;
  * into an SSE stream at that moment. Error bodies are JSON-RPC errors, never Java exceptions; a
  * message that is not well-formed JSON-RPC, or whose params have the wrong shape, is refused with
  * 400 before the SDK sees it (see {@link JsonRpc}).
- * A GET has no standalone stream to offer and answers 405, as the specification allows. A client's
- * notifications/cancelled stops the call it names (see {@link Cancellation}).
+ * A GET has no standalone stream to offer and answers 405, as the specification allows. Every request
+ * gets a {@link dev.rlmmcp.base.CallContext}, handed to the SDK with it; a client's
+ * notifications/cancelled cancels the context of the call it names (see {@link ServedRequests}).
  *
  * <p>A request POSTed without a session and without an initialize first (seed 000's "direct" mode)
  * is served by one shared default session. A session unused for the idle time is ended as if the
@@ -56,6 +56,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     private final int maxRequestBytes;
     private final transient Consumer<String> sessionEnded;
     private final transient Map<String, McpStreamableServerSession> sessions = new ConcurrentHashMap<>();
+    private final transient ServedRequests served = new ServedRequests();
     private static final AtomicInteger ZERO = new AtomicInteger();
 
     private final transient Map<String, Long> lastUsed = new ConcurrentHashMap<>();
@@ -157,15 +158,15 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                 case McpSchema.JSONRPCRequest call -> {
                     AtomicInteger running = busy.computeIfAbsent(session.getId(), k -> new AtomicInteger());
                     running.incrementAndGet();
-                    try (Cancellation.Request served = Cancellation.serve(session.getId(), call.id())) {
-                        new Exchange(response, json, sse, served).answer(session, call);
+                    try (ServedRequests.Served serving = served.serve(session.getId(), call.id())) {
+                        new Exchange(response, json, sse, serving).answer(session, call);
                     } finally {
                         running.decrementAndGet();
                         lastUsed.computeIfPresent(session.getId(), (k, v) -> System.nanoTime());
                     }
                 }
-                case McpSchema.JSONRPCNotification notification when ClientCancellation.handled(session.getId(),
-                        notification) -> response.setStatus(202);
+                case McpSchema.JSONRPCNotification notification when ClientCancellation.handled(served,
+                        session.getId(), notification) -> response.setStatus(202);
                 case McpSchema.JSONRPCNotification notification -> {
                     session.accept(notification).block();
                     response.setStatus(202);
@@ -345,18 +346,18 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         private final HttpServletResponse response;
         private final boolean json;
         private final boolean sse;
-        private final Cancellation.Request served;
+        private final ServedRequests.Served request;
         private OutputStream stream;
 
-        Exchange(HttpServletResponse response, boolean json, boolean sse, Cancellation.Request served) {
+        Exchange(HttpServletResponse response, boolean json, boolean sse, ServedRequests.Served request) {
             this.response = response;
             this.json = json;
             this.sse = sse;
-            this.served = served;
+            this.request = request;
         }
 
         void answer(McpStreamableServerSession session, McpSchema.JSONRPCRequest call) {
-            session.responseStream(call, this).block();
+            request.carrying(session.responseStream(call, this)).block();
         }
 
         @Override
@@ -372,7 +373,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         /** The answer to a request the client cancelled is not sent, as the MCP specification asks. */
         private synchronized void send(McpSchema.JSONRPCMessage message) {
             try {
-                if (message instanceof McpSchema.JSONRPCResponse && served.cancelled()) {
+                if (message instanceof McpSchema.JSONRPCResponse && request.context().cancelled()) {
                     if (stream == null) {
                         response.setStatus(202);
                     }

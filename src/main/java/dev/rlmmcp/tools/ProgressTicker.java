@@ -1,7 +1,8 @@
 package dev.rlmmcp.tools;
 
 import dev.rlmmcp.base.Bytes;
-import dev.rlmmcp.base.Progress;
+import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.base.Progress; // TODO(callctx): remove when the core takes CallContext
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.time.Duration;
@@ -17,7 +18,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Progress notifications ("running 12 s") at a steady pace while a tool call runs, when the client
- * asked for them with a progressToken: clients drop calls they hear nothing from for too long.
+ * asked for them with a progressToken: clients drop calls they hear nothing from for too long. Work
+ * that moves bytes reports them to the call's {@link CallContext}, and the notifications say so.
  */
 final class ProgressTicker {
 
@@ -31,38 +33,47 @@ final class ProgressTicker {
     private final long started = System.nanoTime();
     private final ReentrantLock sending = new ReentrantLock();
     private final ScheduledFuture<?> ticks;
-    private final Progress.Status status;
+    private final Supplier<CallContext.Progress> progress;
     private double last = -1;
     private boolean closed;
 
     private ProgressTicker(Object token, Consumer<McpSchema.ProgressNotification> sink, Duration period,
-            Progress.Status status) {
+            Supplier<CallContext.Progress> progress) {
         this.token = token;
         this.sink = sink;
-        this.status = status;
+        this.progress = progress;
         long ms = period.toMillis();
         ticks = TIMER.scheduleAtFixedRate(() -> Thread.ofVirtual().start(this::tick), ms, ms, TimeUnit.MILLISECONDS);
     }
 
     /** Runs {@code call}, with progress notifications to the client while it runs if the request asked for them. */
     static <T> T whileRunning(McpSyncServerExchange exchange, McpSchema.CallToolRequest request,
-            Supplier<T> call) {
-        return whileRunning(request.progressToken(), exchange::progressNotification, PERIOD, call);
+            CallContext context, Supplier<T> call) {
+        return whileRunning(request.progressToken(), exchange::progressNotification, PERIOD, context, call);
     }
 
     static <T> T whileRunning(Object token, Consumer<McpSchema.ProgressNotification> sink, Duration period,
-            Supplier<T> call) {
+            CallContext context, Supplier<T> call) {
         if (token == null) {
             return call.get();
         }
-        try (Progress.Status status = Progress.track()) {
-            ProgressTicker ticker = new ProgressTicker(token, sink, period, status);
+        // TODO(callctx): remove when the core takes CallContext: until then StreamedLoad reports to Progress
+        try (Progress.Status legacy = Progress.track()) {
+            ProgressTicker ticker = new ProgressTicker(token, sink, period, () -> reported(context, legacy));
             try {
                 return call.get();
             } finally {
                 ticker.stop();
             }
         }
+    }
+
+    // TODO(callctx): remove when the core takes CallContext, and read context::progress instead
+    private static CallContext.Progress reported(CallContext context, Progress.Status legacy) {
+        CallContext.Progress progress = context.progress();
+        Progress.Snapshot old = legacy.snapshot();
+        return progress.what() != null || old.what() == null ? progress
+                : new CallContext.Progress(old.what(), old.done(), old.total());
     }
 
     /** Sent from a virtual thread of its own, so that a client slow to read holds up no other call's ticks. */
@@ -73,7 +84,7 @@ final class ProgressTicker {
                 return;
             }
             double seconds = (System.nanoTime() - started) / 1e9;
-            sink.accept(notification(seconds, status.snapshot()));
+            sink.accept(notification(seconds, progress.get()));
         } catch (RuntimeException e) {
             log.debug("progress notification not sent: {}", e.toString());
         } finally {
@@ -85,7 +96,7 @@ final class ProgressTicker {
      * Seconds running, or bytes moved (of the total when known) once the call reports a transfer; the
      * progress value always rises, as MCP requires, even when a transfer stalls.
      */
-    private McpSchema.ProgressNotification notification(double seconds, Progress.Snapshot transfer) {
+    private McpSchema.ProgressNotification notification(double seconds, CallContext.Progress transfer) {
         if (transfer.what() == null) {
             last = Math.max(seconds, last + 0.001);
             return McpSchema.ProgressNotification.builder(token, last)

@@ -3,6 +3,7 @@ package dev.rlmmcp.tools;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.ErrorCode;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Sessions;
@@ -29,7 +30,9 @@ import dev.rlmmcp.tools.session.GetVarTool;
 import dev.rlmmcp.tools.session.InitContextTool;
 import dev.rlmmcp.tools.session.ListSessionsTool;
 import dev.rlmmcp.tools.session.RunReplTool;
+import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.UncheckedIOException;
 import java.util.List;
@@ -48,6 +51,12 @@ import org.slf4j.LoggerFactory;
  * isError set.
  */
 public final class ToolCatalog {
+
+    /**
+     * The key of the request's {@link CallContext} in the {@link McpTransportContext} a face gives the
+     * SDK with each request, which the SDK hands to the tool handler in its exchange.
+     */
+    public static final String CALL_CONTEXT = "rlm.callContext";
 
     private static final Logger log = LoggerFactory.getLogger(ToolCatalog.class);
 
@@ -111,10 +120,18 @@ public final class ToolCatalog {
     private SyncToolSpecification specification(RlmTool tool) {
         return SyncToolSpecification.builder()
                 .tool(definition(tool))
-                .callHandler((exchange, request) -> ProgressTicker.whileRunning(exchange, request,
-                        () -> call(tool, request.arguments(), new Caller(exchange.sessionId(),
-                                McpSamplingBackend.of(exchange)))))
+                .callHandler((exchange, request) -> {
+                    Caller caller = new Caller(exchange.sessionId(), McpSamplingBackend.of(exchange), context(exchange));
+                    return ProgressTicker.whileRunning(exchange, request, caller.context(),
+                            () -> call(tool, request.arguments(), caller));
+                })
                 .build();
+    }
+
+    /** The context the face created for the request this exchange serves, or {@link CallContext#NONE} without one. */
+    static CallContext context(McpSyncServerExchange exchange) {
+        McpTransportContext transport = exchange.transportContext();
+        return transport != null && transport.get(CALL_CONTEXT) instanceof CallContext context ? context : CallContext.NONE;
     }
 
     /** The single dispatch path: validate, run, render. Never throws. */

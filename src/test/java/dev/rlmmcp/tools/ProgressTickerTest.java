@@ -2,6 +2,7 @@ package dev.rlmmcp.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rlmmcp.base.CallContext;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.time.Duration;
 import java.util.List;
@@ -11,10 +12,11 @@ import org.junit.jupiter.api.Test;
 class ProgressTickerTest {
 
     private final List<McpSchema.ProgressNotification> sent = new CopyOnWriteArrayList<>();
+    private final CallContext context = CallContext.create();
 
     @Test
     void ticksWithRisingProgressWhileTheCallRunsAndNeverAfter() throws Exception {
-        String answer = ProgressTicker.whileRunning("tok", sent::add, Duration.ofMillis(50), () -> {
+        String answer = ProgressTicker.whileRunning("tok", sent::add, Duration.ofMillis(50), context, () -> {
             sleep(400);
             return "done";
         });
@@ -34,9 +36,9 @@ class ProgressTickerTest {
 
     @Test
     void aTransferReportsBytesOfItsTotalAndProgressKeepsRising() {
-        ProgressTicker.whileRunning("tok", sent::add, Duration.ofMillis(40), () -> {
+        ProgressTicker.whileRunning("tok", sent::add, Duration.ofMillis(40), context, () -> {
             sleep(130);
-            dev.rlmmcp.base.Progress.transferred("loading s3://b/k", 1024 * 1024, 4 * 1024 * 1024);
+            context.transferred("loading s3://b/k", 1024 * 1024, 4 * 1024 * 1024);
             sleep(130);
             return null;
         });
@@ -48,9 +50,30 @@ class ProgressTickerTest {
         }
     }
 
+    // TODO(callctx): remove when the core takes CallContext (and with it ProgressTicker's reading of Progress)
+    @Test
+    void aTransferReportedTheOldWayIsStillShownUntilTheCoreTakesTheContext() {
+        ProgressTicker.whileRunning("tok", sent::add, Duration.ofMillis(40), context, () -> {
+            dev.rlmmcp.base.Progress.transferred("loading s3://b/k", 2 * 1024 * 1024, -1);
+            sleep(130);
+            return null;
+        });
+        assertThat(sent.getLast().message()).matches("loading s3://b/k: 2\\.0 MB, \\d+ s");
+    }
+
+    @Test
+    void aContextThatNobodyWaitsOnShowsOnlyTheTimeRunning() {
+        ProgressTicker.whileRunning("tok", sent::add, Duration.ofMillis(40), CallContext.NONE, () -> {
+            CallContext.NONE.transferred("loading s3://b/k", 1024, 4096);
+            sleep(130);
+            return null;
+        });
+        assertThat(sent).isNotEmpty().allSatisfy(p -> assertThat(p.message()).matches("running \\d+ s"));
+    }
+
     @Test
     void sendsNothingWithoutAProgressToken() throws Exception {
-        ProgressTicker.whileRunning(null, sent::add, Duration.ofMillis(10), () -> sleep(100));
+        ProgressTicker.whileRunning(null, sent::add, Duration.ofMillis(10), context, () -> sleep(100));
         assertThat(sent).isEmpty();
     }
 
@@ -58,7 +81,7 @@ class ProgressTickerTest {
     void aFailingSendDoesNotFailTheCall() {
         String answer = ProgressTicker.whileRunning("tok", p -> {
             throw new IllegalStateException("client gone");
-        }, Duration.ofMillis(20), () -> {
+        }, Duration.ofMillis(20), context, () -> {
             sleep(100);
             return "done";
         });

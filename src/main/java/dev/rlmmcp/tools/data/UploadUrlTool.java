@@ -3,9 +3,8 @@ package dev.rlmmcp.tools.data;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.Bytes;
-import dev.rlmmcp.base.Cancellation;
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.ErrorCode;
-import dev.rlmmcp.base.Progress;
 import dev.rlmmcp.data.MeteredInputStream;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.data.DataSources;
@@ -65,11 +64,11 @@ public final class UploadUrlTool implements RlmTool {
         S3Store.Uploaded uploaded;
         String shown;
         try (Download download = sources.capped(sources.urls().open("url", url), "url");
-                Cancellation.Registration cancelled = Cancellation.onCancel(download::close)) {
+                CallContext.Registration cancelled = caller.context().onCancel(download::close)) {
             shown = download.shown();
             long size = download.size();
             uploaded = s3.upload(bucket, key, new MeteredInputStream(download.body(),
-                    bytes -> Progress.transferred("uploading " + shown, bytes, size)), size);
+                    bytes -> caller.context().transferred("uploading " + shown, bytes, size)), size);
         } catch (TransferException e) {
             throw e.refusal();
         } catch (SocketTimeoutException e) {

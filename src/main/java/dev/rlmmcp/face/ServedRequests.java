@@ -1,0 +1,93 @@
+package dev.rlmmcp.face;
+
+import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.base.Cancellation; // TODO(callctx): remove when the core takes CallContext
+import dev.rlmmcp.tools.ToolCatalog;
+import io.modelcontextprotocol.common.McpTransportContext;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import reactor.core.publisher.Mono;
+
+/**
+ * The requests a face is serving, each with the {@link CallContext} it created for it, by connection
+ * and JSON-RPC id: a client's notifications/cancelled (see {@link ClientCancellation}) finds the
+ * context here and cancels it. The context reaches the tool handler through the SDK's dispatch, not
+ * through this registry: {@link #carrying} writes it into the Reactor context of the Mono the face
+ * blocks on, where the SDK reads its {@link McpTransportContext} for the exchange it hands the tool.
+ */
+final class ServedRequests {
+
+    private final Map<Key, Served> served = new ConcurrentHashMap<>();
+
+    /**
+     * Registers the request with this id, from this connection, with a new context until the
+     * returned handle is closed. Called on the thread that dispatches the request to the SDK.
+     */
+    Served serve(String connection, Object requestId) {
+        Served request = new Served(this, new Key(connection, normalized(requestId)), CallContext.create());
+        request.legacy = Cancellation.serve(connection, requestId); // TODO(callctx): remove when the core takes CallContext
+        served.put(request.key, request);
+        return request;
+    }
+
+    /** Cancels a request being served; false if there is none with this id (it may have ended already). */
+    boolean cancel(String connection, Object requestId) {
+        Cancellation.cancel(connection, requestId); // TODO(callctx): remove when the core takes CallContext
+        Served request = served.get(new Key(connection, normalized(requestId)));
+        if (request == null) {
+            return false;
+        }
+        request.context.cancel();
+        return true;
+    }
+
+    /** Whether the request with this id is being served and its client cancelled it. */
+    boolean isCancelled(String connection, Object requestId) {
+        Served request = served.get(new Key(connection, normalized(requestId)));
+        return request != null && request.context.cancelled();
+    }
+
+    /** {@code dispatch} with {@code context} in its Reactor context, where the SDK finds it for the tool's exchange. */
+    static <T> Mono<T> carrying(Mono<T> dispatch, CallContext context) {
+        return dispatch.contextWrite(ctx -> ctx.put(McpTransportContext.KEY,
+                McpTransportContext.create(Map.of(ToolCatalog.CALL_CONTEXT, context))));
+    }
+
+    /** JSON ids 7 and 7.0 are the same request, whichever Java number type a parser made of them. */
+    static Object normalized(Object id) {
+        return id instanceof Number n && n.doubleValue() == n.longValue() ? (Object) n.longValue() : id;
+    }
+
+    private record Key(String connection, Object requestId) {
+    }
+
+    /** One request being served; closing it forgets it (a later cancellation of its id finds nothing). */
+    static final class Served implements AutoCloseable {
+
+        private final ServedRequests owner;
+        private final Key key;
+        private final CallContext context;
+        private Cancellation.Request legacy; // TODO(callctx): remove when the core takes CallContext
+
+        private Served(ServedRequests owner, Key key, CallContext context) {
+            this.owner = owner;
+            this.key = key;
+            this.context = context;
+        }
+
+        CallContext context() {
+            return context;
+        }
+
+        /** {@code dispatch} carrying this request's context to the tool handler. */
+        <T> Mono<T> carrying(Mono<T> dispatch) {
+            return ServedRequests.carrying(dispatch, context);
+        }
+
+        @Override
+        public void close() {
+            owner.served.remove(key, this);
+            legacy.close(); // TODO(callctx): remove when the core takes CallContext
+        }
+    }
+}
