@@ -1,7 +1,6 @@
 package dev.rlmmcp.face;
 
 import dev.rlmmcp.base.CallContext;
-import dev.rlmmcp.base.Cancellation; // TODO(callctx): remove when the core takes CallContext
 import dev.rlmmcp.tools.ToolCatalog;
 import io.modelcontextprotocol.common.McpTransportContext;
 import java.util.Map;
@@ -25,14 +24,12 @@ final class ServedRequests {
      */
     Served serve(String connection, Object requestId) {
         Served request = new Served(this, new Key(connection, normalized(requestId)), CallContext.create());
-        request.legacy = Cancellation.serve(connection, requestId); // TODO(callctx): remove when the core takes CallContext
         served.put(request.key, request);
         return request;
     }
 
     /** Cancels a request being served; false if there is none with this id (it may have ended already). */
     boolean cancel(String connection, Object requestId) {
-        Cancellation.cancel(connection, requestId); // TODO(callctx): remove when the core takes CallContext
         Served request = served.get(new Key(connection, normalized(requestId)));
         if (request == null) {
             return false;
@@ -67,7 +64,6 @@ final class ServedRequests {
         private final ServedRequests owner;
         private final Key key;
         private final CallContext context;
-        private Cancellation.Request legacy; // TODO(callctx): remove when the core takes CallContext
 
         private Served(ServedRequests owner, Key key, CallContext context) {
             this.owner = owner;
@@ -87,7 +83,6 @@ final class ServedRequests {
         @Override
         public void close() {
             owner.served.remove(key, this);
-            legacy.close(); // TODO(callctx): remove when the core takes CallContext
         }
     }
 }

@@ -2,7 +2,6 @@ package dev.rlmmcp.tools;
 
 import dev.rlmmcp.base.Bytes;
 import dev.rlmmcp.base.CallContext;
-import dev.rlmmcp.base.Progress; // TODO(callctx): remove when the core takes CallContext
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.time.Duration;
@@ -57,23 +56,12 @@ final class ProgressTicker {
         if (token == null) {
             return call.get();
         }
-        // TODO(callctx): remove when the core takes CallContext: until then StreamedLoad reports to Progress
-        try (Progress.Status legacy = Progress.track()) {
-            ProgressTicker ticker = new ProgressTicker(token, sink, period, () -> reported(context, legacy));
-            try {
-                return call.get();
-            } finally {
-                ticker.stop();
-            }
+        ProgressTicker ticker = new ProgressTicker(token, sink, period, context::progress);
+        try {
+            return call.get();
+        } finally {
+            ticker.stop();
         }
-    }
-
-    // TODO(callctx): remove when the core takes CallContext, and read context::progress instead
-    private static CallContext.Progress reported(CallContext context, Progress.Status legacy) {
-        CallContext.Progress progress = context.progress();
-        Progress.Snapshot old = legacy.snapshot();
-        return progress.what() != null || old.what() == null ? progress
-                : new CallContext.Progress(old.what(), old.done(), old.total());
     }
 
     /** Sent from a virtual thread of its own, so that a client slow to read holds up no other call's ticks. */

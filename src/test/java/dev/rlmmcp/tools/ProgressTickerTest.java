@@ -50,17 +50,6 @@ class ProgressTickerTest {
         }
     }
 
-    // TODO(callctx): remove when the core takes CallContext (and with it ProgressTicker's reading of Progress)
-    @Test
-    void aTransferReportedTheOldWayIsStillShownUntilTheCoreTakesTheContext() {
-        ProgressTicker.whileRunning("tok", sent::add, Duration.ofMillis(40), context, () -> {
-            dev.rlmmcp.base.Progress.transferred("loading s3://b/k", 2 * 1024 * 1024, -1);
-            sleep(130);
-            return null;
-        });
-        assertThat(sent.getLast().message()).matches("loading s3://b/k: 2\\.0 MB, \\d+ s");
-    }
-
     @Test
     void aContextThatNobodyWaitsOnShowsOnlyTheTimeRunning() {
         ProgressTicker.whileRunning("tok", sent::add, Duration.ofMillis(40), CallContext.NONE, () -> {
