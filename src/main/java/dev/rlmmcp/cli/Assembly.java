@@ -19,7 +19,6 @@ import java.util.concurrent.CompletableFuture;
 import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.face.Version;
 import dev.rlmmcp.tools.ToolCatalog;
-import dev.rlmmcp.tools.fixtures.ConformanceFixtures;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -33,14 +32,17 @@ record Assembly(ObjectMapper json, Sessions sessions, Parts parts, BridgedServer
 
     private static final Logger log = LoggerFactory.getLogger(Assembly.class);
 
-    /** The parts a command chose beyond the kernel settings. */
+    /**
+     * The parts a command chose beyond the kernel settings; {@code extra}: MCP features served next to
+     * rlm-mcp's own (those of a program that embeds it, see {@link Main#run}).
+     */
     record Parts(LlmService llm, Bridge bridge, DataSources sources, CompletableFuture<StateStore> store,
-            boolean conformanceFixtures) {
+            McpServers.Features extra) {
 
         /** Nothing configured, and nothing kept on disk. */
         static Parts none(ObjectMapper json) {
             return new Parts(LlmService.samplingOnly(json), Bridge.NONE, DataSources.defaults(),
-                    CompletableFuture.completedFuture(null), false);
+                    CompletableFuture.completedFuture(null), McpServers.Features.NONE);
         }
     }
 
@@ -48,7 +50,7 @@ record Assembly(ObjectMapper json, Sessions sessions, Parts parts, BridgedServer
     static Assembly of(Settings settings, KernelLauncher launcher, CompletableFuture<StateStore> store) {
         ObjectMapper json = mapper();
         Parts none = Parts.none(json);
-        return of(settings, launcher, json, new Parts(none.llm(), none.bridge(), none.sources(), store, false));
+        return of(settings, launcher, json, new Parts(none.llm(), none.bridge(), none.sources(), store, none.extra()));
     }
 
     static Assembly of(Settings settings, KernelLauncher launcher, ObjectMapper json, Parts parts) {
@@ -57,8 +59,8 @@ record Assembly(ObjectMapper json, Sessions sessions, Parts parts, BridgedServer
         Sessions sessions = new Sessions(kernels, parts.llm(), parts.store());
         BridgedServers bridged = parts.bridge().servers(settings, json);
         ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()), bridged, parts.sources());
-        ConformanceFixtures fixtures = parts.conformanceFixtures() ? new ConformanceFixtures(json) : null;
-        return new Assembly(json, sessions, parts, bridged, catalog, new McpServers(catalog, json, fixtures), python);
+        return new Assembly(json, sessions, parts, bridged, catalog, new McpServers(catalog, json, parts.extra()),
+                python);
     }
 
     /** Where bridged MCP servers are defined, and how long an unused one is kept running. */
