@@ -122,7 +122,7 @@ final class ServeCommand implements Callable<Integer> {
                 shutdownTimeout);
         Assembly app = Assembly.of(settings, launcher, json, new Assembly.Parts(llm.service(spec, json),
                 new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
-                data.sources(spec, kernel.snapshotArea()), store, extra));
+                data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(), extra));
         HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
         if (!app.python().passed()) {
             app.close();

@@ -49,7 +49,7 @@ final class StdioCommand implements Callable<Integer> {
         System.setOut(System.err);
         Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(
                 llm.service(spec, json), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
-                data.sources(spec, kernel.snapshotArea()), store, extra));
+                data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(), extra));
         try {
             if (!app.python().passed()) {
                 return PythonCheck.EXIT_CODE;
