@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.bridge.sdk.SdkBridgedServers;
 import dev.rlmmcp.kernel.KernelFactory;
+import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.bridge.BridgedServers;
@@ -19,7 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.face.Version;
 import dev.rlmmcp.tools.ToolCatalog;
-import dev.rlmmcp.tools.fixtures.ConformanceFixtures;
+import dev.rlmmcp.tools.standard.StandardTools;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -33,14 +34,17 @@ record Assembly(ObjectMapper json, Sessions sessions, Parts parts, BridgedServer
 
     private static final Logger log = LoggerFactory.getLogger(Assembly.class);
 
-    /** The parts a command chose beyond the kernel settings. */
+    /**
+     * The parts a command chose beyond the kernel settings; {@code extra}: MCP features served next to
+     * rlm-mcp's own (those of a program that embeds it, see {@link Main#run}).
+     */
     record Parts(LlmService llm, Bridge bridge, DataSources sources, CompletableFuture<StateStore> store,
-            boolean conformanceFixtures) {
+            Limits defaultLimits, McpServers.Features extra) {
 
         /** Nothing configured, and nothing kept on disk. */
         static Parts none(ObjectMapper json) {
             return new Parts(LlmService.samplingOnly(json), Bridge.NONE, DataSources.defaults(),
-                    CompletableFuture.completedFuture(null), false);
+                    CompletableFuture.completedFuture(null), Limits.NONE, McpServers.Features.NONE);
         }
     }
 
@@ -48,17 +52,18 @@ record Assembly(ObjectMapper json, Sessions sessions, Parts parts, BridgedServer
     static Assembly of(Settings settings, KernelLauncher launcher, CompletableFuture<StateStore> store) {
         ObjectMapper json = mapper();
         Parts none = Parts.none(json);
-        return of(settings, launcher, json, new Parts(none.llm(), none.bridge(), none.sources(), store, false));
+        return of(settings, launcher, json, new Parts(none.llm(), none.bridge(), none.sources(), store, none.defaultLimits(),
+                none.extra()));
     }
 
     static Assembly of(Settings settings, KernelLauncher launcher, ObjectMapper json, Parts parts) {
         KernelFactory kernels = new KernelFactory(settings, launcher, json);
         PythonCheck python = PythonCheck.start(kernels);
-        Sessions sessions = new Sessions(kernels, parts.llm(), parts.store());
+        Sessions sessions = new Sessions(kernels, parts.llm(), parts.store(), parts.defaultLimits());
         BridgedServers bridged = parts.bridge().servers(settings, json);
-        ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(settings.dataRoot()), bridged, parts.sources());
-        ConformanceFixtures fixtures = parts.conformanceFixtures() ? new ConformanceFixtures(json) : null;
-        return new Assembly(json, sessions, parts, bridged, catalog, new McpServers(catalog, json, fixtures), python);
+        ToolCatalog catalog = StandardTools.catalog(sessions, new DataRoot(settings.dataRoot()), bridged, parts.sources());
+        return new Assembly(json, sessions, parts, bridged, catalog, new McpServers(catalog, json, parts.extra()),
+                python);
     }
 
     /** Where bridged MCP servers are defined, and how long an unused one is kept running. */

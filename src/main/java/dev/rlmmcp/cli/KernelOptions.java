@@ -3,6 +3,7 @@ package dev.rlmmcp.cli;
 import dev.rlmmcp.kernel.Capacity;
 import dev.rlmmcp.kernel.ImportPolicy;
 import dev.rlmmcp.core.Limits;
+import dev.rlmmcp.store.SnapshotPrune;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.bridge.ServerConfigs;
 import dev.rlmmcp.kernel.process.ContainerLauncher.ContainerSettings;
@@ -255,6 +256,11 @@ final class KernelOptions {
         return store;
     }
 
+    /** The guardrails of a session whose creator sets none; {@link #settings} has checked the flags. */
+    Limits defaultLimits() {
+        return new Limits(maxSteps, maxRuntimeMs, budgetLimit, null);
+    }
+
     Settings settings(CommandSpec spec) {
         require(spec, maxMemoryMb >= 0, "--max-memory-mb must be 0 (no limit) or more, not " + maxMemoryMb);
         require(spec, maxDiskMb == null || maxDiskMb >= 1, "--max-disk-mb must be at least 1, not " + maxDiskMb);
@@ -275,8 +281,7 @@ final class KernelOptions {
         return new Settings(python, root, privateRuntimeDir(spec), maxMemoryMb * 1024 * 1024,
                 cleanupThreshold / 100, cleanupTarget / 100, outputCap, Duration.ofSeconds(timeoutS),
                 Duration.ofSeconds(maxTimeoutS), Duration.ofMillis(interruptGraceMs), Duration.ofSeconds(30),
-                Duration.ofSeconds(idleTimeoutS), new Limits(maxSteps, maxRuntimeMs, budgetLimit, null),
-                new ImportPolicy(names(allowedImports), names(blockedImports)), capacity(spec),
+                Duration.ofSeconds(idleTimeoutS), new ImportPolicy(names(allowedImports), names(blockedImports)), capacity(spec),
                 diskLimitMb() * 1024 * 1024);
     }
 
@@ -308,7 +313,8 @@ final class KernelOptions {
     KernelLauncher launcher(CommandSpec spec, Settings settings) {
         KernelLauncher launcher;
         try {
-            launcher = Sandbox.select(sandbox, settings.runtimeDir(), settings.diskLimitBytes(), this::container);
+            launcher = Sandbox.select(sandbox, settings.runtimeDir(), settings.diskLimitBytes(), SnapshotPrune::prune,
+                    this::container);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }

@@ -1,5 +1,6 @@
 package dev.rlmmcp.cli;
 
+import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.face.Version;
 import java.io.PrintWriter;
 import java.util.List;
@@ -32,6 +33,18 @@ public final class Main implements Runnable {
 
     public static void main(String[] args) {
         System.exit(commandLine().execute(args));
+    }
+
+    /**
+     * The command line as {@link #main} runs it, with {@code extra} MCP features served next to rlm-mcp's own
+     * by {@code serve} and {@code stdio}: for a program that embeds rlm-mcp and adds tools, prompts or
+     * resources of its own. Returns the exit code.
+     */
+    public static int run(McpServers.Features extra, String... args) {
+        CommandLine cmd = commandLine();
+        ((ServeCommand) cmd.getSubcommands().get("serve").getCommand()).extra = extra;
+        ((StdioCommand) cmd.getSubcommands().get("stdio").getCommand()).extra = extra;
+        return cmd.execute(args);
     }
 
     static CommandLine commandLine() {

@@ -7,6 +7,7 @@ import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.face.ApiKey;
 import dev.rlmmcp.face.HttpFace;
 import dev.rlmmcp.face.HttpSettings;
+import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.face.PortFile;
 import java.net.BindException;
 import java.nio.file.Path;
@@ -86,9 +87,8 @@ final class ServeCommand implements Callable<Integer> {
             description = "Listen on a non-loopback --host without RLM_API_KEY: anyone who can reach the port runs code (RLM_ALLOW_NO_AUTH).")
     boolean allowNoAuth;
 
-    @Option(names = "--conformance-fixtures",
-            description = "Also serve the fixture tools, resources and prompts the MCP conformance suite calls (testing only).")
-    boolean conformanceFixtures;
+    /** Served next to rlm-mcp's own tools and prompt: set by a program that embeds rlm-mcp (see {@link Main#run}). */
+    McpServers.Features extra = McpServers.Features.NONE;
 
     @Override
     public Integer call() throws Exception {
@@ -122,7 +122,7 @@ final class ServeCommand implements Callable<Integer> {
                 shutdownTimeout);
         Assembly app = Assembly.of(settings, launcher, json, new Assembly.Parts(llm.service(spec, json),
                 new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
-                data.sources(spec, kernel.snapshotArea()), store, conformanceFixtures));
+                data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(), extra));
         HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
         if (!app.python().passed()) {
             app.close();
@@ -156,7 +156,7 @@ final class ServeCommand implements Callable<Integer> {
         log.info("rlm-mcp listening on http://{}:{}/mcp (also /sse, /rpc, /healthz, /health; auth: {}, data root: {}, "
                         + "sandbox: {}{})", host, bound, apiKey == null ? "off" : "bearer key",
                 app.sessions().kernels().settings().dataRoot(), app.sessions().kernels().launcherName(),
-                conformanceFixtures ? ", conformance fixtures on" : "");
+                extra.equals(McpServers.Features.NONE) ? "" : ", extra MCP features on");
         face.join();
         return 0;
     }

@@ -3,6 +3,7 @@ package dev.rlmmcp.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.store.StateStore;
+import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.face.StdioFace;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -34,6 +35,9 @@ final class StdioCommand implements Callable<Integer> {
             description = "Largest single MCP message accepted, e.g. for inline rlm_load_data (RLM_MAX_REQUEST_MB; default: ${DEFAULT-VALUE}).")
     int maxRequestMb;
 
+    /** Served next to rlm-mcp's own tools and prompt: set by a program that embeds rlm-mcp (see {@link Main#run}). */
+    McpServers.Features extra = McpServers.Features.NONE;
+
     @Override
     public Integer call() throws InterruptedException {
         KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
@@ -45,7 +49,7 @@ final class StdioCommand implements Callable<Integer> {
         System.setOut(System.err);
         Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(
                 llm.service(spec, json), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
-                data.sources(spec, kernel.snapshotArea()), store, false));
+                data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(), extra));
         try {
             if (!app.python().passed()) {
                 return PythonCheck.EXIT_CODE;

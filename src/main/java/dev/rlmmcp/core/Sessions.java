@@ -48,6 +48,7 @@ public final class Sessions implements AutoCloseable {
     private final KernelFactory kernels;
     private final LlmService llm;
     private final CompletableFuture<StateStore> opening;
+    private final Limits defaultLimits;
     private volatile StateStore store;
     private volatile boolean restored;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
@@ -80,14 +81,28 @@ public final class Sessions implements AutoCloseable {
      * for it until the first call that needs the sessions, so opening SQLite is off the start-up path.
      */
     public Sessions(KernelFactory kernels, LlmService llm, CompletableFuture<StateStore> opening) {
+        this(kernels, llm, opening, Limits.NONE);
+    }
+
+    /**
+     * As {@link #Sessions(KernelFactory, LlmService, CompletableFuture)}, with the guardrails a session
+     * gets where its creator sets none ({@code --max-steps}, {@code --max-runtime-ms}, {@code --budget-limit}).
+     */
+    public Sessions(KernelFactory kernels, LlmService llm, CompletableFuture<StateStore> opening, Limits defaultLimits) {
         this.kernels = kernels;
         this.llm = llm;
         this.opening = opening;
+        this.defaultLimits = defaultLimits;
         kernels.budget().releaseWith(this::releaseIdlest);
         sweeper.scheduleWithFixedDelay(this::reclaim, RECLAIM_EVERY_S, RECLAIM_EVERY_S, TimeUnit.SECONDS);
         Duration idle = kernels.settings().idleTimeout();
         long every = Math.max(1, Math.min(60, idle.toSeconds() / 4));
         sweeper.scheduleWithFixedDelay(() -> sweep(idle), every, every, TimeUnit.SECONDS);
+    }
+
+    /** The guardrails of a session whose creator sets none (each null: no limit). */
+    public Limits defaultLimits() {
+        return defaultLimits;
     }
 
     /** The store, once open, with the sessions it held read back (on the first call that needs them). */

@@ -5,7 +5,6 @@ import dev.rlmmcp.tools.RlmPrompt;
 import dev.rlmmcp.tools.ToolCatalog;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
-import dev.rlmmcp.tools.fixtures.ConformanceFixtures;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpServerFeatures;
 import io.modelcontextprotocol.server.McpSyncServer;
@@ -30,17 +29,40 @@ public final class McpServers {
 
     private final ToolCatalog catalog;
     private final McpJsonMapper mapper;
-    private final ConformanceFixtures fixtures;
+    private final Features extra;
 
-    public McpServers(ToolCatalog catalog, ObjectMapper json) {
-        this(catalog, json, null);
+    /**
+     * MCP features a program embedding rlm-mcp serves next to its own tools and prompt (e.g. the fixtures a
+     * test suite calls): more tools and prompts, resources, resource templates, completions, and whether the
+     * server announces logging. Each capability is announced only when something of it is there.
+     */
+    public record Features(List<McpServerFeatures.SyncToolSpecification> tools,
+            List<McpServerFeatures.SyncPromptSpecification> prompts,
+            List<McpServerFeatures.SyncResourceSpecification> resources,
+            List<McpServerFeatures.SyncResourceTemplateSpecification> resourceTemplates,
+            List<McpServerFeatures.SyncCompletionSpecification> completions, boolean logging) {
+
+        /** Nothing beyond rlm-mcp's own tools and prompt. */
+        public static final Features NONE = new Features(List.of(), List.of(), List.of(), List.of(), List.of(), false);
+
+        public Features {
+            tools = List.copyOf(tools);
+            prompts = List.copyOf(prompts);
+            resources = List.copyOf(resources);
+            resourceTemplates = List.copyOf(resourceTemplates);
+            completions = List.copyOf(completions);
+        }
     }
 
-    /** With {@code fixtures} (may be null) served next to the real tools, as the conformance suite needs. */
-    public McpServers(ToolCatalog catalog, ObjectMapper json, ConformanceFixtures fixtures) {
+    public McpServers(ToolCatalog catalog, ObjectMapper json) {
+        this(catalog, json, Features.NONE);
+    }
+
+    /** With {@code extra} served next to the catalog's tools and the rlm prompt. */
+    public McpServers(ToolCatalog catalog, ObjectMapper json, Features extra) {
         this.catalog = catalog;
         this.mapper = new ProtocolMapper(new JacksonMcpJsonMapper(json));
-        this.fixtures = fixtures;
+        this.extra = extra;
     }
 
     public ToolCatalog catalog() {
@@ -70,21 +92,25 @@ public final class McpServers {
                 .requestTimeout(SERVER_REQUEST_TIMEOUT);
         List<McpServerFeatures.SyncToolSpecification> tools = new ArrayList<>(catalog.specifications());
         List<McpServerFeatures.SyncPromptSpecification> prompts = new ArrayList<>(List.of(RlmPrompt.specification()));
-        if (fixtures != null) {
-            tools.addAll(fixtures.tools());
-            prompts.addAll(fixtures.prompts());
-            spec.resources(fixtures.resources())
-                    .resourceTemplates(fixtures.resourceTemplates())
-                    .completions(fixtures.completions());
-        }
+        tools.addAll(extra.tools());
+        prompts.addAll(extra.prompts());
+        spec.resources(extra.resources())
+                .resourceTemplates(extra.resourceTemplates())
+                .completions(extra.completions());
         return spec.tools(tools).prompts(prompts).build();
     }
 
     private McpSchema.ServerCapabilities capabilities() {
         McpSchema.ServerCapabilities.Builder capabilities = McpSchema.ServerCapabilities.builder()
                 .tools(false).prompts(false);
-        if (fixtures != null) {
-            capabilities.resources(true, false).logging().completions();
+        if (!extra.resources().isEmpty() || !extra.resourceTemplates().isEmpty()) {
+            capabilities.resources(true, false);
+        }
+        if (extra.logging()) {
+            capabilities.logging();
+        }
+        if (!extra.completions().isEmpty()) {
+            capabilities.completions();
         }
         return capabilities.build();
     }

@@ -1,6 +1,5 @@
 package dev.rlmmcp.kernel;
 
-import dev.rlmmcp.core.Limits;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -18,7 +17,6 @@ public record Settings(
         Duration interruptGrace,
         Duration kernelStartTimeout,
         Duration idleTimeout,
-        Limits defaultLimits,
         ImportPolicy importPolicy,
         Capacity capacity,
         long diskLimitBytes) {
@@ -29,9 +27,9 @@ public record Settings(
     /** With the capacity derived from the machine and the default disk limit. */
     public Settings(String python, Path dataRoot, Path runtimeDir, long memoryLimitBytes, double cleanupThreshold,
             double cleanupTarget, int outputCap, Duration defaultTimeout, Duration maxTimeout, Duration interruptGrace,
-            Duration kernelStartTimeout, Duration idleTimeout, Limits defaultLimits, ImportPolicy importPolicy) {
+            Duration kernelStartTimeout, Duration idleTimeout, ImportPolicy importPolicy) {
         this(python, dataRoot, runtimeDir, memoryLimitBytes, cleanupThreshold, cleanupTarget, outputCap, defaultTimeout,
-                maxTimeout, interruptGrace, kernelStartTimeout, idleTimeout, defaultLimits, importPolicy, Capacity.AUTO,
+                maxTimeout, interruptGrace, kernelStartTimeout, idleTimeout, importPolicy, Capacity.AUTO,
                 DEFAULT_DISK_BYTES);
     }
 }

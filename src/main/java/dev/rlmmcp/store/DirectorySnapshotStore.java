@@ -1,5 +1,6 @@
 package dev.rlmmcp.store;
 
+import dev.rlmmcp.base.FileTrees;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,7 +26,7 @@ public final class DirectorySnapshotStore implements SnapshotStore {
     /** Removes the directory without following anything the kernel may have left in it. */
     @Override
     public void delete(String sessionId) throws IOException {
-        UntrustedDir.deleteTree(directory(sessionId));
+        FileTrees.deleteTree(directory(sessionId));
     }
 
     private Path directory(String sessionId) {

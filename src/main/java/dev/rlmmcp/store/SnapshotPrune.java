@@ -1,5 +1,6 @@
 package dev.rlmmcp.store;
 
+import dev.rlmmcp.base.FileTrees;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -32,14 +33,14 @@ public final class SnapshotPrune {
                 if (a.isRegularFile() && keep.containsKey(name) && keep.get(name) == a.size()) {
                     kept += a.size();
                 } else {
-                    UntrustedDir.deleteTree(entry);
+                    FileTrees.deleteTree(entry);
                 }
             }
         }
         if (kept > limit) {
             try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
                 for (Path entry : entries) {
-                    UntrustedDir.deleteTree(entry);
+                    FileTrees.deleteTree(entry);
                 }
             }
             return 0;

@@ -2,15 +2,12 @@ package dev.rlmmcp.store;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SecureDirectoryStream;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -136,48 +133,6 @@ public final class UntrustedDir {
         return staging.resolve(STAGED.incrementAndGet() + "-" + ProcessHandle.current().pid() + "-" + name);
     }
 
-    /**
-     * Removes a tree a kernel could write, without following any link in it, even one swapped in
-     * while the removal runs: each directory is opened once and its entries removed relative to it.
-     */
-    public static void deleteTree(Path dir) throws IOException {
-        BasicFileAttributes top;
-        try {
-            top = Files.readAttributes(dir, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-        } catch (NoSuchFileException e) {
-            return;
-        }
-        if (!top.isDirectory()) {
-            Files.deleteIfExists(dir);
-            return;
-        }
-        try (DirectoryStream<Path> stream = Files.newDirectoryStream(dir)) {
-            if (stream instanceof SecureDirectoryStream<Path> secure) {
-                emptySecurely(secure);
-            } else {
-                for (Path entry : stream) {
-                    deleteTree(entry);
-                }
-            }
-        }
-        Files.deleteIfExists(dir);
-    }
-
-    private static void emptySecurely(SecureDirectoryStream<Path> dir) throws IOException {
-        for (Path entry : dir) {
-            Path name = entry.getFileName();
-            BasicFileAttributes a = dir.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-                    .readAttributes();
-            if (a.isDirectory()) {
-                try (SecureDirectoryStream<Path> sub = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
-                    emptySecurely(sub);
-                }
-                dir.deleteDirectory(name);
-            } else {
-                dir.deleteFile(name);
-            }
-        }
-    }
 
     private static String printable(String name) {
         return name == null ? "null" : name.replaceAll("[\\p{Cntrl}]", "?");

@@ -1,6 +1,8 @@
 package dev.rlmmcp.core;
 
 import dev.rlmmcp.kernel.KernelFactory;
+import dev.rlmmcp.store.SnapshotPrune;
+import dev.rlmmcp.kernel.Settings;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -40,7 +42,7 @@ class KernelUidsSandboxTest {
 
     @Test
     void eachKernelHasAUidOfItsOwnAndANewOneReadsTheLastOnesSnapshot() throws Exception {
-        Optional<BwrapLauncher> found = BwrapLauncher.detect(dir.resolve("spool"));
+        Optional<BwrapLauncher> found = BwrapLauncher.detect(dir.resolve("spool"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune);
         assumeTrue(found.isPresent() && found.get().privileged(), "needs bubblewrap run as root");
         KernelUids uids = new KernelUids(FIRST, 8);
         found.get().uidPerKernel(uids);

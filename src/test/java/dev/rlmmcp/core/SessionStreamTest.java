@@ -171,7 +171,7 @@ class SessionStreamTest {
         Settings quick = new Settings(base.python(), base.dataRoot(), base.runtimeDir(), base.memoryLimitBytes(),
                 base.cleanupThreshold(), base.cleanupTarget(), base.outputCap(), base.defaultTimeout(),
                 Duration.ofSeconds(2), base.interruptGrace(), base.kernelStartTimeout(), base.idleTimeout(),
-                base.defaultLimits(), base.importPolicy());
+                base.importPolicy());
         try (Sessions own = new Sessions(new KernelFactory(quick, new ProcessLauncher(), new ObjectMapper()))) {
             Session s = own.resolve(null, "quick");
             s.execute("kept = 1", Duration.ofSeconds(30));

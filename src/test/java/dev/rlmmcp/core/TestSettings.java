@@ -18,6 +18,6 @@ public final class TestSettings {
     public static Settings in(Path dir, long memoryLimitBytes) {
         return new Settings(System.getenv().getOrDefault("RLM_PYTHON", "python3"), dir, dir.resolve("runtime"),
                 memoryLimitBytes, 0.8, 0.6, 2000, Duration.ofSeconds(30), Duration.ofSeconds(120),
-                Duration.ofMillis(700), Duration.ofSeconds(30), Duration.ofHours(1), Limits.NONE, ImportPolicy.OFF);
+                Duration.ofMillis(700), Duration.ofSeconds(30), Duration.ofHours(1), ImportPolicy.OFF);
     }
 }

@@ -8,8 +8,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The official MCP conformance suite ({@code @modelcontextprotocol/conformance}, pinned in
- * e2e/package.json), every scenario of its active server suite, against {@code serve
- * --conformance-fixtures}: the production HTTP stack with the suite's fixture tools added.
+ * e2e/package.json), every scenario of its active server suite, against {@code serve} run by
+ * {@link ConformanceServer}: the production HTTP stack with the suite's fixture tools added.
  */
 class ConformanceIT {
 
@@ -18,7 +18,7 @@ class ConformanceIT {
 
     @Test
     void theActiveServerSuitePasses() throws Exception {
-        try (ServerProcess server = ServerProcess.http("--conformance-fixtures")) {
+        try (ServerProcess server = ServerProcess.httpWithFixtures()) {
             NodeTool.Result run = NodeTool.conformance(server.mcpUrl(), results);
             assertThat(run.exit()).as(run.both()).isZero();
             assertThat(run.stdout()).as(run.both()).contains("Running active suite").containsPattern("Total: \\d+ passed, 0 failed");

@@ -28,7 +28,7 @@ class HttpTransportsIT {
 
     @BeforeAll
     static void start() throws Exception {
-        server = ServerProcess.http("--conformance-fixtures", "--sse-keepalive-s", "1");
+        server = ServerProcess.httpWithFixtures("--sse-keepalive-s", "1");
         http = HttpClient.newHttpClient();
     }
 

@@ -1,10 +1,12 @@
 package dev.rlmmcp.e2e;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
@@ -35,9 +37,14 @@ public final class ServerProcess implements AutoCloseable {
     }
 
     private ServerProcess(List<String> runAs, List<String> args, Map<String, String> env, Path cwd) throws IOException {
+        this(runAs, jarLaunch(), args, env, cwd);
+    }
+
+    private ServerProcess(List<String> runAs, List<String> launch, List<String> args, Map<String, String> env,
+            Path cwd) throws IOException {
         boolean defaultStateDir = env.containsKey("XDG_DATA_HOME") || env.containsKey("RLM_STATE_DIR");
         List<String> full = new ArrayList<>(runAs);
-        full.addAll(defaultStateDir ? command(args, false) : command(args));
+        full.addAll(command(launch, args, !defaultStateDir));
         ProcessBuilder builder = new ProcessBuilder(full).redirectErrorStream(true);
         builder.environment().remove("RLM_API_KEY");
         builder.environment().putAll(env);
@@ -92,6 +99,27 @@ public final class ServerProcess implements AutoCloseable {
     }
 
     /**
+     * {@code serve --port 0} plus extra arguments, run by {@link ConformanceServer} from the jar and the test
+     * classes: the production server with the conformance suite's fixture tools, prompts and resources added.
+     */
+    public static ServerProcess httpWithFixtures(String... extra) throws IOException {
+        List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
+        args.addAll(List.of(extra));
+        String classPath = jar() + File.pathSeparator + testClasses();
+        return new ServerProcess(List.of(), List.of("-cp", classPath, ConformanceServer.class.getName()), args,
+                Map.of(), null);
+    }
+
+    /** Where this test code was loaded from (target/test-classes). */
+    private static Path testClasses() {
+        try {
+            return Path.of(ConformanceServer.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
      * An HTTP server started through {@code runAs} (e.g. setpriv to another user), in {@code cwd}; give it
      * a --state-dir that user may write.
      */
@@ -135,10 +163,18 @@ public final class ServerProcess implements AutoCloseable {
      * (tests that do so set XDG_DATA_HOME or RLM_STATE_DIR to a directory of their own).
      */
     public static List<String> command(List<String> args, boolean temporaryState) {
+        return command(jarLaunch(), args, temporaryState);
+    }
+
+    private static List<String> jarLaunch() {
+        return List.of("-jar", jar().toString());
+    }
+
+    /** {@code java}, then {@code launch} (what to run: -jar JAR, or -cp PATH CLASS), then the arguments. */
+    private static List<String> command(List<String> launch, List<String> args, boolean temporaryState) {
         List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElse("java"));
-        command.add("-jar");
-        command.add(jar().toString());
+        command.addAll(launch);
         command.addAll(args);
         boolean server = !args.isEmpty() && (args.get(0).equals("serve") || args.get(0).equals("stdio"));
         if (temporaryState && server && !args.contains("--state-dir") && !args.contains("--ephemeral")) {

@@ -10,6 +10,7 @@ import dev.rlmmcp.bridge.BridgedServers;
 import dev.rlmmcp.data.DataRoot;
 import dev.rlmmcp.data.DataSources;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
+import dev.rlmmcp.tools.standard.StandardTools;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
 import java.nio.file.Path;
@@ -27,7 +28,7 @@ class StandardSchemasTest {
         JsonSchemaValidator validator = McpJsonDefaults.getSchemaValidator();
         try (Sessions sessions = new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(),
                 new ObjectMapper()))) {
-            ToolCatalog catalog = ToolCatalog.standard(sessions, new DataRoot(dir), BridgedServers.NONE,
+            ToolCatalog catalog = StandardTools.catalog(sessions, new DataRoot(dir), BridgedServers.NONE,
                     DataSources.defaults());
             assertThat(catalog.specifications()).hasSize(20).allSatisfy(spec -> {
                 assertThat(validator.validateSchema(spec.tool().inputSchema()).valid())

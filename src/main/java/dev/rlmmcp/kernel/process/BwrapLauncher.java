@@ -56,11 +56,14 @@ public final class BwrapLauncher implements KernelLauncher {
     private final Path filter;
     /** Where the launcher notes the snapshot directories of kernels it killed over the limit (null: nowhere). */
     private final Path overLimit;
+    private final SnapshotCutBack snapshotCutBack;
     private final Map<Long, Long> kernelPids = new ConcurrentHashMap<>();
     private volatile KernelUids uids;
     private final Map<Long, String> endings = new ConcurrentHashMap<>();
 
-    BwrapLauncher(Path bwrap, boolean privileged, long tmpBytes, long diskBytes, Path filter, Path overLimit) {
+    BwrapLauncher(Path bwrap, boolean privileged, long tmpBytes, long diskBytes, Path filter, Path overLimit,
+            SnapshotCutBack snapshotCutBack) {
+        this.snapshotCutBack = snapshotCutBack;
         this.bwrap = bwrap;
         this.privileged = privileged;
         this.tmpBytes = tmpBytes;
@@ -69,17 +72,12 @@ public final class BwrapLauncher implements KernelLauncher {
         this.overLimit = overLimit;
     }
 
-    /** {@link #detect(Path, long)} with the default disk limit. */
-    public static Optional<BwrapLauncher> detect(Path runtimeDir) {
-        return detect(runtimeDir, dev.rlmmcp.kernel.Settings.DEFAULT_DISK_BYTES);
-    }
-
     /**
      * A launcher if bubblewrap is installed and can make a sandbox here (probed once with {@code true}),
      * its seccomp filter written to the (private) runtime directory. Removes the spool directories that
      * earlier versions left on disk there and no running sandbox uses.
      */
-    public static Optional<BwrapLauncher> detect(Path runtimeDir, long diskBytes) {
+    public static Optional<BwrapLauncher> detect(Path runtimeDir, long diskBytes, SnapshotCutBack snapshotCutBack) {
         Optional<Path> bwrap = Stream.of("/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap")
                 .map(Path::of).filter(Files::isExecutable).findFirst();
         if (bwrap.isEmpty()) {
@@ -94,12 +92,14 @@ public final class BwrapLauncher implements KernelLauncher {
         }
         boolean root = runningAsRoot() && Files.isExecutable(SETPRIV);
         Path notes = runtimeDir.resolve("over-disk-limit");
-        BwrapLauncher launcher = new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, filter, notes);
+        BwrapLauncher launcher = new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, filter, notes,
+                snapshotCutBack);
         if (launcher.works()) {
             return Optional.of(launcher);
         }
         // a kernel without seccomp filters: still bwrap rather than a weaker launcher, said once
-        BwrapLauncher unfiltered = new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, null, notes);
+        BwrapLauncher unfiltered = new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, null, notes,
+                snapshotCutBack);
         if (filter != null && unfiltered.works()) {
             org.slf4j.LoggerFactory.getLogger(BwrapLauncher.class)
                     .warn("bwrap cannot load a seccomp filter here: kernels may create user namespaces");
@@ -238,7 +238,7 @@ public final class BwrapLauncher implements KernelLauncher {
     private long cutBack(Path dir) throws IOException {
         Path note = note(dir);
         if (note != null && Files.deleteIfExists(note)) {
-            return dev.rlmmcp.store.SnapshotPrune.prune(dir, diskBytes);
+            return snapshotCutBack.cutBack(dir, diskBytes);
         }
         return DirQuota.usage(dir, Long.MAX_VALUE);
     }

@@ -17,12 +17,13 @@ public final class Sandbox {
      * available: a launcher asked for by name never silently falls back to a weaker one.
      * {@code container} finds a container runtime with a configured image, or nothing.
      */
-    public static KernelLauncher select(String mode, Path runtimeDir, long diskLimitBytes, Supplier<Optional<? extends KernelLauncher>> container) {
+    public static KernelLauncher select(String mode, Path runtimeDir, long diskLimitBytes, SnapshotCutBack snapshotCutBack,
+            Supplier<Optional<? extends KernelLauncher>> container) {
         return switch (mode) {
             case "auto" -> container.get().<KernelLauncher>map(l -> l)
-                    .or(() -> BwrapLauncher.detect(runtimeDir, diskLimitBytes))
+                    .or(() -> BwrapLauncher.detect(runtimeDir, diskLimitBytes, snapshotCutBack))
                     .orElseGet(ProcessLauncher::new);
-            case "bwrap" -> BwrapLauncher.detect(runtimeDir, diskLimitBytes).orElseThrow(() -> new IllegalArgumentException(
+            case "bwrap" -> BwrapLauncher.detect(runtimeDir, diskLimitBytes, snapshotCutBack).orElseThrow(() -> new IllegalArgumentException(
                     "--sandbox bwrap: bubblewrap is not installed or cannot create namespaces here"
                             + " (install the bubblewrap package, allow unprivileged user namespaces, or choose another --sandbox)"));
             case "container" -> container.get().<KernelLauncher>map(l -> l).orElseThrow(() -> new IllegalArgumentException(

@@ -1,6 +1,6 @@
 package dev.rlmmcp.kernel.process;
 
-import dev.rlmmcp.store.UntrustedDir;
+import dev.rlmmcp.base.FileTrees;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -37,7 +37,7 @@ final class StaleSpools {
             for (Path dir : dirs) {
                 if (!inUse.contains(dir.toString()) && Files.getLastModifiedTime(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)
                         .toInstant().isBefore(recent)) {
-                    UntrustedDir.deleteTree(dir);
+                    FileTrees.deleteTree(dir);
                     removed++;
                 }
             }

@@ -94,7 +94,7 @@ public final class InitContextTool implements RlmTool {
         Long timeout = args.integer("timeout_s", 1, maxTimeout);
         Long maxRuntime = args.integer("max_runtime_ms", 1, Long.MAX_VALUE);
         Long budget = args.integer("budget_limit", 1, Long.MAX_VALUE);
-        Limits defaults = sessions.kernels().settings().defaultLimits();
+        Limits defaults = sessions.defaultLimits();
         Limits limits = new Limits(maxSteps == null ? defaults.maxSteps() : Integer.valueOf(maxSteps.intValue()),
                 maxRuntime == null ? defaults.maxRuntimeMs() : maxRuntime,
                 budget == null ? defaults.budgetBytes() : budget,

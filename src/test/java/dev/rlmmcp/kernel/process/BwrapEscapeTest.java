@@ -1,6 +1,8 @@
 package dev.rlmmcp.kernel.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import dev.rlmmcp.store.SnapshotPrune;
+import dev.rlmmcp.kernel.Settings;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -35,7 +37,7 @@ class BwrapEscapeTest {
 
     @BeforeAll
     static void start() {
-        Optional<BwrapLauncher> found = BwrapLauncher.detect(dir.resolve("spool"));
+        Optional<BwrapLauncher> found = BwrapLauncher.detect(dir.resolve("spool"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune);
         assumeTrue(found.isPresent(), "bubblewrap is not installed or cannot create namespaces here: escape tests skipped");
         launcher = found.get();
         sessions = new Sessions(new KernelFactory(TestSettings.in(dir, 64L * 1024 * 1024), launcher, new ObjectMapper()));

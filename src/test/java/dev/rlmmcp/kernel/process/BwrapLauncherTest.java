@@ -2,6 +2,7 @@ package dev.rlmmcp.kernel.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rlmmcp.store.SnapshotPrune;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -15,7 +16,8 @@ class BwrapLauncherTest {
     Path dir;
 
     private List<String> sandbox(boolean privileged, List<Path> readable, Path workDir) {
-        BwrapLauncher launcher = new BwrapLauncher(Path.of("/usr/bin/bwrap"), privileged, 1 << 20, 1 << 20, null, null);
+        BwrapLauncher launcher = new BwrapLauncher(Path.of("/usr/bin/bwrap"), privileged, 1 << 20, 1 << 20, null, null,
+                SnapshotPrune::prune);
         return launcher.sandbox(readable, workDir, dir.resolve("harness.py"), true);
     }
 
@@ -57,7 +59,8 @@ class BwrapLauncherTest {
     @Test
     void theSpoolIsATmpfsOfTheDiskLimitAndTheFilterComesOnFd3() {
         Path filter = dir.resolve("userns-filter.bpf");
-        List<String> args = new BwrapLauncher(Path.of("/usr/bin/bwrap"), true, 1 << 20, 5L << 30, filter, null)
+        List<String> args = new BwrapLauncher(Path.of("/usr/bin/bwrap"), true, 1 << 20, 5L << 30, filter, null,
+                SnapshotPrune::prune)
                 .sandbox(List.of(), null, dir.resolve("harness.py"), true);
         assertThat(args.subList(0, 5)).containsExactly("/bin/sh", "-c", "exec \"$@\" 3<\"$0\"", filter.toString(),
                 "/usr/bin/bwrap");

@@ -1,6 +1,8 @@
 package dev.rlmmcp.kernel.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import dev.rlmmcp.store.SnapshotPrune;
+import dev.rlmmcp.kernel.Settings;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -95,7 +97,7 @@ class CgroupLimitsTest {
 
     @Test
     void wholeBwrapSandboxIsInsideTheGroup() throws Exception {
-        Optional<BwrapLauncher> bwrap = BwrapLauncher.detect(dir.resolve("spool"));
+        Optional<BwrapLauncher> bwrap = BwrapLauncher.detect(dir.resolve("spool"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune);
         assumeTrue(bwrap.isPresent(), "bubblewrap is not usable here: skipped");
         Session session = session(bwrap.get());
         assertThat(session.execute("print(1)", Duration.ofSeconds(30)).path("stdout").asText()).isEqualTo("1\n");

@@ -1,6 +1,8 @@
 package dev.rlmmcp.kernel.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import dev.rlmmcp.store.SnapshotPrune;
+import dev.rlmmcp.kernel.Settings;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -46,7 +48,7 @@ class SnapshotSandboxTest {
 
     @Test
     void aKernelSeesOnlyItsOwnSnapshot() throws Exception {
-        Optional<BwrapLauncher> launcher = BwrapLauncher.detect(dir.resolve("spool"));
+        Optional<BwrapLauncher> launcher = BwrapLauncher.detect(dir.resolve("spool"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune);
         assumeTrue(launcher.isPresent(), "bubblewrap is not usable here");
         Path state = dir.resolve("state");
         sessions = new Sessions(new KernelFactory(TestSettings.in(dir), launcher.get(), new ObjectMapper()),

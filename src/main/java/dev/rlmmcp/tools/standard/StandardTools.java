@@ -1,0 +1,64 @@
+package dev.rlmmcp.tools.standard;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.bridge.BridgedServers;
+import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.data.DataRoot;
+import dev.rlmmcp.data.DataSources;
+import dev.rlmmcp.tools.ToolCatalog;
+import dev.rlmmcp.tools.code.RunPythonTool;
+import dev.rlmmcp.tools.data.ListBucketsTool;
+import dev.rlmmcp.tools.data.ListS3Tool;
+import dev.rlmmcp.tools.data.LoadS3Tool;
+import dev.rlmmcp.tools.data.LoadUrlTool;
+import dev.rlmmcp.tools.data.UploadUrlTool;
+import dev.rlmmcp.tools.repl.ClearTool;
+import dev.rlmmcp.tools.repl.ExecuteTool;
+import dev.rlmmcp.tools.repl.ListVarsTool;
+import dev.rlmmcp.tools.repl.LoadDataTool;
+import dev.rlmmcp.tools.repl.LoadFileTool;
+import dev.rlmmcp.tools.repl.MemoryTool;
+import dev.rlmmcp.tools.repl.VarInfoTool;
+import dev.rlmmcp.tools.session.DeleteSessionTool;
+import dev.rlmmcp.tools.session.FinalizeTool;
+import dev.rlmmcp.tools.session.GetTraceTool;
+import dev.rlmmcp.tools.session.GetVarTool;
+import dev.rlmmcp.tools.session.InitContextTool;
+import dev.rlmmcp.tools.session.ListSessionsTool;
+import dev.rlmmcp.tools.session.RunReplTool;
+import java.util.List;
+
+/**
+ * rlm-mcp's tools, every one, in one catalog. Apart from {@link ToolCatalog} because the tools' packages
+ * (repl, session, code, data) are built on the tools package: the catalog of all of them sits above both.
+ */
+public final class StandardTools {
+
+    private StandardTools() {
+    }
+
+    public static ToolCatalog catalog(Sessions sessions, DataRoot dataRoot, BridgedServers bridge, DataSources sources) {
+        ObjectMapper json = sessions.kernels().json();
+        return new ToolCatalog(List.of(
+                new ExecuteTool(sessions),
+                new LoadDataTool(sessions),
+                new LoadFileTool(sessions, dataRoot),
+                new ListVarsTool(sessions),
+                new VarInfoTool(sessions),
+                new ClearTool(sessions),
+                new MemoryTool(sessions),
+                new InitContextTool(sessions),
+                new RunReplTool(sessions),
+                new GetVarTool(sessions),
+                new FinalizeTool(sessions),
+                new GetTraceTool(sessions),
+                new ListSessionsTool(sessions),
+                new DeleteSessionTool(sessions),
+                new RunPythonTool(sessions, bridge),
+                new LoadS3Tool(sessions, sources),
+                new ListBucketsTool(sources.s3(), json),
+                new ListS3Tool(sources.s3(), json),
+                new UploadUrlTool(sources, json),
+                new LoadUrlTool(sessions, sources)), json);
+    }
+}
