@@ -36,8 +36,9 @@ class ArchitectureTest {
 
     /**
      * Who may use whom. Among the siblings, two arrows are real and meant: store's S3 snapshot store is
-     * built on data's S3 client and transfers (store → data); llm and bridge answer the kernel's callbacks
-     * (llm_query, bridged MCP tools), so they implement its callback interface (see the rule below).
+     * built on data's S3 client and transfers (store → data); llm answers the kernel's llm_query
+     * callbacks, so it implements the kernel's callback interface (see the rule below). The bridge's
+     * callbacks are core's (McpCallbacks), which wires the bridge to the kernel.
      */
     @ArchTest
     static final ArchRule layers = layeredArchitecture().consideringOnlyDependenciesInLayers()
@@ -57,19 +58,19 @@ class ArchitectureTest {
             .whereLayer("BridgeSdk").mayOnlyBeAccessedByLayers("Cli")
             .whereLayer("Tools").mayOnlyBeAccessedByLayers("Face", "Cli")
             .whereLayer("Core").mayOnlyBeAccessedByLayers("Tools", "Face", "Cli")
-            .whereLayer("Kernel").mayOnlyBeAccessedByLayers("Llm", "Bridge", "Core", "Tools", "Face", "Cli")
+            .whereLayer("Kernel").mayOnlyBeAccessedByLayers("Llm", "Core", "Tools", "Face", "Cli")
             .whereLayer("Data").mayOnlyBeAccessedByLayers("Store", "Core", "Tools", "Face", "Cli")
             .whereLayer("Store").mayOnlyBeAccessedByLayers("Core", "Tools", "Face", "Cli")
             .whereLayer("Llm").mayOnlyBeAccessedByLayers("Core", "Tools", "Face", "Cli")
             .whereLayer("Bridge").mayOnlyBeAccessedByLayers("BridgeSdk", "Core", "Tools", "Face", "Cli");
 
-    /** What llm and bridge may know of the kernel: its callback interface, nothing else. */
+    /** What llm may know of the kernel: its callback interface, nothing else. */
     @ArchTest
-    static final ArchRule llmAndBridgeSeeOnlyTheKernelsCallbacks = noClasses()
-            .that().resideInAnyPackage("dev.rlmmcp.llm..", "dev.rlmmcp.bridge")
+    static final ArchRule llmSeesOnlyTheKernelsCallbacks = noClasses()
+            .that().resideInAPackage("dev.rlmmcp.llm..")
             .should().dependOnClassesThat(resideInAPackage("dev.rlmmcp.kernel..")
                     .and(not(belongToAnyOf(KernelCallbacks.class, CallbackException.class, CallbackDepth.class))))
-            .because("the kernel owns the callback interface llm and bridge implement; the rest is core's to wire");
+            .because("the kernel owns the callback interface llm implements; the rest is core's to wire");
 
     /** Inside the kernel: the root (factory, settings) over the channel, over the process and protocol. */
     @ArchTest
