@@ -10,6 +10,7 @@ import dev.rlmmcp.kernel.protocol.ExecResult;
 import dev.rlmmcp.kernel.protocol.MemoryUse;
 import dev.rlmmcp.kernel.protocol.PyError;
 import dev.rlmmcp.kernel.protocol.Truncation;
+import dev.rlmmcp.kernel.protocol.Unspilled;
 import dev.rlmmcp.llm.LlmUsage;
 import java.util.List;
 import java.util.Map;
@@ -22,7 +23,7 @@ import java.util.Map;
 public record StepReply(StepStatus status, String sessionId, Integer step, String stdout, String stderr, PyError error,
         List<String> variablesChanged, List<String> variablesDeleted, Double durationMs, List<Evicted> evicted,
         MemoryUse memory, Map<String, Truncation> truncated, Map<String, String> notPersisted,
-        List<String> loadedFromSnapshot, String message, String memoryNote, LlmUsage llmUsage, String guardrailStop,
+        Unspilled loadedFromSnapshot, String message, String memoryNote, LlmUsage llmUsage, String guardrailStop,
         String guardrailMessage, List<String> notSaved, Boolean variablesLost, List<String> lostVariables,
         String snapshotAt, String kernelExit, Integer kernelRestarts, LossReply kernelRestarted) {
 

@@ -18,7 +18,7 @@ import java.util.Map;
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record ExecResult(String stdout, String stderr, PyError error, List<String> variablesChanged,
         List<String> variablesDeleted, double durationMs, List<Evicted> evicted, MemoryUse memory,
-        Map<String, Truncation> truncated, Map<String, String> notPersisted, List<String> loadedFromSnapshot) {
+        Map<String, Truncation> truncated, Map<String, String> notPersisted, Unspilled loadedFromSnapshot) {
 
     public ExecResult {
         variablesChanged = variablesChanged == null ? List.of() : variablesChanged;
