@@ -1,5 +1,7 @@
 package dev.rlmmcp.base;
 
+import dev.rlmmcp.core.TestReplies;
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.TestSettings;
@@ -65,10 +67,10 @@ class CancellationTest {
         try (Sessions sessions = new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(),
                 new ObjectMapper()))) {
             Session session = sessions.resolve(null, "c1");
-            assertThat(session.execute("kept = 42", Duration.ofSeconds(30)).path("status").asText()).isEqualTo("ok");
+            assertThat(TestReplies.step(session.execute("kept = 42", Duration.ofSeconds(30), CallContext.NONE)).path("status").asText()).isEqualTo("ok");
             CompletableFuture<ObjectNode> spinning = CompletableFuture.supplyAsync(() -> {
                 try (Cancellation.Request served = Cancellation.serve("c1", 99)) {
-                    return session.execute("while True: pass", Duration.ofSeconds(60));
+                    return TestReplies.step(session.execute("while True: pass", Duration.ofSeconds(60), CallContext.NONE));
                 }
             });
             Thread.sleep(500);
@@ -77,7 +79,7 @@ class CancellationTest {
             ObjectNode reply = spinning.get(10, TimeUnit.SECONDS);
             assertThat(reply.path("status").asText()).isEqualTo("interrupted");
             assertThat(System.nanoTime() - cancelled).isLessThan(TimeUnit.SECONDS.toNanos(3));
-            assertThat(session.execute("kept", Duration.ofSeconds(30)).path("stdout").asText()).isEqualTo("42\n");
+            assertThat(TestReplies.step(session.execute("kept", Duration.ofSeconds(30), CallContext.NONE)).path("stdout").asText()).isEqualTo("42\n");
         }
     }
 }

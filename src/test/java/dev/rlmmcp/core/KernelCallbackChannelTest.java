@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.Cancellation;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.protocol.DataType;
@@ -232,7 +233,7 @@ class KernelCallbackChannelTest {
                 print([len(p.result()) for p in rs], rs[3].result()[-1])
                 """, callbacks);
         assertThat(reply.path("stdout").asText()).isEqualTo("[3145729, 3145729, 3145729, 3145729] 3\n");
-        assertThat(session.loadData("small", "a\nb", DataType.LINES).path("length").asInt()).isEqualTo(2);
+        assertThat(TestReplies.load(session.loadData("small", "a\nb", DataType.LINES, CallContext.NONE)).path("length").asInt()).isEqualTo(2);
         assertThat(run("print(small)", KernelCallbacks.NONE).path("stdout").asText()).isEqualTo("['a', 'b']\n");
     }
 }

@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.kernel.KernelFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -54,7 +55,7 @@ class LlmQueryTest {
     }
 
     private static ObjectNode run(Session session, String code) {
-        return session.execute(code, Duration.ofSeconds(30));
+        return TestReplies.step(session.execute(code, Duration.ofSeconds(30), CallContext.NONE));
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.CallContext;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -127,12 +128,12 @@ class McpCallbacksTest {
 
     @Test
     void topLevelAwaitWorksInEveryCellAndTheLastExpressionIsShown() {
-        assertThat(session.execute("import asyncio\nawait asyncio.sleep(0)\nx = 7", Duration.ofSeconds(10))
+        assertThat(TestReplies.step(session.execute("import asyncio\nawait asyncio.sleep(0)\nx = 7", Duration.ofSeconds(10), CallContext.NONE))
                 .path("error").isNull()).isTrue();
-        ObjectNode reply = session.execute("async def twice(n):\n    return 2 * n\nawait twice(x)", Duration.ofSeconds(10));
+        ObjectNode reply = TestReplies.step(session.execute("async def twice(n):\n    return 2 * n\nawait twice(x)", Duration.ofSeconds(10), CallContext.NONE));
         assertThat(reply.path("stdout").asText()).isEqualTo("14\n");
-        ObjectNode failing = session.execute("async def boom():\n    raise ValueError('no')\nawait boom()",
-                Duration.ofSeconds(10));
+        ObjectNode failing = TestReplies.step(session.execute("async def boom():\n    raise ValueError('no')\nawait boom()",
+                Duration.ofSeconds(10), CallContext.NONE));
         assertThat(failing.path("error").path("type").asText()).isEqualTo("ValueError");
         assertThat(failing.path("error").path("traceback").asText()).doesNotContain("asyncio", "harness");
     }

@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.protocol.DataType;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -46,7 +47,7 @@ class PersistenceTest {
     }
 
     private static String out(Session session, String code) {
-        ObjectNode reply = session.execute(code, T);
+        ObjectNode reply = TestReplies.step(session.execute(code, T, CallContext.NONE));
         assertThat(reply.path("error").isObject()).as(reply.toString()).isFalse();
         return reply.path("stdout").asText();
     }
@@ -60,7 +61,7 @@ class PersistenceTest {
     void aRestartedServerHasTheSessionItsTraceLimitsAndEveryVariable() {
         Sessions first = server(1L << 30, Duration.ofHours(1));
         Session session = first.create("work", new Limits(50, null, null, null));
-        session.loadData("doc", "alpha beta\ngamma\n", DataType.LINES);
+        session.loadData("doc", "alpha beta\ngamma\n", DataType.LINES, CallContext.NONE);
         out(session, """
                 import re, collections
                 counts = collections.Counter(re.findall(r'\\w', ''.join(doc)))
@@ -109,13 +110,13 @@ class PersistenceTest {
         session.snapshotNow();
         out(session, "newer = 'made just before the crash'");
         // the snapshot is due only in an hour, but the next call writes it before it runs
-        ObjectNode crash = session.execute("import os, signal\nduring = 1\nos.kill(os.getpid(), signal.SIGKILL)", T);
+        ObjectNode crash = TestReplies.step(session.execute("import os, signal\nduring = 1\nos.kill(os.getpid(), signal.SIGKILL)", T, CallContext.NONE));
         assertThat(crash.path("status").asText()).isEqualTo("crashed");
         assertThat(crash.path("variables_lost").asBoolean()).isFalse();
         assertThat(crash.path("lost_variables")).isEmpty();
         assertThat(crash.path("message").asText()).contains("snapshot").contains("failed call itself");
         assertThat(out(session, "print(kept, newer)")).isEqualTo("[0, 1, 2, 3, 4] made just before the crash\n");
-        assertThat(session.execute("during", T).path("error").path("type").asText()).isEqualTo("NameError");
+        assertThat(TestReplies.step(session.execute("during", T, CallContext.NONE)).path("error").path("type").asText()).isEqualTo("NameError");
     }
 
     @Test
@@ -128,14 +129,14 @@ class PersistenceTest {
         kernel.destroyForcibly();
         kernel.onExit().get(10, TimeUnit.SECONDS);
 
-        ObjectNode next = session.execute("print(kept)", T);
+        ObjectNode next = TestReplies.step(session.execute("print(kept)", T, CallContext.NONE));
         assertThat(next.path("status").asText()).isEqualTo("ok");
         assertThat(next.path("stdout").asText()).isEqualTo("[0, 1, 2, 3, 4]\n");
         assertThat(names(next.path("lost_variables"))).containsExactly("late");
         assertThat(next.path("kernel_restarted").path("message").asText()).contains("died since the last call")
                 .contains("late").contains("This call ran on the fresh kernel");
         assertThat(session.kernelRestarts()).isEqualTo(1);
-        assertThat(session.execute("print(kept)", T).has("kernel_restarted")).isFalse();
+        assertThat(TestReplies.step(session.execute("print(kept)", T, CallContext.NONE)).has("kernel_restarted")).isFalse();
     }
 
     @Test
@@ -155,7 +156,7 @@ class PersistenceTest {
         Session session = server(8L * 1024 * 1024, Duration.ofHours(1)).create("s", Limits.NONE);
         out(session, "a = 'a' * 3_000_000");
         out(session, "b = 'b' * 3_000_000");
-        ObjectNode third = session.execute("c = 'c' * 3_000_000", T);
+        ObjectNode third = TestReplies.step(session.execute("c = 'c' * 3_000_000", T, CallContext.NONE));
         assertThat(third.path("evicted").get(0).path("spilled").asBoolean()).isTrue();
         assertThat(third.path("memory_note").asText()).contains("Spilled to disk: a");
         assertThat(statuses(session)).containsEntry("a", "spilled").containsEntry("c", "live");
@@ -169,8 +170,8 @@ class PersistenceTest {
     void valuesThatCannotBeSnapshottedAreReportedWithTheReason() {
         Sessions first = server(1L << 30, Duration.ofHours(1));
         Session session = first.create("s", Limits.NONE);
-        ObjectNode reply = session.execute("gen = (i for i in range(3))\nok = 1\n"
-                + "def make():\n    def inner():\n        return 1\n    return inner\nclosure = make()", T);
+        ObjectNode reply = TestReplies.step(session.execute("gen = (i for i in range(3))\nok = 1\n"
+                + "def make():\n    def inner():\n        return 1\n    return inner\nclosure = make()", T, CallContext.NONE));
         assertThat(reply.path("not_persisted").path("gen").asText()).contains("cannot be pickled").contains("generator");
         assertThat(reply.path("not_persisted").path("closure").asText()).contains("inside a function");
         assertThat(reply.path("not_persisted").has("ok")).isFalse();

@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.ErrorCode;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.kernel.KernelFactory;
@@ -40,7 +41,7 @@ class SessionTest {
     }
 
     private ObjectNode run(String code) {
-        return session.execute(code, Duration.ofSeconds(30));
+        return TestReplies.step(session.execute(code, Duration.ofSeconds(30), CallContext.NONE));
     }
 
     @Test
@@ -97,7 +98,7 @@ class SessionTest {
     @Test
     void timeoutInterruptsAndKeepsVariables() {
         run("keep = list(range(10))");
-        ObjectNode reply = session.execute("while True:\n    pass", Duration.ofSeconds(1));
+        ObjectNode reply = TestReplies.step(session.execute("while True:\n    pass", Duration.ofSeconds(1), CallContext.NONE));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("interrupted");
         assertThat(reply.path("message").asText()).contains("interrupted after", "variables are intact");
         assertThat(run("print(sum(keep))").path("stdout").asText()).isEqualTo("45\n");
@@ -106,13 +107,13 @@ class SessionTest {
     @Test
     void codeThatIgnoresTheInterruptIsKilledAndTheSessionGoesOn() {
         run("keep = 1");
-        ObjectNode reply = session.execute("""
+        ObjectNode reply = TestReplies.step(session.execute("""
                 import signal
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
                 while True:
                     pass
-                """, Duration.ofSeconds(1));
+                """, Duration.ofSeconds(1), CallContext.NONE));
         assertThat(reply.path("status").asText()).isEqualTo("killed");
         assertThat(reply.path("variables_lost").asBoolean()).isTrue();
         assertThat(reply.path("message").asText()).contains("VARIABLES", "LOST", "fresh kernel is ready");
@@ -137,16 +138,16 @@ class SessionTest {
 
     @Test
     void loadsParseEachDataType() {
-        assertThat(session.loadData("t", "a\r\nb", DataType.TEXT).path("length").asInt()).isEqualTo(4);
-        ObjectNode lines = session.loadData("l", "one\r\ntwo\nthree\n", DataType.LINES);
+        assertThat(TestReplies.load(session.loadData("t", "a\r\nb", DataType.TEXT, CallContext.NONE)).path("length").asInt()).isEqualTo(4);
+        ObjectNode lines = TestReplies.load(session.loadData("l", "one\r\ntwo\nthree\n", DataType.LINES, CallContext.NONE));
         assertThat(lines.path("type").asText()).isEqualTo("list");
         assertThat(lines.path("length").asInt()).isEqualTo(3);
-        assertThat(session.loadData("j", "{\"a\": [1, 2]}", DataType.JSON).path("type").asText()).isEqualTo("dict");
-        ObjectNode csv = session.loadData("c", "name,n\nx,1\ny,2\n", DataType.CSV);
+        assertThat(TestReplies.load(session.loadData("j", "{\"a\": [1, 2]}", DataType.JSON, CallContext.NONE)).path("type").asText()).isEqualTo("dict");
+        ObjectNode csv = TestReplies.load(session.loadData("c", "name,n\nx,1\ny,2\n", DataType.CSV, CallContext.NONE));
         assertThat(csv.path("length").asInt()).isEqualTo(2);
         assertThat(csv.path("columns")).extracting(JsonNode::asText).containsExactly("name", "n");
         assertThat(run("print(l[1], j['a'][1], c[1]['name'])").path("stdout").asText()).isEqualTo("two 2 y\n");
-        assertThatThrownBy(() -> session.loadData("bad", "{nope", DataType.JSON))
+        assertThatThrownBy(() -> TestReplies.load(session.loadData("bad", "{nope", DataType.JSON, CallContext.NONE)))
                 .isInstanceOfSatisfying(RlmException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.INVALID_DATA);
                     assertThat(e.argument()).isEqualTo("data");
@@ -162,12 +163,12 @@ class SessionTest {
         try (Sessions big = new Sessions(new KernelFactory(TestSettings.in(dir, 64L * 1024 * 1024),
                 new ProcessLauncher(), new ObjectMapper()))) {
             Session s = big.resolve(null, "big");
-            assertThatThrownBy(() -> s.loadData("1bad", data, DataType.TEXT)).isInstanceOf(RlmException.class);
-            assertThat(s.loadData("l", data, DataType.LINES).path("length").asInt()).isEqualTo(4);
-            assertThat(s.loadData("t", data, DataType.TEXT).path("length").asLong())
+            assertThatThrownBy(() -> TestReplies.load(s.loadData("1bad", data, DataType.TEXT, CallContext.NONE))).isInstanceOf(RlmException.class);
+            assertThat(TestReplies.load(s.loadData("l", data, DataType.LINES, CallContext.NONE)).path("length").asInt()).isEqualTo(4);
+            assertThat(TestReplies.load(s.loadData("t", data, DataType.TEXT, CallContext.NONE)).path("length").asLong())
                     .isEqualTo(data.codePointCount(0, data.length()));
             String check = "print([len(x) for x in l], l[0][-1] == '😀', l[2], l[3], t.count('\\r'))";
-            assertThat(s.execute(check, Duration.ofSeconds(30)).path("stdout").asText())
+            assertThat(TestReplies.step(s.execute(check, Duration.ofSeconds(30), CallContext.NONE)).path("stdout").asText())
                     .isEqualTo("[524288, 524284, 10, 4] True éééééééééé last 2\n");
         }
     }
@@ -175,7 +176,7 @@ class SessionTest {
     @Test
     void fileLoadsAreReadByTheKernel() throws Exception {
         Path file = Files.writeString(dir.resolve("log.txt"), "ok\nERROR one\nERROR two\n");
-        ObjectNode reply = session.loadFile("log", file, "log.txt", DataType.LINES);
+        ObjectNode reply = TestReplies.load(session.loadFile("log", file, "log.txt", DataType.LINES, CallContext.NONE));
         assertThat(reply.path("length").asInt()).isEqualTo(3);
         assertThat(reply.path("file_bytes").asLong()).isEqualTo(Files.size(file));
         assertThat(run("sum('ERROR' in l for l in log)").path("stdout").asText()).isEqualTo("2\n");
@@ -185,7 +186,7 @@ class SessionTest {
     void filesLargerThanTheMemoryLimitAreRefusedBeforeReading() throws Exception {
         Path file = dir.resolve("big.txt");
         Files.write(file, new byte[5 * 1024 * 1024]);
-        assertThatThrownBy(() -> session.loadFile("big", file, "big.txt", DataType.TEXT))
+        assertThatThrownBy(() -> TestReplies.load(session.loadFile("big", file, "big.txt", DataType.TEXT, CallContext.NONE)))
                 .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.TOO_LARGE));
     }
 
@@ -223,19 +224,19 @@ class SessionTest {
     @Test
     void namedSessionsCountStepsStopAtTheLimitAndFinalize() {
         Session named = sessions.create("context", new Limits(2, null, null, null));
-        named.loadData("context", "alpha beta", DataType.TEXT);
-        assertThat(named.execute("words = context.split()", Duration.ofSeconds(5)).path("step").asInt()).isZero();
-        ObjectNode second = named.execute("answer = len(words)", Duration.ofSeconds(5));
+        named.loadData("context", "alpha beta", DataType.TEXT, CallContext.NONE);
+        assertThat(TestReplies.step(named.execute("words = context.split()", Duration.ofSeconds(5), CallContext.NONE)).path("step").asInt()).isZero();
+        ObjectNode second = TestReplies.step(named.execute("answer = len(words)", Duration.ofSeconds(5), CallContext.NONE));
         assertThat(second.path("step").asInt()).isEqualTo(1);
         assertThat(second.has("guardrail_stop")).isFalse();
-        assertThatThrownBy(() -> named.execute("x = 1", Duration.ofSeconds(5)))
+        assertThatThrownBy(() -> TestReplies.step(named.execute("x = 1", Duration.ofSeconds(5), CallContext.NONE)))
                 .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.GUARDRAIL_STOP));
         assertThat(named.state()).isEqualTo(SessionState.STOPPED);
         assertThat(named.getVar("answer", 0, 100).path("value").asText()).isEqualTo("2");
         ObjectNode done = named.finish(null, "answer");
         assertThat(done.path("final_answer").asText()).isEqualTo("2");
         assertThat(done.path("state").asText()).isEqualTo("finalized");
-        assertThatThrownBy(() -> named.execute("x = 1", Duration.ofSeconds(5)))
+        assertThatThrownBy(() -> TestReplies.step(named.execute("x = 1", Duration.ofSeconds(5), CallContext.NONE)))
                 .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.SESSION_FINALIZED));
         ObjectNode trace = named.trace(0, 100);
         assertThat(trace.path("steps")).extracting(s -> s.path("kind").asText())

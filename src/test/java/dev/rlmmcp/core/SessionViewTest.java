@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.kernel.KernelFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -38,9 +39,9 @@ class SessionViewTest {
     @Test
     void eachTraceEntryCarriesTheMemoryItLeft() {
         Session session = sessions.create("m", Limits.NONE);
-        session.execute("a = 'x' * 100_000", Duration.ofSeconds(30));
-        session.execute("b = 'y' * 300_000", Duration.ofSeconds(30));
-        session.execute("del a, b", Duration.ofSeconds(30));
+        session.execute("a = 'x' * 100_000", Duration.ofSeconds(30), CallContext.NONE);
+        session.execute("b = 'y' * 300_000", Duration.ofSeconds(30), CallContext.NONE);
+        session.execute("del a, b", Duration.ofSeconds(30), CallContext.NONE);
         JsonNode steps = session.trace(0, 10).path("steps");
         long first = steps.path(0).path("memory_bytes").asLong();
         long second = steps.path(1).path("memory_bytes").asLong();
@@ -65,7 +66,7 @@ class SessionViewTest {
     @Test
     void variablesComeFromARunningKernelWithoutCountingAsActivity() {
         Session session = sessions.create("warm", Limits.NONE);
-        session.execute("rows = list(range(1000))", Duration.ofSeconds(30));
+        session.execute("rows = list(range(1000))", Duration.ofSeconds(30), CallContext.NONE);
         Instant idleSince = session.lastActive();
         ObjectNode view = session.variablesView();
         assertThat(view.path("source").asText()).isEqualTo("kernel");
@@ -80,7 +81,7 @@ class SessionViewTest {
     @Test
     void anExpiredSessionShowsItsVariablesAsLastSeen() {
         Session session = sessions.create("gone", Limits.NONE);
-        session.execute("kept = 1", Duration.ofSeconds(30));
+        session.execute("kept = 1", Duration.ofSeconds(30), CallContext.NONE);
         session.variablesView();
         sessions.sweep(Duration.ZERO);
         assertThat(session.state()).isEqualTo(SessionState.EXPIRED);
@@ -94,10 +95,10 @@ class SessionViewTest {
     @Test
     void theTraceAndVariablesAnswerWhileCodeIsRunning() throws Exception {
         Session session = sessions.create("busy", Limits.NONE);
-        session.execute("x = 1", Duration.ofSeconds(30));
+        session.execute("x = 1", Duration.ofSeconds(30), CallContext.NONE);
         session.variablesView();
         CompletableFuture<ObjectNode> slow = CompletableFuture.supplyAsync(
-                () -> session.execute("import time\ntime.sleep(2)", Duration.ofSeconds(30)));
+                () -> TestReplies.step(session.execute("import time\ntime.sleep(2)", Duration.ofSeconds(30), CallContext.NONE)));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (!session.busy() && System.nanoTime() < deadline) {
             Thread.sleep(10);

@@ -1,5 +1,6 @@
 package dev.rlmmcp.face.ui;
 
+import dev.rlmmcp.base.CallContext;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -143,8 +144,8 @@ class UiServletTest {
     @Test
     void sessionsTheirTraceAndItsJsonLinesWithoutChangingTheSession() throws Exception {
         Session session = sessions.create("orders", Limits.NONE);
-        session.execute("x = 1\nprint('<script>alert(1)</script>')", Duration.ofSeconds(30));
-        session.execute("y = x + 1", Duration.ofSeconds(30));
+        session.execute("x = 1\nprint('<script>alert(1)</script>')", Duration.ofSeconds(30), CallContext.NONE);
+        session.execute("y = x + 1", Duration.ofSeconds(30), CallContext.NONE);
         Instant idleSince = session.lastActive();
 
         JsonNode list = JSON.readTree(get("/ui/api/sessions", "Authorization", bearer()).body());

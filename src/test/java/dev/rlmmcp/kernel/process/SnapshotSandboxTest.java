@@ -1,5 +1,7 @@
 package dev.rlmmcp.kernel.process;
 
+import dev.rlmmcp.core.TestReplies;
+import dev.rlmmcp.base.CallContext;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -39,7 +41,7 @@ class SnapshotSandboxTest {
     }
 
     private static String out(Session session, String code) {
-        ObjectNode reply = session.execute(code, Duration.ofSeconds(30));
+        ObjectNode reply = TestReplies.step(session.execute(code, Duration.ofSeconds(30), CallContext.NONE));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("ok");
         return reply.path("stdout").asText();
     }
