@@ -48,7 +48,7 @@ class KernelCallbackChannelTest {
     }
 
     private ObjectNode run(String code, KernelCallbacks callbacks) {
-        return session.execute("import rlm_harness as h\n" + code, Duration.ofSeconds(20), callbacks);
+        return TestReplies.step(session.execute("import rlm_harness as h\n" + code, Duration.ofSeconds(20), null, callbacks, null, CallContext.NONE));
     }
 
     @Test
@@ -130,11 +130,11 @@ class KernelCallbackChannelTest {
             }
             return JSON.nullNode();
         };
-        ObjectNode reply = session.execute("""
+        ObjectNode reply = TestReplies.step(session.execute("""
                 import rlm_harness as h
                 a = h.KERNEL.callbacks.submit("slow", {})
                 h.KERNEL.callbacks.call("slow", {})
-                """, Duration.ofSeconds(1), slow);
+                """, Duration.ofSeconds(1), null, slow, null, CallContext.NONE));
         assertThat(reply.path("status").asText()).isEqualTo("interrupted");
         assertThat(reply.path("message").asText()).contains("all variables are intact");
         assertThat(started.get()).isEqualTo(2);
@@ -191,14 +191,14 @@ class KernelCallbackChannelTest {
             }
             return JSON.nullNode();
         };
-        ObjectNode reply = session.execute("""
+        ObjectNode reply = TestReplies.step(session.execute("""
                 import rlm_harness as h
                 while True:
                     try:
                         h.KERNEL.callbacks.call("slow", {})
                     except BaseException:
                         pass
-                """, Duration.ofSeconds(1), slow);
+                """, Duration.ofSeconds(1), null, slow, null, CallContext.NONE));
         assertThat(reply.path("status").asText()).isEqualTo("killed");
         assertThat(interrupted.await(5, TimeUnit.SECONDS)).isTrue();
         assertThat(run("print('fresh')", KernelCallbacks.NONE).path("stdout").asText()).isEqualTo("fresh\n");

@@ -62,7 +62,7 @@ class KernelUidsSandboxTest {
         assertThat(one.releaseIdle()).isTrue();
         awaitInUse(uids, 1);
         assertThat(out(one, "import os\nx.append(3)\nprint(x, os.getuid() != " + first + ")")).isEqualTo("[1, 2, 3] True\n");
-        assertThat(one.snapshotNow().path("written")).isNotEmpty();
+        assertThat(one.snapshotNow().written()).isNotEmpty();
         assertThat(one.releaseIdle()).isTrue();
         assertThat(out(one, "print(x)")).isEqualTo("[1, 2, 3]\n");
     }

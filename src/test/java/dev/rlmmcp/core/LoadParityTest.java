@@ -92,14 +92,14 @@ class LoadParityTest {
         String check = "print(v == _reference(%s, '%s'))".formatted(pyString(file.toString()), type.wireName());
         String[] sources = inline ? new String[] {"file", "s3", "url", "data"} : new String[] {"file", "s3", "url"};
         for (String source : sources) {
-            ObjectNode reply = switch (source) {
+            ObjectNode reply = TestReplies.load(switch (source) {
                 case "file" -> session.loadFile("v", file, name, type, CallContext.NONE);
                 case "s3" -> session.loadStream("v", type, new Download(new ByteArrayInputStream(bytes), bytes.length,
                         "s3://test/" + name, null), "key", "t", CallContext.NONE);
                 case "url" -> session.loadStream("v", type, new Download(new ByteArrayInputStream(bytes), -1,
                         "http://test/" + name, null), "url", "t", CallContext.NONE);
                 default -> session.loadData("v", new String(bytes, StandardCharsets.UTF_8), type, CallContext.NONE);
-            };
+            });
             assertThat(run(check)).as("%s %s from %s", name, type, source).isEqualTo("True\n");
             if (type == DataType.LINES) {
                 assertThat(run("print(_exact_size(v))")).as("size of %s from %s", name, source)

@@ -6,7 +6,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.bridge.BridgedServers;
+import dev.rlmmcp.bridge.BridgedTool;
+import dev.rlmmcp.bridge.ServerDefinition;
 import dev.rlmmcp.kernel.KernelFactory;
+import dev.rlmmcp.kernel.protocol.McpSetup;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.TestSettings;
@@ -80,7 +85,8 @@ class McpCallbacksTest {
 
     private ObjectNode run(String code, List<String> allowed) {
         McpCallbacks callbacks = new McpCallbacks(servers, allowed, Duration.ofSeconds(5), JSON);
-        return session.execute(code, Duration.ofSeconds(20), null, callbacks.byKind(), callbacks.kernelContext());
+        return TestReplies.step(session.execute(code, Duration.ofSeconds(20), null, callbacks.byKind(), callbacks.kernelSetup(),
+                CallContext.NONE));
     }
 
     @Test
@@ -128,8 +134,7 @@ class McpCallbacksTest {
 
     @Test
     void topLevelAwaitWorksInEveryCellAndTheLastExpressionIsShown() {
-        assertThat(TestReplies.step(session.execute("import asyncio\nawait asyncio.sleep(0)\nx = 7", Duration.ofSeconds(10), CallContext.NONE))
-                .path("error").isNull()).isTrue();
+        assertThat(session.execute("import asyncio\nawait asyncio.sleep(0)\nx = 7", Duration.ofSeconds(10), CallContext.NONE).exec().error()).isNull();
         ObjectNode reply = TestReplies.step(session.execute("async def twice(n):\n    return 2 * n\nawait twice(x)", Duration.ofSeconds(10), CallContext.NONE));
         assertThat(reply.path("stdout").asText()).isEqualTo("14\n");
         ObjectNode failing = TestReplies.step(session.execute("async def boom():\n    raise ValueError('no')\nawait boom()",
@@ -140,11 +145,11 @@ class McpCallbacksTest {
 
     @Test
     void theKernelIsToldAliasesAndToolsButNoCommandOrSecret() {
-        ObjectNode context = new McpCallbacks(servers, List.of("calc"), Duration.ofSeconds(5), JSON).kernelContext();
-        assertThat(context.toString()).contains("\"alias\":\"add_two\"", "\"discovered\":[\"Other Server\",\"calc\"]")
+        McpSetup context = new McpCallbacks(servers, List.of("calc"), Duration.ofSeconds(5), JSON).kernelSetup();
+        assertThat(Replies.tree(context).toString()).contains("\"alias\":\"add_two\"", "\"discovered\":[\"Other Server\",\"calc\"]")
                 .doesNotContain("sk-never-shown", "calc-server");
         ObjectNode reply = run("print(repr(mcp_calc), 'mcp_calc' in dir())", List.of("calc"));
         assertThat(reply.path("stdout").asText()).isEqualTo("<MCP server 'calc': add_two, fail> True\n");
-        assertThat(session.listVars().path("variables").toString()).doesNotContain("mcp_calc");
+        assertThat(TestReplies.answer(session.listVars()).path("variables").toString()).doesNotContain("mcp_calc");
     }
 }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.core.Limits;
+import dev.rlmmcp.core.TestReplies;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.TestSettings;
@@ -176,7 +177,7 @@ class UiServletTest {
         assertThat(JSON.readTree(lines[2]).has("memory_bytes")).isTrue();
 
         assertThat(session.lastActive()).isEqualTo(idleSince);
-        assertThat(session.summary().path("steps").asInt()).isEqualTo(2);
+        assertThat(TestReplies.summary(session.summary()).path("steps").asInt()).isEqualTo(2);
         assertThat(get("/ui/api/sessions/s-nothing", "Authorization", bearer()).statusCode()).isEqualTo(404);
         assertThat(get("/ui/api/sessions/" + session.id() + "?from=x", "Authorization", bearer()).statusCode())
                 .isEqualTo(400);

@@ -242,7 +242,7 @@ class BwrapEscapeTest {
 
     @Test
     void interruptReachesThePythonProcess() {
-        ObjectNode reply = session(TestReplies.step().execute("x = 1\nwhile True:\n    pass", Duration.ofMillis(300), CallContext.NONE));
+        ObjectNode reply = TestReplies.step(session().execute("x = 1\nwhile True:\n    pass", Duration.ofMillis(300), CallContext.NONE));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("interrupted");
         assertThat(out("print(x)")).isEqualTo("1\n");
     }
@@ -250,7 +250,7 @@ class BwrapEscapeTest {
     @Test
     void killTakesTheWholeSandboxDown() throws Exception {
         out("import subprocess\nsubprocess.Popen(['sleep', '300'])");
-        ObjectNode reply = session(TestReplies.step().execute("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass",
+        ObjectNode reply = TestReplies.step(session().execute("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass",
                 Duration.ofMillis(200), CallContext.NONE));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("killed");
         assertThat(ProcessHandle.allProcesses().filter(p -> p.info().commandLine().orElse("").equals("sleep 300")))

@@ -61,7 +61,7 @@ class SnapshotSandboxTest {
         out(other, "secret = 'other session data'");
         other.snapshotNow();
         out(mine, "x = [1, 2]");
-        assertThat(mine.snapshotNow().path("written")).isNotEmpty();
+        assertThat(mine.snapshotNow().written()).isNotEmpty();
 
         assertThat(out(mine, "import os\nprint(sorted(os.listdir('/run/rlm-mcp/snapshot')))"))
                 .contains("manifest.json").contains("x.");
