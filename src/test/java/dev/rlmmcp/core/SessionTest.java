@@ -206,19 +206,19 @@ class SessionTest {
     @Test
     void variablesCanBeListedDescribedAndCleared() {
         run("numbers = list(range(1000))\nname = 'rlm'");
-        ObjectNode vars = session.listVars();
+        ObjectNode vars = TestReplies.answer(session.listVars());
         assertThat(vars.path("variables")).extracting(v -> v.path("name").asText()).containsExactly("numbers", "name");
-        ObjectNode info = session.varInfo("numbers");
+        ObjectNode info = TestReplies.answer(session.varInfo("numbers"));
         assertThat(info.path("type").asText()).isEqualTo("list");
         assertThat(info.path("length").asInt()).isEqualTo(1000);
         assertThat(info.path("size_bytes").asLong()).isGreaterThan(8000);
         assertThat(info.path("created").asText()).endsWith("+00:00");
         assertThatThrownBy(() -> session.varInfo("nope"))
                 .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.VARIABLE_NOT_FOUND));
-        assertThat(session.clear("name").path("cleared")).extracting(JsonNode::asText).containsExactly("name");
-        assertThat(session.clearAll().path("cleared")).extracting(JsonNode::asText).containsExactly("numbers");
-        assertThat(session.memory().path("variable_count").asInt()).isZero();
-        assertThat(session.memory().path("rss_bytes").asLong()).isPositive();
+        assertThat(TestReplies.answer(session.clear("name")).path("cleared")).extracting(JsonNode::asText).containsExactly("name");
+        assertThat(TestReplies.answer(session.clearAll()).path("cleared")).extracting(JsonNode::asText).containsExactly("numbers");
+        assertThat(TestReplies.answer(session.memory()).path("variable_count").asInt()).isZero();
+        assertThat(TestReplies.answer(session.memory()).path("rss_bytes").asLong()).isPositive();
     }
 
     @Test
@@ -232,15 +232,18 @@ class SessionTest {
         assertThatThrownBy(() -> TestReplies.step(named.execute("x = 1", Duration.ofSeconds(5), CallContext.NONE)))
                 .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.GUARDRAIL_STOP));
         assertThat(named.state()).isEqualTo(SessionState.STOPPED);
-        assertThat(named.getVar("answer", 0, 100).path("value").asText()).isEqualTo("2");
-        ObjectNode done = named.finish(null, "answer");
+        assertThat(TestReplies.answer(named.getVar("answer", 0, 100)).path("value").asText()).isEqualTo("2");
+        ObjectNode done = TestReplies.finalized(named.finish(null, "answer"));
         assertThat(done.path("final_answer").asText()).isEqualTo("2");
         assertThat(done.path("state").asText()).isEqualTo("finalized");
         assertThatThrownBy(() -> TestReplies.step(named.execute("x = 1", Duration.ofSeconds(5), CallContext.NONE)))
                 .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.SESSION_FINALIZED));
-        ObjectNode trace = named.trace(0, 100);
+        ObjectNode trace = TestReplies.trace(named.trace(0, 100));
         assertThat(trace.path("steps")).extracting(s -> s.path("kind").asText())
                 .containsExactly("load", "exec", "exec", "finalize");
+        assertThat(trace.path("steps").path(0).path("status").asText()).isEqualTo("done");
+        assertThat(trace.path("steps").path(0).path("output").asText()).matches("str, \\d.*");
+        assertThat(trace.path("steps").path(0).path("variables_changed")).extracting(JsonNode::asText).containsExactly("context");
         assertThat(trace.path("final_answer").asText()).isEqualTo("2");
     }
 
@@ -249,25 +252,25 @@ class SessionTest {
         for (int i = 0; i < 10_003; i++) {
             run("x = " + i);
         }
-        ObjectNode trace = session.trace(0, Integer.MAX_VALUE);
+        ObjectNode trace = TestReplies.trace(session.trace(0, Integer.MAX_VALUE));
         assertThat(trace.path("trace_length").asInt()).isEqualTo(10_003);
         assertThat(trace.path("trace_dropped").asInt()).isEqualTo(3);
         assertThat(trace.path("steps")).hasSize(10_000);
         assertThat(trace.path("steps").path(0).path("index").asInt()).isEqualTo(3);
-        assertThat(session.trace(10_001, 10_002).path("steps").path(0).path("input").asText()).isEqualTo("x = 10001");
+        assertThat(TestReplies.trace(session.trace(10_001, 10_002)).path("steps").path(0).path("input").asText()).isEqualTo("x = 10001");
     }
 
     @Test
     void getVarRendersTextJsonAndReprAndPages() {
         run("s = 'x' * 50\nd = {'a': [1, 2]}\nst = {1}");
-        ObjectNode page = session.getVar("s", 10, 15);
+        ObjectNode page = TestReplies.answer(session.getVar("s", 10, 15));
         assertThat(page.path("value").asText()).hasSize(15);
         assertThat(page.path("total_chars").asInt()).isEqualTo(50);
         assertThat(page.path("next_offset").asInt()).isEqualTo(25);
-        assertThat(session.getVar("s", 40, 100).path("next_offset").isNull()).isTrue();
-        assertThat(session.getVar("d", 0, 100).path("value").asText()).isEqualTo("{\"a\": [1, 2]}");
-        assertThat(session.getVar("d", 0, 100).path("format").asText()).isEqualTo("json");
-        assertThat(session.getVar("st", 0, 100).path("format").asText()).isEqualTo("repr");
+        assertThat(TestReplies.answer(session.getVar("s", 40, 100)).path("next_offset").isNull()).isTrue();
+        assertThat(TestReplies.answer(session.getVar("d", 0, 100)).path("value").asText()).isEqualTo("{\"a\": [1, 2]}");
+        assertThat(TestReplies.answer(session.getVar("d", 0, 100)).path("format").asText()).isEqualTo("json");
+        assertThat(TestReplies.answer(session.getVar("st", 0, 100)).path("format").asText()).isEqualTo("repr");
     }
 
     @Test

@@ -42,7 +42,7 @@ class SessionViewTest {
         session.execute("a = 'x' * 100_000", Duration.ofSeconds(30), CallContext.NONE);
         session.execute("b = 'y' * 300_000", Duration.ofSeconds(30), CallContext.NONE);
         session.execute("del a, b", Duration.ofSeconds(30), CallContext.NONE);
-        JsonNode steps = session.trace(0, 10).path("steps");
+        JsonNode steps = TestReplies.trace(session.trace(0, 10)).path("steps");
         long first = steps.path(0).path("memory_bytes").asLong();
         long second = steps.path(1).path("memory_bytes").asLong();
         assertThat(first).isGreaterThanOrEqualTo(100_000);
@@ -54,7 +54,7 @@ class SessionViewTest {
     void viewingASessionWithoutAKernelStartsNoneAndLeavesItIdle() {
         Session session = sessions.create("cold", Limits.NONE);
         Instant idleSince = session.lastActive();
-        ObjectNode view = session.variablesView();
+        ObjectNode view = TestReplies.variables(session.variablesView());
         assertThat(view.path("kernel_running").asBoolean()).isFalse();
         assertThat(view.path("variables")).isEmpty();
         session.trace(0, 10);
@@ -68,14 +68,14 @@ class SessionViewTest {
         Session session = sessions.create("warm", Limits.NONE);
         session.execute("rows = list(range(1000))", Duration.ofSeconds(30), CallContext.NONE);
         Instant idleSince = session.lastActive();
-        ObjectNode view = session.variablesView();
+        ObjectNode view = TestReplies.variables(session.variablesView());
         assertThat(view.path("source").asText()).isEqualTo("kernel");
         assertThat(view.path("variables")).anySatisfy(v -> {
             assertThat(v.path("name").asText()).isEqualTo("rows");
             assertThat(v.path("type").asText()).isEqualTo("list");
         });
         assertThat(session.lastActive()).isEqualTo(idleSince);
-        assertThat(session.summary().path("steps").asInt()).isEqualTo(1);
+        assertThat(TestReplies.summary(session.summary()).path("steps").asInt()).isEqualTo(1);
     }
 
     @Test
@@ -85,7 +85,7 @@ class SessionViewTest {
         session.variablesView();
         sessions.sweep(Duration.ZERO);
         assertThat(session.state()).isEqualTo(SessionState.EXPIRED);
-        ObjectNode view = session.variablesView();
+        ObjectNode view = TestReplies.variables(session.variablesView());
         assertThat(view.path("source").asText()).isEqualTo("last_seen");
         assertThat(view.path("note").asText()).contains("not running");
         assertThat(view.path("variables").path(0).path("name").asText()).isEqualTo("kept");
@@ -105,13 +105,13 @@ class SessionViewTest {
         }
         assertThat(session.busy()).isTrue();
         long started = System.nanoTime();
-        ObjectNode trace = session.trace(0, 10);
-        ObjectNode vars = session.variablesView();
+        ObjectNode trace = TestReplies.trace(session.trace(0, 10));
+        ObjectNode vars = TestReplies.variables(session.variablesView());
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(500);
         assertThat(trace.path("trace_length").asInt()).isEqualTo(1);
         assertThat(vars.path("source").asText()).isEqualTo("last_seen");
         assertThat(vars.path("note").asText()).contains("running");
         assertThat(slow.get(30, TimeUnit.SECONDS).path("status").asText()).isEqualTo("ok");
-        assertThat(session.trace(0, 10).path("trace_length").asInt()).isEqualTo(2);
+        assertThat(TestReplies.trace(session.trace(0, 10)).path("trace_length").asInt()).isEqualTo(2);
     }
 }
