@@ -1,7 +1,6 @@
 package dev.rlmmcp.base;
 
 import dev.rlmmcp.core.TestReplies;
-import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.TestSettings;
@@ -68,14 +67,14 @@ class CancellationTest {
                 new ObjectMapper()))) {
             Session session = sessions.resolve(null, "c1");
             assertThat(TestReplies.step(session.execute("kept = 42", Duration.ofSeconds(30), CallContext.NONE)).path("status").asText()).isEqualTo("ok");
-            CompletableFuture<ObjectNode> spinning = CompletableFuture.supplyAsync(() -> {
-                try (Cancellation.Request served = Cancellation.serve("c1", 99)) {
-                    return TestReplies.step(session.execute("while True: pass", Duration.ofSeconds(60), CallContext.NONE));
-                }
-            });
+            // the request's cancellation is handed down to the session as its CallContext
+            CallContext request = CallContext.create();
+            CompletableFuture<ObjectNode> spinning = CompletableFuture.supplyAsync(
+                    () -> TestReplies.step(session.execute("while True: pass", Duration.ofSeconds(60), request)));
             Thread.sleep(500);
             long cancelled = System.nanoTime();
-            assertThat(Cancellation.cancel("c1", 99)).isTrue();
+            request.cancel();
+            assertThat(request.cancelled()).isTrue();
             ObjectNode reply = spinning.get(10, TimeUnit.SECONDS);
             assertThat(reply.path("status").asText()).isEqualTo("interrupted");
             assertThat(System.nanoTime() - cancelled).isLessThan(TimeUnit.SECONDS.toNanos(3));

@@ -1,7 +1,6 @@
 package dev.rlmmcp.core;
 
 import dev.rlmmcp.base.CallContext;
-import dev.rlmmcp.base.Cancellation;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.protocol.DataType;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -48,7 +47,12 @@ class KernelCallbackChannelTest {
     }
 
     private ObjectNode run(String code, KernelCallbacks callbacks) {
-        return TestReplies.step(session.execute("import rlm_harness as h\n" + code, Duration.ofSeconds(20), null, callbacks, null, CallContext.NONE));
+        return run(code, callbacks, CallContext.NONE);
+    }
+
+    private ObjectNode run(String code, KernelCallbacks callbacks, CallContext context) {
+        return TestReplies.step(session.execute("import rlm_harness as h\n" + code, Duration.ofSeconds(20), null,
+                callbacks, null, context));
     }
 
     @Test
@@ -162,18 +166,16 @@ class KernelCallbackChannelTest {
             }
             return JSON.nullNode();
         };
+        CallContext request = CallContext.create();
         Thread.ofVirtual().start(() -> {
             try {
                 waiting.await();
-                Cancellation.cancel("conn", 7);
+                request.cancel();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         });
-        ObjectNode reply;
-        try (Cancellation.Request served = Cancellation.serve("conn", 7)) {
-            reply = run("h.KERNEL.callbacks.call('slow', {})", slow);
-        }
+        ObjectNode reply = run("h.KERNEL.callbacks.call('slow', {})", slow, request);
         assertThat(reply.path("status").asText()).isEqualTo("interrupted");
         assertThat(interrupted.await(5, TimeUnit.SECONDS)).isTrue();
         assertThat(run("print('after')", KernelCallbacks.NONE).path("stdout").asText()).isEqualTo("after\n");

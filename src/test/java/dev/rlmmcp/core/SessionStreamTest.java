@@ -1,9 +1,7 @@
 package dev.rlmmcp.core;
 
 import dev.rlmmcp.base.CallContext;
-import dev.rlmmcp.base.Cancellation;
 import dev.rlmmcp.base.ErrorCode;
-import dev.rlmmcp.base.Progress;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.Settings;
@@ -193,16 +191,17 @@ class SessionStreamTest {
     void aCancelledTransferStopsAndTheSessionGoesOn() throws Exception {
         run("kept = 2");
         java.util.concurrent.CompletableFuture<RlmException> failure = new java.util.concurrent.CompletableFuture<>();
+        CallContext request = CallContext.create();
         Thread caller = Thread.ofPlatform().start(() -> {
-            try (Cancellation.Request request = Cancellation.serve("conn", 7)) {
-                session.loadStream("slow", DataType.TEXT, new Download(trickle(), -1, "test://slow", null), "url", "t", CallContext.NONE);
+            try {
+                session.loadStream("slow", DataType.TEXT, new Download(trickle(), -1, "test://slow", null), "url", "t", request);
                 failure.complete(null);
             } catch (RlmException e) {
                 failure.complete(e);
             }
         });
         Thread.sleep(500);
-        assertThat(Cancellation.cancel("conn", 7)).isTrue();
+        request.cancel();
         RlmException e = failure.get(10, java.util.concurrent.TimeUnit.SECONDS);
         caller.join();
         assertThat(e).isNotNull();
@@ -216,12 +215,11 @@ class SessionStreamTest {
     void progressIsReportedToWhoeverTracksIt() {
         byte[] bytes = new byte[5 * 1024 * 1024];
         java.util.Arrays.fill(bytes, (byte) 'y');
-        try (Progress.Status status = Progress.track()) {
-            session.loadStream("p", DataType.TEXT, download(bytes, true), "key", "t", CallContext.NONE);
-            Progress.Snapshot last = status.snapshot();
-            assertThat(last.what()).contains("test://data");
-            assertThat(last.done()).isEqualTo(bytes.length);
-            assertThat(last.total()).isEqualTo(bytes.length);
-        }
+        CallContext request = CallContext.create();
+        session.loadStream("p", DataType.TEXT, download(bytes, true), "key", "t", request);
+        CallContext.Progress last = request.progress();
+        assertThat(last.what()).contains("test://data");
+        assertThat(last.done()).isEqualTo(bytes.length);
+        assertThat(last.total()).isEqualTo(bytes.length);
     }
 }
