@@ -1,5 +1,6 @@
 package dev.rlmmcp.base;
 
+import dev.rlmmcp.core.StepStatus;
 import dev.rlmmcp.core.TestReplies;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
@@ -66,7 +67,7 @@ class CancellationTest {
         try (Sessions sessions = new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(),
                 new ObjectMapper()))) {
             Session session = sessions.resolve(null, "c1");
-            assertThat(TestReplies.step(session.execute("kept = 42", Duration.ofSeconds(30), CallContext.NONE)).path("status").asText()).isEqualTo("ok");
+            assertThat(session.execute("kept = 42", Duration.ofSeconds(30), CallContext.NONE).status()).isEqualTo(StepStatus.OK);
             // the request's cancellation is handed down to the session as its CallContext
             CallContext request = CallContext.create();
             CompletableFuture<ObjectNode> spinning = CompletableFuture.supplyAsync(
@@ -78,7 +79,7 @@ class CancellationTest {
             ObjectNode reply = spinning.get(10, TimeUnit.SECONDS);
             assertThat(reply.path("status").asText()).isEqualTo("interrupted");
             assertThat(System.nanoTime() - cancelled).isLessThan(TimeUnit.SECONDS.toNanos(3));
-            assertThat(TestReplies.step(session.execute("kept", Duration.ofSeconds(30), CallContext.NONE)).path("stdout").asText()).isEqualTo("42\n");
+            assertThat(session.execute("kept", Duration.ofSeconds(30), CallContext.NONE).exec().stdout()).isEqualTo("42\n");
         }
     }
 }

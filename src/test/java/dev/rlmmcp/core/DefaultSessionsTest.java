@@ -63,7 +63,7 @@ class DefaultSessionsTest {
         assertThat(ids(sessions)).contains(session.id());
         Session again = sessions.resolve(session.id(), "c2");
         assertThat(again).isSameAs(session);
-        assertThat(TestReplies.step(again.execute("print(x + 1)", T, CallContext.NONE)).path("stdout").asText()).isEqualTo("42\n");
+        assertThat(again.execute("print(x + 1)", T, CallContext.NONE).exec().stdout()).isEqualTo("42\n");
         assertThat(sessions.resolve(null, "c2")).isNotSameAs(session);
     }
 

@@ -181,7 +181,7 @@ class SessionStreamTest {
                         assertThat(e.getMessage()).contains("time limit", "nothing was stored");
                     });
             assertThat((System.nanoTime() - started) / 1_000_000).isLessThan(6_000);
-            assertThat(TestReplies.step(s.execute("print(kept, 'slow' in globals())", Duration.ofSeconds(30), CallContext.NONE)).path("stdout").asText())
+            assertThat(s.execute("print(kept, 'slow' in globals())", Duration.ofSeconds(30), CallContext.NONE).exec().stdout())
                     .isEqualTo("1 False\n");
             assertThat(s.kernelRestarts()).isZero();
         }

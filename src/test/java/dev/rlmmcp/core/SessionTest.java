@@ -168,7 +168,7 @@ class SessionTest {
             assertThat(TestReplies.load(s.loadData("t", data, DataType.TEXT, CallContext.NONE)).path("length").asLong())
                     .isEqualTo(data.codePointCount(0, data.length()));
             String check = "print([len(x) for x in l], l[0][-1] == '😀', l[2], l[3], t.count('\\r'))";
-            assertThat(TestReplies.step(s.execute(check, Duration.ofSeconds(30), CallContext.NONE)).path("stdout").asText())
+            assertThat(s.execute(check, Duration.ofSeconds(30), CallContext.NONE).exec().stdout())
                     .isEqualTo("[524288, 524284, 10, 4] True éééééééééé last 2\n");
         }
     }

@@ -92,7 +92,7 @@ class CgroupLimitsTest {
             assertThat(reply.path("stdout").asText()).as(reply.toString()).startsWith("stopped at");
         }
         assertThat(ProcessHandle.current().isAlive()).isTrue();
-        assertThat(TestReplies.step(session.execute("print(6 * 7)", Duration.ofSeconds(30), CallContext.NONE)).path("stdout").asText()).isEqualTo("42\n");
+        assertThat(session.execute("print(6 * 7)", Duration.ofSeconds(30), CallContext.NONE).exec().stdout()).isEqualTo("42\n");
     }
 
     @Test
@@ -100,7 +100,7 @@ class CgroupLimitsTest {
         Optional<BwrapLauncher> bwrap = BwrapLauncher.detect(dir.resolve("spool"));
         assumeTrue(bwrap.isPresent(), "bubblewrap is not usable here: skipped");
         Session session = session(bwrap.get());
-        assertThat(TestReplies.step(session.execute("print(1)", Duration.ofSeconds(30), CallContext.NONE)).path("stdout").asText()).isEqualTo("1\n");
+        assertThat(session.execute("print(1)", Duration.ofSeconds(30), CallContext.NONE).exec().stdout()).isEqualTo("1\n");
         ProcessHandle sandbox = ProcessHandle.current().children()
                 .filter(h -> h.info().command().orElse("").endsWith("bwrap")).findFirst().orElseThrow();
         String group = "/rlm-kernel-" + sandbox.pid() + "\n";
