@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.kernel.KernelFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -47,7 +48,7 @@ class DefaultSessionsTest {
     void anEmptyDefaultSessionEndsWithItsConnection() {
         Sessions sessions = server(true);
         Session session = sessions.resolve(null, "c1");
-        session.execute("print('nothing kept')", T);
+        session.execute("print('nothing kept')", T, CallContext.NONE);
         sessions.connectionClosed("c1");
         assertThat(ids(sessions)).doesNotContain(session.id());
         assertThat(session.hasKernel()).isFalse();
@@ -57,12 +58,12 @@ class DefaultSessionsTest {
     void aDefaultSessionWithVariablesOutlivesItsConnectionAndAnotherConnectionUsesIt() {
         Sessions sessions = server(true);
         Session session = sessions.resolve(null, "c1");
-        session.execute("x = 41", T);
+        session.execute("x = 41", T, CallContext.NONE);
         sessions.connectionClosed("c1");
         assertThat(ids(sessions)).contains(session.id());
         Session again = sessions.resolve(session.id(), "c2");
         assertThat(again).isSameAs(session);
-        assertThat(again.execute("print(x + 1)", T).path("stdout").asText()).isEqualTo("42\n");
+        assertThat(again.execute("print(x + 1)", T, CallContext.NONE).exec().stdout()).isEqualTo("42\n");
         assertThat(sessions.resolve(null, "c2")).isNotSameAs(session);
     }
 
@@ -70,8 +71,8 @@ class DefaultSessionsTest {
     void aDefaultSessionWhoseVariablesWereDeletedEndsWithItsConnection() {
         Sessions sessions = server(false);
         Session session = sessions.resolve(null, "c1");
-        session.execute("x = 1", T);
-        session.execute("del x", T);
+        session.execute("x = 1", T, CallContext.NONE);
+        session.execute("del x", T, CallContext.NONE);
         sessions.connectionClosed("c1");
         assertThat(ids(sessions)).doesNotContain(session.id());
     }
@@ -81,7 +82,7 @@ class DefaultSessionsTest {
         Sessions sessions = server(false);
         Session named = sessions.create("context", Limits.NONE);
         Session shared = sessions.resolve(null, "rpc");
-        shared.execute("print(1)", T);
+        shared.execute("print(1)", T, CallContext.NONE);
         sessions.sweep(Duration.ZERO);
         assertThat(ids(sessions)).contains(named.id(), shared.id());
     }
@@ -91,7 +92,7 @@ class DefaultSessionsTest {
         Sessions sessions = server(false);
         Session session = sessions.resolve(null, "c1");
         CompletableFuture<ObjectNode> slow = CompletableFuture.supplyAsync(
-                () -> session.execute("__import__('time').sleep(1)", T));
+                () -> TestReplies.step(session.execute("__import__('time').sleep(1)", T, CallContext.NONE)));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!session.busy() && System.nanoTime() < deadline) {
             Thread.sleep(5);
@@ -100,7 +101,7 @@ class DefaultSessionsTest {
         assertThat(ids(sessions)).contains(session.id());
         slow.get(30, TimeUnit.SECONDS);
         Session other = sessions.resolve(null, "c2");
-        other.execute("y = 2", T);
+        other.execute("y = 2", T, CallContext.NONE);
         sessions.connectionClosed("c2");
         sessions.sweep(Duration.ZERO);
         assertThat(ids(sessions)).doesNotContain(session.id()).contains(other.id());
@@ -110,7 +111,7 @@ class DefaultSessionsTest {
     void atShutdownTheEmptyDefaultSessionsOfOpenConnectionsAreNotKept() {
         Sessions first = server(true);
         Session empty = first.resolve(null, "stdio");
-        empty.execute("print(1)", T);
+        empty.execute("print(1)", T, CallContext.NONE);
         Session named = first.create("context", Limits.NONE);
         first.close();
         opened.remove(first);

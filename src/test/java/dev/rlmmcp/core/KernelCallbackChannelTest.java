@@ -1,6 +1,6 @@
 package dev.rlmmcp.core;
 
-import dev.rlmmcp.base.Cancellation;
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.protocol.DataType;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -47,7 +47,12 @@ class KernelCallbackChannelTest {
     }
 
     private ObjectNode run(String code, KernelCallbacks callbacks) {
-        return session.execute("import rlm_harness as h\n" + code, Duration.ofSeconds(20), callbacks);
+        return run(code, callbacks, CallContext.NONE);
+    }
+
+    private ObjectNode run(String code, KernelCallbacks callbacks, CallContext context) {
+        return TestReplies.step(session.execute("import rlm_harness as h\n" + code, Duration.ofSeconds(20), null,
+                callbacks, null, context));
     }
 
     @Test
@@ -129,11 +134,11 @@ class KernelCallbackChannelTest {
             }
             return JSON.nullNode();
         };
-        ObjectNode reply = session.execute("""
+        ObjectNode reply = TestReplies.step(session.execute("""
                 import rlm_harness as h
                 a = h.KERNEL.callbacks.submit("slow", {})
                 h.KERNEL.callbacks.call("slow", {})
-                """, Duration.ofSeconds(1), slow);
+                """, Duration.ofSeconds(1), null, slow, null, CallContext.NONE));
         assertThat(reply.path("status").asText()).isEqualTo("interrupted");
         assertThat(reply.path("message").asText()).contains("all variables are intact");
         assertThat(started.get()).isEqualTo(2);
@@ -161,18 +166,16 @@ class KernelCallbackChannelTest {
             }
             return JSON.nullNode();
         };
+        CallContext request = CallContext.create();
         Thread.ofVirtual().start(() -> {
             try {
                 waiting.await();
-                Cancellation.cancel("conn", 7);
+                request.cancel();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         });
-        ObjectNode reply;
-        try (Cancellation.Request served = Cancellation.serve("conn", 7)) {
-            reply = run("h.KERNEL.callbacks.call('slow', {})", slow);
-        }
+        ObjectNode reply = run("h.KERNEL.callbacks.call('slow', {})", slow, request);
         assertThat(reply.path("status").asText()).isEqualTo("interrupted");
         assertThat(interrupted.await(5, TimeUnit.SECONDS)).isTrue();
         assertThat(run("print('after')", KernelCallbacks.NONE).path("stdout").asText()).isEqualTo("after\n");
@@ -190,14 +193,14 @@ class KernelCallbackChannelTest {
             }
             return JSON.nullNode();
         };
-        ObjectNode reply = session.execute("""
+        ObjectNode reply = TestReplies.step(session.execute("""
                 import rlm_harness as h
                 while True:
                     try:
                         h.KERNEL.callbacks.call("slow", {})
                     except BaseException:
                         pass
-                """, Duration.ofSeconds(1), slow);
+                """, Duration.ofSeconds(1), null, slow, null, CallContext.NONE));
         assertThat(reply.path("status").asText()).isEqualTo("killed");
         assertThat(interrupted.await(5, TimeUnit.SECONDS)).isTrue();
         assertThat(run("print('fresh')", KernelCallbacks.NONE).path("stdout").asText()).isEqualTo("fresh\n");
@@ -232,7 +235,7 @@ class KernelCallbackChannelTest {
                 print([len(p.result()) for p in rs], rs[3].result()[-1])
                 """, callbacks);
         assertThat(reply.path("stdout").asText()).isEqualTo("[3145729, 3145729, 3145729, 3145729] 3\n");
-        assertThat(session.loadData("small", "a\nb", DataType.LINES).path("length").asInt()).isEqualTo(2);
+        assertThat(TestReplies.load(session.loadData("small", "a\nb", DataType.LINES, CallContext.NONE)).path("length").asInt()).isEqualTo(2);
         assertThat(run("print(small)", KernelCallbacks.NONE).path("stdout").asText()).isEqualTo("['a', 'b']\n");
     }
 }

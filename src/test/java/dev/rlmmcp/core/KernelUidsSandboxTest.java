@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.store.SnapshotPrune;
 import dev.rlmmcp.kernel.Settings;
@@ -63,7 +64,7 @@ class KernelUidsSandboxTest {
         assertThat(one.releaseIdle()).isTrue();
         awaitInUse(uids, 1);
         assertThat(out(one, "import os\nx.append(3)\nprint(x, os.getuid() != " + first + ")")).isEqualTo("[1, 2, 3] True\n");
-        assertThat(one.snapshotNow().path("written")).isNotEmpty();
+        assertThat(one.snapshotNow().written()).isNotEmpty();
         assertThat(one.releaseIdle()).isTrue();
         assertThat(out(one, "print(x)")).isEqualTo("[1, 2, 3]\n");
     }
@@ -76,7 +77,7 @@ class KernelUidsSandboxTest {
     }
 
     private static String out(Session session, String code) {
-        ObjectNode reply = session.execute(code, Duration.ofSeconds(30));
+        ObjectNode reply = TestReplies.step(session.execute(code, Duration.ofSeconds(30), CallContext.NONE));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("ok");
         return reply.path("stdout").asText();
     }

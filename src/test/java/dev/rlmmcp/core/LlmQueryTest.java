@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.kernel.KernelFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -54,7 +55,7 @@ class LlmQueryTest {
     }
 
     private static ObjectNode run(Session session, String code) {
-        return session.execute(code, Duration.ofSeconds(30));
+        return TestReplies.step(session.execute(code, Duration.ofSeconds(30), CallContext.NONE));
     }
 
     @Test
@@ -75,7 +76,7 @@ class LlmQueryTest {
         JsonNode sent = api.seen().getFirst().body();
         assertThat(sent.path("messages").path(0).path("content").asText()).isEqualTo("be exact");
         assertThat(sent.path("max_tokens").asInt()).isEqualTo(20);
-        JsonNode traced = session.trace(0, 10).path("steps").path(0);
+        JsonNode traced = TestReplies.trace(session.trace(0, 10)).path("steps").path(0);
         assertThat(traced.path("llm_usage").path("calls").asInt()).isEqualTo(1);
         JsonNode call = traced.path("llm_calls").path(0);
         assertThat(call.path("prompt").asText()).isEqualTo("count the words");
@@ -85,7 +86,7 @@ class LlmQueryTest {
         assertThat(call.path("latency_ms").asDouble()).isPositive();
         assertThat(reply.has("_llm_calls")).isFalse();
         assertThat(run(session, "print(1)").has("llm_usage")).isFalse();
-        assertThat(session.summary().path("llm_calls").asInt()).isEqualTo(1);
+        assertThat(TestReplies.summary(session.summary()).path("llm_calls").asInt()).isEqualTo(1);
     }
 
     @Test
@@ -154,7 +155,7 @@ class LlmQueryTest {
                 ['answer: E', 'answer: F']
                 LIMIT_EXCEEDED this session may make 4 sub-LLM calls in total (llm_max_calls); 4 made, 1 more asked
                 """);
-        assertThat(session.trace(0, 10).path("steps").path(1).path("llm_usage").path("guardrail_events").path(0)
+        assertThat(TestReplies.trace(session.trace(0, 10)).path("steps").path(1).path("llm_usage").path("guardrail_events").path(0)
                 .path("guardrail").asText()).isEqualTo("llm_max_calls");
     }
 
@@ -199,7 +200,7 @@ class LlmQueryTest {
         assertThat(lines[1]).isEqualTo("TIMEOUT ['answer: OK', None, None] [(1, 'TIMEOUT'), (2, 'BACKEND_ERROR')]");
         assertThat(lines[2]).isEqualTo("2 of 3 prompts failed; prompt 1: the openai backend did not answer within llm_timeout_s (1 s)");
         assertThat(reply.path("llm_usage").path("failed").asInt()).isEqualTo(3);
-        JsonNode calls = session.trace(0, 10).path("steps").path(0).path("llm_calls");
+        JsonNode calls = TestReplies.trace(session.trace(0, 10)).path("steps").path(0).path("llm_calls");
         assertThat(calls).hasSize(4);
         assertThat(calls).filteredOn(c -> c.path("prompt").asText().equals("slow"))
                 .singleElement().satisfies(c -> assertThat(c.path("error").asText()).startsWith("TIMEOUT: "));
@@ -217,11 +218,11 @@ class LlmQueryTest {
                 except LLMQueryError as e:
                     print(e.code, e)
                 """).path("stdout").asText());
-        ObjectNode reply = outer.execute("""
+        ObjectNode reply = TestReplies.step(outer.execute("""
                 import rlm_harness as h
                 print(h.KERNEL.callbacks.call("nested", {}), end="")
                 print(llm_query("top"))
-                """, Duration.ofSeconds(30), nested);
+                """, Duration.ofSeconds(30), null, nested, null, CallContext.NONE));
         assertThat(reply.path("stdout").asText()).isEqualTo("""
                 DEPTH_LIMIT sub-LLM calls nest at most 1 deep here (llm_max_depth)
                 answer: TOP

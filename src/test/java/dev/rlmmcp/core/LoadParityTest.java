@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.Bytes;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.protocol.DataType;
@@ -66,7 +67,7 @@ class LoadParityTest {
     }
 
     private String run(String code) {
-        ObjectNode reply = session.execute(code, Duration.ofSeconds(60));
+        ObjectNode reply = TestReplies.step(session.execute(code, Duration.ofSeconds(60), CallContext.NONE));
         assertThat(reply.path("error").isObject()).as("%s", reply).isFalse();
         return reply.path("stdout").asText();
     }
@@ -91,14 +92,14 @@ class LoadParityTest {
         String check = "print(v == _reference(%s, '%s'))".formatted(pyString(file.toString()), type.wireName());
         String[] sources = inline ? new String[] {"file", "s3", "url", "data"} : new String[] {"file", "s3", "url"};
         for (String source : sources) {
-            ObjectNode reply = switch (source) {
-                case "file" -> session.loadFile("v", file, name, type);
+            ObjectNode reply = TestReplies.load(switch (source) {
+                case "file" -> session.loadFile("v", file, name, type, CallContext.NONE);
                 case "s3" -> session.loadStream("v", type, new Download(new ByteArrayInputStream(bytes), bytes.length,
-                        "s3://test/" + name, null), "key", "t");
+                        "s3://test/" + name, null), "key", "t", CallContext.NONE);
                 case "url" -> session.loadStream("v", type, new Download(new ByteArrayInputStream(bytes), -1,
-                        "http://test/" + name, null), "url", "t");
-                default -> session.loadData("v", new String(bytes, StandardCharsets.UTF_8), type);
-            };
+                        "http://test/" + name, null), "url", "t", CallContext.NONE);
+                default -> session.loadData("v", new String(bytes, StandardCharsets.UTF_8), type, CallContext.NONE);
+            });
             assertThat(run(check)).as("%s %s from %s", name, type, source).isEqualTo("True\n");
             if (type == DataType.LINES) {
                 assertThat(run("print(_exact_size(v))")).as("size of %s from %s", name, source)

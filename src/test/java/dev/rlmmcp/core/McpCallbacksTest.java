@@ -1,11 +1,17 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.CallContext;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.bridge.BridgedServers;
+import dev.rlmmcp.bridge.BridgedTool;
+import dev.rlmmcp.bridge.ServerDefinition;
 import dev.rlmmcp.kernel.KernelFactory;
+import dev.rlmmcp.kernel.protocol.McpSetup;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.TestSettings;
@@ -79,7 +85,8 @@ class McpCallbacksTest {
 
     private ObjectNode run(String code, List<String> allowed) {
         McpCallbacks callbacks = new McpCallbacks(servers, allowed, Duration.ofSeconds(5), JSON);
-        return session.execute(code, Duration.ofSeconds(20), null, callbacks.byKind(), callbacks.kernelContext());
+        return TestReplies.step(session.execute(code, Duration.ofSeconds(20), null, callbacks.byKind(), callbacks.kernelSetup(),
+                CallContext.NONE));
     }
 
     @Test
@@ -89,7 +96,7 @@ class McpCallbacksTest {
                 print(r["content"][0]["text"], mcp_calc.add_two.__doc__)
                 await mcp.runtime.call_tool("calc", "add-two", {"a": 1, "b": 1})
                 """, List.of("calc"));
-        assertThat(reply.path("error").isNull()).as(reply.toString()).isTrue();
+        assertThat(reply.has("error")).as(reply.toString()).isFalse();
         assertThat(reply.path("stdout").asText()).startsWith("5 Adds a and b.\n").contains("'text': '2'");
         assertThat(calls).containsExactly("calc.add-two {\"a\":2,\"b\":3}", "calc.add-two {\"a\":1,\"b\":1}");
         assertThat(reply.path("variables_changed").toString()).isEqualTo("[\"r\"]");
@@ -127,23 +134,22 @@ class McpCallbacksTest {
 
     @Test
     void topLevelAwaitWorksInEveryCellAndTheLastExpressionIsShown() {
-        assertThat(session.execute("import asyncio\nawait asyncio.sleep(0)\nx = 7", Duration.ofSeconds(10))
-                .path("error").isNull()).isTrue();
-        ObjectNode reply = session.execute("async def twice(n):\n    return 2 * n\nawait twice(x)", Duration.ofSeconds(10));
+        assertThat(session.execute("import asyncio\nawait asyncio.sleep(0)\nx = 7", Duration.ofSeconds(10), CallContext.NONE).exec().error()).isNull();
+        ObjectNode reply = TestReplies.step(session.execute("async def twice(n):\n    return 2 * n\nawait twice(x)", Duration.ofSeconds(10), CallContext.NONE));
         assertThat(reply.path("stdout").asText()).isEqualTo("14\n");
-        ObjectNode failing = session.execute("async def boom():\n    raise ValueError('no')\nawait boom()",
-                Duration.ofSeconds(10));
+        ObjectNode failing = TestReplies.step(session.execute("async def boom():\n    raise ValueError('no')\nawait boom()",
+                Duration.ofSeconds(10), CallContext.NONE));
         assertThat(failing.path("error").path("type").asText()).isEqualTo("ValueError");
         assertThat(failing.path("error").path("traceback").asText()).doesNotContain("asyncio", "harness");
     }
 
     @Test
     void theKernelIsToldAliasesAndToolsButNoCommandOrSecret() {
-        ObjectNode context = new McpCallbacks(servers, List.of("calc"), Duration.ofSeconds(5), JSON).kernelContext();
-        assertThat(context.toString()).contains("\"alias\":\"add_two\"", "\"discovered\":[\"Other Server\",\"calc\"]")
+        McpSetup context = new McpCallbacks(servers, List.of("calc"), Duration.ofSeconds(5), JSON).kernelSetup();
+        assertThat(Replies.tree(context).toString()).contains("\"alias\":\"add_two\"", "\"discovered\":[\"Other Server\",\"calc\"]")
                 .doesNotContain("sk-never-shown", "calc-server");
         ObjectNode reply = run("print(repr(mcp_calc), 'mcp_calc' in dir())", List.of("calc"));
         assertThat(reply.path("stdout").asText()).isEqualTo("<MCP server 'calc': add_two, fail> True\n");
-        assertThat(session.listVars().path("variables").toString()).doesNotContain("mcp_calc");
+        assertThat(TestReplies.answer(session.listVars()).path("variables").toString()).doesNotContain("mcp_calc");
     }
 }

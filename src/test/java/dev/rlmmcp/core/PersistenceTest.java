@@ -1,6 +1,9 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.kernel.KernelFactory;
+import dev.rlmmcp.kernel.protocol.SnapshotWritten;
+import dev.rlmmcp.kernel.protocol.VarEntry;
 import dev.rlmmcp.kernel.protocol.DataType;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -17,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -46,21 +48,21 @@ class PersistenceTest {
     }
 
     private static String out(Session session, String code) {
-        ObjectNode reply = session.execute(code, T);
+        ObjectNode reply = TestReplies.step(session.execute(code, T, CallContext.NONE));
         assertThat(reply.path("error").isObject()).as(reply.toString()).isFalse();
         return reply.path("stdout").asText();
     }
 
     private static Map<String, String> statuses(Session session) {
-        return StreamSupport.stream(session.listVars().path("variables").spliterator(), false)
-                .collect(Collectors.toMap(v -> v.path("name").asText(), v -> v.path("status").asText()));
+        return session.listVars().body().variables().stream()
+                .collect(Collectors.toMap(VarEntry::name, VarEntry::status));
     }
 
     @Test
     void aRestartedServerHasTheSessionItsTraceLimitsAndEveryVariable() {
         Sessions first = server(1L << 30, Duration.ofHours(1));
         Session session = first.create("work", new Limits(50, null, null, null));
-        session.loadData("doc", "alpha beta\ngamma\n", DataType.LINES);
+        session.loadData("doc", "alpha beta\ngamma\n", DataType.LINES, CallContext.NONE);
         out(session, """
                 import re, collections
                 counts = collections.Counter(re.findall(r'\\w', ''.join(doc)))
@@ -74,32 +76,32 @@ class PersistenceTest {
                 square = lambda n: n * n
                 """);
         out(session, "box.v.append(3)\nblob[0:1] = b'Q'");
-        assertThat(session.snapshotNow().path("written")).isNotEmpty();
+        assertThat(session.snapshotNow().written()).isNotEmpty();
 
         Sessions restarted = server(1L << 30, Duration.ofHours(1));
         Session back = restarted.get(session.id());
-        assertThat(back.summary().path("name").asText()).isEqualTo("work");
+        assertThat(TestReplies.summary(back.summary()).path("name").asText()).isEqualTo("work");
         assertThat(back.limits().maxSteps()).isEqualTo(50);
-        assertThat(back.summary().path("steps").asInt()).isEqualTo(2);
-        assertThat(back.trace(0, 100).path("steps")).hasSize(3);
+        assertThat(TestReplies.summary(back.summary()).path("steps").asInt()).isEqualTo(2);
+        assertThat(TestReplies.trace(back.trace(0, 100)).path("steps")).hasSize(3);
         assertThat(statuses(back)).containsEntry("doc", "spilled").containsEntry("shout", "live");
         assertThat(out(back, "print(doc, counts['a'], bytes(blob[:4]), shout('hi'), box.v, type(box).__name__, square(7), re.sub('a', 'b', 'a'))"))
                 .isEqualTo("['alpha beta', 'gamma'] 5 b'Qyzx' HI! [1, 2, 3] Box 49 b\n");
         assertThat(statuses(back)).containsEntry("doc", "live");
-        assertThat(back.trace(0, 100).path("steps")).hasSize(4);
+        assertThat(TestReplies.trace(back.trace(0, 100)).path("steps")).hasSize(4);
     }
 
     @Test
     void unchangedVariablesAreNotRewritten() {
         Session session = server(1L << 30, Duration.ofHours(1)).create("s", Limits.NONE);
         out(session, "a = 'x' * 2_000_000\nb = [1, 2]");
-        assertThat(names(session.snapshotNow().path("written"))).containsExactlyInAnyOrder("a", "b");
+        assertThat(session.snapshotNow().written()).containsExactlyInAnyOrder("a", "b");
         out(session, "print(len(a), b)");
-        ObjectNode second = session.snapshotNow();
-        assertThat(second.path("written")).isEmpty();
-        assertThat(names(second.path("unchanged"))).containsExactly("b");
+        SnapshotWritten second = session.snapshotNow();
+        assertThat(second.written()).isEmpty();
+        assertThat(second.unchanged()).containsExactly("b");
         out(session, "b.append(3)");
-        assertThat(names(session.snapshotNow().path("written"))).containsExactly("b");
+        assertThat(session.snapshotNow().written()).containsExactly("b");
     }
 
     @Test
@@ -109,13 +111,13 @@ class PersistenceTest {
         session.snapshotNow();
         out(session, "newer = 'made just before the crash'");
         // the snapshot is due only in an hour, but the next call writes it before it runs
-        ObjectNode crash = session.execute("import os, signal\nduring = 1\nos.kill(os.getpid(), signal.SIGKILL)", T);
+        ObjectNode crash = TestReplies.step(session.execute("import os, signal\nduring = 1\nos.kill(os.getpid(), signal.SIGKILL)", T, CallContext.NONE));
         assertThat(crash.path("status").asText()).isEqualTo("crashed");
         assertThat(crash.path("variables_lost").asBoolean()).isFalse();
         assertThat(crash.path("lost_variables")).isEmpty();
         assertThat(crash.path("message").asText()).contains("snapshot").contains("failed call itself");
         assertThat(out(session, "print(kept, newer)")).isEqualTo("[0, 1, 2, 3, 4] made just before the crash\n");
-        assertThat(session.execute("during", T).path("error").path("type").asText()).isEqualTo("NameError");
+        assertThat(TestReplies.step(session.execute("during", T, CallContext.NONE)).path("error").path("type").asText()).isEqualTo("NameError");
     }
 
     @Test
@@ -128,14 +130,14 @@ class PersistenceTest {
         kernel.destroyForcibly();
         kernel.onExit().get(10, TimeUnit.SECONDS);
 
-        ObjectNode next = session.execute("print(kept)", T);
+        ObjectNode next = TestReplies.step(session.execute("print(kept)", T, CallContext.NONE));
         assertThat(next.path("status").asText()).isEqualTo("ok");
         assertThat(next.path("stdout").asText()).isEqualTo("[0, 1, 2, 3, 4]\n");
         assertThat(names(next.path("lost_variables"))).containsExactly("late");
         assertThat(next.path("kernel_restarted").path("message").asText()).contains("died since the last call")
                 .contains("late").contains("This call ran on the fresh kernel");
         assertThat(session.kernelRestarts()).isEqualTo(1);
-        assertThat(session.execute("print(kept)", T).has("kernel_restarted")).isFalse();
+        assertThat(TestReplies.step(session.execute("print(kept)", T, CallContext.NONE)).has("kernel_restarted")).isFalse();
     }
 
     @Test
@@ -143,10 +145,10 @@ class PersistenceTest {
         Session session = server(1L << 30, Duration.ofMillis(50)).create("s", Limits.NONE);
         out(session, "v = {'k': 1}");
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (session.summary().path("snapshot_at").isNull() && System.nanoTime() < deadline) {
+        while (session.summary().snapshotAt() == null && System.nanoTime() < deadline) {
             Thread.sleep(20);
         }
-        assertThat(session.summary().path("snapshot_at").isNull()).isFalse();
+        assertThat(session.summary().snapshotAt()).isNotNull();
         assertThat(Files.readString(dir.resolve("state/snapshots/" + session.id() + "/manifest.json"))).contains("\"v\"");
     }
 
@@ -155,31 +157,31 @@ class PersistenceTest {
         Session session = server(8L * 1024 * 1024, Duration.ofHours(1)).create("s", Limits.NONE);
         out(session, "a = 'a' * 3_000_000");
         out(session, "b = 'b' * 3_000_000");
-        ObjectNode third = session.execute("c = 'c' * 3_000_000", T);
+        ObjectNode third = TestReplies.step(session.execute("c = 'c' * 3_000_000", T, CallContext.NONE));
         assertThat(third.path("evicted").get(0).path("spilled").asBoolean()).isTrue();
         assertThat(third.path("memory_note").asText()).contains("Spilled to disk: a");
         assertThat(statuses(session)).containsEntry("a", "spilled").containsEntry("c", "live");
         assertThat(out(session, "print(len(a), a[:3], set(a))")).isEqualTo("3000000 aaa {'a'}\n");
         assertThat(statuses(session)).containsEntry("a", "live");
-        assertThat(session.varInfo("b").path("status").asText()).isIn("live", "spilled");
-        assertThat(session.getVar("b", 0, 5).path("value").asText()).isEqualTo("bbbbb");
+        assertThat(TestReplies.answer(session.varInfo("b")).path("status").asText()).isIn("live", "spilled");
+        assertThat(TestReplies.answer(session.getVar("b", 0, 5)).path("value").asText()).isEqualTo("bbbbb");
     }
 
     @Test
     void valuesThatCannotBeSnapshottedAreReportedWithTheReason() {
         Sessions first = server(1L << 30, Duration.ofHours(1));
         Session session = first.create("s", Limits.NONE);
-        ObjectNode reply = session.execute("gen = (i for i in range(3))\nok = 1\n"
-                + "def make():\n    def inner():\n        return 1\n    return inner\nclosure = make()", T);
+        ObjectNode reply = TestReplies.step(session.execute("gen = (i for i in range(3))\nok = 1\n"
+                + "def make():\n    def inner():\n        return 1\n    return inner\nclosure = make()", T, CallContext.NONE));
         assertThat(reply.path("not_persisted").path("gen").asText()).contains("cannot be pickled").contains("generator");
         assertThat(reply.path("not_persisted").path("closure").asText()).contains("inside a function");
         assertThat(reply.path("not_persisted").has("ok")).isFalse();
-        assertThat(session.varInfo("gen").path("not_persisted").asText()).contains("generator");
+        assertThat(TestReplies.answer(session.varInfo("gen")).path("not_persisted").asText()).contains("generator");
         session.snapshotNow();
 
         Session back = server(1L << 30, Duration.ofHours(1)).get(session.id());
         assertThat(statuses(back)).containsEntry("ok", "spilled").containsEntry("gen", "lost");
-        assertThat(back.varInfo("gen").path("not_persisted").asText()).contains("generator");
+        assertThat(TestReplies.answer(back.varInfo("gen")).path("not_persisted").asText()).contains("generator");
     }
 
     @Test

@@ -1,8 +1,7 @@
 package dev.rlmmcp.core;
 
-import dev.rlmmcp.base.Cancellation;
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.ErrorCode;
-import dev.rlmmcp.base.Progress;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.Settings;
@@ -52,7 +51,7 @@ class SessionStreamTest {
     }
 
     private String run(String code) {
-        ObjectNode reply = session.execute(code, Duration.ofSeconds(30));
+        ObjectNode reply = TestReplies.step(session.execute(code, Duration.ofSeconds(30), CallContext.NONE));
         assertThat(reply.path("error").isObject()).as("%s", reply).isFalse();
         return reply.path("stdout").asText();
     }
@@ -64,7 +63,7 @@ class SessionStreamTest {
             text.append("é€😀 line\n");
         }
         byte[] bytes = text.toString().getBytes(StandardCharsets.UTF_8);
-        ObjectNode reply = session.loadStream("t", DataType.TEXT, download(bytes, true), "key", "test");
+        ObjectNode reply = TestReplies.load(session.loadStream("t", DataType.TEXT, download(bytes, true), "key", "test", CallContext.NONE));
         assertThat(reply.path("source_bytes").asLong()).isEqualTo(bytes.length);
         assertThat(reply.path("source").asText()).isEqualTo("test://data");
         assertThat(run("print(len(t), t.count('€'), '\\ufffd' in t)"))
@@ -74,9 +73,9 @@ class SessionStreamTest {
 
     @Test
     void everyDataTypeIsParsed() {
-        session.loadStream("j", DataType.JSON, download("{\"a\": [1, 2]}".getBytes(StandardCharsets.UTF_8), true), "key", "t");
-        session.loadStream("l", DataType.LINES, download("x\r\ny\nz".getBytes(StandardCharsets.UTF_8), false), "key", "t");
-        session.loadStream("c", DataType.CSV, download("k,v\na,1\nb,2\n".getBytes(StandardCharsets.UTF_8), true), "key", "t");
+        session.loadStream("j", DataType.JSON, download("{\"a\": [1, 2]}".getBytes(StandardCharsets.UTF_8), true), "key", "t", CallContext.NONE);
+        session.loadStream("l", DataType.LINES, download("x\r\ny\nz".getBytes(StandardCharsets.UTF_8), false), "key", "t", CallContext.NONE);
+        session.loadStream("c", DataType.CSV, download("k,v\na,1\nb,2\n".getBytes(StandardCharsets.UTF_8), true), "key", "t", CallContext.NONE);
         assertThat(run("print(j['a'], l, c)")).isEqualTo("[1, 2] ['x', 'y', 'z'] [{'k': 'a', 'v': '1'}, {'k': 'b', 'v': '2'}]\n");
     }
 
@@ -94,8 +93,8 @@ class SessionStreamTest {
                 throw new IOException("connection reset by peer");
             }
         };
-        assertThatThrownBy(() -> session.loadStream("broken", DataType.TEXT, new Download(failing, -1, "test://x", null),
-                "key", "t")).isInstanceOfSatisfying(RlmException.class, e -> {
+        assertThatThrownBy(() -> TestReplies.load(session.loadStream("broken", DataType.TEXT, new Download(failing, -1, "test://x", null),
+                "key", "t", CallContext.NONE))).isInstanceOfSatisfying(RlmException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.UPSTREAM_ERROR);
                     assertThat(e.argument()).isEqualTo("key");
                     assertThat(e.getMessage()).contains("connection reset by peer", "nothing was stored");
@@ -114,8 +113,8 @@ class SessionStreamTest {
                 return -1;
             }
         };
-        assertThatThrownBy(() -> session.loadStream("big", DataType.TEXT, new Download(never, LIMIT + 1, "test://big", null),
-                "key", "t")).isInstanceOfSatisfying(RlmException.class, e -> {
+        assertThatThrownBy(() -> TestReplies.load(session.loadStream("big", DataType.TEXT, new Download(never, LIMIT + 1, "test://big", null),
+                "key", "t", CallContext.NONE))).isInstanceOfSatisfying(RlmException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.TOO_LARGE);
                     assertThat(e.fix()).contains("--max-memory-mb");
                 });
@@ -126,7 +125,7 @@ class SessionStreamTest {
     void anUndeclaredStreamIsCutAtTheMemoryLimit() {
         byte[] bytes = new byte[(int) LIMIT + 1024 * 1024];
         java.util.Arrays.fill(bytes, (byte) 'x');
-        assertThatThrownBy(() -> session.loadStream("big", DataType.TEXT, download(bytes, false), "url", "t"))
+        assertThatThrownBy(() -> TestReplies.load(session.loadStream("big", DataType.TEXT, download(bytes, false), "url", "t", CallContext.NONE)))
                 .isInstanceOfSatisfying(RlmException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.TOO_LARGE);
                     assertThat(e.argument()).isEqualTo("url");
@@ -174,15 +173,15 @@ class SessionStreamTest {
                 base.importPolicy());
         try (Sessions own = new Sessions(new KernelFactory(quick, new ProcessLauncher(), new ObjectMapper()))) {
             Session s = own.resolve(null, "quick");
-            s.execute("kept = 1", Duration.ofSeconds(30));
+            s.execute("kept = 1", Duration.ofSeconds(30), CallContext.NONE);
             long started = System.nanoTime();
-            assertThatThrownBy(() -> s.loadStream("slow", DataType.TEXT, new Download(trickle(), -1, "test://slow", null),
-                    "url", "t")).isInstanceOfSatisfying(RlmException.class, e -> {
+            assertThatThrownBy(() -> TestReplies.load(s.loadStream("slow", DataType.TEXT, new Download(trickle(), -1, "test://slow", null),
+                    "url", "t", CallContext.NONE))).isInstanceOfSatisfying(RlmException.class, e -> {
                         assertThat(e.code()).isEqualTo(ErrorCode.INTERRUPTED);
                         assertThat(e.getMessage()).contains("time limit", "nothing was stored");
                     });
             assertThat((System.nanoTime() - started) / 1_000_000).isLessThan(6_000);
-            assertThat(s.execute("print(kept, 'slow' in globals())", Duration.ofSeconds(30)).path("stdout").asText())
+            assertThat(s.execute("print(kept, 'slow' in globals())", Duration.ofSeconds(30), CallContext.NONE).exec().stdout())
                     .isEqualTo("1 False\n");
             assertThat(s.kernelRestarts()).isZero();
         }
@@ -192,16 +191,17 @@ class SessionStreamTest {
     void aCancelledTransferStopsAndTheSessionGoesOn() throws Exception {
         run("kept = 2");
         java.util.concurrent.CompletableFuture<RlmException> failure = new java.util.concurrent.CompletableFuture<>();
+        CallContext request = CallContext.create();
         Thread caller = Thread.ofPlatform().start(() -> {
-            try (Cancellation.Request request = Cancellation.serve("conn", 7)) {
-                session.loadStream("slow", DataType.TEXT, new Download(trickle(), -1, "test://slow", null), "url", "t");
+            try {
+                session.loadStream("slow", DataType.TEXT, new Download(trickle(), -1, "test://slow", null), "url", "t", request);
                 failure.complete(null);
             } catch (RlmException e) {
                 failure.complete(e);
             }
         });
         Thread.sleep(500);
-        assertThat(Cancellation.cancel("conn", 7)).isTrue();
+        request.cancel();
         RlmException e = failure.get(10, java.util.concurrent.TimeUnit.SECONDS);
         caller.join();
         assertThat(e).isNotNull();
@@ -215,12 +215,11 @@ class SessionStreamTest {
     void progressIsReportedToWhoeverTracksIt() {
         byte[] bytes = new byte[5 * 1024 * 1024];
         java.util.Arrays.fill(bytes, (byte) 'y');
-        try (Progress.Status status = Progress.track()) {
-            session.loadStream("p", DataType.TEXT, download(bytes, true), "key", "t");
-            Progress.Snapshot last = status.snapshot();
-            assertThat(last.what()).contains("test://data");
-            assertThat(last.done()).isEqualTo(bytes.length);
-            assertThat(last.total()).isEqualTo(bytes.length);
-        }
+        CallContext request = CallContext.create();
+        session.loadStream("p", DataType.TEXT, download(bytes, true), "key", "t", request);
+        CallContext.Progress last = request.progress();
+        assertThat(last.what()).contains("test://data");
+        assertThat(last.done()).isEqualTo(bytes.length);
+        assertThat(last.total()).isEqualTo(bytes.length);
     }
 }

@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.ErrorCode;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.kernel.KernelFactory;
@@ -40,7 +41,7 @@ class SessionTest {
     }
 
     private ObjectNode run(String code) {
-        return session.execute(code, Duration.ofSeconds(30));
+        return TestReplies.step(session.execute(code, Duration.ofSeconds(30), CallContext.NONE));
     }
 
     @Test
@@ -97,7 +98,7 @@ class SessionTest {
     @Test
     void timeoutInterruptsAndKeepsVariables() {
         run("keep = list(range(10))");
-        ObjectNode reply = session.execute("while True:\n    pass", Duration.ofSeconds(1));
+        ObjectNode reply = TestReplies.step(session.execute("while True:\n    pass", Duration.ofSeconds(1), CallContext.NONE));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("interrupted");
         assertThat(reply.path("message").asText()).contains("interrupted after", "variables are intact");
         assertThat(run("print(sum(keep))").path("stdout").asText()).isEqualTo("45\n");
@@ -106,13 +107,13 @@ class SessionTest {
     @Test
     void codeThatIgnoresTheInterruptIsKilledAndTheSessionGoesOn() {
         run("keep = 1");
-        ObjectNode reply = session.execute("""
+        ObjectNode reply = TestReplies.step(session.execute("""
                 import signal
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
                 while True:
                     pass
-                """, Duration.ofSeconds(1));
+                """, Duration.ofSeconds(1), CallContext.NONE));
         assertThat(reply.path("status").asText()).isEqualTo("killed");
         assertThat(reply.path("variables_lost").asBoolean()).isTrue();
         assertThat(reply.path("message").asText()).contains("VARIABLES", "LOST", "fresh kernel is ready");
@@ -137,16 +138,16 @@ class SessionTest {
 
     @Test
     void loadsParseEachDataType() {
-        assertThat(session.loadData("t", "a\r\nb", DataType.TEXT).path("length").asInt()).isEqualTo(4);
-        ObjectNode lines = session.loadData("l", "one\r\ntwo\nthree\n", DataType.LINES);
+        assertThat(TestReplies.load(session.loadData("t", "a\r\nb", DataType.TEXT, CallContext.NONE)).path("length").asInt()).isEqualTo(4);
+        ObjectNode lines = TestReplies.load(session.loadData("l", "one\r\ntwo\nthree\n", DataType.LINES, CallContext.NONE));
         assertThat(lines.path("type").asText()).isEqualTo("list");
         assertThat(lines.path("length").asInt()).isEqualTo(3);
-        assertThat(session.loadData("j", "{\"a\": [1, 2]}", DataType.JSON).path("type").asText()).isEqualTo("dict");
-        ObjectNode csv = session.loadData("c", "name,n\nx,1\ny,2\n", DataType.CSV);
+        assertThat(TestReplies.load(session.loadData("j", "{\"a\": [1, 2]}", DataType.JSON, CallContext.NONE)).path("type").asText()).isEqualTo("dict");
+        ObjectNode csv = TestReplies.load(session.loadData("c", "name,n\nx,1\ny,2\n", DataType.CSV, CallContext.NONE));
         assertThat(csv.path("length").asInt()).isEqualTo(2);
         assertThat(csv.path("columns")).extracting(JsonNode::asText).containsExactly("name", "n");
         assertThat(run("print(l[1], j['a'][1], c[1]['name'])").path("stdout").asText()).isEqualTo("two 2 y\n");
-        assertThatThrownBy(() -> session.loadData("bad", "{nope", DataType.JSON))
+        assertThatThrownBy(() -> TestReplies.load(session.loadData("bad", "{nope", DataType.JSON, CallContext.NONE)))
                 .isInstanceOfSatisfying(RlmException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.INVALID_DATA);
                     assertThat(e.argument()).isEqualTo("data");
@@ -162,12 +163,12 @@ class SessionTest {
         try (Sessions big = new Sessions(new KernelFactory(TestSettings.in(dir, 64L * 1024 * 1024),
                 new ProcessLauncher(), new ObjectMapper()))) {
             Session s = big.resolve(null, "big");
-            assertThatThrownBy(() -> s.loadData("1bad", data, DataType.TEXT)).isInstanceOf(RlmException.class);
-            assertThat(s.loadData("l", data, DataType.LINES).path("length").asInt()).isEqualTo(4);
-            assertThat(s.loadData("t", data, DataType.TEXT).path("length").asLong())
+            assertThatThrownBy(() -> TestReplies.load(s.loadData("1bad", data, DataType.TEXT, CallContext.NONE))).isInstanceOf(RlmException.class);
+            assertThat(TestReplies.load(s.loadData("l", data, DataType.LINES, CallContext.NONE)).path("length").asInt()).isEqualTo(4);
+            assertThat(TestReplies.load(s.loadData("t", data, DataType.TEXT, CallContext.NONE)).path("length").asLong())
                     .isEqualTo(data.codePointCount(0, data.length()));
             String check = "print([len(x) for x in l], l[0][-1] == '😀', l[2], l[3], t.count('\\r'))";
-            assertThat(s.execute(check, Duration.ofSeconds(30)).path("stdout").asText())
+            assertThat(s.execute(check, Duration.ofSeconds(30), CallContext.NONE).exec().stdout())
                     .isEqualTo("[524288, 524284, 10, 4] True éééééééééé last 2\n");
         }
     }
@@ -175,7 +176,7 @@ class SessionTest {
     @Test
     void fileLoadsAreReadByTheKernel() throws Exception {
         Path file = Files.writeString(dir.resolve("log.txt"), "ok\nERROR one\nERROR two\n");
-        ObjectNode reply = session.loadFile("log", file, "log.txt", DataType.LINES);
+        ObjectNode reply = TestReplies.load(session.loadFile("log", file, "log.txt", DataType.LINES, CallContext.NONE));
         assertThat(reply.path("length").asInt()).isEqualTo(3);
         assertThat(reply.path("file_bytes").asLong()).isEqualTo(Files.size(file));
         assertThat(run("sum('ERROR' in l for l in log)").path("stdout").asText()).isEqualTo("2\n");
@@ -185,7 +186,7 @@ class SessionTest {
     void filesLargerThanTheMemoryLimitAreRefusedBeforeReading() throws Exception {
         Path file = dir.resolve("big.txt");
         Files.write(file, new byte[5 * 1024 * 1024]);
-        assertThatThrownBy(() -> session.loadFile("big", file, "big.txt", DataType.TEXT))
+        assertThatThrownBy(() -> TestReplies.load(session.loadFile("big", file, "big.txt", DataType.TEXT, CallContext.NONE)))
                 .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.TOO_LARGE));
     }
 
@@ -205,41 +206,44 @@ class SessionTest {
     @Test
     void variablesCanBeListedDescribedAndCleared() {
         run("numbers = list(range(1000))\nname = 'rlm'");
-        ObjectNode vars = session.listVars();
+        ObjectNode vars = TestReplies.answer(session.listVars());
         assertThat(vars.path("variables")).extracting(v -> v.path("name").asText()).containsExactly("numbers", "name");
-        ObjectNode info = session.varInfo("numbers");
+        ObjectNode info = TestReplies.answer(session.varInfo("numbers"));
         assertThat(info.path("type").asText()).isEqualTo("list");
         assertThat(info.path("length").asInt()).isEqualTo(1000);
         assertThat(info.path("size_bytes").asLong()).isGreaterThan(8000);
         assertThat(info.path("created").asText()).endsWith("+00:00");
         assertThatThrownBy(() -> session.varInfo("nope"))
                 .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.VARIABLE_NOT_FOUND));
-        assertThat(session.clear("name").path("cleared")).extracting(JsonNode::asText).containsExactly("name");
-        assertThat(session.clearAll().path("cleared")).extracting(JsonNode::asText).containsExactly("numbers");
-        assertThat(session.memory().path("variable_count").asInt()).isZero();
-        assertThat(session.memory().path("rss_bytes").asLong()).isPositive();
+        assertThat(TestReplies.answer(session.clear("name")).path("cleared")).extracting(JsonNode::asText).containsExactly("name");
+        assertThat(TestReplies.answer(session.clearAll()).path("cleared")).extracting(JsonNode::asText).containsExactly("numbers");
+        assertThat(TestReplies.answer(session.memory()).path("variable_count").asInt()).isZero();
+        assertThat(TestReplies.answer(session.memory()).path("rss_bytes").asLong()).isPositive();
     }
 
     @Test
     void namedSessionsCountStepsStopAtTheLimitAndFinalize() {
         Session named = sessions.create("context", new Limits(2, null, null, null));
-        named.loadData("context", "alpha beta", DataType.TEXT);
-        assertThat(named.execute("words = context.split()", Duration.ofSeconds(5)).path("step").asInt()).isZero();
-        ObjectNode second = named.execute("answer = len(words)", Duration.ofSeconds(5));
+        named.loadData("context", "alpha beta", DataType.TEXT, CallContext.NONE);
+        assertThat(TestReplies.step(named.execute("words = context.split()", Duration.ofSeconds(5), CallContext.NONE)).path("step").asInt()).isZero();
+        ObjectNode second = TestReplies.step(named.execute("answer = len(words)", Duration.ofSeconds(5), CallContext.NONE));
         assertThat(second.path("step").asInt()).isEqualTo(1);
         assertThat(second.has("guardrail_stop")).isFalse();
-        assertThatThrownBy(() -> named.execute("x = 1", Duration.ofSeconds(5)))
+        assertThatThrownBy(() -> TestReplies.step(named.execute("x = 1", Duration.ofSeconds(5), CallContext.NONE)))
                 .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.GUARDRAIL_STOP));
         assertThat(named.state()).isEqualTo(SessionState.STOPPED);
-        assertThat(named.getVar("answer", 0, 100).path("value").asText()).isEqualTo("2");
-        ObjectNode done = named.finish(null, "answer");
+        assertThat(TestReplies.answer(named.getVar("answer", 0, 100)).path("value").asText()).isEqualTo("2");
+        ObjectNode done = TestReplies.finalized(named.finish(null, "answer"));
         assertThat(done.path("final_answer").asText()).isEqualTo("2");
         assertThat(done.path("state").asText()).isEqualTo("finalized");
-        assertThatThrownBy(() -> named.execute("x = 1", Duration.ofSeconds(5)))
+        assertThatThrownBy(() -> TestReplies.step(named.execute("x = 1", Duration.ofSeconds(5), CallContext.NONE)))
                 .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.SESSION_FINALIZED));
-        ObjectNode trace = named.trace(0, 100);
+        ObjectNode trace = TestReplies.trace(named.trace(0, 100));
         assertThat(trace.path("steps")).extracting(s -> s.path("kind").asText())
                 .containsExactly("load", "exec", "exec", "finalize");
+        assertThat(trace.path("steps").path(0).path("status").asText()).isEqualTo("done");
+        assertThat(trace.path("steps").path(0).path("output").asText()).matches("str, \\d.*");
+        assertThat(trace.path("steps").path(0).path("variables_changed")).extracting(JsonNode::asText).containsExactly("context");
         assertThat(trace.path("final_answer").asText()).isEqualTo("2");
     }
 
@@ -248,25 +252,25 @@ class SessionTest {
         for (int i = 0; i < 10_003; i++) {
             run("x = " + i);
         }
-        ObjectNode trace = session.trace(0, Integer.MAX_VALUE);
+        ObjectNode trace = TestReplies.trace(session.trace(0, Integer.MAX_VALUE));
         assertThat(trace.path("trace_length").asInt()).isEqualTo(10_003);
         assertThat(trace.path("trace_dropped").asInt()).isEqualTo(3);
         assertThat(trace.path("steps")).hasSize(10_000);
         assertThat(trace.path("steps").path(0).path("index").asInt()).isEqualTo(3);
-        assertThat(session.trace(10_001, 10_002).path("steps").path(0).path("input").asText()).isEqualTo("x = 10001");
+        assertThat(TestReplies.trace(session.trace(10_001, 10_002)).path("steps").path(0).path("input").asText()).isEqualTo("x = 10001");
     }
 
     @Test
     void getVarRendersTextJsonAndReprAndPages() {
         run("s = 'x' * 50\nd = {'a': [1, 2]}\nst = {1}");
-        ObjectNode page = session.getVar("s", 10, 15);
+        ObjectNode page = TestReplies.answer(session.getVar("s", 10, 15));
         assertThat(page.path("value").asText()).hasSize(15);
         assertThat(page.path("total_chars").asInt()).isEqualTo(50);
         assertThat(page.path("next_offset").asInt()).isEqualTo(25);
-        assertThat(session.getVar("s", 40, 100).path("next_offset").isNull()).isTrue();
-        assertThat(session.getVar("d", 0, 100).path("value").asText()).isEqualTo("{\"a\": [1, 2]}");
-        assertThat(session.getVar("d", 0, 100).path("format").asText()).isEqualTo("json");
-        assertThat(session.getVar("st", 0, 100).path("format").asText()).isEqualTo("repr");
+        assertThat(TestReplies.answer(session.getVar("s", 40, 100)).path("next_offset").isNull()).isTrue();
+        assertThat(TestReplies.answer(session.getVar("d", 0, 100)).path("value").asText()).isEqualTo("{\"a\": [1, 2]}");
+        assertThat(TestReplies.answer(session.getVar("d", 0, 100)).path("format").asText()).isEqualTo("json");
+        assertThat(TestReplies.answer(session.getVar("st", 0, 100)).path("format").asText()).isEqualTo("repr");
     }
 
     @Test

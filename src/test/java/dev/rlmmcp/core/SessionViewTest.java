@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.kernel.KernelFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -38,10 +39,10 @@ class SessionViewTest {
     @Test
     void eachTraceEntryCarriesTheMemoryItLeft() {
         Session session = sessions.create("m", Limits.NONE);
-        session.execute("a = 'x' * 100_000", Duration.ofSeconds(30));
-        session.execute("b = 'y' * 300_000", Duration.ofSeconds(30));
-        session.execute("del a, b", Duration.ofSeconds(30));
-        JsonNode steps = session.trace(0, 10).path("steps");
+        session.execute("a = 'x' * 100_000", Duration.ofSeconds(30), CallContext.NONE);
+        session.execute("b = 'y' * 300_000", Duration.ofSeconds(30), CallContext.NONE);
+        session.execute("del a, b", Duration.ofSeconds(30), CallContext.NONE);
+        JsonNode steps = TestReplies.trace(session.trace(0, 10)).path("steps");
         long first = steps.path(0).path("memory_bytes").asLong();
         long second = steps.path(1).path("memory_bytes").asLong();
         assertThat(first).isGreaterThanOrEqualTo(100_000);
@@ -53,7 +54,7 @@ class SessionViewTest {
     void viewingASessionWithoutAKernelStartsNoneAndLeavesItIdle() {
         Session session = sessions.create("cold", Limits.NONE);
         Instant idleSince = session.lastActive();
-        ObjectNode view = session.variablesView();
+        ObjectNode view = TestReplies.variables(session.variablesView());
         assertThat(view.path("kernel_running").asBoolean()).isFalse();
         assertThat(view.path("variables")).isEmpty();
         session.trace(0, 10);
@@ -65,26 +66,26 @@ class SessionViewTest {
     @Test
     void variablesComeFromARunningKernelWithoutCountingAsActivity() {
         Session session = sessions.create("warm", Limits.NONE);
-        session.execute("rows = list(range(1000))", Duration.ofSeconds(30));
+        session.execute("rows = list(range(1000))", Duration.ofSeconds(30), CallContext.NONE);
         Instant idleSince = session.lastActive();
-        ObjectNode view = session.variablesView();
+        ObjectNode view = TestReplies.variables(session.variablesView());
         assertThat(view.path("source").asText()).isEqualTo("kernel");
         assertThat(view.path("variables")).anySatisfy(v -> {
             assertThat(v.path("name").asText()).isEqualTo("rows");
             assertThat(v.path("type").asText()).isEqualTo("list");
         });
         assertThat(session.lastActive()).isEqualTo(idleSince);
-        assertThat(session.summary().path("steps").asInt()).isEqualTo(1);
+        assertThat(TestReplies.summary(session.summary()).path("steps").asInt()).isEqualTo(1);
     }
 
     @Test
     void anExpiredSessionShowsItsVariablesAsLastSeen() {
         Session session = sessions.create("gone", Limits.NONE);
-        session.execute("kept = 1", Duration.ofSeconds(30));
+        session.execute("kept = 1", Duration.ofSeconds(30), CallContext.NONE);
         session.variablesView();
         sessions.sweep(Duration.ZERO);
         assertThat(session.state()).isEqualTo(SessionState.EXPIRED);
-        ObjectNode view = session.variablesView();
+        ObjectNode view = TestReplies.variables(session.variablesView());
         assertThat(view.path("source").asText()).isEqualTo("last_seen");
         assertThat(view.path("note").asText()).contains("not running");
         assertThat(view.path("variables").path(0).path("name").asText()).isEqualTo("kept");
@@ -94,23 +95,23 @@ class SessionViewTest {
     @Test
     void theTraceAndVariablesAnswerWhileCodeIsRunning() throws Exception {
         Session session = sessions.create("busy", Limits.NONE);
-        session.execute("x = 1", Duration.ofSeconds(30));
+        session.execute("x = 1", Duration.ofSeconds(30), CallContext.NONE);
         session.variablesView();
         CompletableFuture<ObjectNode> slow = CompletableFuture.supplyAsync(
-                () -> session.execute("import time\ntime.sleep(2)", Duration.ofSeconds(30)));
+                () -> TestReplies.step(session.execute("import time\ntime.sleep(2)", Duration.ofSeconds(30), CallContext.NONE)));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (!session.busy() && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
         assertThat(session.busy()).isTrue();
         long started = System.nanoTime();
-        ObjectNode trace = session.trace(0, 10);
-        ObjectNode vars = session.variablesView();
+        ObjectNode trace = TestReplies.trace(session.trace(0, 10));
+        ObjectNode vars = TestReplies.variables(session.variablesView());
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(500);
         assertThat(trace.path("trace_length").asInt()).isEqualTo(1);
         assertThat(vars.path("source").asText()).isEqualTo("last_seen");
         assertThat(vars.path("note").asText()).contains("running");
         assertThat(slow.get(30, TimeUnit.SECONDS).path("status").asText()).isEqualTo("ok");
-        assertThat(session.trace(0, 10).path("trace_length").asInt()).isEqualTo(2);
+        assertThat(TestReplies.trace(session.trace(0, 10)).path("trace_length").asInt()).isEqualTo(2);
     }
 }

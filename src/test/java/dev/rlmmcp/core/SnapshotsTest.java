@@ -31,11 +31,9 @@ class SnapshotsTest {
         timer.shutdownNow();
     }
 
-    /** A kernel's reply to a step, listing the variables no snapshot holds yet. */
-    private static ObjectNode step(String... unsaved) {
-        ObjectNode reply = JSON.createObjectNode().put("ok", true);
-        reply.set("variables_unsaved", JSON.valueToTree(List.of(unsaved)));
-        return reply;
+    /** What a kernel's reply to a step lists as the variables no snapshot holds yet. */
+    private static List<String> step(String... unsaved) {
+        return List.of(unsaved);
     }
 
     @Test
@@ -68,7 +66,7 @@ class SnapshotsTest {
 
     @Test
     void repliesThatListNothingUnsavedScheduleNothing() {
-        assertThat(snapshots.noteUnsaved(JSON.createObjectNode().put("ok", true))).isFalse();
+        assertThat(snapshots.noteUnsaved(null)).isFalse();
         assertThat(snapshots.noteUnsaved(step())).isTrue();
         assertThat(snapshots.pending()).isFalse();
         assertThat(timer.delays).isEmpty();

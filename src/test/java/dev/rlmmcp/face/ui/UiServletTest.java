@@ -1,11 +1,13 @@
 package dev.rlmmcp.face.ui;
 
+import dev.rlmmcp.base.CallContext;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.core.Limits;
+import dev.rlmmcp.core.TestReplies;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.TestSettings;
@@ -143,8 +145,8 @@ class UiServletTest {
     @Test
     void sessionsTheirTraceAndItsJsonLinesWithoutChangingTheSession() throws Exception {
         Session session = sessions.create("orders", Limits.NONE);
-        session.execute("x = 1\nprint('<script>alert(1)</script>')", Duration.ofSeconds(30));
-        session.execute("y = x + 1", Duration.ofSeconds(30));
+        session.execute("x = 1\nprint('<script>alert(1)</script>')", Duration.ofSeconds(30), CallContext.NONE);
+        session.execute("y = x + 1", Duration.ofSeconds(30), CallContext.NONE);
         Instant idleSince = session.lastActive();
 
         JsonNode list = JSON.readTree(get("/ui/api/sessions", "Authorization", bearer()).body());
@@ -175,7 +177,7 @@ class UiServletTest {
         assertThat(JSON.readTree(lines[2]).has("memory_bytes")).isTrue();
 
         assertThat(session.lastActive()).isEqualTo(idleSince);
-        assertThat(session.summary().path("steps").asInt()).isEqualTo(2);
+        assertThat(TestReplies.summary(session.summary()).path("steps").asInt()).isEqualTo(2);
         assertThat(get("/ui/api/sessions/s-nothing", "Authorization", bearer()).statusCode()).isEqualTo(404);
         assertThat(get("/ui/api/sessions/" + session.id() + "?from=x", "Authorization", bearer()).statusCode())
                 .isEqualTo(400);

@@ -1,5 +1,7 @@
 package dev.rlmmcp.kernel.process;
 
+import dev.rlmmcp.core.TestReplies;
+import dev.rlmmcp.base.CallContext;
 import static org.assertj.core.api.Assertions.assertThat;
 import dev.rlmmcp.store.SnapshotPrune;
 import dev.rlmmcp.kernel.Settings;
@@ -61,7 +63,7 @@ class BwrapEscapeTest {
         if (session == null) {
             session = sessions.resolve(null, "escape-" + System.nanoTime());
         }
-        return session.execute(code, Duration.ofSeconds(20));
+        return TestReplies.step(session.execute(code, Duration.ofSeconds(20), CallContext.NONE));
     }
 
     private String out(String code) {
@@ -242,7 +244,7 @@ class BwrapEscapeTest {
 
     @Test
     void interruptReachesThePythonProcess() {
-        ObjectNode reply = session().execute("x = 1\nwhile True:\n    pass", Duration.ofMillis(300));
+        ObjectNode reply = TestReplies.step(session().execute("x = 1\nwhile True:\n    pass", Duration.ofMillis(300), CallContext.NONE));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("interrupted");
         assertThat(out("print(x)")).isEqualTo("1\n");
     }
@@ -250,8 +252,8 @@ class BwrapEscapeTest {
     @Test
     void killTakesTheWholeSandboxDown() throws Exception {
         out("import subprocess\nsubprocess.Popen(['sleep', '300'])");
-        ObjectNode reply = session().execute("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass",
-                Duration.ofMillis(200));
+        ObjectNode reply = TestReplies.step(session().execute("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass",
+                Duration.ofMillis(200), CallContext.NONE));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("killed");
         assertThat(ProcessHandle.allProcesses().filter(p -> p.info().commandLine().orElse("").equals("sleep 300")))
                 .as("the sandbox's processes die with it").isEmpty();

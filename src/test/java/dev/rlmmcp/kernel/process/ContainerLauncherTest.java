@@ -2,6 +2,8 @@ package dev.rlmmcp.kernel.process;
 
 import dev.rlmmcp.kernel.channel.Kernel;
 import dev.rlmmcp.kernel.channel.KernelReply;
+import dev.rlmmcp.kernel.protocol.ExecResult;
+import dev.rlmmcp.kernel.protocol.KernelRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -153,12 +155,11 @@ class ContainerLauncherTest {
         try (Kernel kernel = Kernel.start(launcher.get(), spec, json, timer, "test", Duration.ofMinutes(5))) {
             Duration limit = Duration.ofSeconds(30);
             Duration grace = Duration.ofSeconds(2);
-            kernel.call(json.createObjectNode().put("op", "exec").put("code", "x = 1"), null, limit, grace);
-            KernelReply reply = kernel.call(json.createObjectNode().put("op", "exec").put("code", "print(x + 1)"),
-                    null, limit, grace);
+            kernel.call(new KernelRequest.Exec("x = 1", null), limit, grace);
+            KernelReply<ExecResult> reply = kernel.call(new KernelRequest.Exec("print(x + 1)", null), limit, grace);
 
             assertThat(reply.ok()).isTrue();
-            assertThat(reply.body().path("stdout").asText()).isEqualTo("2\n");
+            assertThat(reply.body().stdout()).isEqualTo("2\n");
         } finally {
             timer.shutdownNow();
         }

@@ -1,5 +1,7 @@
 package dev.rlmmcp.kernel.process;
 
+import dev.rlmmcp.core.TestReplies;
+import dev.rlmmcp.base.CallContext;
 import static org.assertj.core.api.Assertions.assertThat;
 import dev.rlmmcp.store.SnapshotPrune;
 import dev.rlmmcp.kernel.Settings;
@@ -41,7 +43,7 @@ class SnapshotSandboxTest {
     }
 
     private static String out(Session session, String code) {
-        ObjectNode reply = session.execute(code, Duration.ofSeconds(30));
+        ObjectNode reply = TestReplies.step(session.execute(code, Duration.ofSeconds(30), CallContext.NONE));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("ok");
         return reply.path("stdout").asText();
     }
@@ -61,7 +63,7 @@ class SnapshotSandboxTest {
         out(other, "secret = 'other session data'");
         other.snapshotNow();
         out(mine, "x = [1, 2]");
-        assertThat(mine.snapshotNow().path("written")).isNotEmpty();
+        assertThat(mine.snapshotNow().written()).isNotEmpty();
 
         assertThat(out(mine, "import os\nprint(sorted(os.listdir('/run/rlm-mcp/snapshot')))"))
                 .contains("manifest.json").contains("x.");
