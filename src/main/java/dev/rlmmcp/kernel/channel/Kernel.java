@@ -2,6 +2,7 @@ package dev.rlmmcp.kernel.channel;
 
 import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.kernel.process.KernelSpec;
+import dev.rlmmcp.kernel.protocol.Ready;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.Cancellation;
@@ -90,6 +91,8 @@ public final class Kernel implements AutoCloseable {
     /** The harness's pid in its own namespace (from its ready frame), and in the host's once found (0: not yet, -1: unknown). */
     private volatile long announcedPid = -1;
     private volatile long hostPid;
+    /** The harness's ready frame: its pid, Python, protocol version and reserved names. */
+    private final Ready ready;
 
     private Kernel(KernelLauncher launcher, Process process, ObjectMapper json, ScheduledExecutorService timer,
             String label, Duration startTimeout, int outputCap) throws IOException, KernelDiedException {
@@ -109,13 +112,22 @@ public final class Kernel implements AutoCloseable {
                 .start(this::readFrames);
         ScheduledFuture<?> deadline = timer.schedule(this::killNow, startTimeout.toMillis(), TimeUnit.MILLISECONDS);
         try {
-            Frame ready = next(-1);
-            announcedPid = ready.header().path("pid").asLong(-1);
+            this.ready = Ready.of(next(-1).header());
+            announcedPid = ready.pid();
+            if (!ready.compatible()) {
+                violation = ready.mismatch();
+                throw died();
+            }
         } catch (IOException e) {
             throw died();
         } finally {
             deadline.cancel(false);
         }
+    }
+
+    /** What the harness said in its ready frame. */
+    public Ready ready() {
+        return ready;
     }
 
     /** Starts a kernel and waits until its harness says it is ready (with the default output cap). */
