@@ -159,3 +159,19 @@ def test_config_sets_limits_and_output_cap(start_kernel):
     assert reply["truncated"]["stdout"]["total_chars"] == len("(50, 50) " + "x" * 50 + "\n")
     assert kernel.call("memory")["limit_bytes"] == 4096
     assert kernel.call("exec", code="print(_last_output[:8])")["stdout"] == "(50, 50)\n"
+
+
+def test_a_snapshot_naming_rlm_harness_restores(start_kernel, tmp_path):
+    """Snapshots written by the single-file harness may name rlm_harness (a module alias, a pickled global)."""
+    store = tmp_path / "old-snapshot"
+    store.mkdir()
+    head = b"crlm_harness\nSizer\n."  # protocol 0: the global rlm_harness.Sizer
+    (store / "cls.1").write_bytes(head)
+    manifest = {"version": 1, "generation": 1, "saved_at": 0, "modules": {"h": "rlm_harness"}, "not_persisted": {},
+                "variables": {"cls": {"type": "type", "kind": "pickle", "file": "cls.1", "lengths": [len(head)],
+                                      "saved": 0, "size_bytes": 100}}}
+    (store / "manifest.json").write_text(json.dumps(manifest))
+    kernel = start_kernel()
+    restored = kernel.call("restore", dir=str(store))
+    assert restored["failed"] == {} and restored["spilled"] == ["cls"]
+    assert kernel.call("exec", code="print(cls is h.Sizer, h.KERNEL is not None)")["stdout"] == "True True\n"
