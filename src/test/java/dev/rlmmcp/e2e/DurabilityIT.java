@@ -186,7 +186,7 @@ class DurabilityIT {
     /** SIGKILL to every kernel (the Python process running the harness) of the server, from the host. */
     private static void killKernels(ServerProcess server) throws Exception {
         List<ProcessHandle> kernels = ProcessHandle.of(server.pid()).orElseThrow().descendants()
-                .filter(p -> p.info().commandLine().orElse("").matches(".*/harness[^ /]*\\.py .*")).toList();
+                .filter(p -> p.info().commandLine().orElse("").matches(".*/harness(-[0-9a-f]+)? .*")).toList();
         assertThat(kernels).as("the server's kernels").isNotEmpty();
         for (ProcessHandle kernel : kernels) {
             kernel.destroyForcibly();

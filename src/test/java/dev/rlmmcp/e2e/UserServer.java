@@ -87,7 +87,7 @@ final class UserServer implements AutoCloseable {
     private static boolean isKernel(ProcessHandle p) {
         List<String> argv = argv(p.pid());
         return !argv.isEmpty() && Path.of(argv.get(0)).getFileName().toString().startsWith("python")
-                && argv.stream().anyMatch(a -> a.endsWith("harness.py"));
+                && argv.stream().anyMatch(a -> a.matches(".*/harness(-[0-9a-f]+)?/?"));
     }
 
     /** A process's argv as /proc has it (empty when it is gone). */

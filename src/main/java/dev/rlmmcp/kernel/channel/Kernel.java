@@ -2,6 +2,7 @@ package dev.rlmmcp.kernel.channel;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.rlmmcp.kernel.protocol.Ready;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.CallContext;
@@ -85,6 +86,8 @@ public final class Kernel implements AutoCloseable {
     private volatile boolean stalled;
     private volatile boolean readerDone;
     private volatile boolean closed;
+    /** The harness's ready frame: its pid, Python, protocol version and reserved names. */
+    private final Ready ready;
 
     private Kernel(KernelProcess process, ObjectMapper json, ScheduledExecutorService timer, String label,
             Duration startTimeout, int outputCap) throws KernelDiedException {
@@ -100,13 +103,22 @@ public final class Kernel implements AutoCloseable {
                 .start(this::readFrames);
         ScheduledFuture<?> deadline = timer.schedule(process::kill, startTimeout.toMillis(), TimeUnit.MILLISECONDS);
         try {
-            Frame ready = next(-1);
-            process.announced(ready.header().path("pid").asLong(-1));
+            this.ready = Ready.of(next(-1).header());
+            process.announced(ready.pid());
+            if (!ready.compatible()) {
+                violation = ready.mismatch();
+                throw died();
+            }
         } catch (IOException e) {
             throw died();
         } finally {
             deadline.cancel(false);
         }
+    }
+
+    /** What the harness said in its ready frame. */
+    public Ready ready() {
+        return ready;
     }
 
     /** Starts a kernel and waits until its harness says it is ready (with the default output cap). */

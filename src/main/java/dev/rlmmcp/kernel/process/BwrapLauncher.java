@@ -15,7 +15,7 @@ import java.util.stream.Stream;
 
 /**
  * A kernel inside bubblewrap: new pid, net, ipc and uts namespaces (no network at all), uid/gid 65534
- * with no capabilities, a read-only filesystem of only /usr, the Python installation, the harness
+ * with no capabilities, a read-only filesystem of only /usr, the Python installation, the harness (its directory)
  * and the data root (at its host path, which rlm_load_file passes on; see {@link ReadOnlyBinds} for
  * how their parents are made), a size-capped tmpfs /tmp
  * a spool at /run/rlm-mcp/spool ($RLM_SPOOL), a tmpfs of the disk limit's size (the kernel bounds it,
@@ -41,7 +41,8 @@ public final class BwrapLauncher implements KernelLauncher {
     private static final List<String> SYSTEM_FILES = List.of("/etc/ld.so.cache", "/etc/localtime");
     private static final Path SETPRIV = Path.of("/usr/bin/setpriv");
     /** Fixed paths inside the sandbox: the host's may lie below directories uid 65534 cannot enter. */
-    private static final Path HARNESS = Path.of("/run/rlm-mcp/harness.py");
+    /** The harness directory ({@link Harness#install}), run as {@code python -I -B /run/rlm-mcp/harness}. */
+    private static final Path HARNESS = Path.of("/run/rlm-mcp/harness");
     private static final Path SPOOL = Path.of("/run/rlm-mcp/spool");
     /** Not the host path: a directory above it (the state directory is 0700) may be bound read-only too. */
     private static final Path SNAPSHOT = Path.of("/run/rlm-mcp/snapshot");

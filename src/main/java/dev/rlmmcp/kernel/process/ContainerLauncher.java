@@ -49,6 +49,7 @@ public final class ContainerLauncher implements KernelLauncher {
     public static final String USER = "65532:65532";
     /** The session's snapshot directory inside the container (a directory above its host path may be mounted read-only). */
     static final String SNAPSHOT = "/run/rlm-mcp/snapshot";
+    /** Where the harness directory ({@link Harness#install}) is mounted, under its own name, and run from. */
     static final String HARNESS_DIR = "/opt/rlm-mcp/";
 
     private static final Logger log = LoggerFactory.getLogger(ContainerLauncher.class);

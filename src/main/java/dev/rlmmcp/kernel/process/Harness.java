@@ -1,45 +1,149 @@
 package dev.rlmmcp.kernel.process;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystem;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Comparator;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.stream.Stream;
 
-/** The Python side of the kernel, shipped in the jar and written once to a private directory. */
+/**
+ * The Python side of the kernel: the package {@code rlm_harness} (src/main/python), shipped in the jar
+ * and written once to a private directory as {@code harness-<hash>/}, holding the package and a
+ * bootstrap {@code __main__.py}. Launchers run that directory ({@code python -I -B <dir> <config>}):
+ * Python runs its {@code __main__.py} with the directory first on sys.path, even under {@code -I}, so the
+ * package imports as {@code rlm_harness}.
+ */
 public final class Harness {
 
-    private static final String RESOURCE = "harness.py";
+    /** The package's place among the classes: in the jar, or target/classes when run from the build. */
+    private static final String PACKAGE = "rlm_harness";
+    static final String BOOTSTRAP = "from rlm_harness.main import main\n\nmain()\n";
 
     private Harness() {
     }
 
-    /** Writes the harness under {@code dir} (named by its content hash, so versions never mix) and returns its path. */
+    /**
+     * Writes the harness under {@code dir} (named by the hash of all its files, so versions never mix),
+     * read-only and atomically (built in a temporary directory, then renamed), and returns the directory
+     * the launchers run.
+     */
     public static Path install(Path dir) {
-        try (InputStream in = Harness.class.getResourceAsStream(RESOURCE)) {
-            if (in == null) {
-                throw new IllegalStateException("harness.py is missing from the jar");
-            }
-            byte[] code = in.readAllBytes();
-            String hash = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(code), 0, 6);
+        try {
+            SortedMap<String, byte[]> files = packageFiles();
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            Map<String, byte[]> layout = new LinkedHashMap<>();
+            layout.put("__main__.py", BOOTSTRAP.getBytes(StandardCharsets.UTF_8));
+            files.forEach((name, code) -> layout.put(PACKAGE + "/" + name, code));
+            layout.forEach((name, code) -> {
+                digest.update(name.getBytes(StandardCharsets.UTF_8));
+                digest.update((byte) 0);
+                digest.update(Long.toString(code.length).getBytes(StandardCharsets.UTF_8));
+                digest.update((byte) 0);
+                digest.update(code);
+            });
+            String hash = HexFormat.of().formatHex(digest.digest(), 0, 6);
             Files.createDirectories(dir);
-            Path target = dir.resolve("harness-" + hash + ".py");
-            if (!Files.exists(target)) {
-                Path temp = Files.createTempFile(dir, "harness", ".tmp");
-                Files.write(temp, code);
-                Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString("r--r--r--"));
-                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            Path target = dir.resolve("harness-" + hash);
+            if (Files.isRegularFile(target.resolve(PACKAGE).resolve("__init__.py"))) {
+                return target;
+            }
+            Path temp = Files.createTempDirectory(dir, ".harness-");
+            try {
+                Files.createDirectories(temp.resolve(PACKAGE));
+                for (Map.Entry<String, byte[]> file : layout.entrySet()) {
+                    Path path = temp.resolve(file.getKey());
+                    Files.write(path, file.getValue());
+                    Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("r--r--r--"));
+                }
+                Files.setPosixFilePermissions(temp.resolve(PACKAGE), PosixFilePermissions.fromString("r-xr-xr-x"));
+                Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString("r-xr-xr-x"));
+                try {
+                    Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
+                } catch (IOException e) {
+                    // another server installed the same harness meanwhile: theirs serves
+                    if (!Files.isRegularFile(target.resolve(PACKAGE).resolve("__init__.py"))) {
+                        throw e;
+                    }
+                }
+            } finally {
+                removeTree(temp);
             }
             return target;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot install the kernel harness in " + dir, e);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /** The package's .py files, by name, read from the jar (a zip file system) or from a directory. */
+    static SortedMap<String, byte[]> packageFiles() throws IOException {
+        URL init = Harness.class.getResource(PACKAGE + "/__init__.py");
+        if (init == null) {
+            throw new IllegalStateException("the kernel harness (" + PACKAGE + ") is missing from the jar");
+        }
+        try {
+            if ("jar".equals(init.getProtocol())) {
+                String spec = init.toString().substring("jar:".length());
+                int bang = spec.indexOf("!/");
+                Path jar = Path.of(new URI(spec.substring(0, bang)));
+                try (FileSystem zip = FileSystems.newFileSystem(jar)) {
+                    return read(zip.getPath(spec.substring(bang + 1)).getParent());
+                }
+            }
+            return read(Path.of(init.toURI()).getParent());
+        } catch (URISyntaxException e) {
+            throw new IOException("cannot locate the kernel harness at " + init, e);
+        }
+    }
+
+    private static SortedMap<String, byte[]> read(Path packageDir) throws IOException {
+        SortedMap<String, byte[]> files = new TreeMap<>();
+        try (Stream<Path> entries = Files.list(packageDir)) {
+            for (Path path : entries.filter(p -> p.getFileName().toString().endsWith(".py")).toList()) {
+                files.put(path.getFileName().toString(), Files.readAllBytes(path));
+            }
+        }
+        if (!files.containsKey("__init__.py") || !files.containsKey("main.py")) {
+            throw new IOException("the kernel harness at " + packageDir + " is incomplete: " + files.keySet());
+        }
+        return files;
+    }
+
+    /** Removes what is left of a temporary directory (made writable again first: its parts are read-only). */
+    private static void removeTree(Path root) {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (Stream<Path> walk = Files.walk(root)) {
+            List<Path> paths = walk.sorted(Comparator.reverseOrder()).toList();
+            for (Path path : paths) {
+                if (Files.isDirectory(path)) {
+                    Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rwx------"));
+                }
+            }
+            for (Path path : paths) {
+                Files.deleteIfExists(path);
+            }
+        } catch (IOException e) {
+            // a stray temporary directory is harmless: it is never run
         }
     }
 }

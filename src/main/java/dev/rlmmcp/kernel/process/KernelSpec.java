@@ -4,7 +4,8 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * What a launcher needs to start one kernel: the interpreter, the harness and its arguments,
+ * What a launcher needs to start one kernel: the interpreter, the harness (the directory {@link Harness#install}
+ * made, run as {@code python -I -B <harness>}) and its arguments,
  * the working directory, the directories the kernel may read, the one directory it may write (its
  * session's snapshot; null for none) and one it must not see even inside a readable one (the state
  * directory, with every session's data; null for none), each at its host path.

@@ -18,7 +18,7 @@ class BwrapLauncherTest {
     private List<String> sandbox(boolean privileged, List<Path> readable, Path workDir) {
         BwrapLauncher launcher = new BwrapLauncher(Path.of("/usr/bin/bwrap"), privileged, 1 << 20, 1 << 20, null, null,
                 SnapshotPrune::prune);
-        return launcher.sandbox(readable, workDir, dir.resolve("harness.py"), true);
+        return launcher.sandbox(readable, workDir, dir.resolve("harness-abc"), true);
     }
 
     @Test
@@ -61,12 +61,18 @@ class BwrapLauncherTest {
         Path filter = dir.resolve("userns-filter.bpf");
         List<String> args = new BwrapLauncher(Path.of("/usr/bin/bwrap"), true, 1 << 20, 5L << 30, filter, null,
                 SnapshotPrune::prune)
-                .sandbox(List.of(), null, dir.resolve("harness.py"), true);
+                .sandbox(List.of(), null, dir.resolve("harness-abc"), true);
         assertThat(args.subList(0, 5)).containsExactly("/bin/sh", "-c", "exec \"$@\" 3<\"$0\"", filter.toString(),
                 "/usr/bin/bwrap");
         assertThat(args).containsSubsequence("--seccomp", "3")
                 .containsSubsequence("--perms", "1777", "--size", "" + (5L << 30), "--tmpfs", "/run/rlm-mcp/spool",
                         "--setenv", "RLM_SPOOL", "/run/rlm-mcp/spool")
                 .doesNotContain("--bind");
+    }
+
+    @Test
+    void theHarnessDirectoryIsBoundReadOnlyAtAFixedPath() {
+        assertThat(sandbox(true, List.of(), null)).containsSubsequence("--perms", "0755", "--dir", "/run/rlm-mcp",
+                "--ro-bind", dir.resolve("harness-abc").toString(), "/run/rlm-mcp/harness");
     }
 }

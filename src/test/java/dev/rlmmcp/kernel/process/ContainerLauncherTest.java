@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ContainerLauncherTest {
 
     private static final ContainerSettings SETTINGS = new ContainerSettings("python:3.12-slim", "python3", 512, 1.5, 64, 32);
-    private static final KernelSpec SPEC = new KernelSpec(Path.of("/usr/bin/python3"), Path.of("/srv/rt/harness-abc.py"),
+    private static final KernelSpec SPEC = new KernelSpec(Path.of("/usr/bin/python3"), Path.of("/srv/rt/harness-abc"),
             List.of("{\"output_cap\":10}"), Path.of("/data"), List.of(Path.of("/data")));
 
     @TempDir
@@ -50,10 +50,10 @@ class ContainerLauncherTest {
                 "--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=32m,mode=1777",
                 "--log-driver", "none",
                 "--env", "HOME=/tmp", "--env", "LANG=C.UTF-8", "--env", "LC_ALL=C.UTF-8",
-                "-v", "/srv/rt/harness-abc.py:/opt/rlm-mcp/harness-abc.py:ro",
+                "-v", "/srv/rt/harness-abc:/opt/rlm-mcp/harness-abc:ro",
                 "-v", "/data:/data:ro",
                 "--workdir", "/data",
-                "python:3.12-slim", "python3", "-I", "-B", "/opt/rlm-mcp/harness-abc.py", "{\"output_cap\":10}");
+                "python:3.12-slim", "python3", "-I", "-B", "/opt/rlm-mcp/harness-abc", "{\"output_cap\":10}");
     }
 
     @Test
@@ -74,15 +74,15 @@ class ContainerLauncherTest {
     @Test
     void mountsTheWorkingDirectoryUnlessItIsInsideTheDataRoot() {
         ContainerLauncher launcher = new ContainerLauncher(Path.of("/usr/bin/docker"), SETTINGS);
-        Path harness = Path.of("/rt/h.py");
+        Path harness = Path.of("/rt/harness-abc");
 
         KernelSpec inside = new KernelSpec(harness, harness, List.of(), Path.of("/data/sub"), List.of(Path.of("/data")));
         KernelSpec outside = new KernelSpec(harness, harness, List.of(), Path.of("/work"), List.of(Path.of("/data")));
 
         assertThat(valuesOf(launcher.command(inside, "n"), "-v"))
-                .containsExactly("/rt/h.py:/opt/rlm-mcp/h.py:ro", "/data:/data:ro");
+                .containsExactly("/rt/harness-abc:/opt/rlm-mcp/harness-abc:ro", "/data:/data:ro");
         assertThat(valuesOf(launcher.command(outside, "n"), "-v"))
-                .containsExactly("/rt/h.py:/opt/rlm-mcp/h.py:ro", "/data:/data:ro", "/work:/work:ro");
+                .containsExactly("/rt/harness-abc:/opt/rlm-mcp/harness-abc:ro", "/data:/data:ro", "/work:/work:ro");
     }
 
     @Test

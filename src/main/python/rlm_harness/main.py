@@ -1,0 +1,70 @@
+"""The kernel process: fds moved aside, the ready frame, then one request after another until EOF or shutdown."""
+import faulthandler
+import io
+import json
+import os
+import signal
+import sys
+import traceback
+
+import rlm_harness
+
+from .callbacks import Callbacks
+from .capture import Output
+from .kernel import Kernel
+from .limits import Limits
+from .protocol import PROTOCOL_VERSION, RESERVED, Channel, Chunks, Fail
+
+
+def main():
+    config = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    limits = Limits(config.get("limits", {}))
+    fd_in, fd_out, diag = os.dup(0), os.dup(1), os.dup(2)
+    faulthandler.enable(os.fdopen(diag, "w", closefd=False))
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "rb", closefd=False), encoding="utf-8")
+    channel = Channel(fd_in, fd_out)
+    output = Output()
+    kernel = rlm_harness.KERNEL = Kernel(config, Callbacks(channel))
+    channel.kernel = kernel
+
+    def interrupt(signum, frame):
+        if kernel.interruptible:
+            raise KeyboardInterrupt(f"interrupted by signal {signum}")
+
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGXCPU, interrupt)
+    handlers = {name[3:]: getattr(kernel, name) for name in dir(kernel) if name.startswith("op_")}
+    channel.send({"ready": True, "pid": os.getpid(), "python": sys.version.split()[0], "protocol": PROTOCOL_VERSION,
+                  "reserved": sorted(RESERVED)})
+    while True:
+        try:
+            req, payload = channel.receive()
+        except EOFError:
+            return
+        rid, op = req.get("id"), req.get("op")
+        if op == "shutdown":
+            channel.send({"id": rid, "ok": True})
+            return
+        handler = handlers.get(op)
+        limits.arm_cpu()
+        try:
+            if handler is None:
+                raise Fail("UNKNOWN_OP", f"unknown kernel operation {op!r}")
+            reply = handler(req, payload, output)
+            reply["id"], reply["ok"] = rid, True
+            if kernel.store is not None and op in ("exec", "load", "clear"):
+                reply["variables_unsaved"] = sorted(kernel.dirty)
+        except Fail as e:
+            reply = {"id": rid, "ok": False, "code": e.code, "message": e.message, "argument": e.argument}
+        except MemoryError:
+            reply = {"id": rid, "ok": False, "code": "OUT_OF_MEMORY", "message": "the kernel ran out of memory"}
+        except BaseException as e:  # keep serving: a broken request must not end the session
+            os.write(diag, traceback.format_exc().encode("utf-8", "replace"))
+            reply = {"id": rid, "ok": False, "code": "KERNEL_ERROR", "message": f"{type(e).__name__}: {e}"}
+        if isinstance(payload, Chunks):
+            payload.finish()
+        channel.send(reply)
