@@ -306,8 +306,8 @@ public final class Session implements AutoCloseable {
             Accepted<Loaded> accepted;
             try {
                 lastActive = Instant.now();
-                accepted = accept(ready().callStreaming(new KernelRequest.Load(name, type, null), stream.body(),
-                        settings.maxTimeout(), settings.interruptGrace(), context));
+                accepted = accept(bindable(ready(), name).callStreaming(new KernelRequest.Load(name, type, null),
+                        stream.body(), settings.maxTimeout(), settings.interruptGrace(), context));
             } catch (KernelDiedException e) {
                 throw kernelError(e, settings.maxTimeout());
             } catch (TransferAbortedException e) {
@@ -637,6 +637,9 @@ public final class Session implements AutoCloseable {
             KernelCallbacks callbacks, CallContext context) throws KernelDiedException {
         lastActive = Instant.now();
         Kernel k = ready();
+        if (request instanceof KernelRequest.Load load) {
+            bindable(k, load.name());
+        }
         try {
             return k.call(request, data, timeout, settings.interruptGrace(), callbacks, context);
         } finally {
@@ -659,6 +662,18 @@ public final class Session implements AutoCloseable {
             replaced = kernelLost(current.death(), null);
         }
         return kernel.get();
+    }
+
+    /**
+     * The kernel, if a load may bind {@code name}: refused before any byte is sent when it is one of
+     * the names the kernel's harness reserves (its ready frame lists them).
+     */
+    private static Kernel bindable(Kernel k, String name) {
+        if (k.ready().reserved().contains(name)) {
+            throw RlmException.invalid("name", "'" + name + "' is reserved by rlm-mcp",
+                    "choose another name; use a Python identifier such as logs or rows_2024");
+        }
+        return k;
     }
 
     /** The snapshot is due: taken now, or as soon as the call under way ends. */

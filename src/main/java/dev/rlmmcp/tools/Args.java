@@ -17,9 +17,6 @@ public final class Args {
             "await", "break", "class", "continue", "def", "del", "elif", "else", "except", "finally", "for", "from",
             "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
             "while", "with", "yield");
-    /** The names the kernel itself defines (harness.py keeps the same list as RESERVED). */
-    private static final Set<String> RESERVED = Set.of("llm_query", "llm_query_batched", "mcp", "_last_output",
-            "_last_error", "mcp_servers", "LOADED_MCP_SERVERS");
 
     private final String tool;
     private final Map<String, Object> values;
@@ -144,7 +141,10 @@ public final class Args {
         }
     }
 
-    /** A name the REPL can bind: a Python identifier, not a keyword, not one of rlm-mcp's own names. */
+    /**
+     * A name the REPL can bind: a Python identifier, not a keyword, not a dunder name. The names the
+     * kernel reserves for itself come from its ready frame, and the session refuses them.
+     */
     public String variableName(String name) {
         String value = requiredString(name);
         String fix = "use a Python identifier such as logs or rows_2024";
@@ -154,7 +154,7 @@ public final class Args {
         if (KEYWORDS.contains(value)) {
             throw RlmException.invalid(name, "'" + value + "' is a Python keyword", fix);
         }
-        if (value.startsWith("__") || RESERVED.contains(value)) {
+        if (value.startsWith("__")) {
             throw RlmException.invalid(name, "'" + value + "' is reserved by rlm-mcp", "choose another name; " + fix);
         }
         return value;

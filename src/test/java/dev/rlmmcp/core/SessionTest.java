@@ -45,6 +45,20 @@ class SessionTest {
     }
 
     @Test
+    void aLoadIntoANameTheHarnessReservesIsRefusedBeforeAnyByteIsSentAndLosesNothing() {
+        run("kept = 41");
+        for (String reserved : new String[] {"llm_query", "mcp_servers", "_last_output"}) {
+            assertThatThrownBy(() -> session.loadData(reserved, "x".repeat(1000), DataType.TEXT, CallContext.NONE))
+                    .isInstanceOfSatisfying(RlmException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
+                        assertThat(e.argument()).isEqualTo("name");
+                        assertThat(e.getMessage()).contains("'" + reserved + "' is reserved");
+                    });
+        }
+        assertThat(run("print(kept + 1, callable(llm_query))").path("stdout").asText()).isEqualTo("42 True\n");
+    }
+
+    @Test
     void variablesPersistBetweenCallsAndChangesAreReported() {
         ObjectNode first = run("x = 40\ny = 'a'");
         assertThat(first.path("status").asText()).isEqualTo("ok");

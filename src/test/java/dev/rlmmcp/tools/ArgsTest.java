@@ -44,8 +44,6 @@ class ArgsTest {
         refused(() -> args(Map.of("name", "")).variableName("name"), "name", "not a valid");
         refused(() -> args(Map.of("name", "class")).variableName("name"), "name", "keyword");
         refused(() -> args(Map.of("name", "__builtins__")).variableName("name"), "name", "reserved");
-        refused(() -> args(Map.of("name", "llm_query")).variableName("name"), "name", "reserved");
-        refused(() -> args(Map.of("name", "mcp_servers")).variableName("name"), "name", "reserved");
         refused(() -> args(Map.of()).variableName("name"), "name", "needs the argument name");
         refused(() -> args(Map.of("name", 5)).variableName("name"), "name", "must be a string");
     }
