@@ -55,7 +55,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -77,8 +76,7 @@ public final class Session implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Session.class);
 
     static final int TRACE_KEPT = Trace.KEPT;
-    /** The most callers that may wait on one busy session at once; more are refused at once. */
-    static final int MAX_WAITING = 16;
+    static final int MAX_WAITING = SessionLock.MAX_WAITING;
 
     private final String id;
     private final String name;
@@ -89,7 +87,7 @@ public final class Session implements AutoCloseable {
     private final LlmAccount llmAccount;
     private final Instant created;
     private final StateStore store;
-    private final ReentrantLock lock = new ReentrantLock();
+    private final SessionLock lock;
     private final SessionKernel kernel;
     private final Trace trace;
     private final SeenVariables seen;
@@ -111,6 +109,7 @@ public final class Session implements AutoCloseable {
     Session(String id, String name, Limits limits, KernelFactory kernels, LlmService llm, LlmLimits llmLimits,
             Instant created, StateStore store, ScheduledExecutorService timer) {
         this.id = id;
+        this.lock = new SessionLock(id);
         this.name = name;
         this.kernels = kernels;
         this.settings = kernels.settings();
@@ -236,34 +235,12 @@ public final class Session implements AutoCloseable {
             StepResult result = new StepResult(id, status, index, exec, limit, interruptedAfter, usage, guardrail,
                     accepted == null ? null : accepted.notSaved(), loss, accepted == null ? null : accepted.replaced());
             List<String> changed = exec == null ? List.of() : exec.variablesChanged();
-            record(index, "exec", code, status.wireName(), stepOutput(exec, status, loss, limit, interruptedAfter),
-                    changed, ms, io, tripped, usage, usage == null ? null : llmStep.calls());
+            record(index, "exec", code, status.wireName(), result.traceOutput(), changed, ms, io, tripped, usage,
+                    usage == null ? null : llmStep.calls());
             return result;
         } finally {
             lock.unlock();
         }
-    }
-
-    /** What a step's trace entry shows of its output: stdout, the error, and what happened to the kernel. */
-    private static String stepOutput(ExecResult exec, StepStatus status, KernelLoss loss, Duration timeout,
-            long interruptedAfter) {
-        StringBuilder out = new StringBuilder(exec == null || exec.stdout() == null ? "" : exec.stdout());
-        if (exec != null && exec.error() != null) {
-            out.append(out.isEmpty() ? "" : "\n").append(exec.error().type()).append(": ")
-                    .append(exec.error().message());
-        }
-        String message = loss != null ? loss.message() : status == StepStatus.INTERRUPTED
-                ? interruptedMessage(interruptedAfter, timeout) : null;
-        if (message != null) {
-            out.append(out.isEmpty() ? "" : "\n").append(message);
-        }
-        return out.toString();
-    }
-
-    /** What a step stopped by its timeout or the client's cancellation says. */
-    public static String interruptedMessage(long afterMs, Duration timeout) {
-        return "interrupted after %.1f s (timeout %s s, or cancelled by the client); all variables are intact"
-                .formatted(afterMs / 1000.0, Text.seconds(timeout));
     }
 
     public LoadResult loadData(String name, String data, DataType type, CallContext context) {
@@ -554,38 +531,9 @@ public final class Session implements AutoCloseable {
         return listed || memoryBytes > 0 || snapshots.at() != null;
     }
 
-    /**
-     * Takes the session's lock for a call whose own time limit is {@code timeout}: a caller never
-     * waits on another call (or a snapshot) longer than that, plus the grace, and no more than
-     * {@link #MAX_WAITING} callers wait at once, so that calls piling up on one busy session tie up
-     * neither threads nor time without end. Either way the caller gets a TIMEOUT saying why.
-     */
+    /** Takes the session's lock for a call whose own time limit is {@code timeout} (null: the longest). */
     private void acquire(Duration timeout) {
-        if (lock.isHeldByCurrentThread()) {
-            lock.lock();
-            return;
-        }
-        if (lock.getQueueLength() >= MAX_WAITING) {
-            throw busy("%d calls are already waiting for it".formatted(lock.getQueueLength()));
-        }
-        Duration wait = (timeout == null ? settings.maxTimeout() : timeout).plus(settings.interruptGrace());
-        boolean locked;
-        try {
-            locked = lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            locked = false;
-        }
-        if (!locked) {
-            throw busy("this call waited %s s, its own time limit, for the call under way to end"
-                    .formatted(Text.seconds(wait)));
-        }
-    }
-
-    private RlmException busy(String why) {
-        return new RlmException(ErrorCode.TIMEOUT, "session " + id + " is busy with another call (or its snapshot): "
-                + why + "; this call did not run", "session_id",
-                "retry when the running call has ended (rlm_sessions shows it as busy), or use another session");
+        lock.acquire((timeout == null ? settings.maxTimeout() : timeout).plus(settings.interruptGrace()));
     }
 
     /** Whether a call is running on this session now. */

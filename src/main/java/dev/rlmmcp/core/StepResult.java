@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.base.Text;
 import dev.rlmmcp.kernel.protocol.ExecResult;
 import dev.rlmmcp.llm.LlmUsage;
 import java.time.Duration;
@@ -14,4 +15,26 @@ import java.util.List;
 public record StepResult(String sessionId, StepStatus status, Integer step, ExecResult exec, Duration timeout,
         long interruptedAfterMs, LlmUsage llmUsage, GuardrailStop guardrail, List<String> notSaved, KernelLoss loss,
         KernelLoss replacedBefore) {
+
+    /** What the agent must know in a sentence: why the step was interrupted, or what its kernel's loss cost; else null. */
+    public String message() {
+        if (loss != null) {
+            return loss.message();
+        }
+        return status == StepStatus.INTERRUPTED ? "interrupted after %.1f s (timeout %s s, or cancelled by the client); "
+                .formatted(interruptedAfterMs / 1000.0, Text.seconds(timeout)) + "all variables are intact" : null;
+    }
+
+    /** What the step's trace entry shows of its output: stdout, the error, and {@link #message()}. */
+    String traceOutput() {
+        StringBuilder out = new StringBuilder(exec == null || exec.stdout() == null ? "" : exec.stdout());
+        if (exec != null && exec.error() != null) {
+            out.append(out.isEmpty() ? "" : "\n").append(exec.error().type()).append(": ").append(exec.error().message());
+        }
+        String message = message();
+        if (message != null) {
+            out.append(out.isEmpty() ? "" : "\n").append(message);
+        }
+        return out.toString();
+    }
 }

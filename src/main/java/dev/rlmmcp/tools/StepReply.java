@@ -1,7 +1,6 @@
 package dev.rlmmcp.tools;
 
 import dev.rlmmcp.core.KernelLoss;
-import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.StepResult;
 import dev.rlmmcp.core.StepStatus;
 import dev.rlmmcp.kernel.Settings;
@@ -41,8 +40,7 @@ public record StepReply(StepStatus status, String sessionId, Integer step, Strin
         ExecResult e = r.exec();
         KernelLoss loss = r.loss();
         KernelLoss before = r.replacedBefore();
-        String message = loss != null ? loss.message() : r.status() == StepStatus.INTERRUPTED
-                ? Session.interruptedMessage(r.interruptedAfterMs(), r.timeout()) : null;
+        String message = r.message();
         List<String> lost = loss != null ? (loss.persisted() ? loss.lost() : null)
                 : before != null && before.persisted() ? before.lost() : null;
         return new StepReply(r.status(), r.sessionId(), r.step(), e == null ? null : e.stdout(),

@@ -157,12 +157,10 @@ public final class RunPythonTool implements RlmTool {
                 yield reply("error", "Error: " + what, 1, stdout, stderr + (error.traceback() == null ? ""
                         : error.traceback()), servers, what, timeout);
             }
-            case INTERRUPTED -> reply("timeout", "Timeout: execution exceeded " + timeout + "s", null, stdout, stderr,
-                    servers, Session.interruptedMessage(result.interruptedAfterMs(), result.timeout()), timeout);
-            case KILLED -> reply("timeout", "Timeout: execution exceeded " + timeout + "s", null, stdout, stderr,
-                    servers, result.loss().message(), timeout);
-            case CRASHED -> reply("error", "Kernel crashed: " + result.loss().message(), 1, stdout, stderr, servers,
-                    result.loss().message(), timeout);
+            case INTERRUPTED, KILLED -> reply("timeout", "Timeout: execution exceeded " + timeout + "s", null, stdout,
+                    stderr, servers, result.message(), timeout);
+            case CRASHED -> reply("error", "Kernel crashed: " + result.message(), 1, stdout, stderr, servers,
+                    result.message(), timeout);
         };
     }
 
