@@ -1,19 +1,19 @@
 package dev.rlmmcp.cli;
 
+import dev.rlmmcp.bridge.ServerConfigs;
+import dev.rlmmcp.core.Limits;
+import dev.rlmmcp.data.S3Settings;
+import dev.rlmmcp.data.S3Store;
 import dev.rlmmcp.kernel.Capacity;
 import dev.rlmmcp.kernel.ImportPolicy;
-import dev.rlmmcp.core.Limits;
-import dev.rlmmcp.store.SnapshotPrune;
+import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.bridge.ServerConfigs;
 import dev.rlmmcp.kernel.process.ContainerLauncher.ContainerSettings;
 import dev.rlmmcp.kernel.process.ContainerLauncher;
 import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.kernel.process.Sandbox;
-import dev.rlmmcp.data.S3Settings;
-import dev.rlmmcp.data.S3Store;
-import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.store.S3SnapshotStore;
+import dev.rlmmcp.store.SnapshotPrune;
 import dev.rlmmcp.store.StateStore;
 import java.nio.file.Files;
 import java.nio.file.Path;

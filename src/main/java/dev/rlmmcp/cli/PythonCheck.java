@@ -1,7 +1,7 @@
 package dev.rlmmcp.cli;
 
-import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.kernel.KernelFactory;
 import java.util.concurrent.CompletableFuture;
 
 /**

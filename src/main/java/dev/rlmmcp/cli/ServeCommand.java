@@ -1,14 +1,14 @@
 package dev.rlmmcp.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.store.StateStore;
-import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.face.ApiKey;
 import dev.rlmmcp.face.HttpFace;
 import dev.rlmmcp.face.HttpSettings;
 import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.face.PortFile;
+import dev.rlmmcp.kernel.Settings;
+import dev.rlmmcp.kernel.process.KernelLauncher;
+import dev.rlmmcp.store.StateStore;
 import java.net.BindException;
 import java.nio.file.Path;
 import java.time.Duration;

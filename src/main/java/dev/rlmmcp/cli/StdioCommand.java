@@ -1,19 +1,19 @@
 package dev.rlmmcp.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.store.StateStore;
 import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.face.StdioFace;
+import dev.rlmmcp.kernel.Settings;
+import dev.rlmmcp.store.StateStore;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 @Command(name = "stdio", mixinStandardHelpOptions = true,
         description = "Serve MCP over stdin/stdout (for Claude Code, Codex, Cursor...). Logs go to stderr.")

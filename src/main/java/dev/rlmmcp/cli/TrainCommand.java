@@ -1,10 +1,10 @@
 package dev.rlmmcp.cli;
 
-import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.store.StateStore;
 import dev.rlmmcp.face.HttpFace;
 import dev.rlmmcp.face.HttpSettings;
 import dev.rlmmcp.face.StdioFace;
+import dev.rlmmcp.kernel.Settings;
+import dev.rlmmcp.store.StateStore;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStream;

@@ -1,14 +1,6 @@
 package dev.rlmmcp.core;
 
 import dev.rlmmcp.base.Bytes;
-import dev.rlmmcp.base.ErrorCode;
-import dev.rlmmcp.base.RlmException;
-import dev.rlmmcp.base.Text;
-import dev.rlmmcp.data.StreamedLoad;
-import dev.rlmmcp.kernel.KernelFactory;
-import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.kernel.protocol.DataType;
-import dev.rlmmcp.base.Bytes;
 import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.ErrorCode;
 import dev.rlmmcp.base.RlmException;
@@ -122,7 +114,7 @@ public final class Session implements AutoCloseable {
         this.kernel = new SessionKernel(id, kernels, store);
         this.trace = new Trace();
         this.seen = new SeenVariables();
-        this.snapshots = new Snapshots(id, store, timer, kernels.json(), this::snapshotWhenDue, this::save);
+        this.snapshots = new Snapshots(id, store, timer, this::snapshotWhenDue, this::save);
         this.durable = store != null && store.durableReplies();
     }
 

@@ -1,6 +1,5 @@
 package dev.rlmmcp.core;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.kernel.channel.Kernel;
 import dev.rlmmcp.kernel.channel.KernelDiedException;
 import dev.rlmmcp.kernel.channel.KernelReply;
@@ -38,7 +37,6 @@ final class Snapshots {
     private final StateStore store;
     private final Duration wait;
     private final ScheduledExecutorService timer;
-    private final ObjectMapper json;
     private final Runnable whenDue;
     private final Consumer<Instant> saveRecord;
     /** Variables changed since the last snapshot, and those the last snapshot could not hold (with why). */
@@ -50,19 +48,18 @@ final class Snapshots {
     private volatile SnapshotTaken last;
     private ScheduledFuture<?> due;
 
-    Snapshots(String id, StateStore store, ScheduledExecutorService timer, ObjectMapper json, Runnable whenDue,
+    Snapshots(String id, StateStore store, ScheduledExecutorService timer, Runnable whenDue,
             Consumer<Instant> saveRecord) {
-        this(id, store, store == null ? null : store.snapshotDebounce(), timer, json, whenDue, saveRecord);
+        this(id, store, store == null ? null : store.snapshotDebounce(), timer, whenDue, saveRecord);
     }
 
     /** With {@code wait} (null: no snapshots are scheduled) given apart from the store, for tests. */
-    Snapshots(String id, StateStore store, Duration wait, ScheduledExecutorService timer, ObjectMapper json,
-            Runnable whenDue, Consumer<Instant> saveRecord) {
+    Snapshots(String id, StateStore store, Duration wait, ScheduledExecutorService timer, Runnable whenDue,
+            Consumer<Instant> saveRecord) {
         this.id = id;
         this.store = store;
         this.wait = wait;
         this.timer = timer;
-        this.json = json;
         this.whenDue = whenDue;
         this.saveRecord = saveRecord;
     }

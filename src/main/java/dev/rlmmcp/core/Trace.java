@@ -1,11 +1,10 @@
 package dev.rlmmcp.core;
 
-import dev.rlmmcp.base.Text;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.rlmmcp.base.Text;
 import dev.rlmmcp.store.SessionDatabase;
 import java.time.Instant;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Deque;
 import java.util.LinkedHashSet;
 import java.util.List;

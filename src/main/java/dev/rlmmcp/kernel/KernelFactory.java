@@ -1,32 +1,32 @@
 package dev.rlmmcp.kernel;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.base.Bytes;
 import dev.rlmmcp.base.ErrorCode;
 import dev.rlmmcp.base.RlmException;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.kernel.channel.Kernel;
+import dev.rlmmcp.kernel.channel.KernelDiedException;
 import dev.rlmmcp.kernel.process.BwrapLauncher;
 import dev.rlmmcp.kernel.process.CgroupLimits;
 import dev.rlmmcp.kernel.process.ContainerLauncher;
 import dev.rlmmcp.kernel.process.DelegatingLauncher;
 import dev.rlmmcp.kernel.process.Harness;
-import dev.rlmmcp.kernel.channel.Kernel;
-import dev.rlmmcp.kernel.channel.KernelDiedException;
 import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.kernel.process.KernelSpec;
 import dev.rlmmcp.kernel.process.KernelUids;
+import dev.rlmmcp.kernel.process.PythonLocator;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import dev.rlmmcp.kernel.process.PythonLocator;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.ToLongFunction;
 
 /** Starts kernels for sessions: the launcher, the harness and the settings every kernel shares. */

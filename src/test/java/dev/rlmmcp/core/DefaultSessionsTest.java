@@ -1,11 +1,11 @@
 package dev.rlmmcp.core;
 
-import dev.rlmmcp.base.CallContext;
-import dev.rlmmcp.kernel.KernelFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
 import dev.rlmmcp.store.StateStore;
 import java.nio.file.Path;

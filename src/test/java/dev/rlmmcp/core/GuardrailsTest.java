@@ -1,8 +1,8 @@
 package dev.rlmmcp.core;
 
-import dev.rlmmcp.base.Text;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rlmmcp.base.Text;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 

@@ -1,16 +1,16 @@
 package dev.rlmmcp.core;
 
-import dev.rlmmcp.base.CallContext;
-import dev.rlmmcp.kernel.KernelFactory;
-import dev.rlmmcp.kernel.protocol.DataType;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.channel.CallbackDepth;
 import dev.rlmmcp.kernel.channel.CallbackException;
 import dev.rlmmcp.kernel.channel.KernelCallbacks;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
+import dev.rlmmcp.kernel.protocol.DataType;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

@@ -1,16 +1,16 @@
 package dev.rlmmcp.core;
 
-import dev.rlmmcp.base.CallContext;
-import dev.rlmmcp.kernel.KernelFactory;
-import dev.rlmmcp.store.SnapshotPrune;
-import dev.rlmmcp.kernel.Settings;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.kernel.KernelFactory;
+import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.kernel.process.BwrapLauncher;
 import dev.rlmmcp.kernel.process.KernelUids;
+import dev.rlmmcp.store.SnapshotPrune;
 import dev.rlmmcp.store.StateStore;
 import java.nio.file.Files;
 import java.nio.file.Path;

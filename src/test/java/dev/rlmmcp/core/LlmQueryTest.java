@@ -1,12 +1,12 @@
 package dev.rlmmcp.core;
 
-import dev.rlmmcp.base.CallContext;
-import dev.rlmmcp.kernel.KernelFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.channel.KernelCallbacks;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
 import dev.rlmmcp.llm.ChatCompletionsServer;

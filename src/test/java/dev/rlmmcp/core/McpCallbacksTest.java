@@ -1,21 +1,21 @@
 package dev.rlmmcp.core;
 
-import dev.rlmmcp.base.CallContext;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.bridge.BridgedServers;
 import dev.rlmmcp.bridge.BridgedTool;
 import dev.rlmmcp.bridge.ServerDefinition;
-import dev.rlmmcp.kernel.KernelFactory;
-import dev.rlmmcp.kernel.protocol.McpSetup;
-import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.TestSettings;
+import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
+import dev.rlmmcp.kernel.protocol.McpSetup;
+import dev.rlmmcp.tools.Replies;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

@@ -1,16 +1,16 @@
 package dev.rlmmcp.core;
 
-import dev.rlmmcp.base.CallContext;
-import dev.rlmmcp.kernel.KernelFactory;
-import dev.rlmmcp.kernel.protocol.SnapshotWritten;
-import dev.rlmmcp.kernel.protocol.VarEntry;
-import dev.rlmmcp.kernel.protocol.DataType;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
+import dev.rlmmcp.kernel.protocol.DataType;
+import dev.rlmmcp.kernel.protocol.SnapshotWritten;
+import dev.rlmmcp.kernel.protocol.VarEntry;
 import dev.rlmmcp.store.StateStore;
 import java.nio.file.Files;
 import java.nio.file.Path;

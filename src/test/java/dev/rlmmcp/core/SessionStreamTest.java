@@ -1,18 +1,18 @@
 package dev.rlmmcp.core;
 
-import dev.rlmmcp.base.CallContext;
-import dev.rlmmcp.base.ErrorCode;
-import dev.rlmmcp.base.RlmException;
-import dev.rlmmcp.kernel.KernelFactory;
-import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.kernel.protocol.DataType;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.base.ErrorCode;
+import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.data.Download;
+import dev.rlmmcp.kernel.KernelFactory;
+import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
+import dev.rlmmcp.kernel.protocol.DataType;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;

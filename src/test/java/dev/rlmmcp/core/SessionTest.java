@@ -1,17 +1,17 @@
 package dev.rlmmcp.core;
 
-import dev.rlmmcp.base.CallContext;
-import dev.rlmmcp.base.ErrorCode;
-import dev.rlmmcp.base.RlmException;
-import dev.rlmmcp.kernel.KernelFactory;
-import dev.rlmmcp.kernel.protocol.DataType;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.base.ErrorCode;
+import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
+import dev.rlmmcp.kernel.protocol.DataType;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

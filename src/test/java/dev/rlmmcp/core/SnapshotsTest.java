@@ -2,7 +2,6 @@ package dev.rlmmcp.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 import java.util.List;
@@ -19,12 +18,11 @@ import org.junit.jupiter.api.Test;
 /** When a snapshot is scheduled: at most the wait after the first unsaved step, never pushed back. */
 class SnapshotsTest {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final Duration WAIT = Duration.ofMillis(1000);
 
     private final ManualTimer timer = new ManualTimer();
     private final Semaphore taken = new Semaphore(0);
-    private final Snapshots snapshots = new Snapshots("s-test", null, WAIT, timer, JSON, taken::release, at -> { });
+    private final Snapshots snapshots = new Snapshots("s-test", null, WAIT, timer, taken::release, at -> { });
 
     @AfterEach
     void stop() {

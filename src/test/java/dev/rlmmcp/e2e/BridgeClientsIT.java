@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.bridge.sdk.SdkBridgedServers;
 import dev.rlmmcp.bridge.BridgeException;
 import dev.rlmmcp.bridge.ServerDefinition;
+import dev.rlmmcp.bridge.sdk.SdkBridgedServers;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.ServerSocket;

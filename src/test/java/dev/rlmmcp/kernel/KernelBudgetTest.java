@@ -1,11 +1,11 @@
 package dev.rlmmcp.kernel;
 
-import dev.rlmmcp.base.ErrorCode;
-import dev.rlmmcp.base.RlmException;
-import dev.rlmmcp.core.TestSettings;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.rlmmcp.base.ErrorCode;
+import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.core.TestSettings;
 import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.kernel.process.KernelUids;
 import java.util.ArrayList;

@@ -3,9 +3,9 @@ package dev.rlmmcp.tools;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.rlmmcp.kernel.protocol.DataType;
 import dev.rlmmcp.base.ErrorCode;
 import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.kernel.protocol.DataType;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -3,12 +3,12 @@ package dev.rlmmcp.tools;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.kernel.KernelFactory;
+import dev.rlmmcp.bridge.BridgedServers;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.TestSettings;
-import dev.rlmmcp.bridge.BridgedServers;
 import dev.rlmmcp.data.DataRoot;
 import dev.rlmmcp.data.DataSources;
+import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
 import dev.rlmmcp.tools.standard.StandardTools;
 import io.modelcontextprotocol.json.McpJsonDefaults;

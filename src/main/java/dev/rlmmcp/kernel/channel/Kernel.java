@@ -2,7 +2,6 @@ package dev.rlmmcp.kernel.channel;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.rlmmcp.kernel.protocol.Ready;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.CallContext;
@@ -10,6 +9,7 @@ import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.kernel.process.KernelProcess;
 import dev.rlmmcp.kernel.process.KernelSpec;
 import dev.rlmmcp.kernel.protocol.KernelRequest;
+import dev.rlmmcp.kernel.protocol.Ready;
 import dev.rlmmcp.kernel.protocol.Refusal;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;

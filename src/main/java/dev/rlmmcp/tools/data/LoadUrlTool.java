@@ -1,11 +1,11 @@
 package dev.rlmmcp.tools.data;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.kernel.protocol.DataType;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.data.DataSources;
 import dev.rlmmcp.data.Download;
+import dev.rlmmcp.kernel.protocol.DataType;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.Replies;

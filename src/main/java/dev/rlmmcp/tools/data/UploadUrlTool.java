@@ -5,19 +5,19 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.Bytes;
 import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.ErrorCode;
-import dev.rlmmcp.data.MeteredInputStream;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.data.DataSources;
 import dev.rlmmcp.data.Download;
+import dev.rlmmcp.data.MeteredInputStream;
 import dev.rlmmcp.data.S3Store;
 import dev.rlmmcp.data.TransferException;
-import java.io.IOException;
-import java.io.InterruptedIOException;
-import java.net.SocketTimeoutException;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.SocketTimeoutException;
 
 /** rlm_upload_url: the server downloads a URL and streams it into a bucket, part by part. */
 public final class UploadUrlTool implements RlmTool {

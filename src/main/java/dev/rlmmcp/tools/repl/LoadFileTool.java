@@ -1,9 +1,9 @@
 package dev.rlmmcp.tools.repl;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.kernel.protocol.DataType;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.data.DataRoot;
+import dev.rlmmcp.kernel.protocol.DataType;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.Replies;

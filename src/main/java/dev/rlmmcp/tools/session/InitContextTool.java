@@ -1,11 +1,11 @@
 package dev.rlmmcp.tools.session;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.kernel.protocol.DataType;
-import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.kernel.protocol.DataType;
 import dev.rlmmcp.llm.LlmLimits;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;

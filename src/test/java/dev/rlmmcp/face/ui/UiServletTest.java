@@ -1,16 +1,16 @@
 package dev.rlmmcp.face.ui;
 
-import dev.rlmmcp.base.CallContext;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.kernel.KernelFactory;
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.core.Limits;
-import dev.rlmmcp.core.TestReplies;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.TestReplies;
 import dev.rlmmcp.core.TestSettings;
+import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
 import java.net.URI;
 import java.net.http.HttpClient;

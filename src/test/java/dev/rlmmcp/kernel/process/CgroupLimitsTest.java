@@ -1,18 +1,18 @@
 package dev.rlmmcp.kernel.process;
 
-import dev.rlmmcp.core.TestReplies;
-import dev.rlmmcp.base.CallContext;
 import static org.assertj.core.api.Assertions.assertThat;
-import dev.rlmmcp.store.SnapshotPrune;
-import dev.rlmmcp.kernel.Settings;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.kernel.KernelFactory;
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.TestReplies;
 import dev.rlmmcp.core.TestSettings;
+import dev.rlmmcp.kernel.KernelFactory;
+import dev.rlmmcp.kernel.Settings;
+import dev.rlmmcp.store.SnapshotPrune;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,15 +1,15 @@
 package dev.rlmmcp.kernel.process;
 
-import dev.rlmmcp.kernel.channel.Kernel;
-import dev.rlmmcp.kernel.channel.KernelReply;
-import dev.rlmmcp.kernel.protocol.ExecResult;
-import dev.rlmmcp.kernel.protocol.KernelRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.kernel.channel.Kernel;
+import dev.rlmmcp.kernel.channel.KernelReply;
 import dev.rlmmcp.kernel.process.ContainerLauncher.ContainerSettings;
+import dev.rlmmcp.kernel.protocol.ExecResult;
+import dev.rlmmcp.kernel.protocol.KernelRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
