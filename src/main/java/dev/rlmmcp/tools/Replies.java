@@ -67,19 +67,24 @@ public final class Replies {
         return told(reply, result.notSaved(), result.replacedBefore());
     }
 
+    /** A session's summary; with a store, {@code snapshot_at} is there even before the first snapshot (null). */
     public static ObjectNode summary(SessionSummary summary) {
-        return tree(summary);
+        ObjectNode reply = tree(summary);
+        if (summary.persisted() && !reply.has("snapshot_at")) {
+            reply.putNull("snapshot_at");
+        }
+        return reply;
     }
 
     public static ObjectNode trace(TraceView trace) {
-        ObjectNode reply = tree(trace.summary());
+        ObjectNode reply = summary(trace.summary());
         ObjectNode rest = tree(trace);
         rest.remove("summary");
         return reply.setAll(rest);
     }
 
     public static ObjectNode finalized(Finalized finalized) {
-        return tree(finalized.summary()).put("final_answer", finalized.finalAnswer());
+        return summary(finalized.summary()).put("final_answer", finalized.finalAnswer());
     }
 
     public static ObjectNode variables(VariablesView view) {
