@@ -12,7 +12,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The wire format shared with harness.py: u32 header length, u64 payload length, JSON header, payload.
+ * The wire format shared with the harness (rlm_harness/protocol.py): u32 header length, u64 payload length, JSON header, payload.
  * A payload length of {@link #STREAMED} means chunks follow instead, each a u32 length and its bytes,
  * ended by an empty chunk; text is streamed so, in chunks that each end on a whole character. Bytes
  * from a source (S3, a URL) are streamed as they come, and a chunk length of {@link #ABORTED} ends
