@@ -978,8 +978,207 @@ def bench_durable(workdir, calls=200, paced=40):
             shutil.rmtree(state, ignore_errors=True)
 
 
+def bench_new_session(runs=20, pause_s=1.0):
+    """What an agent waits for a new kernel: rlm_init_context + the first rlm_run_repl, and run_python on a
+    fresh kernel, one at a time (a pause between, as a pool would refill) and 20 back to back."""
+    client = StdioClient()
+    try:
+        client.tool("rlm_execute", code="x = 1")  # the server is warm; the kernels are what is measured
+
+        def new_session():
+            t = time.perf_counter()
+            sid = client.tool("rlm_init_context")["session_id"]
+            client.tool("rlm_run_repl", session_id=sid, code="x = 1")
+            return (time.perf_counter() - t) * 1000
+
+        def run_python():
+            t = time.perf_counter()
+            reply = client.tool("run_python", code="print(1)", response_format="json")
+            assert reply["status"] == "success", reply
+            return (time.perf_counter() - t) * 1000
+
+        for label, call in (("rlm_init_context + first rlm_run_repl", new_session),
+                            ("run_python on a fresh kernel", run_python)):
+            one = []
+            for _ in range(runs):
+                time.sleep(pause_s)
+                one.append(call())
+            burst = [call() for _ in range(runs)]
+            print(f"{label}: one at a time p50 {statistics.median(one):.1f} ms, p99 {percentile(one, 99):.1f} ms; "
+                  f"{runs} back to back p50 {statistics.median(burst):.1f} ms, p99 {percentile(burst, 99):.1f} ms "
+                  f"(goal p50 <= 5 ms, p99 <= 20 ms; hosted sandboxes: Daytona < 90 ms, E2B ~440 ms; "
+                  f"ratio to the goal {statistics.median(one) / 5:.1f}x)")
+    finally:
+        client.close()
+
+
+def bench_lean(mib=100, settle_s=5):
+    """The JVM's RSS growth after one large inline rlm_load_data, measured settle_s after the answer."""
+    text = "".join(f"{i:09d} line of a log that goes on for a while\n" for i in range(mib * 2**20 // 45))[:mib * 2**20]
+    client = StdioClient("--max-memory-mb", "4096")
+    try:
+        client.tool("rlm_execute", code="x = 1")
+        time.sleep(1)
+        before = rss(client.proc.pid)
+        line = client.encode("tools/call", {"name": "rlm_load_data", "arguments": {
+            "name": "big", "data": text, "data_type": "text", "response_format": "json"}})
+        result = client.send_request(line)
+        assert not result.get("isError"), result
+        at_answer = rss(client.proc.pid)
+        time.sleep(settle_s)
+        after = rss(client.proc.pid)
+        print(f"JVM RSS after a {len(text) / 2**20:.0f} MiB inline rlm_load_data: +{(at_answer - before) / 2**20:.0f} MiB "
+              f"at the answer, +{(after - before) / 2**20:.0f} MiB {settle_s} s later (from {before / 2**20:.0f} MiB; "
+              f"goal <= +150 MiB; ratio {(after - before) / 2**20 / 150:.1f}x the goal)")
+    finally:
+        client.close()
+
+
+WRK_SCRIPT = """-- one MCP request, repeated: the body and the session header from the environment
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json, text/event-stream"
+local sid = os.getenv("SID") or ""
+if sid ~= "" then wrk.headers["Mcp-Session-Id"] = sid end
+wrk.headers["MCP-Protocol-Version"] = os.getenv("PV") or "2025-03-26"
+wrk.body = os.getenv("BODY")
+"""
+
+
+def wrk(url, body, connections, seconds, session=None):
+    """wrk's p50 (us) and calls/s for one body on `connections` connections; None if wrk is missing."""
+    if shutil.which("wrk") is None:
+        return None
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
+        f.write(WRK_SCRIPT)
+    env = {**os.environ, "SID": session or "", "BODY": json.dumps(body)}
+    try:
+        out = subprocess.run(["wrk", f"-t{min(2, connections)}", f"-c{connections}", f"-d{seconds}s", "--latency",
+                              "-s", f.name, url], capture_output=True, text=True, env=env, timeout=seconds + 60).stdout
+    finally:
+        os.unlink(f.name)
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    m = re.search(r"^\s+50%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
+    p50 = float(m.group(1)) * {"us": 1, "ms": 1000, "s": 1e6}[m.group(2)]
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return p50, rps, int(non2xx.group(1)) if non2xx else 0
+
+
+def seed_server():
+    """The seed-000 peer (../shared/peers) on a free port, or None where it cannot run here."""
+    run = os.path.join(ROOT, "..", "shared", "peers", "seed000", "run.sh")
+    if not os.path.exists(run):
+        return None
+    probe = subprocess.run(["/usr/bin/python3", "-c", "import fastapi, uvicorn"], capture_output=True)
+    if probe.returncode != 0:
+        return None
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([run, str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, port
+        except OSError:
+            time.sleep(0.2)
+    os.killpg(proc.pid, 15)
+    return None
+
+
+def bench_http_floor(seconds=10):
+    """With a C client (wrk), in one run: a call that does no work through our full stack (the floor:
+    rlm_sessions on a session-less server, no kernel), rlm_execute x = 1, and the seed-000 server's
+    rlm_execute x = 1, on 1 and 8 connections."""
+    if shutil.which("wrk") is None:
+        print("http floor: wrk is not installed (apt-get install -y wrk)")
+        return
+    server = HttpServer()
+    seed = seed_server()
+    try:
+        client = HttpClient(server.host, server.port)
+        url = f"http://{server.host}:{server.port}/mcp"
+        floor = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                 "params": {"name": "rlm_sessions", "arguments": {"state": "expired"}}}
+        execute = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "rlm_execute", "arguments": {"code": "x = 1"}}}
+        rows = []
+        wrk(url, execute, 1, 3, client.session)  # warm-up
+        wrk(url, floor, 1, 3, client.session)
+        for conns in (1, 8):
+            rows.append(("ours: floor (rlm_sessions, no kernel)", conns, wrk(url, floor, conns, seconds, client.session)))
+            rows.append(("ours: rlm_execute x = 1", conns, wrk(url, execute, conns, seconds, client.session)))
+            if seed:
+                seed_url = f"http://127.0.0.1:{seed[1]}/mcp"
+                if conns == 1:
+                    wrk(seed_url, execute, 1, 3)
+                rows.append(("seed-000: rlm_execute x = 1", conns, wrk(seed_url, execute, conns, seconds)))
+        print(f"http floor (wrk, {seconds} s per row; goal: rlm_execute p50 within 60 us of the floor, and on 8 "
+              f"connections >= 2x the seed server's calls/s)")
+        for label, conns, (p50, rps, bad) in rows:
+            print(f"  {label:<40} {conns} conn  p50 {p50:8.0f} us  {rps:8.0f} calls/s" + (f"  {bad} non-2xx" if bad else ""))
+        for conns in (1, 8):
+            ours = [r for label, c, r in rows if c == conns and label.startswith("ours: rlm_execute")][0]
+            floor_row = [r for label, c, r in rows if c == conns and label.startswith("ours: floor")][0]
+            seed_row = [r for label, c, r in rows if c == conns and label.startswith("seed")]
+            print(f"  {conns} conn: rlm_execute p50 - floor p50 = {ours[0] - floor_row[0]:.0f} us"
+                  + (f"; calls/s ours / seed = {ours[1] / seed_row[0][1]:.2f}x" if seed_row else
+                     "; the seed server is not available here (../shared/peers and python3-fastapi)"))
+    finally:
+        server.close()
+        if seed:
+            os.killpg(seed[0].pid, 15)
+
+
+def bench_many_sessions(total=1000, live=200):
+    """1,000 sessions created, 200 of them with a live kernel: server RSS, RSS per idle kernel, and the cost
+    of a call on one session as the count grows (nothing but listing should grow with it)."""
+    client = StdioClient("--max-kernels", str(live + 20))
+    try:
+        client.tool("rlm_execute", code="x = 1")
+        base_jvm = rss(client.proc.pid)
+        ids = []
+
+        def call_ms(sid, n=50):
+            samples = []
+            for _ in range(n):
+                t = time.perf_counter()
+                client.tool("rlm_run_repl", session_id=sid, code="x = 1")
+                samples.append((time.perf_counter() - t) * 1000)
+            return statistics.median(samples)
+
+        per_call = {}
+        warm = client.tool("rlm_init_context")["session_id"]
+        for _ in range(500):
+            client.tool("rlm_run_repl", session_id=warm, code="x = 1")
+        for i in range(total):
+            sid = client.tool("rlm_init_context")["session_id"]
+            ids.append(sid)
+            if i < live:
+                client.tool("rlm_run_repl", session_id=sid, code="x = 1")
+            if i + 1 in (10, live, total):
+                per_call[i + 1] = call_ms(ids[0])
+        time.sleep(1)
+        kernels = descendants(client.proc.pid)
+        kernel_rss = sum(rss(k) for k in kernels)
+        jvm = rss(client.proc.pid)
+        t = time.perf_counter()
+        client.tool("rlm_sessions", limit=20)
+        list_ms = (time.perf_counter() - t) * 1000
+        print(f"many sessions: {total} sessions, {live} with a kernel: server (JVM) RSS {jvm / 2**20:.0f} MiB "
+              f"(+{(jvm - base_jvm) / 2**20:.0f} MiB), kernels {kernel_rss / 2**20:.0f} MiB = "
+              f"{kernel_rss / live / 2**20:.1f} MiB per idle kernel (goal <= 12 MB); rlm_run_repl x = 1 median "
+              + ", ".join(f"{v:.3f} ms at {k} sessions" for k, v in per_call.items())
+              + f"; rlm_sessions first page {list_ms:.1f} ms")
+    finally:
+        client.close()
+
+
 SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "loads", "sandbox", "llm", "bridge", "s3", "snapshot",
-            "snapshot-s3", "durable", "context"]
+            "snapshot-s3", "durable", "context", "new-session", "lean", "http-floor",
+            "many-sessions"]
 
 
 def context_run(client, calls, log, csv_text, response_format=None):
@@ -1079,6 +1278,14 @@ def main():
             bench_durable(workdir)
         if "context" in only:
             bench_context()
+        if "new-session" in only:
+            bench_new_session()
+        if "lean" in only:
+            bench_lean()
+        if "http-floor" in only:
+            bench_http_floor()
+        if "many-sessions" in only:
+            bench_many_sessions()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
