@@ -1,8 +1,10 @@
 package dev.rlmmcp.core;
 
+import java.util.List;
+
 /**
  * A session's kernel's answer to a request that is not a step: its {@code body}, what a durable
  * reply could not save (null unless asked), and a kernel found dead and replaced before it ran.
  */
-public record KernelAnswer<R>(String sessionId, R body, java.util.List<String> notSaved, KernelLoss replacedBefore) {
+public record KernelAnswer<R>(String sessionId, R body, List<String> notSaved, KernelLoss replacedBefore) {
 }

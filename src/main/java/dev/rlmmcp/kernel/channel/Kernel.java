@@ -34,17 +34,19 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The framed pipe to one persistent CPython kernel ({@link KernelProcess} is its process): typed
- * requests out, typed replies back. Not thread-safe: its session
- * serialises calls (callback answers written meanwhile share the pipe under a lock). A call that outlives its timeout is interrupted (SIGINT semantics, variables
- * kept); one that ignores the interrupt for the grace period is killed.
+ * requests out, typed replies back. Not thread-safe: its session serialises calls (callback answers
+ * written meanwhile share the pipe under a lock). A call that outlives its timeout, or that its
+ * client cancels, is interrupted (SIGINT semantics, variables kept); one that ignores the interrupt
+ * for the grace period is killed.
  *
  * <p>The kernel is not trusted. Its stdout is read by a small platform thread of its own, never by
  * the caller (a virtual thread blocked in a native pipe read holds its carrier, and a few hundred
  * idle kernels would hold them all): it reads frames, each checked against the size the request in
- * flight can legitimately return before anything is allocated, and hands them to the caller. A
- * frame over its limit, not JSON, or a reply not of the request's reply type is a protocol violation: the kernel is killed and the call fails with
- * {@link KernelDiedException.Cause#PROTOCOL_VIOLATION}. A kernel whose process is stopped (SIGSTOP)
- * is killed within about a second of a call waiting on it, whatever the call's time limit.
+ * flight can legitimately return before anything is allocated, and hands them to the caller. A frame
+ * over its limit, not JSON, or a reply not of the request's reply type is a protocol violation: the
+ * kernel is killed and the call fails with {@link KernelDiedException.Cause#PROTOCOL_VIOLATION}. A
+ * kernel whose process is stopped (SIGSTOP) is killed within about a second of a call waiting on it,
+ * whatever the call's time limit.
  */
 public final class Kernel implements AutoCloseable {
 

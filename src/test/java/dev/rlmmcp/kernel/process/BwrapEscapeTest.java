@@ -14,7 +14,6 @@ import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.store.SnapshotPrune;
 import java.net.ServerSocket;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
