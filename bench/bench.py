@@ -1027,8 +1027,8 @@ def bench_lean(mib=100, settle_s=5):
         at_answer = rss(client.proc.pid)
         time.sleep(settle_s)
         after = rss(client.proc.pid)
-        print(f"JVM RSS after a {len(text) / 2**20:.0f} MiB inline rlm_load_data: +{(at_answer - before) / 2**20:.0f} MiB "
-              f"at the answer, +{(after - before) / 2**20:.0f} MiB {settle_s} s later (from {before / 2**20:.0f} MiB; "
+        print(f"JVM RSS after a {len(text) / 2**20:.0f} MiB inline rlm_load_data: {(at_answer - before) / 2**20:+.0f} MiB "
+              f"at the answer, {(after - before) / 2**20:+.0f} MiB {settle_s} s later (from {before / 2**20:.0f} MiB; "
               f"goal <= +150 MiB; ratio {(after - before) / 2**20 / 150:.1f}x the goal)")
     finally:
         client.close()

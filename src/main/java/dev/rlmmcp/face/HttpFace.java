@@ -72,6 +72,7 @@ public final class HttpFace implements AutoCloseable {
         context = new ServletContextHandler();
         context.setContextPath("/");
         context.setErrorHandler(new JsonErrorHandler());
+        filter(new HeapReturnFilter());
         filter(new OriginHostFilter(hostPolicy(settings)));
         filter(new CorsFilter(settings.corsOrigins()));
         if (settings.apiKey() != null) {

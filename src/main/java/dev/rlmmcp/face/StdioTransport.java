@@ -198,6 +198,12 @@ public final class StdioTransport implements McpServerTransportProvider {
     }
 
     private void dispatch(Line json) {
+        try (HeapReturn.Scope scope = HeapReturn.handling(json.length())) {
+            dispatchParsed(json);
+        }
+    }
+
+    private void dispatchParsed(Line json) {
         McpSchema.JSONRPCMessage message;
         try {
             message = JsonRpc.parse(mapper, json.bytes(), json.offset(), json.length());
