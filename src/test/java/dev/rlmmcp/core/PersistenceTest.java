@@ -33,16 +33,23 @@ class PersistenceTest {
     Path dir;
 
     private final List<Sessions> opened = new ArrayList<>();
+    private final List<StateStore> stores = new ArrayList<>();
 
     @AfterEach
     void stop() {
         opened.forEach(Sessions::close);
     }
 
-    /** A server's sessions on the state directory; a second call is the server after a restart. */
+    /**
+     * A server's sessions on the state directory; a second call is the server after a restart, once
+     * the first one's database writes (gathered for a few milliseconds) are committed.
+     */
     private Sessions server(long memoryLimit, Duration debounce) {
+        stores.forEach(StateStore::flush);
+        StateStore store = StateStore.open(dir.resolve("state"), debounce);
+        stores.add(store);
         Sessions sessions = new Sessions(new KernelFactory(TestSettings.in(dir, memoryLimit), new ProcessLauncher(),
-                new ObjectMapper()), StateStore.open(dir.resolve("state"), debounce));
+                new ObjectMapper()), store);
         opened.add(sessions);
         return sessions;
     }
