@@ -1,13 +1,12 @@
 package dev.rlmmcp.kernel.process;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.URI;
+import java.net.JarURLConnection;
 import java.net.URISyntaxException;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileSystem;
-import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -15,12 +14,15 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Comparator;
+import java.util.Enumeration;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
 import java.util.stream.Stream;
 
 /**
@@ -93,25 +95,40 @@ public final class Harness {
         }
     }
 
-    /** The package's .py files, by name, read from the jar (a zip file system) or from a directory. */
+    /**
+     * The package's .py files, by name, read from the jar (its entries under the package's directory)
+     * or from a directory (target/classes when run from the build).
+     */
     static SortedMap<String, byte[]> packageFiles() throws IOException {
         URL init = Harness.class.getResource(PACKAGE + "/__init__.py");
         if (init == null) {
             throw new IllegalStateException("the kernel harness (" + PACKAGE + ") is missing from the jar");
         }
         try {
-            if ("jar".equals(init.getProtocol())) {
-                String spec = init.toString().substring("jar:".length());
-                int bang = spec.indexOf("!/");
-                Path jar = Path.of(new URI(spec.substring(0, bang)));
-                try (FileSystem zip = FileSystems.newFileSystem(jar)) {
-                    return read(zip.getPath(spec.substring(bang + 1)).getParent());
+            if (init.openConnection() instanceof JarURLConnection entry) {
+                entry.setUseCaches(false);
+                try (JarFile jar = entry.getJarFile()) {
+                    return read(jar, entry.getEntryName().substring(0, entry.getEntryName().lastIndexOf('/') + 1));
                 }
             }
             return read(Path.of(init.toURI()).getParent());
         } catch (URISyntaxException e) {
             throw new IOException("cannot locate the kernel harness at " + init, e);
         }
+    }
+
+    private static SortedMap<String, byte[]> read(JarFile jar, String packageDir) throws IOException {
+        SortedMap<String, byte[]> files = new TreeMap<>();
+        for (Enumeration<JarEntry> entries = jar.entries(); entries.hasMoreElements(); ) {
+            JarEntry entry = entries.nextElement();
+            String name = entry.getName().startsWith(packageDir) ? entry.getName().substring(packageDir.length()) : "";
+            if (name.endsWith(".py") && name.indexOf('/') < 0) {
+                try (InputStream in = jar.getInputStream(entry)) {
+                    files.put(name, in.readAllBytes());
+                }
+            }
+        }
+        return complete(files, jar.getName() + "!/" + packageDir);
     }
 
     private static SortedMap<String, byte[]> read(Path packageDir) throws IOException {
@@ -121,8 +138,12 @@ public final class Harness {
                 files.put(path.getFileName().toString(), Files.readAllBytes(path));
             }
         }
+        return complete(files, packageDir.toString());
+    }
+
+    private static SortedMap<String, byte[]> complete(SortedMap<String, byte[]> files, String where) throws IOException {
         if (!files.containsKey("__init__.py") || !files.containsKey("main.py")) {
-            throw new IOException("the kernel harness at " + packageDir + " is incomplete: " + files.keySet());
+            throw new IOException("the kernel harness at " + where + " is incomplete: " + files.keySet());
         }
         return files;
     }
