@@ -41,7 +41,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -68,7 +67,6 @@ public final class Session implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Session.class);
 
     static final int TRACE_KEPT = Trace.KEPT;
-    static final int MAX_WAITING = SessionLock.MAX_WAITING;
 
     private final String id;
     private final String name;
@@ -217,9 +215,8 @@ public final class Session implements AutoCloseable {
             double ms = (System.nanoTime() - started) / 1e6;
             StepStatus status = loss != null ? loss.status() : interruptedAfter >= 0 ? StepStatus.INTERRUPTED
                     : exec.error() != null ? StepStatus.ERROR : StepStatus.OK;
-            long io = Text.utf8Length(code) + (exec == null ? 0
-                    : Text.utf8Length(exec.stdout() == null ? "" : exec.stdout())
-                            + Text.utf8Length(exec.stderr() == null ? "" : exec.stderr()));
+            long io = Text.utf8Length(code)
+                    + (exec == null ? 0 : Text.utf8Length(exec.stdout()) + Text.utf8Length(exec.stderr()));
             int index = guardrails.steps();
             String tripped = guardrails.afterStep(Math.round(ms), io);
             GuardrailStop guardrail = settle(index, tripped, exec == null ? null : exec.memory());
@@ -716,7 +713,7 @@ public final class Session implements AutoCloseable {
     private KernelLoss kernelLost(KernelDiedException e, Duration timeout) {
         memoryBytes = 0;
         seen.forget();
-        Set<String> lost = new LinkedHashSet<>(snapshots.lost());
+        Set<String> lost = snapshots.lost();
         if (replaced != null) {
             // the kernel that replaced one found dead before this call died too: both losses count
             lost.addAll(replaced.lost());

@@ -21,13 +21,14 @@ public record StepResult(String sessionId, StepStatus status, Integer step, Exec
         if (loss != null) {
             return loss.message();
         }
-        return status == StepStatus.INTERRUPTED ? "interrupted after %.1f s (timeout %s s, or cancelled by the client); "
-                .formatted(interruptedAfterMs / 1000.0, Text.seconds(timeout)) + "all variables are intact" : null;
+        return status != StepStatus.INTERRUPTED ? null
+                : "interrupted after %.1f s (timeout %s s, or cancelled by the client); all variables are intact"
+                        .formatted(interruptedAfterMs / 1000.0, Text.seconds(timeout));
     }
 
     /** What the step's trace entry shows of its output: stdout, the error, and {@link #message()}. */
     String traceOutput() {
-        StringBuilder out = new StringBuilder(exec == null || exec.stdout() == null ? "" : exec.stdout());
+        StringBuilder out = new StringBuilder(exec == null ? "" : exec.stdout());
         if (exec != null && exec.error() != null) {
             out.append(out.isEmpty() ? "" : "\n").append(exec.error().type()).append(": ").append(exec.error().message());
         }

@@ -7,9 +7,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.RecordComponent;
 import java.lang.reflect.Type;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -31,23 +29,11 @@ public final class ReplySchema {
     }
 
     private static Map<String, Object> object(Class<?> record) {
-        Map<String, Object> properties = new LinkedHashMap<>();
-        List<String> required = new ArrayList<>();
+        Schema schema = Schema.object();
         for (RecordComponent c : record.getRecordComponents()) {
-            String name = SNAKE.translate(c.getName());
-            properties.put(name, of(c.getGenericType()));
-            if (c.getType().isPrimitive()) {
-                required.add(name);
-            }
+            schema.property(SNAKE.translate(c.getName()), c.getType().isPrimitive(), of(c.getGenericType()));
         }
-        Map<String, Object> schema = new LinkedHashMap<>();
-        schema.put("type", "object");
-        schema.put("properties", properties);
-        if (!required.isEmpty()) {
-            schema.put("required", required);
-        }
-        schema.put("additionalProperties", false);
-        return schema;
+        return schema.toMap();
     }
 
     private static Map<String, Object> of(Type type) {

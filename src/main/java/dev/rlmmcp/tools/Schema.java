@@ -51,7 +51,8 @@ public final class Schema {
                 defaultFormat.wireName());
     }
 
-    private Schema property(String name, boolean isRequired, Map<String, Object> spec) {
+    /** A property of any shape ({@code spec} its JSON Schema). */
+    Schema property(String name, boolean isRequired, Map<String, Object> spec) {
         properties.put(name, spec);
         if (isRequired) {
             required.add(name);

@@ -21,6 +21,8 @@ public record ExecResult(String stdout, String stderr, PyError error, List<Strin
         Map<String, Truncation> truncated, Map<String, String> notPersisted, Unspilled loadedFromSnapshot) {
 
     public ExecResult {
+        stdout = stdout == null ? "" : stdout;
+        stderr = stderr == null ? "" : stderr;
         variablesChanged = variablesChanged == null ? List.of() : variablesChanged;
         variablesDeleted = variablesDeleted == null ? List.of() : variablesDeleted;
         evicted = evicted == null ? List.of() : evicted;

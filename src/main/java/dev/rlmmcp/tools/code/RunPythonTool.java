@@ -146,8 +146,8 @@ public final class RunPythonTool implements RlmTool {
     /** Seed 004's reply for a step: success, error (the code raised, or its kernel crashed) or timeout. */
     private ObjectNode fromStep(StepResult result, List<String> servers, long timeout) {
         ExecResult exec = result.exec();
-        String stdout = exec == null || exec.stdout() == null ? "" : exec.stdout();
-        String stderr = exec == null || exec.stderr() == null ? "" : exec.stderr();
+        String stdout = exec == null ? "" : exec.stdout();
+        String stderr = exec == null ? "" : exec.stderr();
         return switch (result.status()) {
             case OK -> reply("success", stdout.isEmpty() && stderr.isEmpty() ? "Success (no output)" : "Success", 0,
                     stdout, stderr, servers, null, timeout);
