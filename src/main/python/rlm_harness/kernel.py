@@ -7,7 +7,6 @@ import linecache
 import os
 import sys
 import time
-import traceback
 import types
 
 from .callbacks import LLMQueryError, llm_functions
@@ -171,6 +170,7 @@ class Kernel(Memory, Snapshots):
 
     @staticmethod
     def describe_error(e):
+        import traceback
         frames = [] if isinstance(e, SyntaxError) else [
             f for f in traceback.extract_tb(e.__traceback__)
             if not f.filename.startswith((PACKAGE_DIR, ASYNCIO_DIR))]

@@ -1,6 +1,5 @@
 """The value of a load: inline data, a streamed payload or a file, as text, json, lines or csv."""
 import codecs
-import csv
 import io
 import json
 import keyword
@@ -144,6 +143,7 @@ def text_stream(raw):
 
 
 def read_csv(stream):
+    import csv
     try:
         return list(csv.DictReader(stream))
     except csv.Error as e:

@@ -5,7 +5,6 @@ import json
 import os
 import signal
 import sys
-import traceback
 
 import rlm_harness
 
@@ -63,6 +62,7 @@ def main():
         except MemoryError:
             reply = {"id": rid, "ok": False, "code": "OUT_OF_MEMORY", "message": "the kernel ran out of memory"}
         except BaseException as e:  # keep serving: a broken request must not end the session
+            import traceback
             os.write(diag, traceback.format_exc().encode("utf-8", "replace"))
             reply = {"id": rid, "ok": False, "code": "KERNEL_ERROR", "message": f"{type(e).__name__}: {e}"}
         if isinstance(payload, Chunks):

@@ -1,5 +1,4 @@
 """How big a value is, and how it is shown: sizes, previews, echoes, shapes."""
-import datetime
 import reprlib
 import sys
 import types
@@ -50,6 +49,7 @@ class VarMeta:
 
 
 def iso(epoch):
+    import datetime
     return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).isoformat(timespec="milliseconds")
 
 

@@ -1,5 +1,4 @@
 """The Kernel's snapshots: what changed since the last one, spilling and loading variables, snapshot and restore."""
-import pickle
 import time
 import types
 
@@ -110,6 +109,7 @@ class Snapshots:
         meta = self.meta.get(name)
         if meta is not None and meta.size > PROBE_LIMIT:
             return None
+        import pickle
         try:
             pickle.dumps(value, protocol=5, buffer_callback=lambda b: None)
         except Exception as e:

@@ -1,11 +1,8 @@
 """A session's snapshot directory: one file per variable and a manifest, written crash-safely."""
 import ast
 import errno
-import hashlib
 import json
-import mmap
 import os
-import pickle
 import sys
 import time
 import types
@@ -105,6 +102,8 @@ class Store:
         elif type(value) is bytes and len(value) >= RAW_THRESHOLD:
             kind, parts = "bytes", [value]
         else:
+            import hashlib
+            import pickle
             buffers = []
             try:
                 head = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
@@ -205,6 +204,7 @@ class Store:
         kind = entry["kind"]
         if kind == "str" and entry["lengths"][0] > 0:
             # decoding straight from the page cache skips a copy: twice as fast as read() then decode
+            import mmap
             with open(os.path.join(self.dir, entry["file"]), "rb") as f:
                 with mmap.mmap(f.fileno(), entry["lengths"][0], access=mmap.ACCESS_READ) as mapped:
                     return str(mapped, "utf-8", "surrogatepass")
@@ -214,6 +214,7 @@ class Store:
             return str(parts[0], "utf-8", "surrogatepass")
         if kind == "bytes":
             return parts[0]
+        import pickle
         return pickle.loads(parts[0], buffers=parts[1:])
 
 
