@@ -102,15 +102,18 @@ class Store:
         elif type(value) is bytes and len(value) >= RAW_THRESHOLD:
             kind, parts = "bytes", [value]
         else:
-            import hashlib
             import pickle
+            try:
+                from _blake2 import blake2b  # hashlib.blake2b itself: hashlib would map OpenSSL's libcrypto too
+            except ImportError:
+                from hashlib import blake2b
             buffers = []
             try:
                 head = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
             except Exception as e:  # any __reduce__ may raise anything
                 raise NotPersisted(f"cannot be pickled: {type(e).__name__}: {e}") from None
             kind, parts = "pickle", [head] + [raw_buffer(b) for b in buffers]
-            digest = hashlib.blake2b(digest_size=16)
+            digest = blake2b(digest_size=16)
             for part in parts:
                 digest.update(part)
             entry["digest"] = digest.hexdigest()
