@@ -59,6 +59,8 @@ record Assembly(ObjectMapper json, Sessions sessions, Parts parts, BridgedServer
     static Assembly of(Settings settings, KernelLauncher launcher, ObjectMapper json, Parts parts) {
         KernelFactory kernels = new KernelFactory(settings, launcher, json);
         PythonCheck python = PythonCheck.start(kernels);
+        python.whenPassed(() -> parts.store().thenAccept(store -> kernels.keepWarm(
+                store == null ? null : store.snapshots().root(), store == null ? null : store.directory())));
         Sessions sessions = new Sessions(kernels, parts.llm(), parts.store(), parts.defaultLimits());
         BridgedServers bridged = parts.bridge().servers(settings, json);
         ToolCatalog catalog = StandardTools.catalog(sessions, new DataRoot(settings.dataRoot()), bridged, parts.sources());

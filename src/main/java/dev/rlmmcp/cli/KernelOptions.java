@@ -70,6 +70,13 @@ final class KernelOptions {
                     + "past it as for --max-kernels (RLM_MAX_TOTAL_MEMORY_MB; default: 0, 75%% of the machine's memory).")
     long maxTotalMemoryMb;
 
+    @Option(names = "--warm-kernels", paramLabel = "N", defaultValue = "${env:RLM_WARM_KERNELS:-"
+            + Capacity.DEFAULT_WARM_KERNELS + "}",
+            description = "Kernels kept started ahead of need, so that a new session or run_python gets one at once "
+                    + "(RLM_WARM_KERNELS; default: ${DEFAULT-VALUE}; 0: none). They count as kernels for --max-kernels, "
+                    + "but never make a session's kernel stop.")
+    int warmKernels;
+
     @Option(names = "--kernel-uids", paramLabel = "FROM-TO", defaultValue = "${env:RLM_KERNEL_UIDS:-"
             + Capacity.DEFAULT_FIRST_KERNEL_UID + "-" + (Capacity.DEFAULT_FIRST_KERNEL_UID + Capacity.DEFAULT_KERNEL_UIDS - 1) + "}",
             description = "As root without a pids cgroup, the uids kernels run as, one each, instead of all as 65534 "
@@ -287,6 +294,7 @@ final class KernelOptions {
 
     private Capacity capacity(CommandSpec spec) {
         require(spec, maxKernels >= 0, "--max-kernels must be 0 (from the machine) or more, not " + maxKernels);
+        require(spec, warmKernels >= 0, "--warm-kernels must be 0 (none) or more, not " + warmKernels);
         require(spec, maxTotalMemoryMb >= 0,
                 "--max-total-memory-mb must be 0 (from the machine) or more, not " + maxTotalMemoryMb);
         java.util.regex.Matcher range = java.util.regex.Pattern.compile("\\s*(\\d{1,10})\\s*-\\s*(\\d{1,10})\\s*")
@@ -298,7 +306,7 @@ final class KernelOptions {
         require(spec, from > 0 && from <= to && to <= Integer.MAX_VALUE && (from > 65534 || to < 65534),
                 "--kernel-uids " + kernelUids + ": FROM must be at least 1 and at most TO, TO at most "
                         + Integer.MAX_VALUE + ", and the range must leave out 65534");
-        return new Capacity(maxKernels, maxTotalMemoryMb * 1024 * 1024, (int) from, (int) (to - from + 1));
+        return new Capacity(maxKernels, maxTotalMemoryMb * 1024 * 1024, warmKernels, (int) from, (int) (to - from + 1));
     }
 
     /**

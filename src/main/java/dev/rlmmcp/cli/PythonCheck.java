@@ -32,6 +32,15 @@ final class PythonCheck {
         return new PythonCheck(kernels);
     }
 
+    /** Runs {@code then} once the check has passed (never if it fails). */
+    void whenPassed(Runnable then) {
+        problem.thenAccept(why -> {
+            if (why == null) {
+                then.run();
+            }
+        });
+    }
+
     /** False after printing why, if the interpreter cannot run where kernels run. */
     boolean passed() {
         String why = problem.join();

@@ -371,6 +371,7 @@ public final class Sessions implements AutoCloseable {
 
     private void closeOnce(Duration timeout) {
         sweeper.shutdownNow();
+        kernels.stopWarming();
         try {
             store();
         } catch (RuntimeException e) {

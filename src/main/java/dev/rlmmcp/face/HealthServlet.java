@@ -40,7 +40,8 @@ final class HealthServlet extends HttpServlet {
         body.put("cgroup_limits", sessions.kernels().cgroupLimits());
         KernelBudget budget = sessions.kernels().budget();
         ObjectNode capacity = body.putObject("capacity");
-        capacity.put("kernels_running", budget.kernels());
+        capacity.put("kernels_running", sessions.kernels().sessionKernels());
+        capacity.put("warm_kernels", sessions.kernels().warmKernels());
         capacity.put("max_kernels", budget.maxKernels());
         capacity.put("memory_used_bytes", budget.usedBytes());
         capacity.put("max_memory_bytes", budget.maxBytes());

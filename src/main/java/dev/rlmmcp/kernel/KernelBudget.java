@@ -87,6 +87,8 @@ public final class KernelBudget {
     private final ToLongFunction<Slot> usage;
     private final Set<Slot> slots = ConcurrentHashMap.newKeySet();
     private volatile Releaser releaser = () -> false;
+    /** Callers of {@link #acquire} waiting for a place: {@link #tryAcquire} leaves the room to them. */
+    private final java.util.concurrent.atomic.AtomicInteger waiting = new java.util.concurrent.atomic.AtomicInteger();
 
     /** {@code maxBytes} 0: memory is not budgeted; {@code usage}: what a kernel holds now. */
     KernelBudget(int maxKernels, long maxBytes, ToLongFunction<Slot> usage) {
@@ -135,6 +137,15 @@ public final class KernelBudget {
      * budget is full and no kernel is idle.
      */
     Slot acquire() {
+        waiting.incrementAndGet();
+        try {
+            return acquireWaiting();
+        } finally {
+            waiting.decrementAndGet();
+        }
+    }
+
+    private Slot acquireWaiting() {
         int released = 0;
         long giveUp = 0;
         while (true) {
@@ -159,6 +170,19 @@ public final class KernelBudget {
             }
             awaitRoom(100);
         }
+    }
+
+    /**
+     * A place for one more kernel if there is room now and no session's kernel is waiting for one,
+     * without stopping any; else null.
+     */
+    synchronized Slot tryAcquire() {
+        if (waiting.get() > 0 || !fits()) {
+            return null;
+        }
+        Slot slot = new Slot();
+        slots.add(slot);
+        return slot;
     }
 
     /** True if the kernels hold more memory than the budget allows (idle ones should then go). */

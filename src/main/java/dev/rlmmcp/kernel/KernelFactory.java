@@ -58,6 +58,7 @@ public final class KernelFactory implements AutoCloseable {
     private final Path harness;
     private final String harnessConfig;
     private volatile PythonLocator.Python python;
+    private volatile WarmKernels warm;
 
     public KernelFactory(Settings settings, KernelLauncher launcher, ObjectMapper json) {
         this.settings = settings;
@@ -203,22 +204,83 @@ public final class KernelFactory implements AutoCloseable {
 
     /**
      * A kernel that may also write {@code snapshotDir} (null: nowhere but its own /tmp and spool) and
-     * does not see {@code stateDir} (null: nothing hidden).
+     * does not see {@code stateDir} (null: nothing hidden): a warm one where one fits, else one started now.
      */
     public Kernel start(String label, Path snapshotDir, Path stateDir) {
-        PythonLocator.Python interpreter = containerKernels ? null : python();
-        Path executable = interpreter == null ? Path.of(settings.python()) : interpreter.executable();
-        KernelSpec spec = new KernelSpec(executable, harness, List.of(harnessConfig), settings.dataRoot(),
-                readable(interpreter), snapshotDir, stateDir);
+        WarmKernels pool = warm;
+        if (pool != null && pool.serves(snapshotDir, stateDir)) {
+            Kernel claimed = pool.claim(label, snapshotDir);
+            if (claimed != null) {
+                return claimed;
+            }
+        }
         KernelBudget.Slot slot = budget.acquire();
+        Kernel kernel;
         try {
-            return Kernel.start(counted(slot), spec, json, timer, label, settings.kernelStartTimeout(),
-                    settings.outputCap());
-        } catch (IOException | KernelDiedException e) {
-            slot.release();
+            kernel = launch(slot, label, snapshotDir, stateDir);
+        } catch (IOException e) {
             throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE,
                     "cannot start a Python kernel with " + settings.python() + ": " + e.getMessage(), null,
                     "check that --python / RLM_PYTHON names a working python3 (3.10 or newer)");
+        }
+        try {
+            kernel.claim(label, snapshotDir);
+        } catch (IOException e) {
+            kernel.close();
+            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "cannot give the kernel of " + label
+                    + " its snapshot directory " + snapshotDir + ": " + e.getMessage(), null,
+                    "check that the state directory is writable");
+        }
+        return kernel;
+    }
+
+    /**
+     * From now on, {@link Capacity#warmKernels} kernels are kept started ahead of need for sessions whose
+     * snapshot directories are in {@code snapshotRoot} (null: sessions kept in memory only) and that
+     * must not see {@code stateDir} (or null). Idempotent; nothing with --warm-kernels 0.
+     */
+    public synchronized void keepWarm(Path snapshotRoot, Path stateDir) {
+        if (warm != null || settings.capacity().warmKernels() == 0) {
+            return;
+        }
+        try {
+            warm = new WarmKernels(settings.capacity().warmKernels(), snapshotRoot, stateDir, budget, this::launch,
+                    settings.kernelStartTimeout());
+        } catch (IOException e) {
+            log.warn("no warm kernels: {} cannot hold their directories: {}", snapshotRoot, e.toString());
+            return;
+        }
+        // room in the budget frees as kernels end, and a failed start is retried
+        timer.scheduleWithFixedDelay(warm::refill, 1, 1, TimeUnit.SECONDS);
+    }
+
+    /** How many warm kernels are ready to be claimed. */
+    public int warmKernels() {
+        WarmKernels pool = warm;
+        return pool == null ? 0 : pool.ready();
+    }
+
+    /** How many kernels run for sessions: those of the budget that are not warm, ready or starting. */
+    public int sessionKernels() {
+        WarmKernels pool = warm;
+        return budget.kernels() - (pool == null ? 0 : pool.held());
+    }
+
+    /** A kernel started in {@code slot} (given back if it cannot start), not yet claimed. */
+    private Kernel launch(KernelBudget.Slot slot, String label, Path writableDir, Path hiddenDir) throws IOException {
+        PythonLocator.Python interpreter = containerKernels ? null : python();
+        Path executable = interpreter == null ? Path.of(settings.python()) : interpreter.executable();
+        KernelSpec spec = new KernelSpec(executable, harness, List.of(harnessConfig), settings.dataRoot(),
+                readable(interpreter), writableDir, hiddenDir);
+        try {
+            return Kernel.start(counted(slot), spec, json, timer, label, settings.kernelStartTimeout(),
+                    settings.outputCap());
+        } catch (IOException | RuntimeException e) {
+            slot.release();
+            throw e;
+        } catch (KernelDiedException e) {
+            slot.release();
+            throw new IOException(e.getMessage(), e);
         }
     }
 
@@ -346,8 +408,17 @@ public final class KernelFactory implements AutoCloseable {
         return budget;
     }
 
+    /** Stops the warm kernels, and starts no more: the server is stopping. */
+    public void stopWarming() {
+        WarmKernels pool = warm;
+        if (pool != null) {
+            pool.close();
+        }
+    }
+
     @Override
     public void close() {
+        stopWarming();
         timer.shutdownNow();
         // its thread ends: any kernel still running gets its parent-death signal
         starter.shutdown();

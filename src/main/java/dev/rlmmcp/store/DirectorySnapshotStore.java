@@ -15,6 +15,11 @@ public final class DirectorySnapshotStore implements SnapshotStore {
     }
 
     @Override
+    public Path root() {
+        return root;
+    }
+
+    @Override
     public Path checkout(String sessionId) throws IOException {
         return Files.createDirectories(directory(sessionId));
     }

@@ -102,6 +102,11 @@ public final class S3SnapshotStore implements SnapshotStore {
     }
 
     @Override
+    public Path root() {
+        return local.root();
+    }
+
+    @Override
     public Path checkout(String sessionId) throws IOException {
         Path dir = local.checkout(sessionId);
         UntrustedDir files = untrusted(dir);

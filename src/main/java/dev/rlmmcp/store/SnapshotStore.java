@@ -12,6 +12,9 @@ import java.util.Optional;
  */
 public interface SnapshotStore extends AutoCloseable {
 
+    /** The local directory that holds every session's snapshot directory, named by session id. */
+    Path root();
+
     /** The local directory of a session's snapshot, made current and created if missing. */
     Path checkout(String sessionId) throws IOException;
 

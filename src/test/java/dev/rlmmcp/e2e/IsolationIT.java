@@ -246,8 +246,9 @@ class IsolationIT {
         // every pipe reader is a platform thread of its own (a thread dump lists those), none a virtual
         // thread holding a carrier in a native read
         String dump = threadDump();
-        assertThat(dump.split("\"kernel-log-", -1).length - 1).as("stderr relay threads").isEqualTo(kernels);
-        assertThat(dump.split("\"kernel-frames-", -1).length - 1).as("frame reader threads").isEqualTo(kernels);
+        // (named for their sessions; warm kernels' are named warm-N until a session claims one)
+        assertThat(dump.split("\"kernel-log-s-", -1).length - 1).as("stderr relay threads").isEqualTo(kernels);
+        assertThat(dump.split("\"kernel-frames-s-", -1).length - 1).as("frame reader threads").isEqualTo(kernels);
         // sustained calls on a few sessions: each step's snapshot follows within the debounce and some slack
         List<String> busy = ids.subList(0, 10);
         long worstMs = 0;

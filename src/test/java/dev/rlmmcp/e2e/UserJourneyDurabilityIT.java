@@ -125,7 +125,7 @@ class UserJourneyDurabilityIT {
         calls.awaitSnapshot(id);
         calls.ok("rlm_execute", Map.of("code", "third = 'made just before the kill'"));
 
-        List<ProcessHandle> kernels = server.kernels();
+        List<ProcessHandle> kernels = server.kernelOf(id);
         assertThat(kernels).as("the session's kernel among the server's processes").hasSize(1);
         ProcessHandle kernel = kernels.getFirst();
         kernel.destroyForcibly();
@@ -139,7 +139,7 @@ class UserJourneyDurabilityIT {
                 .as("the first call after the kill runs: %s", next).isEqualTo("ok 499500 {'k': 'v'} 1000\n");
         soft.assertThat(again.path("stdout").asText())
                 .as("the variables from before the kill are there: %s", again).isEqualTo("499500 {'k': 'v'} 1000\n");
-        soft.assertThat(server.kernels()).as("a new kernel").hasSize(1).doesNotContain(kernel);
+        soft.assertThat(server.kernelOf(id)).as("a new kernel").hasSize(1).doesNotContain(kernel);
         boolean namedLost = (next.path("lost_variables").toString() + again.path("lost_variables")).contains("third");
         if (!namedLost) {
             JsonNode third = McpDriver.json(client.call("rlm_execute", Map.of("code", "print(third)")));

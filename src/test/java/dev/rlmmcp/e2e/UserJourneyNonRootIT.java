@@ -117,7 +117,7 @@ class UserJourneyNonRootIT {
             calls.ok("rlm_load_file", Map.of("name", "log", "path", "app.log", "data_type", "lines"));
             String id = calls.ok("rlm_execute", Map.of("code", "errors = [l for l in log if 'ERROR' in l]")).path("session_id").asText();
             calls.awaitSnapshot(id);
-            List<ProcessHandle> kernels = server.kernels();
+            List<ProcessHandle> kernels = server.kernelOf(id);
             assertThat(kernels).as("the session's kernel among the server's processes").hasSize(1);
             kernels.getFirst().destroyForcibly();
             kernels.getFirst().onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);

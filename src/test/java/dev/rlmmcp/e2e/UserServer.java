@@ -80,6 +80,21 @@ final class UserServer implements AutoCloseable {
         return kernelsOf(process.toHandle());
     }
 
+    /**
+     * The kernel of one session: the one whose sandbox binds the session's snapshot directory (the
+     * others are warm kernels, or other sessions').
+     */
+    List<ProcessHandle> kernelOf(String sessionId) {
+        return kernels().stream().filter(p -> {
+            try {
+                return Files.readAllLines(Path.of("/proc", Long.toString(p.pid()), "mountinfo")).stream()
+                        .anyMatch(line -> line.contains("/snapshots/" + sessionId + " /run/rlm-mcp/snapshot "));
+            } catch (java.io.IOException e) {
+                return false;
+            }
+        }).toList();
+    }
+
     static List<ProcessHandle> kernelsOf(ProcessHandle server) {
         return server.descendants().filter(UserServer::isKernel).toList();
     }

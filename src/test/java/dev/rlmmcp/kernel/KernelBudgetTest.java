@@ -46,6 +46,28 @@ class KernelBudgetTest {
     }
 
     @Test
+    void aWarmKernelTakesOnlyRoomNoSessionsKernelIsWaitingFor() throws Exception {
+        KernelBudget budget = budget(2, 0);
+        KernelBudget.Slot first = budget.tryAcquire();
+        KernelBudget.Slot session = budget.acquire();
+        assertThat(first).isNotNull();
+        assertThat(budget.tryAcquire()).isNull();
+
+        // a session's kernel waits for room, an idle one being stopped: the room is its own
+        java.util.concurrent.CountDownLatch asked = new java.util.concurrent.CountDownLatch(1);
+        budget.releaseWith(() -> {
+            asked.countDown();
+            return true;
+        });
+        var waiting = java.util.concurrent.CompletableFuture.supplyAsync(budget::acquire);
+        asked.await();
+        session.release();
+        assertThat(budget.tryAcquire()).isNull();
+        assertThat(waiting.get(5, java.util.concurrent.TimeUnit.SECONDS)).isNotNull();
+        assertThat(budget.kernels()).isEqualTo(2);
+    }
+
+    @Test
     void anIdleKernelIsReleasedToMakeRoomBeforeAnyRefusal() {
         KernelBudget budget = budget(2, 0);
         List<KernelBudget.Slot> idle = new ArrayList<>(List.of(budget.acquire(), budget.acquire()));
@@ -116,7 +138,7 @@ class KernelBudgetTest {
         assertThat(KernelBudget.defaultMaxKernels(32768, 256)).isEqualTo(64);
         assertThat(KernelBudget.defaultMaxKernels(100, 256)).isEqualTo(1);
         assertThat(KernelBudget.defaultMaxBytes(24L << 30)).isEqualTo(18L << 30);
-        assertThat(KernelBudget.of(new Capacity(3, 5 * MIB * 1024, 1_000_000, 2), 256, 2, KernelBudget::residentBytes).maxKernels()).isEqualTo(2);
+        assertThat(KernelBudget.of(new Capacity(3, 5 * MIB * 1024, 0, 1_000_000, 2), 256, 2, KernelBudget::residentBytes).maxKernels()).isEqualTo(2);
         KernelBudget derived = KernelBudget.of(Capacity.AUTO, 256, Integer.MAX_VALUE, KernelBudget::residentBytes);
         assertThat(derived.maxKernels()).isGreaterThanOrEqualTo(1);
         assertThat(derived.maxBytes()).isGreaterThan(0);

@@ -260,6 +260,16 @@ public final class Kernel implements AutoCloseable {
         return process.isAlive();
     }
 
+    /**
+     * Hands this kernel to {@code label} (a session), with its writable directory now at {@code
+     * writableDir} (null: none): called once before its first request, also on a kernel started
+     * warm under another label.
+     */
+    public void claim(String label, java.nio.file.Path writableDir) throws IOException {
+        reader.setName("kernel-frames-" + label);
+        process.claim(label, writableDir);
+    }
+
     /** {@link #call(KernelRequest, String, Duration, Duration, KernelCallbacks, CallContext)} for a control request. */
     public <R> KernelReply<R> call(KernelRequest<R> request, Duration timeout, Duration grace) throws KernelDiedException {
         return call(request, null, timeout, grace, KernelCallbacks.NONE, CallContext.NONE);

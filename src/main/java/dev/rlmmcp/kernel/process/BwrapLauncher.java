@@ -59,6 +59,8 @@ public final class BwrapLauncher implements KernelLauncher {
     private final Path overLimit;
     private final SnapshotCutBack snapshotCutBack;
     private final Map<Long, Long> kernelPids = new ConcurrentHashMap<>();
+    /** The uid each running kernel (by its bwrap pid) runs as. */
+    private final Map<Long, Integer> kernelUids = new ConcurrentHashMap<>();
     private volatile KernelUids uids;
     private final Map<Long, String> endings = new ConcurrentHashMap<>();
 
@@ -175,13 +177,6 @@ public final class BwrapLauncher implements KernelLauncher {
     }
 
     private Process start(KernelSpec spec, int uid, KernelUids range) throws IOException {
-        long allowed = diskBytes;
-        if (spec.writableDir() != null) {
-            allowed = Math.max(diskBytes, cutBack(spec.writableDir()));
-        }
-        if (privileged && spec.writableDir() != null) {
-            handOver(spec.writableDir(), uid, range != null);
-        }
         List<String> command = sandbox(spec.readOnlyDirs(), spec.workDir(), spec.harness(), true);
         if (spec.hides()) {
             command.addAll(command.indexOf("--remount-ro"), List.of("--tmpfs", spec.hiddenDir().toString()));
@@ -195,22 +190,37 @@ public final class BwrapLauncher implements KernelLauncher {
         command.addAll(new KernelSpec(spec.python(), HARNESS, spec.harnessArgs(), spec.workDir(), spec.readOnlyDirs())
                 .pythonCommand());
         Process process = withEmptyEnv(command).start();
+        kernelUids.put(process.pid(), uid);
         process.onExit().thenRun(() -> {
             kernelPids.remove(process.pid());
+            kernelUids.remove(process.pid());
             if (range != null) {
                 range.give(uid);
             }
         });
-        if (spec.writableDir() != null) {
-            Path dir = spec.writableDir();
-            DirQuota.watch(dir, allowed, process, () -> {
-                endings.put(process.pid(), "killed: it wrote more than its " + (diskBytes >> 20) + " MiB disk limit "
-                        + "(--max-disk-mb) into its snapshot directory");
-                mark(dir);
-                kill(process);
-            });
-        }
         return process;
+    }
+
+    /**
+     * Cuts the directory back if its last kernel was killed over the limit, gives it and the files in
+     * it to the kernel's uid (as root), and keeps it to the disk limit from now on.
+     */
+    @Override
+    public void attach(Process process, Path dir) throws IOException {
+        Integer uid = kernelUids.get(process.pid());
+        if (uid == null) {
+            throw new IOException("the kernel has ended");
+        }
+        long allowed = Math.max(diskBytes, cutBack(dir));
+        if (privileged) {
+            handOver(dir, uid, uids != null);
+        }
+        DirQuota.watch(dir, allowed, process, () -> {
+            endings.put(process.pid(), "killed: it wrote more than its " + (diskBytes >> 20) + " MiB disk limit "
+                    + "(--max-disk-mb) into its snapshot directory");
+            mark(dir);
+            kill(process);
+        });
     }
 
     /**

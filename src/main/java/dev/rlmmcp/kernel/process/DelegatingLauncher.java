@@ -28,6 +28,11 @@ public abstract class DelegatingLauncher implements KernelLauncher {
     }
 
     @Override
+    public void attach(Process process, Path hostDir) throws IOException {
+        inner.attach(process, hostDir);
+    }
+
+    @Override
     public boolean isolatesUser() {
         return inner.isolatesUser();
     }

@@ -21,6 +21,14 @@ public interface KernelLauncher {
     }
 
     /**
+     * The kernel's writable directory is {@code hostDir} from now on: the one it was started with, or
+     * the one that directory was renamed to when a warm kernel was claimed (a bind mount follows the
+     * rename). Called before the kernel is asked to touch it; makes it the kernel's (owner, quota).
+     */
+    default void attach(Process process, java.nio.file.Path hostDir) throws IOException {
+    }
+
+    /**
      * Asks the kernel to stop the running code with SIGINT; its variables survive. The JDK cannot
      * send SIGINT itself, so kill(1) does; without it, SIGTERM, which the harness treats the same.
      * (Process.destroy() would also close our ends of the pipes, so the handle is used.)

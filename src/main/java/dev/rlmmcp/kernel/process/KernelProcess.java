@@ -26,6 +26,8 @@ public final class KernelProcess {
     private final StderrRelay stderr;
     private final Thread diagnostics;
     private volatile boolean killedByUs;
+    /** Whose kernel this is, in the log: its session, or "warm-N" until one claims it. */
+    private volatile String label;
     /** The harness's pid in its own namespace (from its ready frame; -1: unknown), and in the host's once found (0: not yet). */
     private volatile long announcedPid = -1;
     private volatile long hostPid;
@@ -33,13 +35,26 @@ public final class KernelProcess {
     private KernelProcess(KernelLauncher launcher, Process process, String label) {
         this.launcher = launcher;
         this.process = process;
-        this.stderr = new StderrRelay(line -> log.warn("kernel {}: {}", label, line), System::nanoTime);
+        this.label = label;
+        this.stderr = new StderrRelay(line -> log.warn("kernel {}: {}", this.label, line), System::nanoTime);
         this.diagnostics = Thread.ofPlatform().daemon().stackSize(256 * 1024).name("kernel-log-" + label)
                 .start(this::relayDiagnostics);
     }
 
     public static KernelProcess start(KernelLauncher launcher, KernelSpec spec, String label) throws IOException {
         return new KernelProcess(launcher, launcher.start(spec), label);
+    }
+
+    /**
+     * The kernel is {@code label}'s from now on, its writable directory at {@code writableDir} (null:
+     * none): the launcher makes that directory the kernel's.
+     */
+    public void claim(String label, Path writableDir) throws IOException {
+        this.label = label;
+        diagnostics.setName("kernel-log-" + label);
+        if (writableDir != null) {
+            launcher.attach(process, writableDir);
+        }
     }
 
     public InputStream stdout() {

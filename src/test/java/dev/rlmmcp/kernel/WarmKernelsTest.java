@@ -1,0 +1,137 @@
+package dev.rlmmcp.kernel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.core.Limits;
+import dev.rlmmcp.core.Session;
+import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.TestReplies;
+import dev.rlmmcp.core.TestSettings;
+import dev.rlmmcp.kernel.process.BwrapLauncher;
+import dev.rlmmcp.kernel.process.KernelLauncher;
+import dev.rlmmcp.kernel.process.ProcessLauncher;
+import dev.rlmmcp.store.SnapshotPrune;
+import dev.rlmmcp.store.StateStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A session's kernel taken from the warm ones is what a kernel started for it would be: fresh
+ * globals, its own snapshot directory (a restored session's snapshot in it), and the pool refills.
+ * Run in the default sandbox where there is one.
+ */
+class WarmKernelsTest {
+
+    /** Seconds since this process started, as the kernel itself reads it. */
+    private static final String AGE = """
+            with open('/proc/self/stat') as _f, open('/proc/uptime') as _u:
+                _s = _f.read()
+                print(round(float(_u.read().split()[0]) - int(_s[_s.rindex(')') + 2:].split()[19]) / 100, 2))
+            del _f, _u, _s
+            """;
+    private static final String GLOBALS = "print(sorted(k for k in globals()))";
+
+    @TempDir
+    Path dir;
+
+    private final List<Sessions> open = new ArrayList<>();
+
+    @AfterEach
+    void stop() {
+        open.forEach(Sessions::close);
+    }
+
+    private static KernelLauncher launcher(Path dir) {
+        return BwrapLauncher.detect(dir.resolve("runtime"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune)
+                .<KernelLauncher>map(l -> l).orElseGet(ProcessLauncher::new);
+    }
+
+    private KernelFactory factory() {
+        return new KernelFactory(TestSettings.in(dir), launcher(dir), new ObjectMapper());
+    }
+
+    /** Sessions kept in {@code state}, with kernels kept warm for them once {@code warm}. */
+    private Sessions sessions(Path state, KernelFactory kernels, boolean warm) {
+        StateStore store = StateStore.open(state, Duration.ofHours(1));
+        Sessions sessions = new Sessions(kernels, store);
+        open.add(sessions);
+        if (warm) {
+            kernels.keepWarm(store.snapshots().root(), store.directory());
+        }
+        return sessions;
+    }
+
+    private static void awaitWarm(KernelFactory kernels, int count) throws InterruptedException {
+        for (int i = 0; i < 300 && kernels.warmKernels() < count; i++) {
+            Thread.sleep(50);
+        }
+        assertThat(kernels.warmKernels()).isEqualTo(count);
+    }
+
+    private static String out(Session session, String code) {
+        ObjectNode reply = TestReplies.step(session.execute(code, Duration.ofSeconds(30), CallContext.NONE));
+        assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("ok");
+        return reply.path("stdout").asText();
+    }
+
+    @Test
+    void aNewSessionGetsAKernelStartedBeforeItWithFreshGlobalsAndItsOwnSnapshotDirectory() throws Exception {
+        Path state = dir.resolve("state");
+        KernelFactory kernels = factory();
+        Sessions sessions = sessions(state, kernels, true);
+        awaitWarm(kernels, 2);
+        Thread.sleep(1000);
+
+        Session first = sessions.create("first", Limits.NONE);
+        assertThat(Double.parseDouble(out(first, AGE).strip())).isGreaterThan(0.8);
+        out(first, "secret = 'first session data'\nimport json");
+        assertThat(first.snapshotNow().written()).contains("secret");
+        assertThat(state.resolve("snapshots").resolve(first.id()).resolve("manifest.json")).exists();
+        first.close();
+        sessions.delete(first.id());
+
+        Session second = sessions.create("second", Limits.NONE);
+        String globals = out(second, GLOBALS);
+        assertThat(globals).doesNotContain("secret", "json");
+        awaitWarm(kernels, 2);
+        try (Stream<Path> spares = Files.list(state.resolve("snapshots").resolve(".warm"))) {
+            assertThat(spares.toList()).hasSize(2).allSatisfy(spare -> assertThat(spare).isEmptyDirectory());
+        }
+
+        Sessions cold = sessions(dir.resolve("cold"), new KernelFactory(TestSettings.in(dir), launcher(dir),
+                new ObjectMapper()), false);
+        assertThat(out(cold.create("cold", Limits.NONE), GLOBALS)).isEqualTo(globals);
+    }
+
+    @Test
+    void aRestoredSessionGetsAWarmKernelWithItsSnapshot() throws Exception {
+        Path state = dir.resolve("state");
+        Sessions before = sessions(state, factory(), false);
+        Session session = before.create("kept", Limits.NONE);
+        out(session, "data = list(range(1000))\ndef total():\n    return sum(data)");
+        session.snapshotNow();
+        String id = session.id();
+        before.close();
+        open.remove(before);
+
+        KernelFactory kernels = factory();
+        Sessions after = sessions(state, kernels, true);
+        awaitWarm(kernels, 2);
+        Thread.sleep(1000);
+        Session restored = after.get(id);
+        assertThat(out(restored, "print(total())")).isEqualTo("499500\n");
+        assertThat(Double.parseDouble(out(restored, AGE).strip())).isGreaterThan(0.8);
+        assertThat(state.resolve("snapshots").resolve(id + ".claim")).doesNotExist();
+        assertThat(state.resolve("snapshots").resolve(id).resolve("manifest.json")).exists();
+    }
+}
