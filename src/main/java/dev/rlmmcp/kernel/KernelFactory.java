@@ -245,13 +245,10 @@ public final class KernelFactory implements AutoCloseable {
         }
         try {
             warm = new WarmKernels(settings.capacity().warmKernels(), snapshotRoot, stateDir, budget, this::launch,
-                    settings.kernelStartTimeout());
+                    settings.kernelStartTimeout(), timer);
         } catch (IOException e) {
             log.warn("no warm kernels: {} cannot hold their directories: {}", snapshotRoot, e.toString());
-            return;
         }
-        // room in the budget frees as kernels end, and a failed start is retried
-        timer.scheduleWithFixedDelay(warm::refill, 1, 1, TimeUnit.SECONDS);
     }
 
     /** How many warm kernels are ready to be claimed. */

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Objects;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
@@ -36,6 +37,8 @@ final class WarmKernels implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(WarmKernels.class);
     static final Duration RETRY_AFTER_FAILURE = Duration.ofSeconds(30);
+    /** How long after a claim that leaves others ready the replacement starts. */
+    static final Duration REFILL_DELAY = Duration.ofMillis(200);
 
     private final int target;
     /** Where the spare directories live, beside the sessions' snapshot directories; null: kernels write nowhere. */
@@ -44,6 +47,7 @@ final class WarmKernels implements AutoCloseable {
     private final KernelBudget budget;
     private final Starter starter;
     private final Duration startTimeout;
+    private final ScheduledExecutorService timer;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private final ArrayDeque<Warm> ready = new ArrayDeque<>();
@@ -52,18 +56,21 @@ final class WarmKernels implements AutoCloseable {
     private long retryAt;
     private boolean closed;
 
-    WarmKernels(int target, Path spareRoot, Path hiddenDir, KernelBudget budget, Starter starter, Duration startTimeout)
-            throws IOException {
+    WarmKernels(int target, Path spareRoot, Path hiddenDir, KernelBudget budget, Starter starter, Duration startTimeout,
+            ScheduledExecutorService timer) throws IOException {
         this.target = target;
         this.spareRoot = spareRoot;
         this.hiddenDir = hiddenDir;
         this.budget = budget;
         this.starter = starter;
         this.startTimeout = startTimeout;
+        this.timer = timer;
         if (spareRoot != null) {
             SpareDirectories.clean(spareRoot);
         }
         refill();
+        // room in the budget frees as kernels end, and a failed start is retried
+        timer.scheduleWithFixedDelay(this::refill, 1, 1, TimeUnit.SECONDS);
     }
 
     /** True if this pool's kernels are started as one for {@code dir} and {@code hidden} would be. */
@@ -137,7 +144,12 @@ final class WarmKernels implements AutoCloseable {
                 changed.awaitNanos(left);
             }
             Warm warm = ready.poll();
-            refill();
+            if (ready.isEmpty()) {
+                refill();
+            } else {
+                // the replacement's start would take CPU from the claimed kernel's first call
+                timer.schedule(this::refill, REFILL_DELAY.toMillis(), TimeUnit.MILLISECONDS);
+            }
             return warm;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
