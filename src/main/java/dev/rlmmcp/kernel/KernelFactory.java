@@ -89,10 +89,13 @@ public final class KernelFactory implements AutoCloseable {
                         : "not limited per kernel");
         this.json = json;
         // every call schedules its watchdog's timers and cancels them when it ends, long before they are
-        // due: removed at once, they do not pile up (calls/s x the time limit of them) in the queue
+        // due: removed at once, they do not pile up (calls/s x the time limit of them) in the queue. A
+        // timer that becomes the queue's first wakes the timer's thread: a tick every half second stays
+        // first, so that a call's timers (a second away or more) wake nothing
         ScheduledThreadPoolExecutor watchdogs = new ScheduledThreadPoolExecutor(1,
                 Thread.ofPlatform().daemon().name("kernel-watchdog").factory());
         watchdogs.setRemoveOnCancelPolicy(true);
+        watchdogs.scheduleAtFixedRate(() -> { }, 500, 500, TimeUnit.MILLISECONDS);
         this.timer = watchdogs;
         this.harness = Harness.install(settings.runtimeDir());
         try {

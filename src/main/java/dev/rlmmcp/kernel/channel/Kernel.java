@@ -238,21 +238,17 @@ public final class Kernel implements AutoCloseable {
     }
 
     /**
-     * The next frame, read by this (platform) thread itself. The read blocks: the deadline and a
-     * stopped kernel (checked every second) kill the kernel, which ends the pipe and so the read.
+     * The next frame, read by this (platform) thread itself. The read blocks: the call's watchdog (or
+     * the start's deadline) and a stopped kernel (checked every second) kill the kernel, which ends
+     * the pipe and so the read.
      */
-    private Frame readHere(long deadline) throws IOException {
+    private Frame readHere() throws IOException {
         ScheduledFuture<?> stallCheck = timer.scheduleWithFixedDelay(this::killIfStopped, STALL_CHECK_MS,
                 STALL_CHECK_MS, TimeUnit.MILLISECONDS);
-        ScheduledFuture<?> late = deadline < 0 ? null
-                : timer.schedule(process::kill, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         try {
             return readFrame();
         } finally {
             stallCheck.cancel(false);
-            if (late != null) {
-                late.cancel(false);
-            }
         }
     }
 
@@ -274,7 +270,7 @@ public final class Kernel implements AutoCloseable {
      */
     private Frame next(long deadline) throws IOException {
         if (!Thread.currentThread().isVirtual()) {
-            return readHere(deadline);
+            return readHere();
         }
         if (pipeEnded) {
             throw new EOFException("kernel pipe closed");
