@@ -1070,18 +1070,32 @@ local sid = os.getenv("SID") or ""
 if sid ~= "" then wrk.headers["Mcp-Session-Id"] = sid end
 wrk.headers["MCP-Protocol-Version"] = os.getenv("PV") or "2025-03-26"
 wrk.body = os.getenv("BODY")
+-- with SIDS (comma-separated REPL session ids), wrk thread i sends session i's id in place of @SID@
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("tid", threads)
+end
+function init(args)
+  local sids = {}
+  for s in string.gmatch(os.getenv("SIDS") or "", "[^,]+") do table.insert(sids, s) end
+  if #sids > 0 then wrk.body = (string.gsub(wrk.body, "@SID@", sids[tid])) end
+end
 """
 
 
-def wrk(url, body, connections, seconds, session=None):
-    """wrk's p50 (us) and calls/s for one body on `connections` connections; None if wrk is missing."""
+def wrk(url, body, connections, seconds, session=None, repl_sessions=None):
+    """wrk's p50 (us) and calls/s for one body on `connections` connections; None if wrk is missing. With
+    `repl_sessions` (one REPL session id per connection), each connection is a wrk thread of its own whose
+    body names its session in place of @SID@."""
     if shutil.which("wrk") is None:
         return None
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write(WRK_SCRIPT)
-    env = {**os.environ, "SID": session or "", "BODY": json.dumps(body)}
+    env = {**os.environ, "SID": session or "", "BODY": json.dumps(body), "SIDS": ",".join(repl_sessions or ())}
+    threads = connections if repl_sessions else min(2, connections)
     try:
-        out = subprocess.run(["wrk", f"-t{min(2, connections)}", f"-c{connections}", f"-d{seconds}s", "--latency",
+        out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency",
                               "-s", f.name, url], capture_output=True, text=True, env=env, timeout=seconds + 60).stdout
     finally:
         os.unlink(f.name)
@@ -1132,12 +1146,21 @@ def bench_http_floor(seconds=10):
                  "params": {"name": "rlm_sessions", "arguments": {"state": "expired"}}}
         execute = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                    "params": {"name": "rlm_execute", "arguments": {"code": "x = 1"}}}
+        # 8 clients each on a REPL session of its own (one kernel each), as against 8 sharing one
+        per_session = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": {"name": "rlm_execute", "arguments": {"code": "x = 1", "session_id": "@SID@"}}}
+        sessions = [client.tool("rlm_init_context")["session_id"] for _ in range(8)]
+        for sid in sessions:
+            client.tool("rlm_execute", code="x = 1", session_id=sid)
         rows = []
         wrk(url, execute, 1, 3, client.session)  # warm-up
         wrk(url, floor, 1, 3, client.session)
         for conns in (1, 8):
             rows.append(("ours: floor (rlm_sessions, no kernel)", conns, wrk(url, floor, conns, seconds, client.session)))
             rows.append(("ours: rlm_execute x = 1", conns, wrk(url, execute, conns, seconds, client.session)))
+            if conns == 8:
+                rows.append(("ours: rlm_execute, a session per conn", conns,
+                             wrk(url, per_session, conns, seconds, client.session, sessions)))
             if seed:
                 seed_url = f"http://127.0.0.1:{seed[1]}/mcp"
                 if conns == 1:
@@ -1148,12 +1171,15 @@ def bench_http_floor(seconds=10):
         for label, conns, (p50, rps, bad) in rows:
             print(f"  {label:<40} {conns} conn  p50 {p50:8.0f} us  {rps:8.0f} calls/s" + (f"  {bad} non-2xx" if bad else ""))
         for conns in (1, 8):
-            ours = [r for label, c, r in rows if c == conns and label.startswith("ours: rlm_execute")][0]
             floor_row = [r for label, c, r in rows if c == conns and label.startswith("ours: floor")][0]
             seed_row = [r for label, c, r in rows if c == conns and label.startswith("seed")]
-            print(f"  {conns} conn: rlm_execute p50 - floor p50 = {ours[0] - floor_row[0]:.0f} us"
-                  + (f"; calls/s ours / seed = {ours[1] / seed_row[0][1]:.2f}x" if seed_row else
-                     "; the seed server is not available here (../shared/peers and python3-fastapi)"))
+            for label, c, ours in rows:
+                if c != conns or not label.startswith("ours: rlm_execute"):
+                    continue
+                which = "one session" if label == "ours: rlm_execute x = 1" else "a session per conn"
+                print(f"  {conns} conn, {which}: rlm_execute p50 - floor p50 = {ours[0] - floor_row[0]:.0f} us"
+                      + (f"; calls/s ours / seed = {ours[1] / seed_row[0][1]:.2f}x" if seed_row else
+                         "; the seed server is not available here (../shared/peers and python3-fastapi)"))
     finally:
         server.close()
         if seed:

@@ -71,7 +71,10 @@ class Kernel(Memory, Snapshots):
         return not (name.startswith("__") or name in RESERVED or isinstance(value, (types.ModuleType, McpProxy)))
 
     def identities(self):
-        return {n: id(v) for n, v in self.ns.items() if self.is_user_var(n, v)}
+        # is_user_var, inlined: this runs twice per exec over the whole namespace
+        skip = (types.ModuleType, McpProxy)
+        return {n: id(v) for n, v in self.ns.items()
+                if not (n.startswith("__") or n in RESERVED or isinstance(v, skip))}
 
     # ----- requests ----------------------------------------------------------------------------
 

@@ -35,7 +35,8 @@ class Limits:
     def arm_cpu(self):
         if self.cpu_per_request:
             used = time.process_time()
-            hard = self.resource.getrlimit(self.resource.RLIMIT_CPU)[1]
+            current, hard = self.resource.getrlimit(self.resource.RLIMIT_CPU)
             soft = int(used) + self.cpu_per_request
-            if hard == self.resource.RLIM_INFINITY or soft <= hard:
+            # used time moves by whole seconds: most requests find the limit already where it must be
+            if soft != current and (hard == self.resource.RLIM_INFINITY or soft <= hard):
                 self.resource.setrlimit(self.resource.RLIMIT_CPU, (soft, hard))

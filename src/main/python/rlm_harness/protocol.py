@@ -54,7 +54,8 @@ class Channel:
     def receive(self):
         """The next request: its header, and its payload as bytes, None, or Chunks still on the pipe."""
         header_len, payload_len = FRAME_HEAD.unpack(self._read_exact(FRAME_HEAD.size))
-        header = json.loads(self._read_exact(header_len))
+        # decoded here rather than by json.loads, which would first guess the encoding (the host's is UTF-8)
+        header = json.loads(self._read_exact(header_len).decode("utf-8", "surrogatepass"))
         if payload_len == STREAMED:
             return header, Chunks(self)
         return header, self._read_exact(payload_len) if payload_len else None

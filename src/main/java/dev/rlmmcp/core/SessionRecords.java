@@ -35,17 +35,24 @@ final class SessionRecords {
         }
     }
 
-    /** Adds {@code entry} to the session's stored trace, with the session's record as it now is. */
+    /**
+     * Adds {@code entry} to the session's stored trace, with the session's record as it now is. Both
+     * are immutable, so they are made JSON on the store's writer thread, off the step's reply path.
+     */
     static void append(StateStore store, ObjectMapper json, SessionRecord session, Step entry) {
         String id = session.id();
-        try {
-            String stored = json.writeValueAsString(view(entry));
-            String record = write(json, session);
-            store.write("step " + entry.index() + " of session " + id,
-                    db -> db.append(id, record, entry.index(), stored, Trace.KEPT));
-        } catch (IOException e) {
-            log.warn("session {}: step {} not written to the state store: {}", id, entry.index(), e.getMessage());
-        }
+        store.write("step " + entry.index() + " of session " + id, db -> {
+            String stored;
+            String record;
+            try {
+                stored = json.writeValueAsString(view(entry));
+                record = write(json, session);
+            } catch (IOException e) {
+                log.warn("session {}: step {} not written to the state store: {}", id, entry.index(), e.getMessage());
+                return;
+            }
+            db.append(id, record, entry.index(), stored, Trace.KEPT);
+        });
     }
 
     static String write(ObjectMapper json, SessionRecord s) throws IOException {

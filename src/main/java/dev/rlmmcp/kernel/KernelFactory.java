@@ -26,6 +26,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToLongFunction;
 
@@ -88,7 +89,15 @@ public final class KernelFactory implements AutoCloseable {
                         : launcher.isolatesUser() ? "RLIMIT_NPROC " + KERNEL_PIDS + " in a user namespace each"
                         : "not limited per kernel");
         this.json = json;
-        this.timer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("kernel-watchdog").factory());
+        // every call schedules its watchdog's timers and cancels them when it ends, long before they are
+        // due: removed at once, they do not pile up (calls/s x the time limit of them) in the queue. A
+        // timer that becomes the queue's first wakes the timer's thread: a tick every half second stays
+        // first, so that a call's timers (a second away or more) wake nothing
+        ScheduledThreadPoolExecutor watchdogs = new ScheduledThreadPoolExecutor(1,
+                Thread.ofPlatform().daemon().name("kernel-watchdog").factory());
+        watchdogs.setRemoveOnCancelPolicy(true);
+        watchdogs.scheduleAtFixedRate(() -> { }, 500, 500, TimeUnit.MILLISECONDS);
+        this.timer = watchdogs;
         this.harness = Harness.install(settings.runtimeDir());
         try {
             this.harnessConfig = json.writeValueAsString(Map.of(

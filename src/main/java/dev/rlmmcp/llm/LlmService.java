@@ -57,18 +57,21 @@ public final class LlmService {
         return new LlmStep(account, backend(clientSampling), json);
     }
 
+    /**
+     * The backend, or the message of the NOT_CONFIGURED refusal llm_query gets without one (made into
+     * an exception only if the step's code calls llm_query: most steps never do).
+     */
     private Object backend(LlmBackend clientSampling) {
         return switch (mode) {
-            case OFF -> new LlmException("NOT_CONFIGURED",
-                    "llm_query is switched off on this server (--llm-backend off / RLM_LLM_BACKEND=off)");
+            case OFF -> "llm_query is switched off on this server (--llm-backend off / RLM_LLM_BACKEND=off)";
             case OPENAI -> api;
-            case SAMPLING -> clientSampling != null ? clientSampling : new LlmException("NOT_CONFIGURED",
-                    "llm_query needs MCP sampling here (--llm-backend sampling), and this MCP client did not declare "
-                            + "the sampling capability");
-            case AUTO -> api != null ? api : clientSampling != null ? clientSampling : new LlmException("NOT_CONFIGURED",
-                    "llm_query has no backend: this MCP client did not declare the sampling capability and the server "
+            case SAMPLING -> clientSampling != null ? clientSampling
+                    : "llm_query needs MCP sampling here (--llm-backend sampling), and this MCP client did not declare "
+                            + "the sampling capability";
+            case AUTO -> api != null ? api : clientSampling != null ? clientSampling
+                    : "llm_query has no backend: this MCP client did not declare the sampling capability and the server "
                             + "has no OpenAI-compatible API configured (set RLM_LLM_BASE_URL, RLM_LLM_MODEL and, if "
-                            + "needed, RLM_LLM_API_KEY where the server starts)");
+                            + "needed, RLM_LLM_API_KEY where the server starts)";
         };
     }
 }

@@ -31,7 +31,8 @@ public final class LlmStep implements KernelCallbacks {
     private final LlmAccount account;
     private final LlmLimits limits;
     private final LlmBackend backend;
-    private final LlmException unavailable;
+    /** Why llm_query is refused here (no backend), or null. */
+    private final String unavailable;
     private final ObjectMapper json;
     private final Semaphore concurrent;
     private int admitted;
@@ -52,7 +53,7 @@ public final class LlmStep implements KernelCallbacks {
         this.account = account;
         this.limits = account.limits();
         this.backend = backend instanceof LlmBackend b ? b : null;
-        this.unavailable = backend instanceof LlmException e ? e : null;
+        this.unavailable = backend instanceof String why ? why : null;
         this.json = json;
         this.concurrent = new Semaphore(limits.maxConcurrent(), true);
     }
@@ -81,7 +82,7 @@ public final class LlmStep implements KernelCallbacks {
 
     private List<LlmRequest> parse(JsonNode request) throws LlmException {
         if (unavailable != null) {
-            throw unavailable;
+            throw new LlmException("NOT_CONFIGURED", unavailable);
         }
         if (CallbackDepth.current() > limits.maxDepth()) {
             throw new LlmException("DEPTH_LIMIT", "llm_max_depth", "sub-LLM calls nest at most %d deep here (llm_max_depth)"

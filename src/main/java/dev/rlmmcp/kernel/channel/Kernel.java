@@ -26,6 +26,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
@@ -39,10 +40,11 @@ import org.slf4j.LoggerFactory;
  * client cancels, is interrupted (SIGINT semantics, variables kept); one that ignores the interrupt
  * for the grace period is killed.
  *
- * <p>The kernel is not trusted. Its stdout is read by a small platform thread of its own, never by
- * the caller (a virtual thread blocked in a native pipe read holds its carrier, and a few hundred
- * idle kernels would hold them all): it reads frames, each checked against the size the request in
- * flight can legitimately return before anything is allocated, and hands them to the caller. A frame
+ * <p>The kernel is not trusted. Its stdout is read only while a call waits on it: by the caller itself
+ * when it is a platform thread (no hand-off between threads on the reply's path), and for a virtual
+ * thread by a small platform thread of the kernel's own, which hands it the frames (a virtual thread
+ * blocked in a native pipe read would hold its carrier). Each frame is checked against the size the
+ * request in flight can legitimately return before anything is allocated. A frame
  * over its limit, not JSON, or a reply not of the request's reply type is a protocol violation: the
  * kernel is killed and the call fails with {@link KernelDiedException.Cause#PROTOCOL_VIOLATION}. A
  * kernel whose process is stopped (SIGSTOP) is killed within about a second of a call waiting on it,
@@ -76,17 +78,21 @@ public final class Kernel implements AutoCloseable {
     private final long outputFrameBytes;
     private final Thread reader;
     /**
-     * Frames handed from the reader to the call waiting for them: the reader waits until a call takes
-     * each one (the kernel then blocks on its pipe), so nothing piles up here. A transfer queue
-     * spins briefly before parking, which keeps the hand-off off the reply's critical path.
+     * Frames handed from the reader to a virtual thread waiting for them: the reader reads one frame
+     * per frame asked for ({@link #wanted}) and waits until the call takes it, so nothing piles up here.
      */
     private final LinkedTransferQueue<Object> frames = new LinkedTransferQueue<>();
+    /** Frames a virtual thread waits for: the reader reads only these. */
+    private final Semaphore wanted = new Semaphore(0);
+    /** Held by whoever reads the pipe: the reader thread, or a platform thread that waits on a call. */
+    private final ReentrantLock reading = new ReentrantLock();
     private long nextId;
     /** The largest frame the request in flight may be answered with. */
     private volatile long frameLimit = CONTROL_FRAME_BYTES;
     private volatile String violation;
     private volatile boolean stalled;
-    private volatile boolean readerDone;
+    /** The pipe has ended, or the kernel broke the protocol on it: no frame will come. */
+    private volatile boolean pipeEnded;
     private volatile boolean closed;
     /** The harness's ready frame: its pid, Python, protocol version and reserved names. */
     private final Ready ready;
@@ -179,38 +185,97 @@ public final class Kernel implements AutoCloseable {
         }
     }
 
-    /** Reads frames until the pipe ends or the kernel breaks the protocol, which kills it. */
+    /**
+     * The reader thread: reads the frames virtual threads wait for ({@link #wanted}) until the pipe
+     * ends or the kernel breaks the protocol, which kills it.
+     */
     private void readFrames() {
         try {
-            while (true) {
-                Frame frame = codec.read(in, () -> frameLimit);
+            while (!pipeEnded) {
+                if (!wanted.tryAcquire(1, TimeUnit.SECONDS)) {
+                    if (closed) {
+                        return;
+                    }
+                    continue;
+                }
+                Frame frame = readFrame();
                 while (!frames.tryTransfer(frame, 1, TimeUnit.SECONDS)) {
                     if (closed) {
                         return;
                     }
                 }
             }
-        } catch (ProtocolViolation e) {
-            violation = e.getMessage();
-            log.warn("kernel {} broke the protocol and is killed: {}", process.pid(), e.getMessage());
-            process.kill();
         } catch (IOException e) {
-            log.debug("kernel {} pipe closed: {}", process.pid(), e.toString());
+            // told by readFrame
         } catch (InterruptedException e) {
             // closed
         } finally {
-            readerDone = true;
             frames.offer(END);
         }
     }
 
+    /** Reads one frame off the pipe; a protocol violation kills the kernel, and either way the pipe has ended. */
+    private Frame readFrame() throws IOException {
+        reading.lock();
+        try {
+            if (pipeEnded) {
+                throw new EOFException("kernel pipe closed");
+            }
+            return codec.read(in, () -> frameLimit);
+        } catch (ProtocolViolation e) {
+            pipeEnded = true;
+            violation = e.getMessage();
+            log.warn("kernel {} broke the protocol and is killed: {}", process.pid(), e.getMessage());
+            process.kill();
+            throw e;
+        } catch (IOException e) {
+            pipeEnded = true;
+            log.debug("kernel {} pipe closed: {}", process.pid(), e.toString());
+            throw e;
+        } finally {
+            reading.unlock();
+        }
+    }
+
     /**
-     * The next frame the reader has taken, waiting until {@code deadline} (System.nanoTime; -1: no
-     * limit); an interrupt of the caller does not cut the wait short (it is kept for later). Every
-     * second of waiting, a kernel whose process is stopped is killed. Throws when the pipe has ended,
-     * or at the deadline, after killing the kernel.
+     * The next frame, read by this (platform) thread itself. The read blocks: the call's watchdog (or
+     * the start's deadline) and a stopped kernel (checked every second) kill the kernel, which ends
+     * the pipe and so the read.
+     */
+    private Frame readHere() throws IOException {
+        ScheduledFuture<?> stallCheck = timer.scheduleWithFixedDelay(this::killIfStopped, STALL_CHECK_MS,
+                STALL_CHECK_MS, TimeUnit.MILLISECONDS);
+        try {
+            return readFrame();
+        } finally {
+            stallCheck.cancel(false);
+        }
+    }
+
+    /** A stopped kernel never answers: killed now rather than at the end of the call's limit. */
+    private void killIfStopped() {
+        if (!pipeEnded && process.stopped()) {
+            log.warn("kernel {} is stopped (SIGSTOP?) while a call waits on it: killed", process.pid());
+            stalled = true;
+            process.kill();
+        }
+    }
+
+    /**
+     * The next frame, waiting until {@code deadline} (System.nanoTime; -1: no limit): read by this
+     * thread if it is a platform thread, else by the reader thread for it; an interrupt of the caller
+     * does not cut the wait short (it is kept for later). Every second of waiting, a kernel whose
+     * process is stopped is killed. Throws when the pipe has ended, or at the deadline, after killing
+     * the kernel.
      */
     private Frame next(long deadline) throws IOException {
+        if (!Thread.currentThread().isVirtual()) {
+            return readHere();
+        }
+        if (pipeEnded) {
+            throw new EOFException("kernel pipe closed");
+        }
+        wanted.release();
         boolean interrupted = false;
         long checkStallAt = System.nanoTime() + STALL_CHECK_MS * 1_000_000;
         try {
@@ -231,15 +296,10 @@ public final class Kernel implements AutoCloseable {
                     return frame;
                 }
                 if (item == null && System.nanoTime() - checkStallAt >= 0) {
-                    // a stopped kernel never answers: killed now rather than at the end of the call's limit
                     checkStallAt = System.nanoTime() + STALL_CHECK_MS * 1_000_000;
-                    if (!readerDone && process.stopped()) {
-                        log.warn("kernel {} is stopped (SIGSTOP?) while a call waits on it: killed", process.pid());
-                        stalled = true;
-                        process.kill();
-                    }
+                    killIfStopped();
                 }
-                if (item == END || (readerDone && frames.isEmpty())) {
+                if (item == END || (pipeEnded && frames.isEmpty())) {
                     frames.offer(END);
                     throw new EOFException("kernel pipe closed");
                 }
