@@ -65,6 +65,7 @@ final class WarmKernels implements AutoCloseable {
         this.starter = starter;
         this.startTimeout = startTimeout;
         this.timer = timer;
+        this.retryAt = System.nanoTime();
         if (spareRoot != null) {
             SpareDirectories.clean(spareRoot);
         }
@@ -167,7 +168,7 @@ final class WarmKernels implements AutoCloseable {
         Warm surplus = null;
         lock.lock();
         try {
-            if (budget.over()) {
+            if (!ready.isEmpty() && budget.over()) {
                 surplus = ready.poll();
                 return;
             }
