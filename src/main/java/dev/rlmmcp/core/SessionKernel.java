@@ -93,9 +93,16 @@ final class SessionKernel {
                     + ": " + e.getMessage(), null, "check that the state directory is writable");
         }
         Kernel fresh = kernels.start(id, dir, store.directory());
+        String inside = kernels.writableDirInside(dir).toString();
+        Restored attached = fresh.attachedTo(inside);
+        if (attached != null && isEmpty(dir)) {
+            // a warm kernel that sees its spare directory, now this new session's, where it restored it
+            restored = attached;
+            return fresh;
+        }
         try {
-            KernelReply<Restored> reply = fresh.call(new KernelRequest.Restore(
-                    kernels.writableDirInside(dir).toString()), settings.maxTimeout(), settings.interruptGrace());
+            KernelReply<Restored> reply = fresh.call(new KernelRequest.Restore(inside), settings.maxTimeout(),
+                    settings.interruptGrace());
             if (!reply.ok()) {
                 log.warn("session {}: snapshot not restored: {}", id, reply.refusal().message());
             }
@@ -106,6 +113,14 @@ final class SessionKernel {
                     + "'s snapshot: " + e.getMessage(), null, "the snapshot may be too large for the memory limit");
         }
         return fresh;
+    }
+
+    private static boolean isEmpty(Path dir) {
+        try (java.nio.file.DirectoryStream<Path> entries = java.nio.file.Files.newDirectoryStream(dir)) {
+            return !entries.iterator().hasNext();
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /**

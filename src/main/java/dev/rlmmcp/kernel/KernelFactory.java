@@ -6,6 +6,9 @@ import dev.rlmmcp.base.ErrorCode;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.kernel.channel.Kernel;
 import dev.rlmmcp.kernel.channel.KernelDiedException;
+import dev.rlmmcp.kernel.channel.KernelReply;
+import dev.rlmmcp.kernel.protocol.KernelRequest;
+import dev.rlmmcp.kernel.protocol.Restored;
 import dev.rlmmcp.kernel.process.BwrapLauncher;
 import dev.rlmmcp.kernel.process.CgroupLimits;
 import dev.rlmmcp.kernel.process.ContainerLauncher;
@@ -253,7 +256,7 @@ public final class KernelFactory implements AutoCloseable {
             return;
         }
         try {
-            warm = new WarmKernels(settings.capacity().warmKernels(), snapshotRoot, stateDir, budget, this::launch,
+            warm = new WarmKernels(settings.capacity().warmKernels(), snapshotRoot, stateDir, budget, this::launchWarm,
                     settings.kernelStartTimeout(), timer);
         } catch (IOException e) {
             log.warn("no warm kernels: {} cannot hold their directories: {}", snapshotRoot, e.toString());
@@ -270,6 +273,29 @@ public final class KernelFactory implements AutoCloseable {
     public int sessionKernels() {
         WarmKernels pool = warm;
         return budget.kernels() - (pool == null ? 0 : pool.held());
+    }
+
+    /**
+     * A warm kernel: started, its spare directory (if any) attached and restored (empty), so that a new
+     * session whose kernel sees its directory at the same path need not restore it again.
+     */
+    private Kernel launchWarm(KernelBudget.Slot slot, String label, Path spareDir, Path hiddenDir) throws IOException {
+        Kernel kernel = launch(slot, label, spareDir, hiddenDir);
+        if (spareDir == null) {
+            return kernel;
+        }
+        try {
+            kernel.claim(label, spareDir);
+            KernelReply<Restored> reply = kernel.call(new KernelRequest.Restore(writableDirInside(spareDir).toString()),
+                    settings.maxTimeout(), settings.interruptGrace());
+            if (!reply.ok()) {
+                throw new IOException("it cannot attach its directory: " + reply.refusal().message());
+            }
+            return kernel;
+        } catch (IOException | KernelDiedException | RuntimeException e) {
+            kernel.close();
+            throw e instanceof IOException io ? io : new IOException(e.getMessage(), e);
+        }
     }
 
     /** A kernel started in {@code slot} (given back if it cannot start), not yet claimed. */

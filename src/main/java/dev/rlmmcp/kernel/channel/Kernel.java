@@ -11,6 +11,7 @@ import dev.rlmmcp.kernel.process.KernelSpec;
 import dev.rlmmcp.kernel.protocol.KernelRequest;
 import dev.rlmmcp.kernel.protocol.Ready;
 import dev.rlmmcp.kernel.protocol.Refusal;
+import dev.rlmmcp.kernel.protocol.Restored;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -96,6 +97,12 @@ public final class Kernel implements AutoCloseable {
     private volatile boolean closed;
     /** The harness's ready frame: its pid, Python, protocol version and reserved names. */
     private final Ready ready;
+
+    /** The snapshot directory (as the kernel sees it) its last restore attached, and that restore's account. */
+    private record Attachment(String dir, Restored restored) {
+    }
+
+    private volatile Attachment attachment;
 
     private Kernel(KernelProcess process, ObjectMapper json, ScheduledExecutorService timer, String label,
             Duration startTimeout, int outputCap) throws KernelDiedException {
@@ -321,6 +328,15 @@ public final class Kernel implements AutoCloseable {
     }
 
     /**
+     * The account of the restore that attached {@code dir} (the snapshot directory as the kernel sees
+     * it), if that is the directory this kernel's snapshots go to; else null.
+     */
+    public Restored attachedTo(String dir) {
+        Attachment last = attachment;
+        return last != null && last.dir().equals(dir) ? last.restored() : null;
+    }
+
+    /**
      * Hands this kernel to {@code label} (a session), with its writable directory now at {@code
      * writableDir} (null: none): called once before its first request, also on a kernel started
      * warm under another label.
@@ -371,7 +387,11 @@ public final class Kernel implements AutoCloseable {
                     write(json.createObjectNode().put("cb_closed", true));
                 } else if (answer.path("id").asLong(-1) == id) {
                     long interruptedAfter = watchdog.fired() ? (System.nanoTime() - started) / 1_000_000 : -1;
-                    return reply(request, answer, interruptedAfter);
+                    KernelReply<R> reply = reply(request, answer, interruptedAfter);
+                    if (request instanceof KernelRequest.Restore restore && reply.body() instanceof Restored done) {
+                        attachment = new Attachment(restore.dir(), done);
+                    }
+                    return reply;
                 } else {
                     log.debug("ignoring stray kernel frame {}", answer);
                 }

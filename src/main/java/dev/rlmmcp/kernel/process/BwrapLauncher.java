@@ -61,6 +61,8 @@ public final class BwrapLauncher implements KernelLauncher {
     private final Map<Long, Long> kernelPids = new ConcurrentHashMap<>();
     /** The uid each running kernel (by its bwrap pid) runs as. */
     private final Map<Long, Integer> kernelUids = new ConcurrentHashMap<>();
+    /** What stops the disk quota watch on each running kernel's writable directory (attached again when claimed). */
+    private final Map<Long, Runnable> quotas = new ConcurrentHashMap<>();
     private volatile KernelUids uids;
     private final Map<Long, String> endings = new ConcurrentHashMap<>();
 
@@ -194,6 +196,7 @@ public final class BwrapLauncher implements KernelLauncher {
         process.onExit().thenRun(() -> {
             kernelPids.remove(process.pid());
             kernelUids.remove(process.pid());
+            quotas.remove(process.pid());
             if (range != null) {
                 range.give(uid);
             }
@@ -203,7 +206,8 @@ public final class BwrapLauncher implements KernelLauncher {
 
     /**
      * Cuts the directory back if its last kernel was killed over the limit, gives it and the files in
-     * it to the kernel's uid (as root), and keeps it to the disk limit from now on.
+     * it to the kernel's uid (as root), and keeps it to the disk limit from now on (in place of the
+     * directory it was attached before, for a warm kernel claimed).
      */
     @Override
     public void attach(Process process, Path dir) throws IOException {
@@ -215,12 +219,15 @@ public final class BwrapLauncher implements KernelLauncher {
         if (privileged) {
             handOver(dir, uid, uids != null);
         }
-        DirQuota.watch(dir, allowed, process, () -> {
+        Runnable earlier = quotas.put(process.pid(), DirQuota.watch(dir, allowed, process, () -> {
             endings.put(process.pid(), "killed: it wrote more than its " + (diskBytes >> 20) + " MiB disk limit "
                     + "(--max-disk-mb) into its snapshot directory");
             mark(dir);
             kill(process);
-        });
+        }));
+        if (earlier != null) {
+            earlier.run();
+        }
     }
 
     /**

@@ -38,7 +38,8 @@ final class DirQuota {
     private DirQuota() {
     }
 
-    static void watch(Path dir, long limit, Process process, Runnable kill) {
+    /** Watches {@code dir} until {@code process} ends or the returned action is run. */
+    static Runnable watch(Path dir, long limit, Process process, Runnable kill) {
         AtomicReference<ScheduledFuture<?>> task = new AtomicReference<>();
         task.set(TIMER.scheduleWithFixedDelay(() -> {
             if (!process.isAlive()) {
@@ -52,12 +53,9 @@ final class DirQuota {
                 task.get().cancel(false);
             }
         }, PERIOD_MS, PERIOD_MS, TimeUnit.MILLISECONDS));
-        process.onExit().thenRun(() -> {
-            ScheduledFuture<?> running = task.get();
-            if (running != null) {
-                running.cancel(false);
-            }
-        });
+        Runnable stop = () -> task.get().cancel(false);
+        process.onExit().thenRun(stop);
+        return stop;
     }
 
     /** Bytes the tree holds, measured until it passes {@code stopAbove}. */
