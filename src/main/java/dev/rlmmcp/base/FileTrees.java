@@ -16,6 +16,13 @@ public final class FileTrees {
     private FileTrees() {
     }
 
+    /** True if {@code dir} has no entries (an error if it is missing or not a directory). */
+    public static boolean isEmpty(Path dir) throws IOException {
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            return !entries.iterator().hasNext();
+        }
+    }
+
     /**
      * Removes a tree a kernel could write, without following any link in it, even one swapped in
      * while the removal runs: each directory is opened once and its entries removed relative to it.

@@ -1,6 +1,7 @@
 package dev.rlmmcp.core;
 
 import dev.rlmmcp.base.ErrorCode;
+import dev.rlmmcp.base.FileTrees;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.Settings;
@@ -116,8 +117,8 @@ final class SessionKernel {
     }
 
     private static boolean isEmpty(Path dir) {
-        try (java.nio.file.DirectoryStream<Path> entries = java.nio.file.Files.newDirectoryStream(dir)) {
-            return !entries.iterator().hasNext();
+        try {
+            return FileTrees.isEmpty(dir);
         } catch (IOException e) {
             return false;
         }

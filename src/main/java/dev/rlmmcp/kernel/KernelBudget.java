@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.ToLongFunction;
 
 /**
@@ -88,7 +89,7 @@ public final class KernelBudget {
     private final Set<Slot> slots = ConcurrentHashMap.newKeySet();
     private volatile Releaser releaser = () -> false;
     /** Callers of {@link #acquire} waiting for a place: {@link #tryAcquire} leaves the room to them. */
-    private final java.util.concurrent.atomic.AtomicInteger waiting = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger waiting = new AtomicInteger();
 
     /** {@code maxBytes} 0: memory is not budgeted; {@code usage}: what a kernel holds now. */
     KernelBudget(int maxKernels, long maxBytes, ToLongFunction<Slot> usage) {

@@ -47,7 +47,7 @@ final class SpareDirectories {
      */
     static Path adopt(Path spare, Path dir) throws IOException {
         recover(dir);
-        if (isEmptyOrAbsent(dir)) {
+        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS) || FileTrees.isEmpty(dir)) {
             // rename(2) replaces an empty directory: a new session's, the common case
             Files.move(spare, dir, StandardCopyOption.ATOMIC_MOVE);
             return dir;
@@ -82,15 +82,6 @@ final class SpareDirectories {
                     Files.move(entry, target, StandardCopyOption.ATOMIC_MOVE);
                 }
             }
-        }
-    }
-
-    private static boolean isEmptyOrAbsent(Path dir) throws IOException {
-        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
-            return true;
-        }
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
-            return !entries.iterator().hasNext();
         }
     }
 

@@ -12,6 +12,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -56,7 +57,7 @@ class WarmKernelsIT {
         return server;
     }
 
-    private final Map<SessionCalls, McpDriver> clients = new java.util.HashMap<>();
+    private final Map<SessionCalls, McpDriver> clients = new HashMap<>();
 
     private SessionCalls calls(ServerProcess server) {
         McpDriver client = McpDriver.http(server.mcpUrl());

@@ -11,7 +11,10 @@ import dev.rlmmcp.kernel.process.KernelUids;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class KernelBudgetTest {
@@ -54,16 +57,16 @@ class KernelBudgetTest {
         assertThat(budget.tryAcquire()).isNull();
 
         // a session's kernel waits for room, an idle one being stopped: the room is its own
-        java.util.concurrent.CountDownLatch asked = new java.util.concurrent.CountDownLatch(1);
+        CountDownLatch asked = new CountDownLatch(1);
         budget.releaseWith(() -> {
             asked.countDown();
             return true;
         });
-        var waiting = java.util.concurrent.CompletableFuture.supplyAsync(budget::acquire);
+        var waiting = CompletableFuture.supplyAsync(budget::acquire);
         asked.await();
         session.release();
         assertThat(budget.tryAcquire()).isNull();
-        assertThat(waiting.get(5, java.util.concurrent.TimeUnit.SECONDS)).isNotNull();
+        assertThat(waiting.get(5, TimeUnit.SECONDS)).isNotNull();
         assertThat(budget.kernels()).isEqualTo(2);
     }
 

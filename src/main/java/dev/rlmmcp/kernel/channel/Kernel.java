@@ -20,6 +20,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -341,7 +342,7 @@ public final class Kernel implements AutoCloseable {
      * writableDir} (null: none): called once before its first request, also on a kernel started
      * warm under another label.
      */
-    public void claim(String label, java.nio.file.Path writableDir) throws IOException {
+    public void claim(String label, Path writableDir) throws IOException {
         reader.setName("kernel-frames-" + label);
         process.claim(label, writableDir);
     }
