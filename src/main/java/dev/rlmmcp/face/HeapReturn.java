@@ -9,9 +9,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Gives the heap back to the machine after large requests. A 100 MiB inline load makes G1 commit
  * several hundred MiB of heap, which it keeps until a collection it has no other reason to run. So
- * once the last large request in flight has ended, a collection is asked for ({@code System.gc()},
- * which bin/rlm-mcp makes a concurrent cycle with {@code -XX:+ExplicitGCInvokesConcurrent}), after
- * which G1 uncommits what it does not need. The heap is the process's, hence the static state.
+ * once the last large request in flight has ended, a full collection is asked for ({@code System.gc()}),
+ * which compacts the heap and uncommits what it does not need: one pause of a few tens of ms after a
+ * request that took far longer. The heap is the process's, hence the static state.
  */
 final class HeapReturn {
 
