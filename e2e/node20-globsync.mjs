@@ -10,7 +10,7 @@ if (typeof fs.globSync !== 'function') {
   register('data:text/javascript,' + encodeURIComponent(`
     export async function resolve(specifier, context, next) {
       if ((specifier === 'fs' || specifier === 'node:fs') &&
-          context.parentURL?.includes('/@modelcontextprotocol/conformance/')) {
+          (context.parentURL?.includes('/@modelcontextprotocol/conformance/') || context.parentURL?.includes('/conformance-2026/'))) {
         return { url: ${JSON.stringify(stub)}, shortCircuit: true };
       }
       return next(specifier, context);

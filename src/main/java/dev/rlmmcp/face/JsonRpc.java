@@ -345,7 +345,8 @@ final class JsonRpc {
             return message;
         }
         McpSchema.JSONRPCResponse.JSONRPCError error = response.error();
-        Object data = error.data() instanceof String s && s.length() <= 200 && clean(s) ? s : null;
+        // text data is the SDK's chain of exception messages; structured data is what a handler meant to send
+        Object data = error.data() instanceof String s ? s.length() <= 200 && clean(s) ? s : null : error.data();
         String text = clean(error.message()) ? error.message() : generic(error.code());
         if (error.code() == McpSchema.ErrorCodes.INVALID_PARAMS && data instanceof String s
                 && s.startsWith(UNKNOWN_TOOL_DATA)) {

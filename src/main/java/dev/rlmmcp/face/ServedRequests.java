@@ -46,8 +46,14 @@ final class ServedRequests {
 
     /** {@code dispatch} with {@code context} in its Reactor context, where the SDK finds it for the tool's exchange. */
     static <T> Mono<T> carrying(Mono<T> dispatch, CallContext context) {
-        return dispatch.contextWrite(ctx -> ctx.put(McpTransportContext.KEY,
-                McpTransportContext.create(Map.of(ToolCatalog.CALL_CONTEXT, context))));
+        return carrying(dispatch, context, null);
+    }
+
+    /** The same, with the connection whose default REPL session the request uses (null: its MCP session's). */
+    static <T> Mono<T> carrying(Mono<T> dispatch, CallContext context, String connection) {
+        Map<String, Object> values = connection == null ? Map.of(ToolCatalog.CALL_CONTEXT, context)
+                : Map.of(ToolCatalog.CALL_CONTEXT, context, ToolCatalog.CONNECTION, connection);
+        return dispatch.contextWrite(ctx -> ctx.put(McpTransportContext.KEY, McpTransportContext.create(values)));
     }
 
     /** JSON ids 7 and 7.0 are the same request, whichever Java number type a parser made of them. */
@@ -78,6 +84,11 @@ final class ServedRequests {
         /** {@code dispatch} carrying this request's context to the tool handler. */
         <T> Mono<T> carrying(Mono<T> dispatch) {
             return ServedRequests.carrying(dispatch, context);
+        }
+
+        /** The same, the request using the default REPL session of {@code connection} (null: its MCP session's). */
+        <T> Mono<T> carrying(Mono<T> dispatch, String connection) {
+            return ServedRequests.carrying(dispatch, context, connection);
         }
 
         @Override

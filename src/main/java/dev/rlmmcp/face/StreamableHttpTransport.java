@@ -23,6 +23,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,6 +59,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     private final transient Map<String, McpStreamableServerSession> sessions = new ConcurrentHashMap<>();
     private final transient ServedRequests served = new ServedRequests();
     private static final AtomicInteger ZERO = new AtomicInteger();
+    private static final AtomicLong STATELESS_CALLS = new AtomicLong();
 
     private final transient Map<String, Long> lastUsed = new ConcurrentHashMap<>();
     private final transient Map<String, AtomicInteger> busy = new ConcurrentHashMap<>();
@@ -65,6 +67,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     private final long idleNanos;
     private transient McpStreamableServerSession.Factory sessionFactory;
     private transient McpStreamableServerSession direct;
+    private final transient StatelessRevision stateless;
     private volatile boolean closing;
 
     /**
@@ -77,6 +80,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         this.maxRequestBytes = maxRequestBytes;
         this.sessionEnded = sessionEnded;
         this.idleNanos = idle.toNanos();
+        this.stateless = new StatelessRevision(mapper);
         this.sweeper = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().daemon().name("mcp-session-sweeper").factory());
         long every = Math.max(1, Math.min(idle.toMillis() / 4, 60_000));
@@ -110,6 +114,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     @Override
     public void setSessionFactory(McpStreamableServerSession.Factory sessionFactory) {
         this.sessionFactory = sessionFactory;
+        stateless.setSessionFactory(sessionFactory);
     }
 
     @Override
@@ -135,14 +140,25 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         try {
             message = JsonRpc.parse(mapper, body);
         } catch (JsonRpc.Refused e) {
+            StatelessRevision.Refusal removed = StatelessRevision.claimsHeader(request.getHeader(PROTOCOL_VERSION_HEADER))
+                    ? stateless.removedMethod(body) : null;
+            if (removed != null) {
+                // a method 2026-07-28 dropped, whose params are checked as the earlier revisions define them
+                writeJson(response, removed.status(), removed.answer(e.id()));
+                return;
+            }
             // a client error, whatever the message was: the specification's 400 for what cannot be accepted
             writeJson(response, 400, e.answer());
             return;
         }
         String version = request.getHeader(PROTOCOL_VERSION_HEADER);
+        if (StatelessRevision.claims(version, message)) {
+            serveStateless(request, response, message, json, sse);
+            return;
+        }
         if (version != null && !protocolVersions().contains(version)) {
-            error(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "unsupported " + PROTOCOL_VERSION_HEADER + " "
-                    + version + "; this server speaks " + String.join(", ", protocolVersions()), idOf(message));
+            StatelessRevision.Refusal refusal = StatelessRevision.unsupported(version, supportedVersions());
+            writeJson(response, refusal.status(), refusal.answer(idOf(message)));
             return;
         }
         if (message instanceof McpSchema.JSONRPCRequest init && McpSchema.METHOD_INITIALIZE.equals(init.method())) {
@@ -159,7 +175,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                     AtomicInteger running = busy.computeIfAbsent(session.getId(), k -> new AtomicInteger());
                     running.incrementAndGet();
                     try (ServedRequests.Served serving = served.serve(session.getId(), call.id())) {
-                        new Exchange(response, json, sse, serving).answer(session, call);
+                        new Exchange(response, json, sse, serving, null).answer(session, call, null);
                     } finally {
                         running.decrementAndGet();
                         lastUsed.computeIfPresent(session.getId(), (k, v) -> System.nanoTime());
@@ -198,6 +214,57 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                         idOf(message));
             }
         }
+    }
+
+    /**
+     * A request of protocol 2026-07-28: checked, then served by the SDK session for its client's
+     * capabilities; a call without session_id uses the default REPL session of session-less requests.
+     */
+    private void serveStateless(HttpServletRequest request, HttpServletResponse response,
+            McpSchema.JSONRPCMessage message, boolean json, boolean sse) throws IOException {
+        if (message instanceof McpSchema.JSONRPCNotification) {
+            response.setStatus(202);
+            return;
+        }
+        if (!(message instanceof McpSchema.JSONRPCRequest call)) {
+            error(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "protocol " + StatelessRevision.VERSION
+                    + " has no responses from clients: answers to a server's input requests come in the retried request",
+                    null);
+            return;
+        }
+        StatelessRevision.Refusal refusal = stateless.check(request::getHeader, call);
+        if (refusal != null) {
+            writeJson(response, refusal.status(), refusal.answer(call.id()));
+            return;
+        }
+        if (StatelessRevision.METHOD_DISCOVER.equals(call.method())) {
+            writeJson(response, 200, McpSchema.JSONRPCResponse.result(call.id(),
+                    stateless.discover(call, supportedVersions())));
+            return;
+        }
+        McpStreamableServerSession session = stateless.session(call);
+        try (ServedRequests.Served serving = served.serve("stateless-" + STATELESS_CALLS.incrementAndGet(), call.id())) {
+            new Exchange(response, json, sse, serving, call).answer(session, call, direct().getId());
+        } catch (RuntimeException e) {
+            McpError refusalByHandler = protocolError(e);
+            if (refusalByHandler != null && !response.isCommitted()) {
+                writeJson(response, 200, JsonRpc.withoutTraces(McpSchema.JSONRPCResponse.error(call.id(),
+                        refusalByHandler.getJsonRpcError())));
+                return;
+            }
+            log.warn("handling {} failed", message, e);
+            if (!response.isCommitted()) {
+                error(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, "internal error; the server log has the details",
+                        call.id());
+            }
+        }
+    }
+
+    /** Every protocol version this endpoint speaks, oldest first. */
+    private List<String> supportedVersions() {
+        List<String> all = new java.util.ArrayList<>(protocolVersions());
+        all.addAll(StatelessRevision.VERSIONS);
+        return all;
     }
 
     @Override
@@ -347,17 +414,22 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         private final boolean json;
         private final boolean sse;
         private final ServedRequests.Served request;
+        /** The request when it is one of protocol 2026-07-28, whose answers are dressed for it; else null. */
+        private final McpSchema.JSONRPCRequest statelessCall;
         private OutputStream stream;
 
-        Exchange(HttpServletResponse response, boolean json, boolean sse, ServedRequests.Served request) {
+        Exchange(HttpServletResponse response, boolean json, boolean sse, ServedRequests.Served request,
+                McpSchema.JSONRPCRequest statelessCall) {
             this.response = response;
             this.json = json;
             this.sse = sse;
             this.request = request;
+            this.statelessCall = statelessCall;
         }
 
-        void answer(McpStreamableServerSession session, McpSchema.JSONRPCRequest call) {
-            request.carrying(session.responseStream(call, this)).block();
+        /** Serves the call; {@code connection} names whose default REPL session it uses (null: the MCP session's). */
+        void answer(McpStreamableServerSession session, McpSchema.JSONRPCRequest call, String connection) {
+            request.carrying(session.responseStream(call, this), connection).block();
         }
 
         @Override
@@ -379,6 +451,12 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                     }
                     return;
                 }
+                if (statelessCall != null) {
+                    message = stateless.outgoing(statelessCall, message);
+                    if (message == null) {
+                        return;
+                    }
+                }
                 if (!sse && message instanceof McpSchema.JSONRPCRequest request) {
                     // answered at once rather than left waiting for a reply the client can never send
                     throw new IllegalStateException("cannot send " + request.method() + " to this client during this "
@@ -386,8 +464,9 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                             + "text/event-stream");
                 }
                 if (stream == null && json && (message instanceof McpSchema.JSONRPCResponse || !sse)) {
-                    if (message instanceof McpSchema.JSONRPCResponse) {
-                        writeJson(response, 200, JsonRpc.withoutTraces(message));
+                    if (message instanceof McpSchema.JSONRPCResponse answer) {
+                        writeJson(response, statelessCall == null ? 200 : StatelessRevision.status(answer),
+                                JsonRpc.withoutTraces(message));
                     }
                     return;
                 }

@@ -33,6 +33,8 @@ public final class ToolCatalog {
      * SDK with each request, which the SDK hands to the tool handler in its exchange.
      */
     public static final String CALL_CONTEXT = "rlm.callContext";
+    /** The transport context's key for the connection whose default session a call uses, where it is not the MCP session's. */
+    public static final String CONNECTION = "rlm.connection";
 
     private static final Logger log = LoggerFactory.getLogger(ToolCatalog.class);
 
@@ -72,11 +74,18 @@ public final class ToolCatalog {
         return SyncToolSpecification.builder()
                 .tool(definition(tool))
                 .callHandler((exchange, request) -> {
-                    Caller caller = new Caller(exchange.sessionId(), McpSamplingBackend.of(exchange), context(exchange));
+                    Caller caller = new Caller(connection(exchange), McpSamplingBackend.of(exchange), context(exchange));
                     return ProgressTicker.whileRunning(exchange, request, caller.context(),
                             () -> call(tool, request.arguments(), caller));
                 })
                 .build();
+    }
+
+    /** Whose default session a call without session_id uses: the face's choice, else the MCP session's. */
+    static String connection(McpSyncServerExchange exchange) {
+        McpTransportContext transport = exchange.transportContext();
+        return transport != null && transport.get(CONNECTION) instanceof String connection ? connection
+                : exchange.sessionId();
     }
 
     /** The context the face created for the request this exchange serves, or {@link CallContext#NONE} without one. */

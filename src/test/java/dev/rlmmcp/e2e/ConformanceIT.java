@@ -25,4 +25,17 @@ class ConformanceIT {
             assertThat(run.stdout()).contains("dns-rebinding-protection", "tools-call-sampling", "server-sse-multiple-streams");
         }
     }
+
+    @Test
+    void theRevision20260728RequirementsPassBeyondThePendingList() throws Exception {
+        try (ServerProcess server = ServerProcess.httpWithFixtures()) {
+            NodeTool.Result run = NodeTool.conformance2026(server.mcpUrl(), results);
+            assertThat(run.exit()).as(run.both()).isZero();
+            assertThat(run.stdout()).as(run.both())
+                    .containsPattern("✓ caching: \\d+ passed")
+                    .containsPattern("✓ http-header-validation: \\d+ passed")
+                    .containsPattern("✓ json-schema-2020-12: \\d+ passed")
+                    .containsPattern("✓ tools-call-with-progress: \\d+ passed");
+        }
+    }
 }
