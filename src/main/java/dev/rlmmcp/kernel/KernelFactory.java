@@ -59,7 +59,11 @@ public final class KernelFactory implements AutoCloseable {
      */
     private final ExecutorService starter = Executors.newSingleThreadExecutor(
             Thread.ofPlatform().daemon().name("kernel-starter").factory());
-    private final Path harness;
+    /**
+     * The harness kernels run: its sources until the interpreter is located, then (not for containers,
+     * whose Python is the image's) the one holding that interpreter's bytecode as well.
+     */
+    private volatile Path harness;
     private final String harnessConfig;
     private volatile PythonLocator.Python python;
     private volatile WarmKernels warm;
@@ -189,8 +193,9 @@ public final class KernelFactory implements AutoCloseable {
     }
 
     /**
-     * The interpreter kernels run on, found on first use (not at start-up, which it would slow);
-     * fails with the locator's message if there is no usable one.
+     * The interpreter kernels run on, found on first use (not at start-up, which it would slow), and
+     * the harness compiled for it (once per harness and interpreter build; then kernels start from its
+     * bytecode); fails with the locator's message if there is no usable one.
      */
     public PythonLocator.Python python() {
         PythonLocator.Python found = python;
@@ -198,7 +203,11 @@ public final class KernelFactory implements AutoCloseable {
             synchronized (this) {
                 if (python == null) {
                     try {
-                        python = PythonLocator.locate(settings.python());
+                        PythonLocator.Python located = PythonLocator.locate(settings.python());
+                        if (!containerKernels) {
+                            harness = Harness.install(settings.runtimeDir(), located);
+                        }
+                        python = located;
                     } catch (IllegalStateException e) {
                         throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, e.getMessage(), null,
                                 "install python3 (3.10 or newer) or set --python / RLM_PYTHON");
