@@ -6,7 +6,9 @@ __main__.py and the rlm_harness package), waits for its ready frame, optionally 
 directory (the restore request every session's kernel gets), then sends N exec requests one after another
 and prints the round-trip p50/p99 and the kernel's CPU per request (from /proc/<pid>/task/*/schedstat).
 
-    bench/harness_exec.py [-n 20000] [--store] [--python PYTHON] [--profile OUT.prof]
+    bench/harness_exec.py [-n 20000] [--store] [--python PYTHON] [--package DIR] [--profile OUT.prof]
+
+--package runs another copy of rlm_harness (an older version, to compare in the same run).
 
 --profile runs the kernel's request loop under cProfile and writes its stats to OUT.prof on exit.
 """
@@ -41,11 +43,11 @@ CONFIG = {
 }
 
 
-def install(directory, profile):
-    """The layout Harness.install writes: __main__.py and rlm_harness/ (copied, read-only, as the server's)."""
+def install(directory, package, profile):
+    """The layout Harness.install writes: __main__.py and rlm_harness/ (copied, as the server's)."""
     with open(os.path.join(directory, "__main__.py"), "w") as f:
         f.write(PROFILED.format(out=os.path.abspath(profile)) if profile else BOOTSTRAP)
-    shutil.copytree(PACKAGE, os.path.join(directory, "rlm_harness"), ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(package, os.path.join(directory, "rlm_harness"), ignore=shutil.ignore_patterns("__pycache__"))
 
 
 class Kernel:
@@ -107,17 +109,20 @@ def percentile(sorted_values, p):
     return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * p))]
 
 
-def run(python, n, store, profile):
+def run(python, package, n, store, profile, variables=0):
     with tempfile.TemporaryDirectory(prefix="rlm-harness-bench-") as tmp:
         harness = os.path.join(tmp, "harness")
         os.mkdir(harness)
-        install(harness, profile)
+        install(harness, package, profile)
         kernel = Kernel(python, harness, CONFIG)
         try:
             if store:
                 snapshot = os.path.join(tmp, "snapshot")
                 os.mkdir(snapshot)
                 kernel.call(op="restore", dir=snapshot)
+            if variables:  # a namespace a session might hold: modules, functions, values
+                kernel.call(op="exec", code="import json, re, math\ndef f(a):\n    return a\n" + "".join(
+                    f"v{i} = {[i] * 10!r}\n" for i in range(variables)))
             for _ in range(min(1000, n)):  # warm-up: compile cache, first-use imports
                 kernel.call(op="exec", code="x = 1")
             times = []
@@ -140,11 +145,13 @@ def main():
     parser.add_argument("-n", type=int, default=20000, help="exec requests to time (after 1000 warm-up ones)")
     parser.add_argument("--store", action="store_true", help="attach a snapshot directory first, as sessions do")
     parser.add_argument("--python", default="/root/.pyenv/versions/3.11.7/bin/python3")
+    parser.add_argument("--vars", type=int, default=0, help="make this many variables (and 3 imports) first")
+    parser.add_argument("--package", default=PACKAGE, help="the rlm_harness directory to run")
     parser.add_argument("--profile", help="write the kernel's cProfile stats here")
     parser.add_argument("--reply", action="store_true", help="print the last reply too")
     args = parser.parse_args()
-    result = run(args.python, args.n, args.store, args.profile)
-    print(f"exec x = 1 ({'with' if args.store else 'without'} a snapshot store, n={args.n}): "
+    result = run(args.python, args.package, args.n, args.store, args.profile, args.vars)
+    print(f"exec x = 1 ({'with' if args.store else 'without'} a snapshot store, {args.vars} variables, n={args.n}): "
           f"p50 {result['p50_us']:.1f} us, p99 {result['p99_us']:.1f} us, "
           f"kernel CPU {result['kernel_cpu_us']:.1f} us/request")
     if args.reply:
