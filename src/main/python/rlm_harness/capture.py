@@ -33,6 +33,8 @@ class Capture:
 
     def take(self):
         with self.lock:
+            if not self.chunks and not self.dropped:  # most requests print nothing
+                return "", 0
             text, dropped = "".join(self.chunks), self.dropped
             self.reset()
         return text, dropped

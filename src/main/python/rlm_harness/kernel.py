@@ -98,9 +98,12 @@ class Kernel(Memory, Snapshots):
         (out, out_dropped), (err, err_dropped) = output.take()
         now = time.time()
         after = self.identities()
-        changed = [n for n, i in after.items() if before.get(n) != i]
-        deleted = [n for n in before if n not in after]
-        self.forget([n for n in self.meta if n not in after])
+        # a cell that binds no name (or rebinds one to the same object) leaves the two equal: no walk then
+        changed = [] if after == before else [n for n, i in after.items() if before.get(n) != i]
+        # the walks for deleted and forgotten names only when some name is gone (the <= tests allocate nothing)
+        deleted = [] if before.keys() <= after.keys() else [n for n in before if n not in after]
+        if not self.meta.keys() <= after.keys():
+            self.forget([n for n in self.meta if n not in after])
         touched = set(changed)
         for code_object in program or ():
             if code_object is not None:

@@ -1,9 +1,12 @@
 """The Kernel's memory bookkeeping: each variable's size and last use, and eviction past the limit."""
 import gc
+from operator import attrgetter
 
 from .limits import rss_bytes
 from .sizing import VarMeta, human
 from .store import repl_defined
+
+SIZE = attrgetter("size")
 
 
 class Memory:
@@ -26,7 +29,7 @@ class Memory:
             self.meta.pop(name, None)
 
     def total(self):
-        return sum(m.size for m in self.meta.values())
+        return sum(map(SIZE, self.meta.values()))
 
     def enforce_memory(self, protected):
         """Spill least-recently-used variables to the snapshot once past the threshold, down to the

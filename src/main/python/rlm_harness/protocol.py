@@ -22,6 +22,8 @@ FRAME_HEAD = struct.Struct(">IQ")
 CHUNK_HEAD = struct.Struct(">I")
 STREAMED = 2**64 - 1
 ABORTED = 2**32 - 1
+# json.dumps(header, ensure_ascii=False, default=str), without building an encoder per frame
+ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
 RESERVED = frozenset({"llm_query", "llm_query_batched", "mcp", "_last_output", "_last_error", "mcp_servers",
                       "LOADED_MCP_SERVERS"})
 
@@ -61,11 +63,14 @@ class Channel:
         return header, self._read_exact(payload_len) if payload_len else None
 
     def send(self, header, payload=b""):
-        body = json.dumps(header, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
-        data = memoryview(FRAME_HEAD.pack(len(body), len(payload)) + body + payload)
+        body = ENCODE(header).encode("utf-8", "surrogatepass")
+        data = FRAME_HEAD.pack(len(body), len(payload)) + body + payload
         with self.send_lock:
-            while data:
-                data = data[os.write(self.fd_out, data):]
+            sent = os.write(self.fd_out, data)
+            if sent < len(data):  # cut short by a signal: the rest
+                data = memoryview(data)[sent:]
+                while data:
+                    data = data[os.write(self.fd_out, data):]
 
 
 class Chunks:

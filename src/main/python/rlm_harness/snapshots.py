@@ -167,7 +167,7 @@ class Snapshots:
 
     def note_changes(self, code, changed, deleted, touched):
         """Marks what the next snapshot must write; returns {name: reason} for new values it cannot hold."""
-        if any(repl_defined(self.ns[n]) for n in changed):
+        if changed and any(repl_defined(self.ns[n]) for n in changed):
             found = definitions(code)
             for name in changed:
                 if name in found and repl_defined(self.ns[name]):
@@ -181,8 +181,9 @@ class Snapshots:
         self.dirty.update(changed, deleted)
         if self.store is not None:
             modules = self.modules()
-            self.dirty.update(n for n, m in modules.items() if self.store.modules.get(n) != m)
-            self.dirty.update(n for n in self.store.modules if n not in modules)
+            if modules != self.store.modules:
+                self.dirty.update(n for n, m in modules.items() if self.store.modules.get(n) != m)
+                self.dirty.update(n for n in self.store.modules if n not in modules)
         self.dirty.update(n for n in touched if type(self.ns[n]) not in IMMUTABLE and not repl_defined(self.ns[n]))
         reasons = {}
         for name in changed:
