@@ -5,8 +5,10 @@ import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpStreamableServerSession;
 import io.modelcontextprotocol.spec.ProtocolVersions;
+import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.UnaryOperator;
@@ -88,7 +90,7 @@ final class StatelessRevision {
                     && request.get("method") instanceof String method && REMOVED.contains(method)) {
                 return removed(method);
             }
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             return null;
         }
         return null;
@@ -286,9 +288,9 @@ final class StatelessRevision {
         Map<String, Object> params = mapper.convertValue(notification.params(), new TypeRef<Map<String, Object>>() {
         });
         try {
-            McpSchema.LoggingLevel wanted = McpSchema.LoggingLevel.valueOf(asked.toUpperCase(java.util.Locale.ROOT));
+            McpSchema.LoggingLevel wanted = McpSchema.LoggingLevel.valueOf(asked.toUpperCase(Locale.ROOT));
             McpSchema.LoggingLevel level = McpSchema.LoggingLevel.valueOf(
-                    String.valueOf(params.get("level")).toUpperCase(java.util.Locale.ROOT));
+                    String.valueOf(params.get("level")).toUpperCase(Locale.ROOT));
             return level.level() >= wanted.level();
         } catch (IllegalArgumentException e) {
             return true;

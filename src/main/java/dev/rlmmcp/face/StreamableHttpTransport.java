@@ -16,6 +16,7 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -262,7 +263,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
 
     /** Every protocol version this endpoint speaks, oldest first. */
     private List<String> supportedVersions() {
-        List<String> all = new java.util.ArrayList<>(protocolVersions());
+        List<String> all = new ArrayList<>(protocolVersions());
         all.addAll(StatelessRevision.VERSIONS);
         return all;
     }
@@ -393,7 +394,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     public Mono<Void> closeGracefully() {
         closing = true;
         sweeper.shutdownNow();
-        List<McpStreamableServerSession> open = new java.util.ArrayList<>(sessions.values());
+        List<McpStreamableServerSession> open = new ArrayList<>(sessions.values());
         synchronized (this) {
             if (direct != null) {
                 open.add(direct);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -87,8 +88,8 @@ class StatelessRevisionTest {
             assertThat(refusal.code()).isEqualTo(McpSchema.ErrorCodes.METHOD_NOT_FOUND);
         }
         assertThat(revision.removedMethod("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}"
-                .getBytes(java.nio.charset.StandardCharsets.UTF_8)).status()).isEqualTo(404);
-        assertThat(revision.removedMethod("{\"method\":\"tools/list\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+                .getBytes(StandardCharsets.UTF_8)).status()).isEqualTo(404);
+        assertThat(revision.removedMethod("{\"method\":\"tools/list\"}".getBytes(StandardCharsets.UTF_8)))
                 .isNull();
     }
 
