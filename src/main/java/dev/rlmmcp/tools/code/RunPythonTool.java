@@ -118,7 +118,10 @@ public final class RunPythonTool implements RlmTool {
         } catch (RlmException e) {
             return validationError(e);
         }
-        McpCallbacks callbacks = new McpCallbacks(bridge, servers, Duration.ofSeconds(timeout), json);
+        // a bridged call may run past the run's own limit by the interrupt grace: the run's limit (its
+        // interrupt, then its kill) is what ends the run, reported as a timeout, never the bridge's wait
+        McpCallbacks callbacks = new McpCallbacks(bridge, servers,
+                Duration.ofSeconds(timeout).plus(settings.interruptGrace()), json);
         McpSetup setup;
         try {
             setup = callbacks.kernelSetup();
