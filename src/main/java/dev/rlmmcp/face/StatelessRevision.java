@@ -60,7 +60,7 @@ final class StatelessRevision {
         }
     };
     private McpStreamableServerSession.Factory factory;
-    private McpSchema.InitializeResult server;
+    private volatile McpSchema.InitializeResult server;
 
     StatelessRevision(McpJsonMapper mapper) {
         this.mapper = mapper;
@@ -75,7 +75,8 @@ final class StatelessRevision {
         if (headerVersion != null) {
             return claimsHeader(headerVersion);
         }
-        return meta(message) != null && meta(message).get(META_VERSION) instanceof String v && VERSIONS.contains(v);
+        Map<String, Object> meta = meta(message);
+        return meta != null && meta.get(META_VERSION) instanceof String v && VERSIONS.contains(v);
     }
 
     /** Whether the MCP-Protocol-Version header (null when absent) names this revision. */
@@ -113,8 +114,8 @@ final class StatelessRevision {
     }
 
     /**
-     * What is wrong with this request's headers (looked up by name, case-insensitively) and _meta, as the error to answer with (its HTTP status in
-     * {@link Refusal#status}), or null when it may be served.
+     * What is wrong with this request's headers (looked up by name, case-insensitively) and _meta, as the
+     * error to answer with (its HTTP status in {@link Refusal#status}), or null when it may be served.
      */
     Refusal check(UnaryOperator<String> headers, McpSchema.JSONRPCRequest call) {
         String header = headers.apply(StreamableHttpTransport.PROTOCOL_VERSION_HEADER);
@@ -232,9 +233,8 @@ final class StatelessRevision {
         Map<String, Object> dressed = new LinkedHashMap<>(mapper.convertValue(result, new TypeRef<Map<String, Object>>() {
         }));
         dressed.putIfAbsent("resultType", "complete");
-        Map<String, Object> meta = dressed.get("_meta") instanceof Map<?, ?> m
-                ? new LinkedHashMap<>(mapper.convertValue(m, new TypeRef<Map<String, Object>>() {
-                })) : new LinkedHashMap<>();
+        Map<Object, Object> meta = dressed.get("_meta") instanceof Map<?, ?> m ? new LinkedHashMap<>(m)
+                : new LinkedHashMap<>();
         if (server != null) {
             meta.put(META_SERVER, server.serverInfo());
         }

@@ -201,19 +201,25 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                 default -> error(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "unknown message type", null);
             }
         } catch (RuntimeException e) {
-            McpError refusal = protocolError(e);
-            if (refusal != null && message instanceof McpSchema.JSONRPCRequest call && !response.isCommitted()) {
-                // a handler that refused its params before its Mono started: the answer other transports give
-                writeJson(response, 200, JsonRpc.withoutTraces(McpSchema.JSONRPCResponse.error(call.id(),
-                        refusal.getJsonRpcError())));
-                return;
-            }
-            log.warn("handling {} failed", message, e);
-            if (!response.isCommitted()) {
-                error(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, JsonRpc.clean(e.getMessage())
-                        ? "internal error: " + JsonRpc.brief(e) : "internal error; the server log has the details",
-                        idOf(message));
-            }
+            failed(response, message, e);
+        }
+    }
+
+    /** The answer to a message whose handling threw, unless an answer has begun. */
+    private void failed(HttpServletResponse response, McpSchema.JSONRPCMessage message, RuntimeException e)
+            throws IOException {
+        McpError refusal = protocolError(e);
+        if (refusal != null && message instanceof McpSchema.JSONRPCRequest call && !response.isCommitted()) {
+            // a handler that refused its params before its Mono started: the answer other transports give
+            writeJson(response, 200, JsonRpc.withoutTraces(McpSchema.JSONRPCResponse.error(call.id(),
+                    refusal.getJsonRpcError())));
+            return;
+        }
+        log.warn("handling {} failed", message, e);
+        if (!response.isCommitted()) {
+            error(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, JsonRpc.clean(e.getMessage())
+                    ? "internal error: " + JsonRpc.brief(e) : "internal error; the server log has the details",
+                    idOf(message));
         }
     }
 
@@ -247,17 +253,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         try (ServedRequests.Served serving = served.serve("stateless-" + STATELESS_CALLS.incrementAndGet(), call.id())) {
             new Exchange(response, json, sse, serving, call).answer(session, call, direct().getId());
         } catch (RuntimeException e) {
-            McpError refusalByHandler = protocolError(e);
-            if (refusalByHandler != null && !response.isCommitted()) {
-                writeJson(response, 200, JsonRpc.withoutTraces(McpSchema.JSONRPCResponse.error(call.id(),
-                        refusalByHandler.getJsonRpcError())));
-                return;
-            }
-            log.warn("handling {} failed", message, e);
-            if (!response.isCommitted()) {
-                error(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, "internal error; the server log has the details",
-                        call.id());
-            }
+            failed(response, call, e);
         }
     }
 
