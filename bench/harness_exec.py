@@ -109,7 +109,7 @@ def percentile(sorted_values, p):
     return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * p))]
 
 
-def run(python, package, n, store, profile, variables=0):
+def run(python, package, n, store, profile, variables=0, code="x = 1"):
     with tempfile.TemporaryDirectory(prefix="rlm-harness-bench-") as tmp:
         harness = os.path.join(tmp, "harness")
         os.mkdir(harness)
@@ -124,15 +124,15 @@ def run(python, package, n, store, profile, variables=0):
                 kernel.call(op="exec", code="import json, re, math\ndef f(a):\n    return a\n" + "".join(
                     f"v{i} = {[i] * 10!r}\n" for i in range(variables)))
             for _ in range(min(1000, n)):  # warm-up: compile cache, first-use imports
-                kernel.call(op="exec", code="x = 1")
+                kernel.call(op="exec", code=code)
             times = []
             cpu_before = kernel.cpu_ns()
             for _ in range(n):
                 started = time.perf_counter_ns()
-                kernel.call(op="exec", code="x = 1")
+                kernel.call(op="exec", code=code)
                 times.append(time.perf_counter_ns() - started)
             cpu = (kernel.cpu_ns() - cpu_before) / n
-            last = kernel.call(op="exec", code="x = 1")
+            last = kernel.call(op="exec", code=code)
         finally:
             kernel.close()
     times.sort()
@@ -145,13 +145,14 @@ def main():
     parser.add_argument("-n", type=int, default=20000, help="exec requests to time (after 1000 warm-up ones)")
     parser.add_argument("--store", action="store_true", help="attach a snapshot directory first, as sessions do")
     parser.add_argument("--python", default="/root/.pyenv/versions/3.11.7/bin/python3")
+    parser.add_argument("--code", default="x = 1", help="the cell to time (x = 1 rebinds the same int object)")
     parser.add_argument("--vars", type=int, default=0, help="make this many variables (and 3 imports) first")
     parser.add_argument("--package", default=PACKAGE, help="the rlm_harness directory to run")
     parser.add_argument("--profile", help="write the kernel's cProfile stats here")
     parser.add_argument("--reply", action="store_true", help="print the last reply too")
     args = parser.parse_args()
-    result = run(args.python, args.package, args.n, args.store, args.profile, args.vars)
-    print(f"exec x = 1 ({'with' if args.store else 'without'} a snapshot store, {args.vars} variables, n={args.n}): "
+    result = run(args.python, args.package, args.n, args.store, args.profile, args.vars, args.code)
+    print(f"exec {args.code!r} ({'with' if args.store else 'without'} a snapshot store, {args.vars} variables, n={args.n}): "
           f"p50 {result['p50_us']:.1f} us, p99 {result['p99_us']:.1f} us, "
           f"kernel CPU {result['kernel_cpu_us']:.1f} us/request")
     if args.reply:

@@ -109,7 +109,7 @@ class Kernel(Memory, Snapshots):
             if code_object is not None:
                 touched.update(n for n in self.referenced_names(code_object) if n in after)
         self.track(touched, now)
-        not_persisted = self.note_changes(code, changed, deleted, touched)
+        not_persisted = self.note_changes(code, changed, deleted, touched, after.keys())
         evicted = self.enforce_memory(touched)
         truncated = {}
         reply = {

@@ -58,9 +58,12 @@ class Snapshots:
             return None
         return {"names": loaded, "bytes": size, "duration_ms": round((time.perf_counter() - started) * 1000, 3)}
 
-    def modules(self):
-        return {n: v.__name__ for n, v in self.ns.items()
-                if isinstance(v, types.ModuleType) and not n.startswith("__")}
+    def modules(self, among=None):
+        """{alias: module name} of the modules the namespace binds; among: the names to look at, when the
+        others are known not to be modules (in an order of its own)."""
+        ns = self.ns
+        return {n: ns[n].__name__ for n in (ns if among is None else among)
+                if isinstance(ns[n], types.ModuleType) and not n.startswith("__")}
 
     def persist(self, names):
         """Writes the named live variables and commits a snapshot: ([written], {name: reason}, bytes)."""
@@ -165,8 +168,9 @@ class Snapshots:
                 "duration_ms": round((time.perf_counter() - started) * 1000, 3), "memory": self.memory()}
 
 
-    def note_changes(self, code, changed, deleted, touched):
-        """Marks what the next snapshot must write; returns {name: reason} for new values it cannot hold."""
+    def note_changes(self, code, changed, deleted, touched, user_vars):
+        """Marks what the next snapshot must write; returns {name: reason} for new values it cannot hold.
+        user_vars: the names of the user's variables now (identities())."""
         if changed and any(repl_defined(self.ns[n]) for n in changed):
             found = definitions(code)
             for name in changed:
@@ -180,7 +184,8 @@ class Snapshots:
             self.lost.pop(name, None)
         self.dirty.update(changed, deleted)
         if self.store is not None:
-            modules = self.modules()
+            # a module is never a user variable: only the few other names can be modules
+            modules = self.modules(self.ns.keys() - user_vars)
             if modules != self.store.modules:
                 self.dirty.update(n for n, m in modules.items() if self.store.modules.get(n) != m)
                 self.dirty.update(n for n in self.store.modules if n not in modules)
