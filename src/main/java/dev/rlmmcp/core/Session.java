@@ -370,9 +370,29 @@ public final class Session implements AutoCloseable {
      * running. A finalized session keeps its state; any other becomes expired.
      */
     boolean expire() {
-        if (!lock.tryLock()) {
-            return false;
-        }
+        return lock.tryLock() && releaseKernel();
+    }
+
+    /**
+     * Gives up an idle kernel to make room for another session's (as {@link #expire} does with a
+     * store: a snapshot first, the variables back on the next call). A snapshot being written is
+     * waited out (at most {@link #SNAPSHOT_WAIT}), so that the idlest session goes, not the next one.
+     * False without a store, whose variables would be lost, or if a call is running or there is no kernel.
+     */
+    boolean releaseIdle() {
+        return store != null && lock.tryLockUnlessCall(SNAPSHOT_WAIT) && releaseKernel();
+    }
+
+    /** How long {@link #releaseIdle} waits for a snapshot being written before it passes the session by. */
+    static final Duration SNAPSHOT_WAIT = Duration.ofSeconds(2);
+
+    /** Whether a call is running on this session now (a snapshot being written is not one). */
+    boolean callRunning() {
+        return lock.callRunning();
+    }
+
+    /** {@link #expire}, the lock taken: releases it. */
+    private boolean releaseKernel() {
         try {
             if (store != null) {
                 Kernel current = kernel.current();
@@ -395,15 +415,6 @@ public final class Session implements AutoCloseable {
         } finally {
             lock.unlock();
         }
-    }
-
-    /**
-     * Gives up an idle kernel to make room for another session's (as {@link #expire} does with a
-     * store: a snapshot first, the variables back on the next call). False without a store, whose
-     * variables would be lost, or if a call is running or there is no kernel.
-     */
-    boolean releaseIdle() {
-        return store != null && expire();
     }
 
     /** Notes a finished step or load: the guardrail it tripped (null if none) and the memory it left. */

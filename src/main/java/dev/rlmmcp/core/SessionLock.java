@@ -19,6 +19,8 @@ final class SessionLock extends ReentrantLock {
     static final int MAX_WAITING = 16;
 
     private final String sessionId;
+    /** Whether the holder is a call (taken by {@link #acquire}), not a snapshot or a look at the variables. */
+    private volatile boolean call;
 
     SessionLock(String sessionId) {
         this.sessionId = sessionId;
@@ -28,6 +30,7 @@ final class SessionLock extends ReentrantLock {
     void acquire(Duration wait) {
         if (isHeldByCurrentThread()) {
             lock();
+            call = true;
             return;
         }
         if (getQueueLength() >= MAX_WAITING) {
@@ -44,6 +47,41 @@ final class SessionLock extends ReentrantLock {
             throw busy("this call waited %s s, its own time limit, for the call under way to end"
                     .formatted(Text.seconds(wait)));
         }
+        call = true;
+    }
+
+    @Override
+    public void unlock() {
+        if (getHoldCount() == 1) {
+            call = false;
+        }
+        super.unlock();
+    }
+
+    /** Whether a call holds the lock now (a snapshot being written does not count). */
+    boolean callRunning() {
+        return call;
+    }
+
+    /**
+     * Takes the lock if no call holds it or comes to: waits out a snapshot being written, at most
+     * {@code wait}, but gives up as soon as a call runs.
+     */
+    boolean tryLockUnlessCall(Duration wait) {
+        long deadline = System.nanoTime() + wait.toNanos();
+        try {
+            while (!call) {
+                if (tryLock(20, TimeUnit.MILLISECONDS)) {
+                    return true;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    return false;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return false;
     }
 
     private RlmException busy(String why) {

@@ -295,7 +295,7 @@ public final class Sessions implements AutoCloseable {
         if (store == null) {
             return false;
         }
-        List<Session> idle = byId.values().stream().filter(s -> s.hasKernel() && !s.busy())
+        List<Session> idle = byId.values().stream().filter(s -> s.hasKernel() && !s.callRunning())
                 .sorted(Comparator.comparing(Session::lastActive)).toList();
         for (Session session : idle) {
             if (session.releaseIdle()) {

@@ -1,0 +1,119 @@
+package dev.rlmmcp.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.rlmmcp.base.RlmException;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class SessionLockTest {
+
+    private final SessionLock lock = new SessionLock("s-1");
+
+    @Test
+    void aCallIsKnownAsOneUntilItsOutermostUnlock() {
+        lock.acquire(Duration.ofSeconds(1));
+        lock.acquire(Duration.ofSeconds(1));
+        assertThat(lock.callRunning()).isTrue();
+        lock.unlock();
+        assertThat(lock.callRunning()).isTrue();
+        lock.unlock();
+        assertThat(lock.callRunning()).isFalse();
+        assertThat(lock.isLocked()).isFalse();
+    }
+
+    @Test
+    void aSnapshotHoldingTheLockIsNotACall() {
+        lock.lock();
+        assertThat(lock.callRunning()).isFalse();
+        assertThat(lock.isLocked()).isTrue();
+        lock.unlock();
+    }
+
+    @Test
+    void releasingWaitsOutASnapshotBeingWritten() throws Exception {
+        CountDownLatch held = new CountDownLatch(1);
+        Thread snapshot = Thread.ofPlatform().start(() -> {
+            lock.lock();
+            held.countDown();
+            sleep(300);
+            lock.unlock();
+        });
+        held.await();
+        long started = System.nanoTime();
+        assertThat(lock.tryLockUnlessCall(Duration.ofSeconds(5))).isTrue();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isBetween(200L, 4_000L);
+        lock.unlock();
+        snapshot.join();
+    }
+
+    @Test
+    void releasingGivesUpAtOnceOnARunningCall() throws Exception {
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(1);
+        Thread call = Thread.ofPlatform().start(() -> {
+            lock.acquire(Duration.ofSeconds(1));
+            held.countDown();
+            await(done);
+            lock.unlock();
+        });
+        held.await();
+        long started = System.nanoTime();
+        assertThat(lock.tryLockUnlessCall(Duration.ofSeconds(5))).isFalse();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(1_000L);
+        done.countDown();
+        call.join();
+    }
+
+    @Test
+    void releasingGivesUpAfterItsWait() throws Exception {
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(1);
+        Thread snapshot = Thread.ofPlatform().start(() -> {
+            lock.lock();
+            held.countDown();
+            await(done);
+            lock.unlock();
+        });
+        held.await();
+        assertThat(lock.tryLockUnlessCall(Duration.ofMillis(100))).isFalse();
+        done.countDown();
+        snapshot.join();
+    }
+
+    @Test
+    void aCallThatCannotGetTheLockInItsTimeIsToldWhy() throws Exception {
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(1);
+        Thread other = Thread.ofPlatform().start(() -> {
+            lock.acquire(Duration.ofSeconds(1));
+            held.countDown();
+            await(done);
+            lock.unlock();
+        });
+        held.await();
+        assertThatThrownBy(() -> lock.acquire(Duration.ofMillis(50))).isInstanceOf(RlmException.class)
+                .hasMessageContaining("busy with another call").hasMessageContaining("did not run");
+        done.countDown();
+        other.join();
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
