@@ -239,7 +239,7 @@ final class StatelessRevision {
             meta.put(META_SERVER, server.serverInfo());
         }
         dressed.put("_meta", meta);
-        if (CACHEABLE.contains(method)) {
+        if (CACHEABLE.contains(method) && "complete".equals(dressed.get("resultType"))) {
             // what this server lists does not change while it runs, but a client of another user must not share it
             dressed.putIfAbsent("ttlMs", 0);
             dressed.putIfAbsent("cacheScope", "private");

@@ -69,6 +69,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     private transient McpStreamableServerSession.Factory sessionFactory;
     private transient McpStreamableServerSession direct;
     private final transient StatelessRevision stateless;
+    private final transient InputRounds rounds;
     private volatile boolean closing;
 
     /**
@@ -82,6 +83,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         this.sessionEnded = sessionEnded;
         this.idleNanos = idle.toNanos();
         this.stateless = new StatelessRevision(mapper);
+        this.rounds = new InputRounds(mapper, served);
         this.sweeper = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().daemon().name("mcp-session-sweeper").factory());
         long every = Math.max(1, Math.min(idle.toMillis() / 4, 60_000));
@@ -89,6 +91,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     }
 
     private void sweep() {
+        rounds.sweep();
         long now = System.nanoTime();
         lastUsed.forEach((id, used) -> {
             if (now - used > idleNanos && busy.getOrDefault(id, ZERO).get() == 0) {
@@ -225,7 +228,8 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
 
     /**
      * A request of protocol 2026-07-28: checked, then served by the SDK session for its client's
-     * capabilities; a call without session_id uses the default REPL session of session-less requests.
+     * capabilities, in rounds where its handler may ask the client for input (see {@link InputRounds});
+     * a call without session_id uses the default REPL session of session-less requests.
      */
     private void serveStateless(HttpServletRequest request, HttpServletResponse response,
             McpSchema.JSONRPCMessage message, boolean json, boolean sse) throws IOException {
@@ -249,9 +253,13 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                     stateless.discover(call, supportedVersions())));
             return;
         }
-        McpStreamableServerSession session = stateless.session(call);
         try (ServedRequests.Served serving = served.serve("stateless-" + STATELESS_CALLS.incrementAndGet(), call.id())) {
-            new Exchange(response, json, sse, serving, call).answer(session, call, direct().getId());
+            Exchange exchange = new Exchange(response, json, sse, serving, call);
+            if (InputRounds.resumable(call)) {
+                exchange.send(rounds.serve(call, () -> stateless.session(call), direct().getId(), exchange::send));
+            } else {
+                exchange.answer(stateless.session(call), call, direct().getId());
+            }
         } catch (RuntimeException e) {
             failed(response, call, e);
         }
@@ -390,6 +398,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     public Mono<Void> closeGracefully() {
         closing = true;
         sweeper.shutdownNow();
+        rounds.close();
         List<McpStreamableServerSession> open = new ArrayList<>(sessions.values());
         synchronized (this) {
             if (direct != null) {

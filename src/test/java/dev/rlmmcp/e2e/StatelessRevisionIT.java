@@ -26,6 +26,7 @@ class StatelessRevisionIT {
     private UserServer server;
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private int ids;
+    private String capabilities = "{}";
 
     @AfterEach
     void stop() {
@@ -65,6 +66,67 @@ class StatelessRevisionIT {
         assertThat(McpDriver.MAPPER.readTree(initialize.body()).path("error").path("code").asInt()).isEqualTo(-32601);
     }
 
+    @Test
+    void llmQueryIsAnsweredByTheClientThroughInputRequiredRoundsOfOneExecution() throws Exception {
+        Journey.mode(tmp, "rwxr-xr-x");
+        Path home = Journey.dirs(tmp, "home");
+        server = UserServer.start(UserLaunch.here(tmp, Map.of("HOME", home.toString(),
+                "XDG_DATA_HOME", home.resolve(".local/share").toString())));
+        capabilities = "{\"sampling\":{}}";
+        String step = "{\"code\":\"a = llm_query('capital of France?')\\nb = llm_query_batched(['one', 'two', 'three'])"
+                + "\\nprint(a, b)\"}";
+
+        JsonNode first = call("rlm_execute", step).path("result");
+        assertThat(first.path("resultType").asText()).as(first.toString()).isEqualTo("input_required");
+        assertThat(first.has("content")).isFalse();
+        JsonNode asked = first.path("inputRequests");
+        assertThat(asked.size()).isEqualTo(1);
+        JsonNode sampling = asked.elements().next();
+        assertThat(sampling.path("method").asText()).isEqualTo("sampling/createMessage");
+        assertThat(sampling.path("params").path("messages").get(0).path("content").path("text").asText())
+                .isEqualTo("capital of France?");
+        String state = first.path("requestState").asText();
+
+        // an altered state, or one sent with other arguments, is refused, and the execution still waits for its answer
+        JsonNode tampered = retry(step, answers(asked), state + "-TAMPERED");
+        assertThat(tampered.path("error").path("code").asInt()).as(tampered.toString()).isEqualTo(-32602);
+        JsonNode otherCall = retry("{\"code\":\"print(1)\"}", answers(asked), state);
+        assertThat(otherCall.path("error").path("code").asInt()).as(otherCall.toString()).isEqualTo(-32602);
+
+        // the batch's three prompts come together, in one round
+        JsonNode second = retry(step, answers(asked), state).path("result");
+        assertThat(second.path("resultType").asText()).as(second.toString()).isEqualTo("input_required");
+        assertThat(second.path("inputRequests").size()).isEqualTo(3);
+        assertThat(second.path("requestState").asText()).isNotEqualTo(state);
+        JsonNode replayed = retry(step, answers(asked), state);
+        assertThat(replayed.path("error").path("code").asInt()).as(replayed.toString()).isEqualTo(-32602);
+
+        JsonNode done = retry(step, answers(second.path("inputRequests")), second.path("requestState").asText())
+                .path("result");
+        assertThat(done.path("resultType").asText()).as(done.toString()).isEqualTo("complete");
+        assertThat(done.path("content").toString()).as(done.toString())
+                .contains("answer to capital of France? [", "'answer to one', 'answer to two', 'answer to three']");
+        JsonNode after = call("rlm_execute", "{\"code\":\"print(len(b), a)\"}").path("result");
+        assertThat(after.path("content").toString()).as(after.toString()).contains("3 answer to capital of France?");
+    }
+
+    /** The client's answers to sampling requests: "answer to " and the prompt. */
+    private static String answers(JsonNode asked) {
+        StringBuilder answers = new StringBuilder("{");
+        asked.fields().forEachRemaining(entry -> {
+            String prompt = entry.getValue().path("params").path("messages").get(0).path("content").path("text").asText();
+            answers.append(answers.length() > 1 ? "," : "").append('"').append(entry.getKey()).append("\":")
+                    .append("{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"answer to ")
+                    .append(prompt).append("\"},\"model\":\"test-model\",\"stopReason\":\"endTurn\"}");
+        });
+        return answers.append('}').toString();
+    }
+
+    private JsonNode retry(String arguments, String inputResponses, String requestState) throws Exception {
+        return send("tools/call", "rlm_execute", "{\"name\":\"rlm_execute\",\"arguments\":" + arguments
+                + ",\"inputResponses\":" + inputResponses + ",\"requestState\":\"" + requestState + "\"}");
+    }
+
     private JsonNode call(String tool, String arguments) throws Exception {
         return send("tools/call", tool, "{\"name\":\"" + tool + "\",\"arguments\":" + arguments + "}");
     }
@@ -77,7 +139,7 @@ class StatelessRevisionIT {
 
     private HttpResponse<String> post(String method, String name, String params) throws Exception {
         String meta = "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
-                + "\"io.modelcontextprotocol/clientCapabilities\":{}}";
+                + "\"io.modelcontextprotocol/clientCapabilities\":" + capabilities + "}";
         String withMeta = params.equals("{}") ? "{" + meta + "}" : params.substring(0, params.length() - 1) + "," + meta + "}";
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(server.mcpUrl()))
                 .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")

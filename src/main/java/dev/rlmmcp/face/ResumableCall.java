@@ -1,0 +1,298 @@
+package dev.rlmmcp.face;
+
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.TypeRef;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpStreamableServerSession;
+import io.modelcontextprotocol.spec.McpStreamableServerTransport;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import reactor.core.publisher.Mono;
+
+/**
+ * A request of protocol 2026-07-28 whose handler may ask the client for input (a sampling, elicitation
+ * or roots request), served by the SDK on a thread of its own. Each request the handler sends the
+ * client is held here under a key, to go out in an input_required result; the client's retry brings
+ * the answers by those keys and they are handed to the handler, which has waited where it asked. So
+ * one execution (a REPL step whose code calls {@code llm_query}, say) lives across several HTTP
+ * requests without the client holding anything but the request state.
+ */
+final class ResumableCall implements McpStreamableServerTransport {
+
+    /** A request to the client awaiting its answer, under the key the client answers it by. */
+    record Asked(String key, Object id, String method, Object params) {
+    }
+
+    /** What a round ends with. */
+    sealed interface Outcome {
+    }
+
+    /** The call's answer (its id is the first round's). */
+    record Answered(McpSchema.JSONRPCResponse response) implements Outcome {
+    }
+
+    /** The requests that await the client's answers, in the order they were asked. */
+    record Waiting(List<Asked> asked) implements Outcome {
+    }
+
+    /** An answer that does not fit the request it answers: the round is refused, the call goes on waiting. */
+    static final class InvalidInput extends RuntimeException {
+        InvalidInput(String message) {
+            super(message);
+        }
+    }
+
+    /** Requests that come within this time of each other go out in one round (llm_query_batched asks in parallel). */
+    static final long QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(30);
+    /** In a request's {@code _meta}: the key its answer is to come by (a handler that knows what its client sends). */
+    static final String KEY = "dev.rlmmcp/inputKey";
+    private static final TypeRef<Map<String, Object>> MAP = new TypeRef<>() {
+    };
+    private static final Consumer<McpSchema.JSONRPCMessage> IGNORED = message -> {
+    };
+
+    private final String id;
+    private final McpStreamableServerSession session;
+    private final McpJsonMapper mapper;
+    private final ServedRequests.Served served;
+    private final Map<String, Asked> open = new LinkedHashMap<>();
+    private final Set<String> keys = new HashSet<>();
+    private McpSchema.JSONRPCResponse answer;
+    private RuntimeException failure;
+    private boolean ended;
+    private Consumer<McpSchema.JSONRPCMessage> listener = IGNORED;
+    /** Whether a round is under way: one request at a time may resume the call. */
+    private boolean attended = true;
+    private long askedAt;
+    private long lastRoundAt = System.nanoTime();
+    private int round;
+
+    ResumableCall(String id, McpStreamableServerSession session, McpJsonMapper mapper, ServedRequests.Served served) {
+        this.id = id;
+        this.session = session;
+        this.mapper = mapper;
+        this.served = served;
+    }
+
+    String id() {
+        return id;
+    }
+
+    /** The rounds answered so far: the request state of the next one names it. */
+    synchronized int round() {
+        return round;
+    }
+
+    /** Takes the next round for the request whose state names round {@code n}; false if it is not the next or is taken. */
+    synchronized boolean claim(int n) {
+        if (attended || n != round) {
+            return false;
+        }
+        attended = true;
+        return true;
+    }
+
+    ServedRequests.Served served() {
+        return served;
+    }
+
+    /** Serves {@code call} on a thread of {@code threads}, using the default REPL session of {@code connection}. */
+    void start(McpSchema.JSONRPCRequest call, String connection, Executor threads) {
+        threads.execute(() -> {
+            try {
+                served.carrying(session.responseStream(call, this), connection).block();
+            } catch (RuntimeException e) {
+                synchronized (this) {
+                    failure = e;
+                }
+            } finally {
+                served.close();
+                synchronized (this) {
+                    ended = true;
+                    notifyAll();
+                }
+            }
+        });
+    }
+
+    /**
+     * Hands the handler the answers in {@code given} (by key; keys it did not ask are ignored), then waits
+     * for the call to answer or to ask something more; {@code notifications} hears what the call says
+     * meanwhile. Throws {@link InvalidInput}, having handed over nothing, if an answer does not fit its request.
+     */
+    Outcome await(Map<String, Object> given, Consumer<McpSchema.JSONRPCMessage> notifications) {
+        Map<String, Object> left = new HashMap<>(given);
+        synchronized (this) {
+            listener = notifications;
+        }
+        try {
+            while (true) {
+                List<Asked> answerable = new ArrayList<>();
+                synchronized (this) {
+                    for (Asked asked : open.values()) {
+                        if (left.containsKey(asked.key())) {
+                            InputResponses.check(asked, left.get(asked.key()));
+                            answerable.add(asked);
+                        }
+                    }
+                    if (answerable.isEmpty()) {
+                        Outcome outcome = outcome();
+                        if (outcome != null) {
+                            return outcome;
+                        }
+                        continue;
+                    }
+                    answerable.forEach(asked -> open.remove(asked.key()));
+                }
+                for (Asked asked : answerable) {
+                    reply(asked, left.remove(asked.key()), null);
+                }
+            }
+        } finally {
+            synchronized (this) {
+                listener = IGNORED;
+                attended = false;
+                lastRoundAt = System.nanoTime();
+            }
+        }
+    }
+
+    /** Under the lock: the call's answer, or what it waits for once it has been quiet a moment; null after a wait. */
+    private Outcome outcome() {
+        if (answer != null) {
+            return new Answered(answer);
+        }
+        if (failure != null) {
+            throw failure;
+        }
+        if (ended) {
+            throw new IllegalStateException("the call ended without an answer");
+        }
+        long quiet = System.nanoTime() - askedAt;
+        if (!open.isEmpty() && quiet >= QUIET_NANOS) {
+            round++;
+            return new Waiting(List.copyOf(open.values()));
+        }
+        try {
+            wait(open.isEmpty() ? 100 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(QUIET_NANOS - quiet)));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while the call ran");
+        }
+        return null;
+    }
+
+    /** Whether no round has been under way for {@code nanos}: its client has not come back. */
+    synchronized boolean unattendedFor(long nanos) {
+        return !attended && System.nanoTime() - lastRoundAt > nanos;
+    }
+
+    /**
+     * Gives up on the client: each request it was asked fails with {@code why}, so that the handler
+     * stops waiting and the call ends (its answer goes to no one).
+     */
+    void abandon(String why) {
+        List<Asked> asked;
+        synchronized (this) {
+            asked = List.copyOf(open.values());
+            open.clear();
+        }
+        for (Asked a : asked) {
+            reply(a, null, why);
+        }
+        served.context().cancel();
+    }
+
+    private void reply(Asked asked, Object result, String error) {
+        McpSchema.JSONRPCResponse response = error == null
+                ? new McpSchema.JSONRPCResponse(McpSchema.JSONRPC_VERSION, asked.id(), result, null)
+                : McpSchema.JSONRPCResponse.error(asked.id(),
+                        new McpSchema.JSONRPCResponse.JSONRPCError(McpSchema.ErrorCodes.INTERNAL_ERROR, error, null));
+        try {
+            session.accept(response).block();
+        } catch (RuntimeException e) {
+            // the handler stopped waiting for it (its own time limit): nothing to hand over
+        }
+    }
+
+    @Override
+    public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
+        return Mono.fromRunnable(() -> take(message));
+    }
+
+    @Override
+    public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message, String messageId) {
+        return sendMessage(message);
+    }
+
+    private void take(McpSchema.JSONRPCMessage message) {
+        Consumer<McpSchema.JSONRPCMessage> hearing;
+        synchronized (this) {
+            switch (message) {
+                case McpSchema.JSONRPCResponse response -> {
+                    answer = response;
+                    notifyAll();
+                    return;
+                }
+                case McpSchema.JSONRPCRequest request -> {
+                    Map<String, Object> params = request.params() == null ? new LinkedHashMap<>()
+                            : new LinkedHashMap<>(mapper.convertValue(request.params(), MAP));
+                    String key = key(request.method(), params);
+                    open.put(key, new Asked(key, request.id(), request.method(), params));
+                    askedAt = System.nanoTime();
+                    notifyAll();
+                    return;
+                }
+                default -> hearing = listener;
+            }
+        }
+        hearing.accept(message);
+    }
+
+    /**
+     * A key unique in this call: the one the handler asked for in the request's {@code _meta}
+     * ({@link #KEY}, taken out), else a readable one: sampling-1, elicitation-2, roots-3.
+     */
+    private String key(String method, Map<String, Object> params) {
+        String wanted = null;
+        if (params.get("_meta") instanceof Map<?, ?> meta && meta.get(KEY) instanceof String hint) {
+            Map<Object, Object> rest = new LinkedHashMap<>(meta);
+            rest.remove(KEY);
+            if (rest.isEmpty()) {
+                params.remove("_meta");
+            } else {
+                params.put("_meta", rest);
+            }
+            wanted = hint;
+        }
+        String kind = switch (method) {
+            case McpSchema.METHOD_SAMPLING_CREATE_MESSAGE -> "sampling";
+            case McpSchema.METHOD_ELICITATION_CREATE -> "elicitation";
+            case McpSchema.METHOD_ROOTS_LIST -> "roots";
+            default -> "input";
+        };
+        String key = wanted != null && keys.add(wanted) ? wanted : null;
+        for (int n = keys.size() + 1; key == null; n++) {
+            key = keys.add(kind + "-" + n) ? kind + "-" + n : null;
+        }
+        return key;
+    }
+
+    @Override
+    public <T> T unmarshalFrom(Object data, TypeRef<T> typeRef) {
+        return mapper.convertValue(data, typeRef);
+    }
+
+    @Override
+    public Mono<Void> closeGracefully() {
+        return Mono.empty();
+    }
+}
