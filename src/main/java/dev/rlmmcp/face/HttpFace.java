@@ -64,7 +64,7 @@ public final class HttpFace implements AutoCloseable {
         jetty.setRequestLog(new AccessLog(System.err));
 
         StreamableHttpTransport streamable = new StreamableHttpTransport(servers.mapper(), settings.maxRequestBytes(),
-                settings.sessionIdle(), sessions::connectionClosed);
+                settings.sessionIdle(), sessions::connectionClosed, servers.revisionTools());
         sse = new LegacySseTransport(servers.mapper(), settings.maxRequestBytes(), settings.sseKeepAlive(),
                 sessions::connectionClosed);
         mcp = List.of(servers.serve(streamable), servers.serve(sse));

@@ -41,6 +41,8 @@ final class InputRounds {
             McpSchema.METHOD_RESOURCES_READ);
     /** The client capabilities that let a handler ask the client something. */
     private static final Set<String> ASKABLE = Set.of("sampling", "elicitation", "roots");
+    /** How long a call that may run as a task runs before it becomes one (a quicker one answers at once). */
+    static final long TASK_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     /** A call whose client has not come back this long is given up: its handler is told, and stops waiting. */
     static final long ABANDON_NANOS = TimeUnit.MINUTES.toNanos(10);
     private static final Pattern STATE = Pattern.compile("([0-9a-f]{32})\\.(\\d{1,9})\\.([A-Za-z0-9_-]{43})");
@@ -48,14 +50,16 @@ final class InputRounds {
 
     private final McpJsonMapper mapper;
     private final ServedRequests served;
+    private final Tasks tasks;
     private final byte[] key = new byte[32];
     private final Map<String, ResumableCall> waiting = new ConcurrentHashMap<>();
     private final ExecutorService threads = Executors.newCachedThreadPool(
             Thread.ofPlatform().daemon().name("mcp-resumable-", 1).factory());
 
-    InputRounds(McpJsonMapper mapper, ServedRequests served) {
+    InputRounds(McpJsonMapper mapper, ServedRequests served, Tasks tasks) {
         this.mapper = mapper;
         this.served = served;
+        this.tasks = tasks;
         RANDOM.nextBytes(key);
     }
 
@@ -79,10 +83,11 @@ final class InputRounds {
      * Serves one round of {@code call}: resumes the call its request state names (or starts it on
      * {@code session}, using the default REPL session of {@code connection}), hands over the answers it
      * brings, and returns the call's answer or an input_required result. {@code notifications} hears what
-     * the call says during this round.
+     * the call says during this round. As {@code asTask} allows, a call still running after
+     * {@link #TASK_AFTER_NANOS} (REQUIRED: at once) becomes a task, answered with its CreateTaskResult.
      */
     McpSchema.JSONRPCResponse serve(McpSchema.JSONRPCRequest call, Supplier<McpStreamableServerSession> session,
-            String connection, Consumer<McpSchema.JSONRPCMessage> notifications) {
+            String connection, Consumer<McpSchema.JSONRPCMessage> notifications, TaskSupport asTask) {
         Map<?, ?> params = (Map<?, ?>) call.params();
         Object inputs = params.get("inputResponses");
         if (params.containsKey("inputResponses") && !(inputs instanceof Map<?, ?>)) {
@@ -103,7 +108,7 @@ final class InputRounds {
         if (fresh) {
             resumed = new ResumableCall(newId(), session.get(), mapper,
                     served.serve("resumable-" + newId(), call.id()));
-            resumed.start(withoutRounds(call), connection, threads);
+            resumed.start(withoutRounds(call), connection, threads, notifications);
         } else {
             resumed = claim((String) state, call);
             if (resumed == null) {
@@ -116,7 +121,12 @@ final class InputRounds {
         }
         ResumableCall.Outcome outcome;
         try {
-            outcome = resumed.await(given, notifications);
+            long patience = switch (asTask) {
+                case FORBIDDEN -> Long.MAX_VALUE / 4;
+                case OPTIONAL -> TASK_AFTER_NANOS;
+                case REQUIRED -> 0;
+            };
+            outcome = resumed.await(given, notifications, System.nanoTime() + patience);
         } catch (ResumableCall.InvalidInput e) {
             if (fresh) {
                 // no state went out to resume it by: nothing will answer what it asked
@@ -141,10 +151,23 @@ final class InputRounds {
                 yield McpSchema.JSONRPCResponse.result(call.id(), inputRequired(asked.asked(),
                         state(resumed.id(), resumed.round(), call)));
             }
+            case ResumableCall.Running running -> {
+                waiting.remove(resumed.id());
+                yield McpSchema.JSONRPCResponse.result(call.id(), tasks.adopt(resumed));
+            }
         };
     }
 
-    private Map<String, Object> inputRequired(List<ResumableCall.Asked> asked, String state) {
+    private static Map<String, Object> inputRequired(List<ResumableCall.Asked> asked, String state) {
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("resultType", "input_required");
+        result.put("inputRequests", inputRequests(asked));
+        result.put("requestState", state);
+        return result;
+    }
+
+    /** The requests to the client, by key, as input_required results and tasks show them. */
+    static Map<String, Object> inputRequests(List<ResumableCall.Asked> asked) {
         Map<String, Object> requests = new LinkedHashMap<>();
         for (ResumableCall.Asked a : asked) {
             Map<String, Object> request = new LinkedHashMap<>();
@@ -152,11 +175,7 @@ final class InputRounds {
             request.put("params", a.params());
             requests.put(a.key(), request);
         }
-        Map<String, Object> result = new LinkedHashMap<>();
-        result.put("resultType", "input_required");
-        result.put("inputRequests", requests);
-        result.put("requestState", state);
-        return result;
+        return requests;
     }
 
     /** The call a request state names, if the state is this server's for this request and its next round. */

@@ -12,7 +12,9 @@ import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpServerTransportProvider;
 import io.modelcontextprotocol.spec.McpStreamableServerTransportProvider;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /** One MCP server per transport, all built from the same tools and prompt (the SDK needs one per transport). */
 public final class McpServers {
@@ -34,16 +36,19 @@ public final class McpServers {
     /**
      * MCP features a program embedding rlm-mcp serves next to its own tools and prompt (e.g. the fixtures a
      * test suite calls): more tools and prompts, resources, resource templates, completions, and whether the
-     * server announces logging. Each capability is announced only when something of it is there.
+     * server announces logging, and which of the tools may run as tasks (a tool not named: never). Each
+     * capability is announced only when something of it is there.
      */
     public record Features(List<McpServerFeatures.SyncToolSpecification> tools,
             List<McpServerFeatures.SyncPromptSpecification> prompts,
             List<McpServerFeatures.SyncResourceSpecification> resources,
             List<McpServerFeatures.SyncResourceTemplateSpecification> resourceTemplates,
-            List<McpServerFeatures.SyncCompletionSpecification> completions, boolean logging) {
+            List<McpServerFeatures.SyncCompletionSpecification> completions, boolean logging,
+            Map<String, TaskSupport> taskSupport) {
 
         /** Nothing beyond rlm-mcp's own tools and prompt. */
-        public static final Features NONE = new Features(List.of(), List.of(), List.of(), List.of(), List.of(), false);
+        public static final Features NONE = new Features(List.of(), List.of(), List.of(), List.of(), List.of(), false,
+                Map.of());
 
         public Features {
             tools = List.copyOf(tools);
@@ -51,6 +56,7 @@ public final class McpServers {
             resources = List.copyOf(resources);
             resourceTemplates = List.copyOf(resourceTemplates);
             completions = List.copyOf(completions);
+            taskSupport = Map.copyOf(taskSupport);
         }
     }
 
@@ -67,6 +73,19 @@ public final class McpServers {
 
     public ToolCatalog catalog() {
         return catalog;
+    }
+
+    /**
+     * What protocol 2026-07-28 needs to know of the tools: the catalog's that may run long (REPL steps, loads,
+     * run_python) may run as tasks when they do, the extra features' as they say; and their Mcp-Param headers.
+     */
+    RevisionTools revisionTools() {
+        Map<String, TaskSupport> support = new HashMap<>();
+        catalog.mayRunLong().forEach(name -> support.put(name, TaskSupport.OPTIONAL));
+        support.putAll(extra.taskSupport());
+        List<McpSchema.Tool> tools = new ArrayList<>(catalog.definitions());
+        extra.tools().forEach(spec -> tools.add(spec.tool()));
+        return RevisionTools.of(tools, support);
     }
 
     public McpJsonMapper mapper() {

@@ -5,6 +5,7 @@ import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpStreamableServerSession;
 import io.modelcontextprotocol.spec.McpStreamableServerTransport;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -33,6 +34,10 @@ final class ResumableCall implements McpStreamableServerTransport {
 
     /** What a round ends with. */
     sealed interface Outcome {
+    }
+
+    /** Still running at the deadline, asking nothing. */
+    record Running() implements Outcome {
     }
 
     /** The call's answer (its id is the first round's). */
@@ -74,6 +79,7 @@ final class ResumableCall implements McpStreamableServerTransport {
     private long askedAt;
     private long lastRoundAt = System.nanoTime();
     private int round;
+    private Instant changedAt = Instant.now();
 
     ResumableCall(String id, McpStreamableServerSession session, McpJsonMapper mapper, ServedRequests.Served served) {
         this.id = id;
@@ -104,8 +110,15 @@ final class ResumableCall implements McpStreamableServerTransport {
         return served;
     }
 
-    /** Serves {@code call} on a thread of {@code threads}, using the default REPL session of {@code connection}. */
-    void start(McpSchema.JSONRPCRequest call, String connection, Executor threads) {
+    /**
+     * Serves {@code call} on a thread of {@code threads}, using the default REPL session of {@code connection};
+     * {@code notifications} hears what it says until the first round's {@link #await} ends.
+     */
+    void start(McpSchema.JSONRPCRequest call, String connection, Executor threads,
+            Consumer<McpSchema.JSONRPCMessage> notifications) {
+        synchronized (this) {
+            listener = notifications;
+        }
         threads.execute(() -> {
             try {
                 served.carrying(session.responseStream(call, this), connection).block();
@@ -117,6 +130,7 @@ final class ResumableCall implements McpStreamableServerTransport {
                 served.close();
                 synchronized (this) {
                     ended = true;
+                    changedAt = Instant.now();
                     notifyAll();
                 }
             }
@@ -125,32 +139,27 @@ final class ResumableCall implements McpStreamableServerTransport {
 
     /**
      * Hands the handler the answers in {@code given} (by key; keys it did not ask are ignored), then waits
-     * for the call to answer or to ask something more; {@code notifications} hears what the call says
-     * meanwhile. Throws {@link InvalidInput}, having handed over nothing, if an answer does not fit its request.
+     * for the call to answer or to ask something more, or until {@code deadline} ({@link System#nanoTime}),
+     * when it is still {@link Running}; {@code notifications} hears what the call says meanwhile. Throws
+     * {@link InvalidInput}, having handed over nothing, if an answer does not fit its request.
      */
-    Outcome await(Map<String, Object> given, Consumer<McpSchema.JSONRPCMessage> notifications) {
+    Outcome await(Map<String, Object> given, Consumer<McpSchema.JSONRPCMessage> notifications, long deadline) {
         Map<String, Object> left = new HashMap<>(given);
         synchronized (this) {
             listener = notifications;
         }
         try {
             while (true) {
-                List<Asked> answerable = new ArrayList<>();
+                List<Asked> answerable;
                 synchronized (this) {
-                    for (Asked asked : open.values()) {
-                        if (left.containsKey(asked.key())) {
-                            InputResponses.check(asked, left.get(asked.key()));
-                            answerable.add(asked);
-                        }
-                    }
+                    answerable = answerable(left);
                     if (answerable.isEmpty()) {
-                        Outcome outcome = outcome();
+                        Outcome outcome = outcome(deadline);
                         if (outcome != null) {
                             return outcome;
                         }
                         continue;
                     }
-                    answerable.forEach(asked -> open.remove(asked.key()));
                 }
                 for (Asked asked : answerable) {
                     reply(asked, left.remove(asked.key()), null);
@@ -165,8 +174,37 @@ final class ResumableCall implements McpStreamableServerTransport {
         }
     }
 
-    /** Under the lock: the call's answer, or what it waits for once it has been quiet a moment; null after a wait. */
-    private Outcome outcome() {
+    /**
+     * Hands the handler the answers in {@code given} to what it asks now, without waiting (a task's
+     * update); keys it did not ask are ignored. Throws {@link InvalidInput}, having handed over nothing,
+     * if an answer does not fit its request.
+     */
+    void answer(Map<String, Object> given) {
+        List<Asked> answerable;
+        synchronized (this) {
+            answerable = answerable(given);
+            changedAt = Instant.now();
+        }
+        for (Asked asked : answerable) {
+            reply(asked, given.get(asked.key()), null);
+        }
+    }
+
+    /** Under the lock: the open requests {@code given} answers, checked and taken out of {@link #open}. */
+    private List<Asked> answerable(Map<String, Object> given) {
+        List<Asked> answerable = new ArrayList<>();
+        for (Asked asked : open.values()) {
+            if (given.containsKey(asked.key())) {
+                InputResponses.check(asked, given.get(asked.key()));
+                answerable.add(asked);
+            }
+        }
+        answerable.forEach(asked -> open.remove(asked.key()));
+        return answerable;
+    }
+
+    /** Under the lock: the call's answer, what it waits for once it has been quiet a moment, or that it runs past the deadline; null after a wait. */
+    private Outcome outcome(long deadline) {
         if (answer != null) {
             return new Answered(answer);
         }
@@ -176,18 +214,35 @@ final class ResumableCall implements McpStreamableServerTransport {
         if (ended) {
             throw new IllegalStateException("the call ended without an answer");
         }
-        long quiet = System.nanoTime() - askedAt;
+        long now = System.nanoTime();
+        long quiet = now - askedAt;
         if (!open.isEmpty() && quiet >= QUIET_NANOS) {
             round++;
             return new Waiting(List.copyOf(open.values()));
         }
+        if (now - deadline >= 0) {
+            return new Running();
+        }
+        long waitNanos = Math.min(deadline - now, open.isEmpty() ? TimeUnit.MILLISECONDS.toNanos(100) : QUIET_NANOS - quiet);
         try {
-            wait(open.isEmpty() ? 100 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(QUIET_NANOS - quiet)));
+            wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos)));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while the call ran");
         }
         return null;
+    }
+
+    /** Where the call stands, for a task: its answer or failure once it has ended, else what it asks (once quiet). */
+    synchronized Progress progress() {
+        boolean asking = !open.isEmpty() && System.nanoTime() - askedAt >= QUIET_NANOS;
+        RuntimeException failed = failure != null ? failure
+                : ended && answer == null ? new IllegalStateException("the call ended without an answer") : null;
+        return new Progress(answer, failed, asking ? List.copyOf(open.values()) : List.of(), changedAt);
+    }
+
+    /** A task's view of its call: {@code answer} or {@code failure} once ended; {@code asked}: what it waits for. */
+    record Progress(McpSchema.JSONRPCResponse answer, RuntimeException failure, List<Asked> asked, Instant changedAt) {
     }
 
     /** Whether no round has been under way for {@code nanos}: its client has not come back. */
@@ -239,6 +294,7 @@ final class ResumableCall implements McpStreamableServerTransport {
             switch (message) {
                 case McpSchema.JSONRPCResponse response -> {
                     answer = response;
+                    changedAt = Instant.now();
                     notifyAll();
                     return;
                 }
@@ -248,6 +304,7 @@ final class ResumableCall implements McpStreamableServerTransport {
                     String key = key(request.method(), params);
                     open.put(key, new Asked(key, request.id(), request.method(), params));
                     askedAt = System.nanoTime();
+                    changedAt = Instant.now();
                     notifyAll();
                     return;
                 }

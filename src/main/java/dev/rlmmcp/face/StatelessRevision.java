@@ -17,11 +17,13 @@ import java.util.function.UnaryOperator;
  * The MCP revision 2026-07-28 on the Streamable HTTP endpoint: no initialize and no MCP session. Every
  * request names its protocol version in the {@code MCP-Protocol-Version} header and, with the client's
  * capabilities, in its {@code _meta}; {@code Mcp-Method} (and {@code Mcp-Name} where the request names a
- * tool, prompt or resource) repeat what the body says. This class checks all that, answers
- * {@code server/discover}, and dresses every result as the revision asks ({@code resultType}, the server's
- * identity in {@code _meta}, cache hints on list and read results). The methods themselves are served by
- * the same SDK server features as every earlier revision, through an SDK session per set of client
- * capabilities that never ends: it holds nothing of a client.
+ * tool, prompt, resource or task, and {@code Mcp-Param-*} where a tool's schema asks) repeat what the body
+ * says. This class checks all that, answers {@code server/discover}, and dresses every result as the
+ * revision asks ({@code resultType}, the server's identity in {@code _meta}, cache hints on list and read
+ * results, the tools' task support). The methods themselves are served by the same SDK server features as
+ * every earlier revision, through an SDK session per set of client capabilities that never ends: it holds
+ * nothing of a client. What a handler asks the client comes back as input_required results
+ * ({@link InputRounds}); long calls may become tasks ({@link Tasks}).
  */
 final class StatelessRevision {
 
@@ -62,8 +64,17 @@ final class StatelessRevision {
     private McpStreamableServerSession.Factory factory;
     private volatile McpSchema.InitializeResult server;
 
-    StatelessRevision(McpJsonMapper mapper) {
+    private final RevisionTools tools;
+
+    StatelessRevision(McpJsonMapper mapper, RevisionTools tools) {
         this.mapper = mapper;
+        this.tools = tools;
+    }
+
+    /** Whether this request's calls may run as a task: a call of a tool that says so; anything else never. */
+    TaskSupport taskSupport(McpSchema.JSONRPCRequest call) {
+        return McpSchema.METHOD_TOOLS_CALL.equals(call.method()) && call.params() instanceof Map<?, ?> params
+                && params.get("name") instanceof String name ? tools.taskSupport(name) : TaskSupport.FORBIDDEN;
     }
 
     void setSessionFactory(McpStreamableServerSession.Factory factory) {
@@ -137,6 +148,14 @@ final class StatelessRevision {
                         + "request's " + named, null);
             }
         }
+        if (McpSchema.METHOD_TOOLS_CALL.equals(call.method()) && call.params() instanceof Map<?, ?> params
+                && tools.paramHeaders().get(named) instanceof Map<String, String> repeated) {
+            String mismatch = ParamHeaders.mismatch(repeated, params.get("arguments") instanceof Map<?, ?> a ? a : null,
+                    headers);
+            if (mismatch != null) {
+                return new Refusal(400, HEADER_MISMATCH, mismatch, null);
+            }
+        }
         Map<String, Object> meta = meta(call);
         List<String> missing = meta == null ? List.of("_meta") : List.of(META_VERSION, META_CAPABILITIES).stream()
                 .filter(key -> !(meta.get(key) instanceof String || meta.get(key) instanceof Map)).toList();
@@ -193,7 +212,9 @@ final class StatelessRevision {
         McpSchema.InitializeResult info = serverInfo(call);
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("supportedVersions", supported);
-        result.put("capabilities", withoutSubscriptions(info.capabilities()));
+        Map<String, Object> capabilities = withoutSubscriptions(info.capabilities());
+        capabilities.put("extensions", Map.of(Tasks.EXTENSION, Map.of()));
+        result.put("capabilities", capabilities);
         result.put("serverInfo", info.serverInfo());
         if (info.instructions() != null) {
             result.put("instructions", info.instructions());
@@ -239,12 +260,26 @@ final class StatelessRevision {
             meta.put(META_SERVER, server.serverInfo());
         }
         dressed.put("_meta", meta);
+        if (McpSchema.METHOD_TOOLS_LIST.equals(method) && dressed.get("tools") instanceof List<?> tools) {
+            dressed.put("tools", tools.stream().map(this::withTaskSupport).toList());
+        }
         if (CACHEABLE.contains(method) && "complete".equals(dressed.get("resultType"))) {
             // what this server lists does not change while it runs, but a client of another user must not share it
             dressed.putIfAbsent("ttlMs", 0);
             dressed.putIfAbsent("cacheScope", "private");
         }
         return dressed;
+    }
+
+    /** A tool as tools/list shows it to this revision: with {@code execution.taskSupport} where its calls may run as tasks. */
+    private Object withTaskSupport(Object tool) {
+        if (tool instanceof Map<?, ?> shown && shown.get("name") instanceof String name
+                && tools.taskSupport(name) instanceof TaskSupport support && support != TaskSupport.FORBIDDEN) {
+            Map<Object, Object> with = new LinkedHashMap<>(shown);
+            with.put("execution", Map.of("taskSupport", support.wireName()));
+            return with;
+        }
+        return tool;
     }
 
     /**
@@ -305,6 +340,7 @@ final class StatelessRevision {
         Object value = switch (call.method()) {
             case McpSchema.METHOD_TOOLS_CALL, McpSchema.METHOD_PROMPT_GET -> params.get("name");
             case McpSchema.METHOD_RESOURCES_READ -> params.get("uri");
+            case Tasks.GET, Tasks.UPDATE, Tasks.CANCEL -> params.get("taskId");
             default -> null;
         };
         return value instanceof String s ? s : null;

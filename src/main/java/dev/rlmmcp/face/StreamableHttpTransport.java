@@ -70,6 +70,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     private transient McpStreamableServerSession direct;
     private final transient StatelessRevision stateless;
     private final transient InputRounds rounds;
+    private final transient Tasks tasks;
     private volatile boolean closing;
 
     /**
@@ -77,13 +78,14 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
      * release what it held; a session unused for {@code idle} ends.
      */
     public StreamableHttpTransport(McpJsonMapper mapper, int maxRequestBytes, Duration idle,
-            Consumer<String> sessionEnded) {
+            Consumer<String> sessionEnded, RevisionTools tools) {
         this.mapper = mapper;
         this.maxRequestBytes = maxRequestBytes;
         this.sessionEnded = sessionEnded;
         this.idleNanos = idle.toNanos();
-        this.stateless = new StatelessRevision(mapper);
-        this.rounds = new InputRounds(mapper, served);
+        this.stateless = new StatelessRevision(mapper, tools);
+        this.tasks = new Tasks(mapper);
+        this.rounds = new InputRounds(mapper, served, tasks);
         this.sweeper = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().daemon().name("mcp-session-sweeper").factory());
         long every = Math.max(1, Math.min(idle.toMillis() / 4, 60_000));
@@ -92,6 +94,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
 
     private void sweep() {
         rounds.sweep();
+        tasks.sweep();
         long now = System.nanoTime();
         lastUsed.forEach((id, used) -> {
             if (now - used > idleNanos && busy.getOrDefault(id, ZERO).get() == 0) {
@@ -255,8 +258,19 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         }
         try (ServedRequests.Served serving = served.serve("stateless-" + STATELESS_CALLS.incrementAndGet(), call.id())) {
             Exchange exchange = new Exchange(response, json, sse, serving, call);
-            if (InputRounds.resumable(call)) {
-                exchange.send(rounds.serve(call, () -> stateless.session(call), direct().getId(), exchange::send));
+            if (Tasks.handles(call.method())) {
+                exchange.send(tasks.handle(call));
+                return;
+            }
+            TaskSupport support = stateless.taskSupport(call);
+            if (support == TaskSupport.REQUIRED && !Tasks.declared(call)) {
+                exchange.send(Tasks.undeclared(call, "tool " + ((Map<?, ?>) call.params()).get("name")));
+                return;
+            }
+            TaskSupport asTask = Tasks.declared(call) ? support : TaskSupport.FORBIDDEN;
+            if (InputRounds.resumable(call) || asTask != TaskSupport.FORBIDDEN) {
+                exchange.send(rounds.serve(call, () -> stateless.session(call), direct().getId(), exchange::send,
+                        asTask));
             } else {
                 exchange.answer(stateless.session(call), call, direct().getId());
             }
@@ -399,6 +413,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         closing = true;
         sweeper.shutdownNow();
         rounds.close();
+        tasks.close();
         List<McpStreamableServerSession> open = new ArrayList<>(sessions.values());
         synchronized (this) {
             if (direct != null) {

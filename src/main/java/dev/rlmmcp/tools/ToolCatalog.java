@@ -14,6 +14,7 @@ import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,6 +54,14 @@ public final class ToolCatalog {
     public List<SyncToolSpecification> specifications() {
         return tools.stream().map(this::specification).toList();
     }
+
+    /** The tools whose calls may run long: REPL steps, loads and uploads, run_python. */
+    public List<String> mayRunLong() {
+        return tools.stream().map(RlmTool::name).filter(LONG::contains).toList();
+    }
+
+    private static final Set<String> LONG = Set.of("rlm_execute", "rlm_run_repl", "rlm_load_data", "rlm_load_file",
+            "rlm_load_url", "rlm_upload_url", "run_python");
 
     /** What tools/list shows of every tool. */
     public List<McpSchema.Tool> definitions() {

@@ -27,15 +27,29 @@ class ConformanceIT {
     }
 
     @Test
-    void theRevision20260728RequirementsPassBeyondThePendingList() throws Exception {
+    void everyRequirementOfRevision20251125Passes() throws Exception {
         try (ServerProcess server = ServerProcess.httpWithFixtures()) {
-            NodeTool.Result run = NodeTool.conformance2026(server.mcpUrl(), results);
+            NodeTool.Result run = NodeTool.conformanceRequirements(server.mcpUrl(), "2025-11-25", results);
             assertThat(run.exit()).as(run.both()).isZero();
-            assertThat(run.stdout()).as(run.both())
-                    .containsPattern("✓ caching: \\d+ passed")
-                    .containsPattern("✓ http-header-validation: \\d+ passed")
-                    .containsPattern("✓ json-schema-2020-12: \\d+ passed")
-                    .containsPattern("✓ tools-call-with-progress: \\d+ passed");
+            assertThat(run.stdout()).as(run.both()).containsPattern("Total: \\d+ passed, 0 failed")
+                    .containsPattern("✓ tools-call-sampling: \\d+ passed")
+                    .containsPattern("✓ server-session-lifecycle: \\d+ passed");
+        }
+    }
+
+    @Test
+    void everyRequirementOfRevision20260728AndTheTasksExtensionPasses() throws Exception {
+        try (ServerProcess server = ServerProcess.httpWithFixtures()) {
+            NodeTool.Result run = NodeTool.conformanceRequirements(server.mcpUrl(), "2026-07-28", results);
+            assertThat(run.exit()).as(run.both()).isZero();
+            assertThat(run.stdout()).as(run.both()).containsPattern("Total: \\d+ passed, 0 failed")
+                    .containsPattern("✓ server-stateless: \\d+ passed")
+                    .containsPattern("✓ input-required-result-multi-round: \\d+ passed")
+                    .containsPattern("✓ input-required-result-tampered-state: \\d+ passed")
+                    .containsPattern("✓ tasks-lifecycle: \\d+ passed")
+                    .containsPattern("✓ tasks-mrtr-composition: \\d+ passed")
+                    .containsPattern("✓ http-custom-header-server-validation: \\d+ passed")
+                    .doesNotContain("✗");
         }
     }
 }

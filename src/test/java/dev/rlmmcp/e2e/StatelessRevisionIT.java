@@ -9,6 +9,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -108,6 +109,68 @@ class StatelessRevisionIT {
                 .contains("answer to capital of France? [", "'answer to one', 'answer to two', 'answer to three']");
         JsonNode after = call("rlm_execute", "{\"code\":\"print(len(b), a)\"}").path("result");
         assertThat(after.path("content").toString()).as(after.toString()).contains("3 answer to capital of France?");
+    }
+
+    @Test
+    void aLongStepRunsAsATaskThatTheClientPollsAndOneItCancelsStopsItsKernelCode() throws Exception {
+        Journey.mode(tmp, "rwxr-xr-x");
+        Path home = Journey.dirs(tmp, "home");
+        server = UserServer.start(UserLaunch.here(tmp, Map.of("HOME", home.toString(),
+                "XDG_DATA_HOME", home.resolve(".local/share").toString())));
+        JsonNode listed = send("tools/list", null, "{}").path("result").path("tools");
+        for (JsonNode tool : listed) {
+            if (tool.path("name").asText().equals("rlm_execute")) {
+                assertThat(tool.path("execution").path("taskSupport").asText()).isEqualTo("optional");
+            }
+        }
+        // without the extension, a long step answers when it is done
+        JsonNode plain = call("rlm_execute", "{\"code\":\"import time\\ntime.sleep(1)\\nprint('plain')\"}");
+        assertThat(plain.path("result").path("resultType").asText()).as(plain.toString()).isEqualTo("complete");
+
+        capabilities = "{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}";
+        JsonNode quick = call("rlm_execute", "{\"code\":\"print('quick')\"}").path("result");
+        assertThat(quick.path("resultType").asText()).as(quick.toString()).isEqualTo("complete");
+
+        JsonNode created = call("rlm_execute", "{\"code\":\"time.sleep(2)\\nx = 7\\nprint('slow', x)\"}")
+                .path("result");
+        assertThat(created.path("resultType").asText()).as(created.toString()).isEqualTo("task");
+        assertThat(created.path("status").asText()).isEqualTo("working");
+        String task = created.path("taskId").asText();
+        JsonNode done = poll(task);
+        assertThat(done.path("status").asText()).as(done.toString()).isEqualTo("completed");
+        assertThat(done.path("result").path("content").toString()).as(done.toString()).contains("slow 7");
+        assertThat(call("rlm_execute", "{\"code\":\"print(x * 6)\"}").path("result").path("content").toString())
+                .contains("42");
+
+        String stuck = call("rlm_execute", "{\"code\":\"time.sleep(120)\\ny = 1\"}").path("result")
+                .path("taskId").asText();
+        JsonNode cancelled = send("tasks/cancel", stuck, "{\"taskId\":\"" + stuck + "\"}").path("result");
+        assertThat(cancelled.path("resultType").asText()).isEqualTo("complete");
+        assertThat(send("tasks/get", stuck, "{\"taskId\":\"" + stuck + "\"}").path("result").path("status").asText())
+                .isEqualTo("cancelled");
+        // the step was interrupted: the session answers the next call at once, its variables kept
+        long started = System.nanoTime();
+        JsonNode after = call("rlm_execute", "{\"code\":\"print(x, 'y' in globals())\"}").path("result");
+        assertThat(after.path("content").toString()).as(after.toString()).contains("7 False");
+        assertThat((System.nanoTime() - started) / 1_000_000).isLessThan(10_000);
+
+        capabilities = "{}";
+        HttpResponse<String> undeclared = post("tasks/get", task, "{\"taskId\":\"" + task + "\"}");
+        assertThat(undeclared.statusCode()).isEqualTo(400);
+        assertThat(McpDriver.MAPPER.readTree(undeclared.body()).path("error").path("code").asInt()).isEqualTo(-32021);
+    }
+
+    /** tasks/get until the task ends (at most a minute). */
+    private JsonNode poll(String task) throws Exception {
+        for (int i = 0; i < 300; i++) {
+            JsonNode got = send("tasks/get", task, "{\"taskId\":\"" + task + "\"}").path("result");
+            assertThat(got.path("resultType").asText()).isEqualTo("complete");
+            if (!Set.of("working", "input_required").contains(got.path("status").asText())) {
+                return got;
+            }
+            Thread.sleep(200);
+        }
+        throw new AssertionError("task " + task + " did not end within a minute");
     }
 
     /** The client's answers to sampling requests: "answer to " and the prompt. */

@@ -17,7 +17,8 @@ class StatelessRevisionTest {
     private static final Map<String, Object> META = Map.of(StatelessRevision.META_VERSION, "2026-07-28",
             StatelessRevision.META_CAPABILITIES, Map.of());
 
-    private final StatelessRevision revision = new StatelessRevision(new JacksonMcpJsonMapper(new ObjectMapper()));
+    private final StatelessRevision revision = new StatelessRevision(new JacksonMcpJsonMapper(new ObjectMapper()),
+            RevisionTools.NONE);
 
     private static UnaryOperator<String> headers(String... pairs) {
         Map<String, String> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
