@@ -43,7 +43,7 @@ final class InputRounds {
     private static final Set<String> ASKABLE = Set.of("sampling", "elicitation", "roots");
     /** How long a call that may run as a task runs before it becomes one (a quicker one answers at once). */
     static final long TASK_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
-    /** A call whose client has not come back this long is given up: its handler is told, and stops waiting. */
+    /** A call whose client has not come back this long is given up: what it asks fails, and it goes on to its end. */
     static final long ABANDON_NANOS = TimeUnit.MINUTES.toNanos(10);
     private static final Pattern STATE = Pattern.compile("([0-9a-f]{32})\\.(\\d{1,9})\\.([A-Za-z0-9_-]{43})");
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -106,8 +106,8 @@ final class InputRounds {
         boolean fresh = state == null;
         ResumableCall resumed;
         if (fresh) {
-            resumed = new ResumableCall(newId(), session.get(), mapper,
-                    served.serve("resumable-" + newId(), call.id()));
+            String id = newId();
+            resumed = new ResumableCall(id, session.get(), mapper, served.serve("resumable-" + id, call.id()));
             resumed.start(withoutRounds(call), connection, threads, notifications);
         } else {
             resumed = claim((String) state, call);
@@ -259,7 +259,7 @@ final class InputRounds {
         }
     }
 
-    /** At shutdown: every waiting call is given up, its handler told. */
+    /** At shutdown: what every waiting call asks fails, since no client can answer it now. */
     void close() {
         for (ResumableCall call : new ArrayList<>(waiting.values())) {
             call.abandon("the server is shutting down");

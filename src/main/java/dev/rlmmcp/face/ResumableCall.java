@@ -251,8 +251,8 @@ final class ResumableCall implements McpStreamableServerTransport {
     }
 
     /**
-     * Gives up on the client: each request it was asked fails with {@code why}, so that the handler
-     * stops waiting and the call ends (its answer goes to no one).
+     * Gives up on the client's answers: each request the handler asked fails with {@code why}, so that it
+     * stops waiting (an llm_query raises) and the call goes on to its end.
      */
     void abandon(String why) {
         List<Asked> asked;
@@ -263,6 +263,11 @@ final class ResumableCall implements McpStreamableServerTransport {
         for (Asked a : asked) {
             reply(a, null, why);
         }
+    }
+
+    /** Stops the call as a client's cancellation does (a REPL step is interrupted), its asks failed with {@code why}. */
+    void cancel(String why) {
+        abandon(why);
         served.context().cancel();
     }
 

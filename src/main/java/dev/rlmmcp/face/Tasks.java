@@ -185,7 +185,7 @@ final class Tasks {
         ResumableCall.Progress progress = task.call.progress();
         if (task.cancelledAt == null && progress.answer() == null && progress.failure() == null) {
             task.cancelledAt = Instant.now().truncatedTo(ChronoUnit.MILLIS);
-            task.call.abandon(why);
+            task.call.cancel(why);
         }
     }
 
@@ -204,10 +204,13 @@ final class Tasks {
         }
     }
 
-    /** At shutdown: every running task is stopped. */
+    /**
+     * At shutdown: what the tasks ask fails, since no client can answer it now; their steps end as every
+     * running call does at shutdown (their sessions' variables saved first).
+     */
     void close() {
         for (Task task : List.copyOf(tasks.values())) {
-            cancel(task, "the server is shutting down");
+            task.call.abandon("the server is shutting down");
         }
         tasks.clear();
     }
