@@ -36,12 +36,17 @@ class StatelessRevisionIT {
         }
     }
 
-    @Test
-    void aStatelessClientDiscoversTheServerAndKeepsItsVariables() throws Exception {
+    /** bin/rlm-mcp serve with its defaults, for a user whose home is under the test's directory. */
+    private void startServer() throws Exception {
         Journey.mode(tmp, "rwxr-xr-x");
         Path home = Journey.dirs(tmp, "home");
         server = UserServer.start(UserLaunch.here(tmp, Map.of("HOME", home.toString(),
                 "XDG_DATA_HOME", home.resolve(".local/share").toString())));
+    }
+
+    @Test
+    void aStatelessClientDiscoversTheServerAndKeepsItsVariables() throws Exception {
+        startServer();
 
         JsonNode discover = send("server/discover", null, "{}");
         assertThat(discover.path("result").path("supportedVersions").toString()).contains("2026-07-28", "2025-11-25");
@@ -69,10 +74,7 @@ class StatelessRevisionIT {
 
     @Test
     void llmQueryIsAnsweredByTheClientThroughInputRequiredRoundsOfOneExecution() throws Exception {
-        Journey.mode(tmp, "rwxr-xr-x");
-        Path home = Journey.dirs(tmp, "home");
-        server = UserServer.start(UserLaunch.here(tmp, Map.of("HOME", home.toString(),
-                "XDG_DATA_HOME", home.resolve(".local/share").toString())));
+        startServer();
         capabilities = "{\"sampling\":{}}";
         String step = "{\"code\":\"a = llm_query('capital of France?')\\nb = llm_query_batched(['one', 'two', 'three'])"
                 + "\\nprint(a, b)\"}";
@@ -113,10 +115,7 @@ class StatelessRevisionIT {
 
     @Test
     void aLongStepRunsAsATaskThatTheClientPollsAndOneItCancelsStopsItsKernelCode() throws Exception {
-        Journey.mode(tmp, "rwxr-xr-x");
-        Path home = Journey.dirs(tmp, "home");
-        server = UserServer.start(UserLaunch.here(tmp, Map.of("HOME", home.toString(),
-                "XDG_DATA_HOME", home.resolve(".local/share").toString())));
+        startServer();
         JsonNode listed = send("tools/list", null, "{}").path("result").path("tools");
         for (JsonNode tool : listed) {
             if (tool.path("name").asText().equals("rlm_execute")) {
