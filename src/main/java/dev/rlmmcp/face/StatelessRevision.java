@@ -63,7 +63,6 @@ final class StatelessRevision {
     };
     private McpStreamableServerSession.Factory factory;
     private volatile McpSchema.InitializeResult server;
-
     private final RevisionTools tools;
 
     StatelessRevision(McpJsonMapper mapper, RevisionTools tools) {

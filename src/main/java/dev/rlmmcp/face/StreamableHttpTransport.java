@@ -263,11 +263,12 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                 return;
             }
             TaskSupport support = stateless.taskSupport(call);
-            if (support == TaskSupport.REQUIRED && !Tasks.declared(call)) {
+            boolean declared = Tasks.declared(call);
+            if (support == TaskSupport.REQUIRED && !declared) {
                 exchange.send(Tasks.undeclared(call, "tool " + ((Map<?, ?>) call.params()).get("name")));
                 return;
             }
-            TaskSupport asTask = Tasks.declared(call) ? support : TaskSupport.FORBIDDEN;
+            TaskSupport asTask = declared ? support : TaskSupport.FORBIDDEN;
             if (InputRounds.resumable(call) || asTask != TaskSupport.FORBIDDEN) {
                 exchange.send(rounds.serve(call, () -> stateless.session(call), direct().getId(), exchange::send,
                         asTask));
