@@ -80,6 +80,9 @@ final class ResumableCall implements McpStreamableServerTransport {
     private long lastRoundAt = System.nanoTime();
     private int round;
     private Instant changedAt = Instant.now();
+    /** Hears every change of what the call asks, answers or has ended with (a task's status notifications). */
+    private volatile Runnable onChange = () -> {
+    };
 
     ResumableCall(String id, McpStreamableServerSession session, McpJsonMapper mapper, ServedRequests.Served served) {
         this.id = id;
@@ -133,6 +136,7 @@ final class ResumableCall implements McpStreamableServerTransport {
                     changedAt = Instant.now();
                     notifyAll();
                 }
+                onChange.run();
             }
         });
     }
@@ -185,9 +189,15 @@ final class ResumableCall implements McpStreamableServerTransport {
             answerable = answerable(given);
             changedAt = Instant.now();
         }
+        onChange.run();
         for (Asked asked : answerable) {
             reply(asked, given.get(asked.key()), null);
         }
+    }
+
+    /** {@code listener} hears each change from now on (see {@link #progress}); its calls hold no lock of the call. */
+    void onChange(Runnable listener) {
+        onChange = listener;
     }
 
     /** Under the lock: the open requests {@code given} answers, checked and taken out of {@link #open}. */
@@ -301,7 +311,7 @@ final class ResumableCall implements McpStreamableServerTransport {
                     answer = response;
                     changedAt = Instant.now();
                     notifyAll();
-                    return;
+                    hearing = null;
                 }
                 case McpSchema.JSONRPCRequest request -> {
                     Map<String, Object> params = request.params() == null ? new LinkedHashMap<>()
@@ -311,12 +321,16 @@ final class ResumableCall implements McpStreamableServerTransport {
                     askedAt = System.nanoTime();
                     changedAt = Instant.now();
                     notifyAll();
-                    return;
+                    hearing = null;
                 }
                 default -> hearing = listener;
             }
         }
-        hearing.accept(message);
+        if (hearing == null) {
+            onChange.run();
+        } else {
+            hearing.accept(message);
+        }
     }
 
     /**

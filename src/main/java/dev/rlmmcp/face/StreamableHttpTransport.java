@@ -71,6 +71,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     private final transient StatelessRevision stateless;
     private final transient InputRounds rounds;
     private final transient Tasks tasks;
+    private final transient Subscriptions subscriptions;
     private volatile boolean closing;
 
     /**
@@ -86,6 +87,8 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         this.stateless = new StatelessRevision(mapper, tools);
         this.tasks = new Tasks(mapper);
         this.rounds = new InputRounds(mapper, served, tasks);
+        this.subscriptions = new Subscriptions(mapper, tasks,
+                result -> stateless.dressed(Subscriptions.METHOD, result));
         this.sweeper = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().daemon().name("mcp-session-sweeper").factory());
         long every = Math.max(1, Math.min(idle.toMillis() / 4, 60_000));
@@ -262,6 +265,13 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                 exchange.send(tasks.handle(call));
                 return;
             }
+            if (Subscriptions.METHOD.equals(call.method())) {
+                McpSchema.JSONRPCResponse refused = subscriptions.listen(request, response, call, sse);
+                if (refused != null) {
+                    exchange.send(refused);
+                }
+                return;
+            }
             TaskSupport support = stateless.taskSupport(call);
             boolean declared = Tasks.declared(call);
             if (support == TaskSupport.REQUIRED && !declared) {
@@ -414,6 +424,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         closing = true;
         sweeper.shutdownNow();
         rounds.close();
+        subscriptions.close();
         tasks.close();
         List<McpStreamableServerSession> open = new ArrayList<>(sessions.values());
         synchronized (this) {

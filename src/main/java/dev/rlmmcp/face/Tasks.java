@@ -7,18 +7,26 @@ import io.modelcontextprotocol.spec.McpSchema;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 /**
  * The tasks extension ({@code io.modelcontextprotocol/tasks}) of protocol 2026-07-28: a call that runs
  * long becomes a task, answered at once with its id; the client polls it with tasks/get (which shows
  * what it asks, then its result or error), answers what it asks with tasks/update, and stops it with
- * tasks/cancel. Only for requests that declare the extension in their client capabilities; the server
+ * tasks/cancel; a subscriptions/listen stream that names it hears each change of its status
+ * ({@link Subscriptions}). Only for requests that declare the extension in their client capabilities; the server
  * decides which calls become tasks (see {@link TaskSupport} and {@link InputRounds}). Tasks live in this server process, each
  * for {@link #TTL_MS} from its creation.
  */
@@ -47,11 +55,68 @@ final class Tasks {
         }
     }
 
+    /** A listen stream's interest: the tasks it follows, and the status each was last told with. */
+    private record Watch(Set<String> taskIds, Consumer<Map<String, Object>> listener, Map<String, String> told) {
+    }
+
     private final McpJsonMapper mapper;
     private final Map<String, Task> tasks = new ConcurrentHashMap<>();
+    private final List<Watch> watches = new CopyOnWriteArrayList<>();
+    /** Looks again a moment after a change: a call's requests show as input_required once it has been quiet. */
+    private final ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor(
+            Thread.ofPlatform().daemon().name("mcp-task-status").factory());
 
     Tasks(McpJsonMapper mapper) {
         this.mapper = mapper;
+    }
+
+    /**
+     * Tells {@code listener} each task of {@code taskIds} as tasks/get shows it, now (those that exist)
+     * and whenever its status changes, until the returned action is run.
+     */
+    Runnable watch(Set<String> taskIds, Consumer<Map<String, Object>> listener) {
+        Watch watch = new Watch(Set.copyOf(taskIds), listener, new ConcurrentHashMap<>());
+        watches.add(watch);
+        for (String id : watch.taskIds()) {
+            Task task = tasks.get(id);
+            if (task != null) {
+                tell(watch, task);
+            }
+        }
+        return () -> watches.remove(watch);
+    }
+
+    /** The ids among these of tasks that exist. */
+    Set<String> known(Collection<String> ids) {
+        return ids.stream().filter(tasks::containsKey).collect(Collectors.toUnmodifiableSet());
+    }
+
+    private void changed(Task task) {
+        if (tellWatches(task) && !later.isShutdown()) {
+            later.schedule(() -> tellWatches(task), 2 * ResumableCall.QUIET_NANOS, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** Tells the watches that follow {@code task} what changed; false if none follows it. */
+    private boolean tellWatches(Task task) {
+        boolean watched = false;
+        for (Watch watch : watches) {
+            if (watch.taskIds().contains(task.id)) {
+                tell(watch, task);
+                watched = true;
+            }
+        }
+        return watched;
+    }
+
+    private void tell(Watch watch, Task task) {
+        Map<String, Object> detail = described(task, true);
+        String status = (String) detail.get("status");
+        synchronized (watch) {
+            if (!status.equals(watch.told().put(task.id, status))) {
+                watch.listener().accept(detail);
+            }
+        }
     }
 
     /** Whether the extension's methods, removed ones included, are this request's. */
@@ -79,6 +144,7 @@ final class Tasks {
     Map<String, Object> adopt(ResumableCall call) {
         Task task = new Task(UUID.randomUUID().toString(), call);
         tasks.put(task.id, task);
+        call.onChange(() -> changed(task));
         Map<String, Object> created = new LinkedHashMap<>();
         created.put("resultType", "task");
         created.putAll(described(task, false));
@@ -181,10 +247,11 @@ final class Tasks {
                 ? "internal error: " + JsonRpc.brief(e) : "internal error; the server log has the details");
     }
 
-    private static void cancel(Task task, String why) {
+    private void cancel(Task task, String why) {
         ResumableCall.Progress progress = task.call.progress();
         if (task.cancelledAt == null && progress.answer() == null && progress.failure() == null) {
             task.cancelledAt = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+            changed(task);
             task.call.cancel(why);
         }
     }
@@ -209,6 +276,8 @@ final class Tasks {
      * running call does at shutdown (their sessions' variables saved first).
      */
     void close() {
+        later.shutdownNow();
+        watches.clear();
         for (Task task : List.copyOf(tasks.values())) {
             task.call.abandon("the server is shutting down");
         }

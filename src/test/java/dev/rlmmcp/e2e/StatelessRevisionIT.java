@@ -10,6 +10,9 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -114,7 +117,7 @@ class StatelessRevisionIT {
     }
 
     @Test
-    void aLongStepRunsAsATaskThatTheClientPollsAndOneItCancelsStopsItsKernelCode() throws Exception {
+    void aLongStepRunsAsATaskThatTheClientPollsAndHearsOfAndOneItCancelsStopsItsKernelCode() throws Exception {
         startServer();
         JsonNode listed = send("tools/list", null, "{}").path("result").path("tools");
         for (JsonNode tool : listed) {
@@ -135,11 +138,23 @@ class StatelessRevisionIT {
         assertThat(created.path("resultType").asText()).as(created.toString()).isEqualTo("task");
         assertThat(created.path("status").asText()).isEqualTo("working");
         String task = created.path("taskId").asText();
+        BlockingQueue<JsonNode> heard = listen(task);
+        JsonNode acknowledged = heard.poll(10, TimeUnit.SECONDS);
+        assertThat(acknowledged.path("method").asText()).isEqualTo("notifications/subscriptions/acknowledged");
+        assertThat(acknowledged.path("params").path("notifications").path("taskIds").toString()).contains(task);
         JsonNode done = poll(task);
         assertThat(done.path("status").asText()).as(done.toString()).isEqualTo("completed");
         assertThat(done.path("result").path("content").toString()).as(done.toString()).contains("slow 7");
         assertThat(call("rlm_execute", "{\"code\":\"print(x * 6)\"}").path("result").path("content").toString())
                 .contains("42");
+        // the listen stream told the task's status as it changed: working, then completed with the result
+        JsonNode working = heard.poll(10, TimeUnit.SECONDS);
+        assertThat(working.path("method").asText()).isEqualTo("notifications/tasks");
+        assertThat(working.path("params").path("status").asText()).isEqualTo("working");
+        JsonNode completed = heard.poll(10, TimeUnit.SECONDS);
+        assertThat(completed.path("params").path("status").asText()).as(completed.toString()).isEqualTo("completed");
+        assertThat(completed.path("params").path("result").path("content").toString()).contains("slow 7");
+        assertThat(completed.path("params").path("_meta").has("io.modelcontextprotocol/subscriptionId")).isTrue();
 
         String stuck = call("rlm_execute", "{\"code\":\"time.sleep(120)\\ny = 1\"}").path("result")
                 .path("taskId").asText();
@@ -157,6 +172,29 @@ class StatelessRevisionIT {
         HttpResponse<String> undeclared = post("tasks/get", task, "{\"taskId\":\"" + task + "\"}");
         assertThat(undeclared.statusCode()).isEqualTo(400);
         assertThat(McpDriver.MAPPER.readTree(undeclared.body()).path("error").path("code").asInt()).isEqualTo(-32021);
+    }
+
+    /** A subscriptions/listen stream that follows {@code task}: the messages it carries, as they come. */
+    private BlockingQueue<JsonNode> listen(String task) {
+        BlockingQueue<JsonNode> heard = new LinkedBlockingQueue<>();
+        String meta = "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                + "\"io.modelcontextprotocol/clientCapabilities\":" + capabilities + "}";
+        HttpRequest request = HttpRequest.newBuilder(URI.create(server.mcpUrl()))
+                .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "2026-07-28").header("Mcp-Method", "subscriptions/listen")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"jsonrpc\":\"2.0\",\"id\":\"listen-1\",\"method\":"
+                        + "\"subscriptions/listen\",\"params\":{\"notifications\":{\"taskIds\":[\"" + task + "\"]},"
+                        + meta + "}}"))
+                .build();
+        http.sendAsync(request, HttpResponse.BodyHandlers.ofLines()).thenAccept(response -> response.body()
+                .filter(line -> line.startsWith("data: ")).forEach(line -> {
+                    try {
+                        heard.add(McpDriver.MAPPER.readTree(line.substring("data: ".length())));
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }));
+        return heard;
     }
 
     /** tasks/get until the task ends (at most a minute). */

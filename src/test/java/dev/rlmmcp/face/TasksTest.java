@@ -98,6 +98,26 @@ class TasksTest {
     }
 
     @Test
+    void aWatchHearsEachStatusOnceAsItChanges() throws Exception {
+        ResumableCall call = call();
+        String id = (String) tasks.adopt(call).get("taskId");
+        List<Map<String, Object>> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Runnable unwatch = tasks.watch(java.util.Set.of(id, "unknown"), heard::add);
+        call.sendMessage(new McpSchema.JSONRPCRequest(McpSchema.JSONRPC_VERSION, McpSchema.METHOD_ELICITATION_CREATE,
+                "r1", Map.of("message", "sure?"))).block();
+        Thread.sleep(5 * ResumableCall.QUIET_NANOS / 1_000_000);
+        tasks.handle(new McpSchema.JSONRPCRequest(McpSchema.JSONRPC_VERSION, Tasks.UPDATE, 2, Map.of("taskId", id,
+                "inputResponses", Map.of("elicitation-1", Map.of("action", "accept")), "_meta", DECLARED)));
+        call.sendMessage(McpSchema.JSONRPCResponse.result(1, McpSchema.CallToolResult.builder()
+                .content(List.of(new McpSchema.TextContent("done"))).build())).block();
+        assertThat(heard).extracting(task -> task.get("status"))
+                .containsExactly("working", "input_required", "working", "completed");
+        assertThat(heard.get(1)).containsKey("inputRequests");
+        unwatch.run();
+        assertThat(tasks.known(List.of(id, "unknown"))).containsExactly(id);
+    }
+
+    @Test
     void aCallThatEndsInAnErrorIsAFailedTask() {
         ResumableCall call = call();
         String id = (String) tasks.adopt(call).get("taskId");
