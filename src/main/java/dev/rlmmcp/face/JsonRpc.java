@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -372,6 +373,16 @@ final class JsonRpc {
             case McpSchema.ErrorCodes.INVALID_PARAMS -> "params do not match the MCP schema of this method";
             default -> "internal error; the server log has the details";
         };
+    }
+
+    /** The SDK's JSON-RPC error in an exception's causes, or null. */
+    static McpError protocolError(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof McpError error && error.getJsonRpcError() != null) {
+                return error;
+            }
+        }
+        return null;
     }
 
     /** A parser's complaint in one line, without Jackson's source excerpt. */

@@ -155,6 +155,20 @@ final class StatelessRevision {
                 return new Refusal(400, HEADER_MISMATCH, mismatch, null);
             }
         }
+        Refusal refusal = check(call);
+        if (refusal == null && !meta(call).get(META_VERSION).equals(header == null ? null : header.strip())) {
+            return new Refusal(400, HEADER_MISMATCH, "the " + StreamableHttpTransport.PROTOCOL_VERSION_HEADER + " header ("
+                    + header + ") does not match params._meta " + META_VERSION + " (" + meta(call).get(META_VERSION)
+                    + ")", null);
+        }
+        return refusal;
+    }
+
+    /**
+     * What is wrong with a request of this revision that comes without headers (on stdio): its _meta lacks
+     * the version or the client's capabilities, or it asks for a removed method; null when it may be served.
+     */
+    Refusal check(McpSchema.JSONRPCRequest call) {
         Map<String, Object> meta = meta(call);
         List<String> missing = meta == null ? List.of("_meta") : List.of(META_VERSION, META_CAPABILITIES).stream()
                 .filter(key -> !(meta.get(key) instanceof String || meta.get(key) instanceof Map)).toList();
@@ -162,10 +176,6 @@ final class StatelessRevision {
             return new Refusal(400, McpSchema.ErrorCodes.INVALID_PARAMS, "params._meta must hold " + META_VERSION
                     + " and " + META_CAPABILITIES + " on every request of protocol " + VERSION + "; missing: "
                     + String.join(", ", missing), null);
-        }
-        if (!meta.get(META_VERSION).equals(header == null ? null : header.strip())) {
-            return new Refusal(400, HEADER_MISMATCH, "the " + StreamableHttpTransport.PROTOCOL_VERSION_HEADER + " header ("
-                    + header + ") does not match params._meta " + META_VERSION + " (" + meta.get(META_VERSION) + ")", null);
         }
         if (REMOVED.contains(call.method())) {
             return removed(call.method());

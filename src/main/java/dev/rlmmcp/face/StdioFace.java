@@ -9,10 +9,13 @@ public final class StdioFace implements AutoCloseable {
 
     private final StdioTransport transport;
     private final McpSyncServer server;
+    /** The SDK server for requests of protocol 2026-07-28, which come without initialize. */
+    private final McpSyncServer revision;
 
     public StdioFace(McpServers servers, InputStream in, OutputStream out, int maxMessageBytes) {
-        transport = new StdioTransport(servers.mapper(), in, out, maxMessageBytes);
+        transport = new StdioTransport(servers.mapper(), in, out, maxMessageBytes, servers.revisionTools());
         server = servers.serve(transport);
+        revision = servers.serve(transport.revisionProvider());
     }
 
     public void awaitClientGone() throws InterruptedException {
@@ -21,6 +24,7 @@ public final class StdioFace implements AutoCloseable {
 
     @Override
     public void close() {
+        revision.closeGracefully();
         server.closeGracefully();
     }
 }

@@ -2,10 +2,14 @@ package dev.rlmmcp.face;
 
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
+import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpServerSession;
 import io.modelcontextprotocol.spec.McpServerTransport;
 import io.modelcontextprotocol.spec.McpServerTransportProvider;
+import io.modelcontextprotocol.spec.McpStreamableServerSession;
+import io.modelcontextprotocol.spec.McpStreamableServerTransport;
+import io.modelcontextprotocol.spec.McpStreamableServerTransportProvider;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -14,10 +18,13 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,11 +62,54 @@ public final class StdioTransport implements McpServerTransportProvider {
     private volatile McpServerSession session;
     private volatile boolean closing;
 
-    public StdioTransport(McpJsonMapper mapper, InputStream in, OutputStream out, int maxMessageBytes) {
+    /** Requests of protocol 2026-07-28 (no initialize: each names its version in its _meta). */
+    private final StatelessServer stateless;
+    private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
+            Thread.ofPlatform().daemon().name("mcp-stdio-sweeper").factory());
+
+    public StdioTransport(McpJsonMapper mapper, InputStream in, OutputStream out, int maxMessageBytes,
+            RevisionTools tools) {
         this.mapper = mapper;
         this.in = in;
         this.out = out;
         this.maxMessageBytes = maxMessageBytes;
+        this.stateless = new StatelessServer(mapper, tools, served, this::supportedVersions);
+        sweeper.scheduleWithFixedDelay(stateless::sweep, 1, 1, TimeUnit.MINUTES);
+    }
+
+    /** Every protocol version this transport speaks, oldest first. */
+    private List<String> supportedVersions() {
+        List<String> all = new ArrayList<>(protocolVersions());
+        all.addAll(StatelessRevision.VERSIONS);
+        return all;
+    }
+
+    /**
+     * The provider whose SDK sessions serve requests of protocol 2026-07-28 on this stream (an SDK server
+     * of their own, built from the same tools: the SDK needs one per provider).
+     */
+    public McpStreamableServerTransportProvider revisionProvider() {
+        return new McpStreamableServerTransportProvider() {
+            @Override
+            public void setSessionFactory(McpStreamableServerSession.Factory factory) {
+                stateless.setSessionFactory(factory);
+            }
+
+            @Override
+            public Mono<Void> notifyClients(String method, Object params) {
+                return Mono.empty();
+            }
+
+            @Override
+            public Mono<Void> closeGracefully() {
+                return Mono.fromRunnable(StdioTransport.this::closeRevision);
+            }
+        };
+    }
+
+    private void closeRevision() {
+        sweeper.shutdownNow();
+        stateless.close();
     }
 
     @Override
@@ -78,6 +128,7 @@ public final class StdioTransport implements McpServerTransportProvider {
             log.warn("stdin closed with calls still running; not waiting for them longer than {}", DRAIN);
         }
         closing = true;
+        closeRevision();
         session.close();
     }
 
@@ -219,12 +270,43 @@ public final class StdioTransport implements McpServerTransportProvider {
         if (ClientCancellation.handled(served, connection, message)) {
             return;
         }
+        if (StatelessRevision.claims(null, message)) {
+            if (message instanceof McpSchema.JSONRPCRequest request) {
+                serveRevision(request, connection);
+            }
+            return;
+        }
         if (!(message instanceof McpSchema.JSONRPCRequest request)) {
             handle(message, session.handle(message));
             return;
         }
         try (ServedRequests.Served call = served.serve(connection, request.id())) {
             handle(message, call.carrying(session.handle(message)));
+        }
+    }
+
+    /**
+     * A request of protocol 2026-07-28: checked, then served as on HTTP (see {@link StatelessServer}); a call
+     * without session_id uses the default REPL session this stream's earlier-revision calls use.
+     */
+    private void serveRevision(McpSchema.JSONRPCRequest request, String connection) {
+        StatelessRevision.Refusal refusal = stateless.revision().check(request);
+        if (refusal != null) {
+            write(refusal.answer(request.id()));
+            return;
+        }
+        try (ServedRequests.Served call = served.serve(connection, request.id())) {
+            stateless.serve(request, connection, new RevisionChannel(request, call));
+        } catch (RuntimeException e) {
+            McpError error = JsonRpc.protocolError(e);
+            if (error == null) {
+                log.warn("handling {} failed", request, e);
+            }
+            write(JsonRpc.withoutTraces(McpSchema.JSONRPCResponse.error(request.id(), error != null
+                    ? error.getJsonRpcError() : new McpSchema.JSONRPCResponse.JSONRPCError(
+                            McpSchema.ErrorCodes.INTERNAL_ERROR, JsonRpc.clean(e.getMessage())
+                                    ? "internal error: " + JsonRpc.brief(e)
+                                    : "internal error; the server log has the details", null))));
         }
     }
 
@@ -268,6 +350,68 @@ public final class StdioTransport implements McpServerTransportProvider {
         closing = true;
         McpServerSession s = session;
         return s == null ? Mono.empty() : s.closeGracefully();
+    }
+
+    /** What a request of protocol 2026-07-28 sends back: lines on the stream, dressed for the revision. */
+    private final class RevisionChannel implements StatelessServer.Channel, McpStreamableServerTransport {
+
+        private final McpSchema.JSONRPCRequest call;
+        private final ServedRequests.Served served;
+
+        RevisionChannel(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
+            this.call = call;
+            this.served = served;
+        }
+
+        /** The answer to a request the client cancelled is not sent, as the MCP specification asks. */
+        @Override
+        public void send(McpSchema.JSONRPCMessage message) {
+            McpSchema.JSONRPCMessage dressed = stateless.revision().outgoing(call, message);
+            if (dressed != null && !(dressed instanceof McpSchema.JSONRPCResponse && served.context().cancelled())) {
+                write(JsonRpc.withoutTraces(dressed));
+            }
+        }
+
+        @Override
+        public void answer(McpStreamableServerSession session, McpSchema.JSONRPCRequest request, String connection) {
+            served.carrying(session.responseStream(request, this), connection).block();
+        }
+
+        /** The stream's own lines: every subscription shares them, told apart by its subscription id. */
+        @Override
+        public Subscriptions.Sink stream() {
+            return new Subscriptions.Sink() {
+                @Override
+                public boolean send(McpSchema.JSONRPCMessage message) {
+                    write(JsonRpc.withoutTraces(message));
+                    return !closing;
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+        }
+
+        @Override
+        public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
+            return Mono.fromRunnable(() -> send(message));
+        }
+
+        @Override
+        public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message, String messageId) {
+            return sendMessage(message);
+        }
+
+        @Override
+        public <T> T unmarshalFrom(Object data, TypeRef<T> typeRef) {
+            return mapper.convertValue(data, typeRef);
+        }
+
+        @Override
+        public Mono<Void> closeGracefully() {
+            return Mono.empty();
+        }
     }
 
     private final class LineTransport implements McpServerTransport {

@@ -68,10 +68,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     private final long idleNanos;
     private transient McpStreamableServerSession.Factory sessionFactory;
     private transient McpStreamableServerSession direct;
-    private final transient StatelessRevision stateless;
-    private final transient InputRounds rounds;
-    private final transient Tasks tasks;
-    private final transient Subscriptions subscriptions;
+    private final transient StatelessServer stateless;
     private volatile boolean closing;
 
     /**
@@ -84,11 +81,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         this.maxRequestBytes = maxRequestBytes;
         this.sessionEnded = sessionEnded;
         this.idleNanos = idle.toNanos();
-        this.stateless = new StatelessRevision(mapper, tools);
-        this.tasks = new Tasks(mapper);
-        this.rounds = new InputRounds(mapper, served, tasks);
-        this.subscriptions = new Subscriptions(mapper, tasks,
-                result -> stateless.dressed(Subscriptions.METHOD, result));
+        this.stateless = new StatelessServer(mapper, tools, served, this::supportedVersions);
         this.sweeper = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().daemon().name("mcp-session-sweeper").factory());
         long every = Math.max(1, Math.min(idle.toMillis() / 4, 60_000));
@@ -96,8 +89,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     }
 
     private void sweep() {
-        rounds.sweep();
-        tasks.sweep();
+        stateless.sweep();
         long now = System.nanoTime();
         lastUsed.forEach((id, used) -> {
             if (now - used > idleNanos && busy.getOrDefault(id, ZERO).get() == 0) {
@@ -151,7 +143,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
             message = JsonRpc.parse(mapper, body);
         } catch (JsonRpc.Refused e) {
             StatelessRevision.Refusal removed = StatelessRevision.claimsHeader(request.getHeader(PROTOCOL_VERSION_HEADER))
-                    ? stateless.removedMethod(body) : null;
+                    ? stateless.revision().removedMethod(body) : null;
             if (removed != null) {
                 // a method 2026-07-28 dropped, whose params are checked as the earlier revisions define them
                 writeJson(response, removed.status(), removed.answer(e.id()));
@@ -185,7 +177,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                     AtomicInteger running = busy.computeIfAbsent(session.getId(), k -> new AtomicInteger());
                     running.incrementAndGet();
                     try (ServedRequests.Served serving = served.serve(session.getId(), call.id())) {
-                        new Exchange(response, json, sse, serving, null).answer(session, call, null);
+                        new Exchange(request, response, json, sse, serving, null).answer(session, call, null);
                     } finally {
                         running.decrementAndGet();
                         lastUsed.computeIfPresent(session.getId(), (k, v) -> System.nanoTime());
@@ -217,7 +209,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     /** The answer to a message whose handling threw, unless an answer has begun. */
     private void failed(HttpServletResponse response, McpSchema.JSONRPCMessage message, RuntimeException e)
             throws IOException {
-        McpError refusal = protocolError(e);
+        McpError refusal = JsonRpc.protocolError(e);
         if (refusal != null && message instanceof McpSchema.JSONRPCRequest call && !response.isCommitted()) {
             // a handler that refused its params before its Mono started: the answer other transports give
             writeJson(response, 200, JsonRpc.withoutTraces(McpSchema.JSONRPCResponse.error(call.id(),
@@ -249,42 +241,13 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                     null);
             return;
         }
-        StatelessRevision.Refusal refusal = stateless.check(request::getHeader, call);
+        StatelessRevision.Refusal refusal = stateless.revision().check(request::getHeader, call);
         if (refusal != null) {
             writeJson(response, refusal.status(), refusal.answer(call.id()));
             return;
         }
-        if (StatelessRevision.METHOD_DISCOVER.equals(call.method())) {
-            writeJson(response, 200, McpSchema.JSONRPCResponse.result(call.id(),
-                    stateless.discover(call, supportedVersions())));
-            return;
-        }
         try (ServedRequests.Served serving = served.serve("stateless-" + STATELESS_CALLS.incrementAndGet(), call.id())) {
-            Exchange exchange = new Exchange(response, json, sse, serving, call);
-            if (Tasks.handles(call.method())) {
-                exchange.send(tasks.handle(call));
-                return;
-            }
-            if (Subscriptions.METHOD.equals(call.method())) {
-                McpSchema.JSONRPCResponse refused = subscriptions.listen(request, response, call, sse);
-                if (refused != null) {
-                    exchange.send(refused);
-                }
-                return;
-            }
-            TaskSupport support = stateless.taskSupport(call);
-            boolean declared = Tasks.declared(call);
-            if (support == TaskSupport.REQUIRED && !declared) {
-                exchange.send(Tasks.undeclared(call, "tool " + ((Map<?, ?>) call.params()).get("name")));
-                return;
-            }
-            TaskSupport asTask = declared ? support : TaskSupport.FORBIDDEN;
-            if (InputRounds.resumable(call) || asTask != TaskSupport.FORBIDDEN) {
-                exchange.send(rounds.serve(call, () -> stateless.session(call), direct().getId(), exchange::send,
-                        asTask));
-            } else {
-                exchange.answer(stateless.session(call), call, direct().getId());
-            }
+            stateless.serve(call, direct().getId(), new Exchange(request, response, json, sse, serving, call));
         } catch (RuntimeException e) {
             failed(response, call, e);
         }
@@ -375,16 +338,6 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         return direct;
     }
 
-    /** The SDK's JSON-RPC error in an exception's causes, or null. */
-    private static McpError protocolError(Throwable e) {
-        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
-            if (cause instanceof McpError error && error.getJsonRpcError() != null) {
-                return error;
-            }
-        }
-        return null;
-    }
-
     private static Object idOf(McpSchema.JSONRPCMessage message) {
         return message instanceof McpSchema.JSONRPCRequest call ? call.id() : null;
     }
@@ -423,9 +376,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     public Mono<Void> closeGracefully() {
         closing = true;
         sweeper.shutdownNow();
-        rounds.close();
-        subscriptions.close();
-        tasks.close();
+        stateless.close();
         List<McpStreamableServerSession> open = new ArrayList<>(sessions.values());
         synchronized (this) {
             if (direct != null) {
@@ -441,8 +392,9 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
      * The answer to one POSTed request: JSON if the response is the first thing the session sends,
      * an SSE stream from the first message that comes before it.
      */
-    private final class Exchange implements McpStreamableServerTransport {
+    private final class Exchange implements McpStreamableServerTransport, StatelessServer.Channel {
 
+        private final HttpServletRequest httpRequest;
         private final HttpServletResponse response;
         private final boolean json;
         private final boolean sse;
@@ -451,8 +403,9 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         private final McpSchema.JSONRPCRequest statelessCall;
         private OutputStream stream;
 
-        Exchange(HttpServletResponse response, boolean json, boolean sse, ServedRequests.Served request,
-                McpSchema.JSONRPCRequest statelessCall) {
+        Exchange(HttpServletRequest httpRequest, HttpServletResponse response, boolean json, boolean sse,
+                ServedRequests.Served request, McpSchema.JSONRPCRequest statelessCall) {
+            this.httpRequest = httpRequest;
             this.response = response;
             this.json = json;
             this.sse = sse;
@@ -461,8 +414,22 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         }
 
         /** Serves the call; {@code connection} names whose default REPL session it uses (null: the MCP session's). */
-        void answer(McpStreamableServerSession session, McpSchema.JSONRPCRequest call, String connection) {
+        @Override
+        public void answer(McpStreamableServerSession session, McpSchema.JSONRPCRequest call, String connection) {
             request.carrying(session.responseStream(call, this), connection).block();
+        }
+
+        /** The response as a long-lived event stream, if the client accepts one. */
+        @Override
+        public Subscriptions.Sink stream() {
+            if (!sse) {
+                return null;
+            }
+            try {
+                return EventStream.open(httpRequest, response, mapper, sweeper);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
         }
 
         @Override
@@ -476,7 +443,8 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         }
 
         /** The answer to a request the client cancelled is not sent, as the MCP specification asks. */
-        private synchronized void send(McpSchema.JSONRPCMessage message) {
+        @Override
+        public synchronized void send(McpSchema.JSONRPCMessage message) {
             try {
                 if (message instanceof McpSchema.JSONRPCResponse && request.context().cancelled()) {
                     if (stream == null) {
@@ -485,7 +453,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
                     return;
                 }
                 if (statelessCall != null) {
-                    message = stateless.outgoing(statelessCall, message);
+                    message = stateless.revision().outgoing(statelessCall, message);
                     if (message == null) {
                         return;
                     }

@@ -238,10 +238,9 @@ final class Tasks {
     }
 
     private static Map<String, Object> failure(RuntimeException e) {
-        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
-            if (cause instanceof McpError error && error.getJsonRpcError() != null) {
-                return Map.of("code", error.getJsonRpcError().code(), "message", error.getJsonRpcError().message());
-            }
+        McpError error = JsonRpc.protocolError(e);
+        if (error != null) {
+            return Map.of("code", error.getJsonRpcError().code(), "message", error.getJsonRpcError().message());
         }
         return Map.of("code", McpSchema.ErrorCodes.INTERNAL_ERROR, "message", JsonRpc.clean(e.getMessage())
                 ? "internal error: " + JsonRpc.brief(e) : "internal error; the server log has the details");

@@ -8,6 +8,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
@@ -208,6 +209,42 @@ class StatelessRevisionIT {
             Thread.sleep(200);
         }
         throw new AssertionError("task " + task + " did not end within a minute");
+    }
+
+    @Test
+    void overStdioAClientOfTheRevisionDiscoversKeepsVariablesAnswersLlmQueryAndPollsATask() throws Exception {
+        Journey.mode(tmp, "rwxr-xr-x");
+        Path home = Journey.dirs(tmp, "home");
+        List<String> stdio = UserLaunch.here(tmp, Map.of("HOME", home.toString(),
+                "XDG_DATA_HOME", home.resolve(".local/share").toString())).command(List.of("stdio"));
+        try (StdioRpc client = StdioRpc.stateless(stdio, Map.of("sampling", Map.of(),
+                "extensions", Map.of("io.modelcontextprotocol/tasks", Map.of())))) {
+            JsonNode discover = client.request("server/discover", Map.of());
+            assertThat(discover.path("supportedVersions").toString()).contains("2026-07-28", "2025-11-25");
+            assertThat(discover.path("capabilities").path("extensions").has("io.modelcontextprotocol/tasks")).isTrue();
+
+            client.request("tools/call", Map.of("name", "rlm_execute", "arguments", Map.of("code", "z = 6 * 7")));
+            Map<String, Object> step = Map.of("code", "a = llm_query('who?')\nprint(a, z)");
+            JsonNode asked = client.request("tools/call", Map.of("name", "rlm_execute", "arguments", step));
+            assertThat(asked.path("resultType").asText()).as(asked.toString()).isEqualTo("input_required");
+            String key = asked.path("inputRequests").fieldNames().next();
+            JsonNode answered = client.request("tools/call", Map.of("name", "rlm_execute", "arguments", step,
+                    "requestState", asked.path("requestState").asText(), "inputResponses", Map.of(key, Map.of(
+                            "role", "assistant", "content", Map.of("type", "text", "text", "me"), "model", "m"))));
+            assertThat(answered.path("resultType").asText()).isEqualTo("complete");
+            assertThat(answered.path("content").toString()).as(answered.toString()).contains("me 42");
+
+            JsonNode created = client.request("tools/call", Map.of("name", "rlm_execute", "arguments",
+                    Map.of("code", "import time\ntime.sleep(1.5)\nprint('late', a)")));
+            assertThat(created.path("resultType").asText()).as(created.toString()).isEqualTo("task");
+            String task = created.path("taskId").asText();
+            JsonNode got = created;
+            for (int i = 0; i < 100 && !got.path("status").asText().equals("completed"); i++) {
+                Thread.sleep(100);
+                got = client.request("tasks/get", Map.of("taskId", task));
+            }
+            assertThat(got.path("result").path("content").toString()).as(got.toString()).contains("late me");
+        }
     }
 
     /** The client's answers to sampling requests: "answer to " and the prompt. */

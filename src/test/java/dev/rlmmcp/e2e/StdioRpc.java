@@ -27,8 +27,21 @@ final class StdioRpc implements AutoCloseable {
     private final BlockingQueue<JsonNode> replies = new LinkedBlockingQueue<>();
     private final StringBuffer stderr = new StringBuffer();
     private long ids;
+    /** For a client of protocol 2026-07-28: the _meta every request carries (no initialize); else null. */
+    private final Map<String, Object> meta;
 
     StdioRpc(List<String> command) throws IOException {
+        this(command, null);
+    }
+
+    /** A client of protocol 2026-07-28 with these capabilities: no initialize, its version and capabilities in every request. */
+    static StdioRpc stateless(List<String> command, Map<String, ?> capabilities) throws IOException {
+        return new StdioRpc(command, Map.of("io.modelcontextprotocol/protocolVersion", "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities", capabilities));
+    }
+
+    private StdioRpc(List<String> command, Map<String, Object> meta) throws IOException {
+        this.meta = meta;
         process = new ProcessBuilder(command).start();
         stdin = process.getOutputStream();
         Thread.ofPlatform().daemon().start(() -> {
@@ -53,9 +66,11 @@ final class StdioRpc implements AutoCloseable {
                 // gone
             }
         });
-        request("initialize", Map.of("protocolVersion", "2025-06-18", "capabilities", Map.of(),
-                "clientInfo", Map.of("name", "journey-raw-stdio", "version", "1")));
-        send(MAPPER.createObjectNode().put("jsonrpc", "2.0").put("method", "notifications/initialized"));
+        if (meta == null) {
+            request("initialize", Map.of("protocolVersion", "2025-06-18", "capabilities", Map.of(),
+                    "clientInfo", Map.of("name", "journey-raw-stdio", "version", "1")));
+            send(MAPPER.createObjectNode().put("jsonrpc", "2.0").put("method", "notifications/initialized"));
+        }
     }
 
     /** Sends a request and waits for its answer's {@code result}; a JSON-RPC error fails the test. */
@@ -63,6 +78,9 @@ final class StdioRpc implements AutoCloseable {
         long id = ++ids;
         ObjectNode msg = MAPPER.createObjectNode().put("jsonrpc", "2.0").put("id", id).put("method", method);
         msg.set("params", MAPPER.valueToTree(params));
+        if (meta != null) {
+            ((ObjectNode) msg.get("params")).set("_meta", MAPPER.valueToTree(meta));
+        }
         send(msg);
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
         while (System.nanoTime() < deadline) {

@@ -1,0 +1,110 @@
+package dev.rlmmcp.face;
+
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpStreamableServerSession;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * The requests of protocol 2026-07-28 once their transport has checked them, the same on HTTP and stdio:
+ * server/discover, the tasks extension's methods, subscriptions/listen, and every other method through the
+ * SDK session for the request's client capabilities, in input rounds where its handler asks the client
+ * something and as a task where it runs long (see {@link InputRounds}, {@link Tasks}).
+ */
+final class StatelessServer {
+
+    /** How a transport carries what a request of this revision sends back. */
+    interface Channel {
+        /** Sends a message of the request, dressed for the revision ({@link StatelessRevision#outgoing}). */
+        void send(McpSchema.JSONRPCMessage message);
+
+        /** Serves the request through the SDK session on this thread, its messages sent on this channel. */
+        void answer(McpStreamableServerSession session, McpSchema.JSONRPCRequest call, String connection);
+
+        /** A stream for a subscription, or null where this request can have none. */
+        Subscriptions.Sink stream();
+    }
+
+    private final StatelessRevision revision;
+    private final Tasks tasks;
+    private final InputRounds rounds;
+    private final Subscriptions subscriptions;
+    private final Supplier<List<String>> supportedVersions;
+
+    /** {@code supportedVersions}: every protocol version the transport speaks, to list in server/discover. */
+    StatelessServer(McpJsonMapper mapper, RevisionTools tools, ServedRequests served,
+            Supplier<List<String>> supportedVersions) {
+        this.revision = new StatelessRevision(mapper, tools);
+        this.tasks = new Tasks(mapper);
+        this.rounds = new InputRounds(mapper, served, tasks);
+        this.subscriptions = new Subscriptions(tasks, result -> revision.dressed(Subscriptions.METHOD, result));
+        this.supportedVersions = supportedVersions;
+    }
+
+    StatelessRevision revision() {
+        return revision;
+    }
+
+    void setSessionFactory(McpStreamableServerSession.Factory factory) {
+        revision.setSessionFactory(factory);
+    }
+
+    /** Serves a checked request; a call without session_id uses the default REPL session of {@code connection}. */
+    void serve(McpSchema.JSONRPCRequest call, String connection, Channel channel) {
+        if (StatelessRevision.METHOD_DISCOVER.equals(call.method())) {
+            channel.send(McpSchema.JSONRPCResponse.result(call.id(), revision.discover(call, supportedVersions.get())));
+            return;
+        }
+        if (Tasks.handles(call.method())) {
+            channel.send(tasks.handle(call));
+            return;
+        }
+        if (Subscriptions.METHOD.equals(call.method())) {
+            listen(call, channel);
+            return;
+        }
+        TaskSupport support = revision.taskSupport(call);
+        boolean declared = Tasks.declared(call);
+        if (support == TaskSupport.REQUIRED && !declared) {
+            channel.send(Tasks.undeclared(call, "tool " + ((Map<?, ?>) call.params()).get("name")));
+            return;
+        }
+        TaskSupport asTask = declared ? support : TaskSupport.FORBIDDEN;
+        if (InputRounds.resumable(call) || asTask != TaskSupport.FORBIDDEN) {
+            channel.send(rounds.serve(call, () -> revision.session(call), connection, channel::send, asTask));
+        } else {
+            channel.answer(revision.session(call), call, connection);
+        }
+    }
+
+    private void listen(McpSchema.JSONRPCRequest call, Channel channel) {
+        McpSchema.JSONRPCResponse refused = Subscriptions.refusal(call);
+        if (refused != null) {
+            channel.send(refused);
+            return;
+        }
+        Subscriptions.Sink stream = channel.stream();
+        if (stream == null) {
+            channel.send(McpSchema.JSONRPCResponse.error(call.id(), new McpSchema.JSONRPCResponse.JSONRPCError(
+                    McpSchema.ErrorCodes.INVALID_REQUEST, "subscriptions/listen answers with an event stream: the "
+                            + "Accept header must allow text/event-stream", null)));
+            return;
+        }
+        subscriptions.open(call, stream);
+    }
+
+    /** Forgets what has waited too long: calls whose client did not come back, tasks past their time to live. */
+    void sweep() {
+        rounds.sweep();
+        tasks.sweep();
+    }
+
+    /** At shutdown: subscriptions end with their result, and what calls and tasks ask of clients fails. */
+    void close() {
+        rounds.close();
+        subscriptions.close();
+        tasks.close();
+    }
+}
