@@ -40,16 +40,21 @@ final class EventStream implements Subscriptions.Sink, AsyncListener {
     /** Turns {@code response} into an event stream that stays open after the servlet returns. */
     static EventStream open(HttpServletRequest request, HttpServletResponse response, McpJsonMapper mapper,
             ScheduledExecutorService timer) throws IOException {
-        response.setStatus(200);
-        response.setContentType("text/event-stream");
-        response.setCharacterEncoding("UTF-8");
-        response.setHeader("Cache-Control", "no-cache");
-        response.setHeader("X-Accel-Buffering", "no");
+        begin(response);
         AsyncContext async = request.startAsync();
         async.setTimeout(0);
         EventStream stream = new EventStream(mapper, async, response.getOutputStream(), timer);
         async.addListener(stream);
         return stream;
+    }
+
+    /** The status and headers of an event stream that no cache or proxy holds back. */
+    static void begin(HttpServletResponse response) {
+        response.setStatus(200);
+        response.setContentType("text/event-stream");
+        response.setCharacterEncoding("UTF-8");
+        response.setHeader("Cache-Control", "no-cache");
+        response.setHeader("X-Accel-Buffering", "no");
     }
 
     @Override

@@ -46,6 +46,7 @@ public final class HttpFace implements AutoCloseable {
     private final Server jetty;
     private final ServletContextHandler context;
     private final LegacySseTransport sse;
+    private final StreamableHttpTransport streamable;
     private final List<McpSyncServer> mcp;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -63,7 +64,7 @@ public final class HttpFace implements AutoCloseable {
         jetty.addConnector(connector);
         jetty.setRequestLog(new AccessLog(System.err));
 
-        StreamableHttpTransport streamable = new StreamableHttpTransport(servers.mapper(), settings.maxRequestBytes(),
+        streamable = new StreamableHttpTransport(servers.mapper(), settings.maxRequestBytes(),
                 settings.sessionIdle(), sessions::connectionClosed, servers.revisionTools());
         sse = new LegacySseTransport(servers.mapper(), settings.maxRequestBytes(), settings.sseKeepAlive(),
                 sessions::connectionClosed);
@@ -156,7 +157,9 @@ public final class HttpFace implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        // the long-lived streams end first, or Jetty's graceful stop waits its whole timeout for them
         sse.closeGracefully().block();
+        streamable.endStreams();
         try {
             jetty.stop();
         } catch (Exception e) {

@@ -88,11 +88,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
             HttpFace.jsonError(response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down");
             return;
         }
-        response.setStatus(200);
-        response.setContentType("text/event-stream");
-        response.setCharacterEncoding("UTF-8");
-        response.setHeader("Cache-Control", "no-cache");
-        response.setHeader("X-Accel-Buffering", "no");
+        EventStream.begin(response);
         AsyncContext async = request.startAsync();
         async.setTimeout(0);
         Stream stream = new Stream(async, response.getOutputStream());

@@ -4,7 +4,6 @@ import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpStreamableServerSession;
-import io.modelcontextprotocol.spec.McpStreamableServerTransport;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -16,7 +15,6 @@ import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import reactor.core.publisher.Mono;
 
 /**
  * A request of protocol 2026-07-28 whose handler may ask the client for input (a sampling, elicitation
@@ -26,7 +24,7 @@ import reactor.core.publisher.Mono;
  * one execution (a REPL step whose code calls {@code llm_query}, say) lives across several HTTP
  * requests without the client holding anything but the request state.
  */
-final class ResumableCall implements McpStreamableServerTransport {
+final class ResumableCall extends RequestTransport {
 
     /** A request to the client awaiting its answer, under the key the client answers it by. */
     record Asked(String key, Object id, String method, Object params) {
@@ -85,6 +83,7 @@ final class ResumableCall implements McpStreamableServerTransport {
     };
 
     ResumableCall(String id, McpStreamableServerSession session, McpJsonMapper mapper, ServedRequests.Served served) {
+        super(mapper);
         this.id = id;
         this.session = session;
         this.mapper = mapper;
@@ -294,16 +293,7 @@ final class ResumableCall implements McpStreamableServerTransport {
     }
 
     @Override
-    public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
-        return Mono.fromRunnable(() -> take(message));
-    }
-
-    @Override
-    public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message, String messageId) {
-        return sendMessage(message);
-    }
-
-    private void take(McpSchema.JSONRPCMessage message) {
+    void deliver(McpSchema.JSONRPCMessage message) {
         Consumer<McpSchema.JSONRPCMessage> hearing;
         synchronized (this) {
             switch (message) {
@@ -360,15 +350,5 @@ final class ResumableCall implements McpStreamableServerTransport {
             key = keys.add(kind + "-" + n) ? kind + "-" + n : null;
         }
         return key;
-    }
-
-    @Override
-    public <T> T unmarshalFrom(Object data, TypeRef<T> typeRef) {
-        return mapper.convertValue(data, typeRef);
-    }
-
-    @Override
-    public Mono<Void> closeGracefully() {
-        return Mono.empty();
     }
 }

@@ -101,6 +101,11 @@ final class StatelessServer {
         tasks.sweep();
     }
 
+    /** At shutdown, first: each subscription ends with its listen request's result. */
+    void endSubscriptions() {
+        subscriptions.close();
+    }
+
     /** At shutdown: subscriptions end with their result, and what calls and tasks ask of clients fails. */
     void close() {
         rounds.close();

@@ -8,7 +8,6 @@ import io.modelcontextprotocol.spec.McpServerSession;
 import io.modelcontextprotocol.spec.McpServerTransport;
 import io.modelcontextprotocol.spec.McpServerTransportProvider;
 import io.modelcontextprotocol.spec.McpStreamableServerSession;
-import io.modelcontextprotocol.spec.McpStreamableServerTransport;
 import io.modelcontextprotocol.spec.McpStreamableServerTransportProvider;
 import java.io.IOException;
 import java.io.InputStream;
@@ -353,14 +352,20 @@ public final class StdioTransport implements McpServerTransportProvider {
     }
 
     /** What a request of protocol 2026-07-28 sends back: lines on the stream, dressed for the revision. */
-    private final class RevisionChannel implements StatelessServer.Channel, McpStreamableServerTransport {
+    private final class RevisionChannel extends RequestTransport implements StatelessServer.Channel {
 
         private final McpSchema.JSONRPCRequest call;
         private final ServedRequests.Served served;
 
         RevisionChannel(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
+            super(mapper);
             this.call = call;
             this.served = served;
+        }
+
+        @Override
+        void deliver(McpSchema.JSONRPCMessage message) {
+            send(message);
         }
 
         /** The answer to a request the client cancelled is not sent, as the MCP specification asks. */
@@ -393,25 +398,6 @@ public final class StdioTransport implements McpServerTransportProvider {
             };
         }
 
-        @Override
-        public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
-            return Mono.fromRunnable(() -> send(message));
-        }
-
-        @Override
-        public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message, String messageId) {
-            return sendMessage(message);
-        }
-
-        @Override
-        public <T> T unmarshalFrom(Object data, TypeRef<T> typeRef) {
-            return mapper.convertValue(data, typeRef);
-        }
-
-        @Override
-        public Mono<Void> closeGracefully() {
-            return Mono.empty();
-        }
     }
 
     private final class LineTransport implements McpServerTransport {

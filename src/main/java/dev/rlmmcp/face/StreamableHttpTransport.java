@@ -5,7 +5,6 @@ import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpStreamableServerSession;
-import io.modelcontextprotocol.spec.McpStreamableServerTransport;
 import io.modelcontextprotocol.spec.McpStreamableServerTransportProvider;
 import io.modelcontextprotocol.spec.ProtocolVersions;
 import jakarta.servlet.http.HttpServlet;
@@ -372,6 +371,11 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         return session == null ? Mono.empty() : session.sendNotification(method, params);
     }
 
+    /** Ends the subscription streams of protocol 2026-07-28, each with its listen request's result. */
+    void endStreams() {
+        stateless.endSubscriptions();
+    }
+
     @Override
     public Mono<Void> closeGracefully() {
         closing = true;
@@ -392,7 +396,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
      * The answer to one POSTed request: JSON if the response is the first thing the session sends,
      * an SSE stream from the first message that comes before it.
      */
-    private final class Exchange implements McpStreamableServerTransport, StatelessServer.Channel {
+    private final class Exchange extends RequestTransport implements StatelessServer.Channel {
 
         private final HttpServletRequest httpRequest;
         private final HttpServletResponse response;
@@ -405,6 +409,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
 
         Exchange(HttpServletRequest httpRequest, HttpServletResponse response, boolean json, boolean sse,
                 ServedRequests.Served request, McpSchema.JSONRPCRequest statelessCall) {
+            super(mapper);
             this.httpRequest = httpRequest;
             this.response = response;
             this.json = json;
@@ -433,13 +438,8 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         }
 
         @Override
-        public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
-            return sendMessage(message, null);
-        }
-
-        @Override
-        public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message, String messageId) {
-            return Mono.fromRunnable(() -> send(message));
+        void deliver(McpSchema.JSONRPCMessage message) {
+            send(message);
         }
 
         /** The answer to a request the client cancelled is not sent, as the MCP specification asks. */
@@ -485,16 +485,6 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
-        }
-
-        @Override
-        public <T> T unmarshalFrom(Object data, TypeRef<T> typeRef) {
-            return mapper.convertValue(data, typeRef);
-        }
-
-        @Override
-        public Mono<Void> closeGracefully() {
-            return Mono.empty();
         }
     }
 }

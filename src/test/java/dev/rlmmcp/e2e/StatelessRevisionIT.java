@@ -173,6 +173,19 @@ class StatelessRevisionIT {
         HttpResponse<String> undeclared = post("tasks/get", task, "{\"taskId\":\"" + task + "\"}");
         assertThat(undeclared.statusCode()).isEqualTo(400);
         assertThat(McpDriver.MAPPER.readTree(undeclared.body()).path("error").path("code").asInt()).isEqualTo(-32021);
+
+        // a graceful stop ends the open listen stream with its result, and does not wait on it
+        long stopping = System.nanoTime();
+        server.close();
+        assertThat((System.nanoTime() - stopping) / 1_000_000).isLessThan(8_000);
+        JsonNode last = null;
+        for (JsonNode next = heard.poll(5, TimeUnit.SECONDS); next != null; next = heard.poll(1, TimeUnit.SECONDS)) {
+            last = next;
+        }
+        assertThat(last).isNotNull();
+        assertThat(last.path("id").asText()).as(last.toString()).isEqualTo("listen-1");
+        assertThat(last.path("result").path("_meta").path("io.modelcontextprotocol/subscriptionId").asText())
+                .isEqualTo("listen-1");
     }
 
     /** A subscriptions/listen stream that follows {@code task}: the messages it carries, as they come. */
