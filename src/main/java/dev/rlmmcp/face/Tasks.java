@@ -26,9 +26,9 @@ import java.util.stream.Collectors;
  * long becomes a task, answered at once with its id; the client polls it with tasks/get (which shows
  * what it asks, then its result or error), answers what it asks with tasks/update, and stops it with
  * tasks/cancel; a subscriptions/listen stream that names it hears each change of its status
- * ({@link Subscriptions}). Only for requests that declare the extension in their client capabilities; the server
- * decides which calls become tasks (see {@link TaskSupport} and {@link InputRounds}). Tasks live in this server process, each
- * for {@link #TTL_MS} from its creation.
+ * ({@link Subscriptions}). Only for requests that declare the extension in their client capabilities;
+ * the server decides which calls become tasks (see {@link TaskSupport} and {@link InputRounds}). Tasks
+ * live in this server process, each for {@link #TTL_MS} from its creation.
  */
 final class Tasks {
 
