@@ -49,7 +49,9 @@ class Host:
         to_kernel_r, self.out = os.pipe()
         self.inp, from_kernel_w = os.pipe()
         self.channel = Channel(to_kernel_r, from_kernel_w)
-        self.fds = [to_kernel_r, self.out, self.inp, from_kernel_w]
+        # write ends first: the readers see end of file and stop before any read end is closed, so that
+        # neither reads a later test's pipe that got the same fd number
+        self.fds = {"out": self.out, "from_kernel_w": from_kernel_w, "inp": self.inp, "to_kernel_r": to_kernel_r}
         self.answer, self.seen = answer, []
         self.reader = os.fdopen(self.inp, "rb", closefd=False)
         self.thread = threading.Thread(target=self.serve, daemon=True)
@@ -70,12 +72,21 @@ class Host:
             if reply is not None:
                 os.write(self.out, encode(dict(reply, cb=header["cb"])))
 
+    def close_out(self):
+        """The host goes away: the kernel's side of the pipe sees end of file."""
+        self._close("out")
+
     def close(self):
-        for fd in self.fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self._close("out")
+        self._close("from_kernel_w")
+        self.thread.join(5)
+        self._close("inp")
+        self._close("to_kernel_r")
+
+    def _close(self, name):
+        fd = self.fds.pop(name, None)
+        if fd is not None:
+            os.close(fd)
 
 
 @pytest.fixture
@@ -135,7 +146,7 @@ def test_a_closed_pipe_fails_waiting_requests(host):
     callbacks = Callbacks(h.channel)
     callbacks.begin()
     pending = callbacks.submit("slow", {})
-    os.close(h.out)
+    h.close_out()
     with pytest.raises(CallbackError) as e:
         pending.result(5)
     assert e.value.code == "HOST_GONE"

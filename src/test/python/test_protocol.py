@@ -16,10 +16,13 @@ def pipes():
     to_kernel_r, to_kernel_w = os.pipe()
     from_kernel_r, from_kernel_w = os.pipe()
     channel = Channel(to_kernel_r, from_kernel_w)
+    ours = {fd: os.fstat(fd).st_ino for fd in (to_kernel_r, to_kernel_w, from_kernel_r, from_kernel_w)}
     yield channel, to_kernel_w, from_kernel_r
-    for fd in (to_kernel_r, to_kernel_w, from_kernel_r, from_kernel_w):
+    for fd, inode in ours.items():
+        # a test may have closed one already, and its number been given to another file since
         try:
-            os.close(fd)
+            if os.fstat(fd).st_ino == inode:
+                os.close(fd)
         except OSError:
             pass
 
