@@ -131,8 +131,6 @@ final class InputRounds {
             if (fresh) {
                 // no state went out to resume it by: nothing will answer what it asked
                 resumed.abandon("the client's answer was refused: " + e.getMessage());
-            } else {
-                waiting.put(resumed.id(), resumed);
             }
             return invalid(call, e.getMessage() + (fresh ? "" : "; the same requestState may be sent again with a "
                     + "valid answer"), "invalid_input_responses");

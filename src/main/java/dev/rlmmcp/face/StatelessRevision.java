@@ -156,10 +156,10 @@ final class StatelessRevision {
             }
         }
         Refusal refusal = check(call);
-        if (refusal == null && !meta(call).get(META_VERSION).equals(header == null ? null : header.strip())) {
+        Object version = refusal == null ? meta(call).get(META_VERSION) : null;
+        if (version != null && !version.equals(header == null ? null : header.strip())) {
             return new Refusal(400, HEADER_MISMATCH, "the " + StreamableHttpTransport.PROTOCOL_VERSION_HEADER + " header ("
-                    + header + ") does not match params._meta " + META_VERSION + " (" + meta(call).get(META_VERSION)
-                    + ")", null);
+                    + header + ") does not match params._meta " + META_VERSION + " (" + version + ")", null);
         }
         return refusal;
     }

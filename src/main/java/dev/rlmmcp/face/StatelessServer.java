@@ -3,6 +3,7 @@ package dev.rlmmcp.face;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpStreamableServerSession;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -31,16 +32,23 @@ final class StatelessServer {
     private final Tasks tasks;
     private final InputRounds rounds;
     private final Subscriptions subscriptions;
-    private final Supplier<List<String>> supportedVersions;
+    private final Supplier<List<String>> earlierVersions;
 
-    /** {@code supportedVersions}: every protocol version the transport speaks, to list in server/discover. */
+    /** {@code earlierVersions}: the protocol versions before this revision that the transport speaks. */
     StatelessServer(McpJsonMapper mapper, RevisionTools tools, ServedRequests served,
-            Supplier<List<String>> supportedVersions) {
+            Supplier<List<String>> earlierVersions) {
         this.revision = new StatelessRevision(mapper, tools);
         this.tasks = new Tasks(mapper);
         this.rounds = new InputRounds(mapper, served, tasks);
         this.subscriptions = new Subscriptions(tasks, result -> revision.dressed(Subscriptions.METHOD, result));
-        this.supportedVersions = supportedVersions;
+        this.earlierVersions = earlierVersions;
+    }
+
+    /** Every protocol version the transport speaks, oldest first: the earlier ones, then this revision. */
+    List<String> supportedVersions() {
+        List<String> all = new ArrayList<>(earlierVersions.get());
+        all.addAll(StatelessRevision.VERSIONS);
+        return all;
     }
 
     StatelessRevision revision() {
@@ -54,7 +62,7 @@ final class StatelessServer {
     /** Serves a checked request; a call without session_id uses the default REPL session of {@code connection}. */
     void serve(McpSchema.JSONRPCRequest call, String connection, Channel channel) {
         if (StatelessRevision.METHOD_DISCOVER.equals(call.method())) {
-            channel.send(McpSchema.JSONRPCResponse.result(call.id(), revision.discover(call, supportedVersions.get())));
+            channel.send(McpSchema.JSONRPCResponse.result(call.id(), revision.discover(call, supportedVersions())));
             return;
         }
         if (Tasks.handles(call.method())) {

@@ -17,9 +17,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -72,15 +70,8 @@ public final class StdioTransport implements McpServerTransportProvider {
         this.in = in;
         this.out = out;
         this.maxMessageBytes = maxMessageBytes;
-        this.stateless = new StatelessServer(mapper, tools, served, this::supportedVersions);
+        this.stateless = new StatelessServer(mapper, tools, served, this::protocolVersions);
         sweeper.scheduleWithFixedDelay(stateless::sweep, 1, 1, TimeUnit.MINUTES);
-    }
-
-    /** Every protocol version this transport speaks, oldest first. */
-    private List<String> supportedVersions() {
-        List<String> all = new ArrayList<>(protocolVersions());
-        all.addAll(StatelessRevision.VERSIONS);
-        return all;
     }
 
     /**

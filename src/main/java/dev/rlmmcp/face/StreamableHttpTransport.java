@@ -80,7 +80,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         this.maxRequestBytes = maxRequestBytes;
         this.sessionEnded = sessionEnded;
         this.idleNanos = idle.toNanos();
-        this.stateless = new StatelessServer(mapper, tools, served, this::supportedVersions);
+        this.stateless = new StatelessServer(mapper, tools, served, this::protocolVersions);
         this.sweeper = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().daemon().name("mcp-session-sweeper").factory());
         long every = Math.max(1, Math.min(idle.toMillis() / 4, 60_000));
@@ -158,7 +158,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
             return;
         }
         if (version != null && !protocolVersions().contains(version)) {
-            StatelessRevision.Refusal refusal = StatelessRevision.unsupported(version, supportedVersions());
+            StatelessRevision.Refusal refusal = StatelessRevision.unsupported(version, stateless.supportedVersions());
             writeJson(response, refusal.status(), refusal.answer(idOf(message)));
             return;
         }
@@ -250,13 +250,6 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         } catch (RuntimeException e) {
             failed(response, call, e);
         }
-    }
-
-    /** Every protocol version this endpoint speaks, oldest first. */
-    private List<String> supportedVersions() {
-        List<String> all = new ArrayList<>(protocolVersions());
-        all.addAll(StatelessRevision.VERSIONS);
-        return all;
     }
 
     @Override

@@ -90,23 +90,14 @@ public final class Harness {
      * If {@code python} cannot compile it (an odd interpreter, a time-out), the source-only harness.
      */
     public static Path install(Path dir, PythonLocator.Python python) {
-        Layout layout;
         try {
-            layout = layout();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot install the kernel harness in " + dir, e);
-        }
-        try {
+            Layout layout = layout();
             String build = HexFormat.of().formatHex(sha256(python.build().getBytes(StandardCharsets.UTF_8)), 0, 4);
             String name = "harness-" + layout.hash() + "-" + python.version().replaceAll("[^0-9A-Za-z.+]", "_") + "-" + build;
             return install(dir, name, layout, python.executable());
         } catch (IOException | RuntimeException e) {
             log.warn("kernels compile the harness at each start: {} cannot compile it ({})", python, e.getMessage());
-        }
-        try {
-            return install(dir, "harness-" + layout.hash(), layout, null);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot install the kernel harness in " + dir, e);
+            return install(dir);
         }
     }
 
