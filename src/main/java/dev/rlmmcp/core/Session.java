@@ -123,6 +123,7 @@ public final class Session implements AutoCloseable {
     static Session create(String id, String name, Limits limits, KernelFactory kernels, LlmService llm,
             LlmLimits llmLimits, StateStore store, ScheduledExecutorService timer, boolean saveNow) {
         Session session = new Session(id, name, limits, kernels, llm, llmLimits, Instant.now(), store, timer);
+        session.kernel.madeHere();
         if (saveNow) {
             session.save();
         }

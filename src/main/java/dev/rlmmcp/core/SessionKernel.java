@@ -36,6 +36,8 @@ final class SessionKernel {
     private Kernel kernel;
     private int restarts;
     private Restored restored;
+    /** A session made here whose kernel has not started yet: nothing of it is stored, nothing to check out. */
+    private boolean unstored;
 
     SessionKernel(String id, KernelFactory kernels, StateStore store) {
         this.id = id;
@@ -66,6 +68,11 @@ final class SessionKernel {
         return restarts;
     }
 
+    /** This session was just made (not read back): its first kernel needs no checkout of a snapshot. */
+    void madeHere() {
+        unstored = true;
+    }
+
     void restoredRestarts(int restarts) {
         this.restarts = restarts;
     }
@@ -88,7 +95,9 @@ final class SessionKernel {
         }
         Path dir;
         try {
-            dir = store.snapshots().checkout(id);
+            // a new session's directory is made by its kernel's start: a warm kernel's is renamed there
+            dir = unstored ? store.snapshots().root().resolve(id) : store.snapshots().checkout(id);
+            unstored = false;
         } catch (IOException e) {
             throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "cannot prepare the snapshot of session " + id
                     + ": " + e.getMessage(), null, "check that the state directory is writable");

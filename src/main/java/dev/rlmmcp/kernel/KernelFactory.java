@@ -20,6 +20,7 @@ import dev.rlmmcp.kernel.process.KernelUids;
 import dev.rlmmcp.kernel.process.PythonLocator;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -224,8 +225,9 @@ public final class KernelFactory implements AutoCloseable {
     }
 
     /**
-     * A kernel that may also write {@code snapshotDir} (null: nowhere but its own /tmp and spool) and
-     * does not see {@code stateDir} (null: nothing hidden): a warm one where one fits, else one started now.
+     * A kernel that may also write {@code snapshotDir} (null: nowhere but its own /tmp and spool; made
+     * if missing) and does not see {@code stateDir} (null: nothing hidden): a warm one where one fits,
+     * else one started now.
      */
     public Kernel start(String label, Path snapshotDir, Path stateDir) {
         WarmKernels pool = warm;
@@ -233,6 +235,14 @@ public final class KernelFactory implements AutoCloseable {
             Kernel claimed = pool.claim(label, snapshotDir);
             if (claimed != null) {
                 return claimed;
+            }
+        }
+        if (snapshotDir != null) {
+            try {
+                Files.createDirectories(snapshotDir);
+            } catch (IOException e) {
+                throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "cannot make the snapshot directory " + snapshotDir
+                        + " of " + label + ": " + e.getMessage(), null, "check that the state directory is writable");
             }
         }
         KernelBudget.Slot slot = budget.acquire();

@@ -110,7 +110,11 @@ class WarmKernelsTest {
 
         Sessions cold = sessions(dir.resolve("cold"), new KernelFactory(TestSettings.in(dir), launcher(dir),
                 new ObjectMapper()), false);
-        assertThat(out(cold.create("cold", Limits.NONE), GLOBALS)).isEqualTo(globals);
+        Session coldSession = cold.create("cold", Limits.NONE);
+        assertThat(out(coldSession, GLOBALS)).isEqualTo(globals);
+        out(coldSession, "kept = 1");
+        assertThat(coldSession.snapshotNow().written()).contains("kept");
+        assertThat(dir.resolve("cold").resolve("snapshots").resolve(coldSession.id()).resolve("manifest.json")).exists();
     }
 
     @Test
