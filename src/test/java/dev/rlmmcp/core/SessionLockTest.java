@@ -52,53 +52,51 @@ class SessionLockTest {
 
     @Test
     void releasingGivesUpAtOnceOnARunningCall() throws Exception {
-        CountDownLatch held = new CountDownLatch(1);
-        CountDownLatch done = new CountDownLatch(1);
-        Thread call = Thread.ofPlatform().start(() -> {
-            lock.acquire(Duration.ofSeconds(1));
-            held.countDown();
-            await(done);
-            lock.unlock();
-        });
-        held.await();
+        Holder call = hold(true);
         long started = System.nanoTime();
         assertThat(lock.tryLockUnlessCall(Duration.ofSeconds(5))).isFalse();
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(1_000L);
-        done.countDown();
-        call.join();
+        call.release();
     }
 
     @Test
     void releasingGivesUpAfterItsWait() throws Exception {
-        CountDownLatch held = new CountDownLatch(1);
-        CountDownLatch done = new CountDownLatch(1);
-        Thread snapshot = Thread.ofPlatform().start(() -> {
-            lock.lock();
-            held.countDown();
-            await(done);
-            lock.unlock();
-        });
-        held.await();
+        Holder snapshot = hold(false);
         assertThat(lock.tryLockUnlessCall(Duration.ofMillis(100))).isFalse();
-        done.countDown();
-        snapshot.join();
+        snapshot.release();
     }
 
     @Test
     void aCallThatCannotGetTheLockInItsTimeIsToldWhy() throws Exception {
+        Holder other = hold(true);
+        assertThatThrownBy(() -> lock.acquire(Duration.ofMillis(50))).isInstanceOf(RlmException.class)
+                .hasMessageContaining("busy with another call").hasMessageContaining("did not run");
+        other.release();
+    }
+
+    /** The lock, held by another thread (as a call, or as a snapshot writer) until released. */
+    private Holder hold(boolean asCall) throws InterruptedException {
         CountDownLatch held = new CountDownLatch(1);
         CountDownLatch done = new CountDownLatch(1);
-        Thread other = Thread.ofPlatform().start(() -> {
-            lock.acquire(Duration.ofSeconds(1));
+        Thread holder = Thread.ofPlatform().start(() -> {
+            if (asCall) {
+                lock.acquire(Duration.ofSeconds(1));
+            } else {
+                lock.lock();
+            }
             held.countDown();
             await(done);
             lock.unlock();
         });
         held.await();
-        assertThatThrownBy(() -> lock.acquire(Duration.ofMillis(50))).isInstanceOf(RlmException.class)
-                .hasMessageContaining("busy with another call").hasMessageContaining("did not run");
-        done.countDown();
-        other.join();
+        return new Holder(done, holder);
+    }
+
+    private record Holder(CountDownLatch done, Thread thread) {
+        void release() throws InterruptedException {
+            done.countDown();
+            thread.join();
+        }
     }
 
     private static void sleep(long ms) {
