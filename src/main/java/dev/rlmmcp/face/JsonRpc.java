@@ -327,6 +327,11 @@ final class JsonRpc {
         return text != null && !INTERNALS.matcher(text).find();
     }
 
+    /** The error answer to {@code call}. */
+    static McpSchema.JSONRPCResponse errorAnswer(McpSchema.JSONRPCRequest call, int code, String message) {
+        return McpSchema.JSONRPCResponse.error(call.id(), new McpSchema.JSONRPCResponse.JSONRPCError(code, message, null));
+    }
+
     /** An error answer; unlike the SDK's response record it allows the null id JSON-RPC uses for unreadable requests. */
     static Map<String, Object> error(Object id, int code, String message) {
         Map<String, Object> body = new LinkedHashMap<>();
@@ -383,6 +388,21 @@ final class JsonRpc {
             }
         }
         return null;
+    }
+
+    /**
+     * The error a request is answered with when its handling threw {@code e}: the SDK's JSON-RPC error
+     * among its causes, else an internal error.
+     */
+    static McpSchema.JSONRPCResponse.JSONRPCError failure(RuntimeException e) {
+        McpError error = protocolError(e);
+        return error != null ? error.getJsonRpcError()
+                : new McpSchema.JSONRPCResponse.JSONRPCError(McpSchema.ErrorCodes.INTERNAL_ERROR, internalError(e), null);
+    }
+
+    /** What a client is told of an internal error: its message when that is plain, else where to look. */
+    static String internalError(Exception e) {
+        return clean(e.getMessage()) ? "internal error: " + brief(e) : "internal error; the server log has the details";
     }
 
     /** A parser's complaint in one line, without Jackson's source excerpt. */

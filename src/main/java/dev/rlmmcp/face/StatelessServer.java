@@ -95,9 +95,8 @@ final class StatelessServer {
         }
         Subscriptions.Sink stream = channel.stream();
         if (stream == null) {
-            channel.send(McpSchema.JSONRPCResponse.error(call.id(), new McpSchema.JSONRPCResponse.JSONRPCError(
-                    McpSchema.ErrorCodes.INVALID_REQUEST, "subscriptions/listen answers with an event stream: the "
-                            + "Accept header must allow text/event-stream", null)));
+            channel.send(JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.INVALID_REQUEST, "subscriptions/listen answers "
+                    + "with an event stream: the Accept header must allow text/event-stream"));
             return;
         }
         subscriptions.open(call, stream);

@@ -2,7 +2,6 @@ package dev.rlmmcp.face;
 
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
-import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpServerSession;
 import io.modelcontextprotocol.spec.McpServerTransport;
@@ -288,15 +287,10 @@ public final class StdioTransport implements McpServerTransportProvider {
         try (ServedRequests.Served call = served.serve(connection, request.id())) {
             stateless.serve(request, connection, new RevisionChannel(request, call));
         } catch (RuntimeException e) {
-            McpError error = JsonRpc.protocolError(e);
-            if (error == null) {
+            if (JsonRpc.protocolError(e) == null) {
                 log.warn("handling {} failed", request, e);
             }
-            write(JsonRpc.withoutTraces(McpSchema.JSONRPCResponse.error(request.id(), error != null
-                    ? error.getJsonRpcError() : new McpSchema.JSONRPCResponse.JSONRPCError(
-                            McpSchema.ErrorCodes.INTERNAL_ERROR, JsonRpc.clean(e.getMessage())
-                                    ? "internal error: " + JsonRpc.brief(e)
-                                    : "internal error; the server log has the details", null))));
+            write(JsonRpc.withoutTraces(McpSchema.JSONRPCResponse.error(request.id(), JsonRpc.failure(e))));
         }
     }
 

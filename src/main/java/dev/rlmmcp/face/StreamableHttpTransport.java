@@ -217,9 +217,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         }
         log.warn("handling {} failed", message, e);
         if (!response.isCommitted()) {
-            error(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, JsonRpc.clean(e.getMessage())
-                    ? "internal error: " + JsonRpc.brief(e) : "internal error; the server log has the details",
-                    idOf(message));
+            error(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, JsonRpc.internalError(e), idOf(message));
         }
     }
 

@@ -48,12 +48,12 @@ final class Subscriptions {
     static McpSchema.JSONRPCResponse refusal(McpSchema.JSONRPCRequest call) {
         Map<?, ?> params = call.params() instanceof Map<?, ?> p ? p : Map.of();
         if (!(params.get("notifications") instanceof Map<?, ?> filter)) {
-            return error(call, McpSchema.ErrorCodes.INVALID_PARAMS, "params.notifications must be the filter of the "
+            return JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.INVALID_PARAMS, "params.notifications must be the filter of the "
                     + "notifications to send, e.g. {\"taskIds\": [\"...\"]}");
         }
         Object ids = filter.get("taskIds");
         if (ids != null && !(ids instanceof List<?> list && list.stream().allMatch(String.class::isInstance))) {
-            return error(call, McpSchema.ErrorCodes.INVALID_PARAMS, "params.notifications.taskIds must be a list of "
+            return JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.INVALID_PARAMS, "params.notifications.taskIds must be a list of "
                     + "task ids");
         }
         if (ids != null && !Tasks.declared(call)) {
@@ -85,11 +85,6 @@ final class Subscriptions {
         for (Subscription subscription : List.copyOf(open)) {
             subscription.end(true);
         }
-    }
-
-    private static McpSchema.JSONRPCResponse error(McpSchema.JSONRPCRequest call, int code, String message) {
-        return McpSchema.JSONRPCResponse.error(call.id(), new McpSchema.JSONRPCResponse.JSONRPCError(code, message,
-                null));
     }
 
     private final class Subscription {

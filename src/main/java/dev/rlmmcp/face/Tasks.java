@@ -2,7 +2,6 @@ package dev.rlmmcp.face;
 
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
-import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -154,7 +153,7 @@ final class Tasks {
     /** Answers tasks/get, tasks/update and tasks/cancel, and refuses the extension's removed methods. */
     McpSchema.JSONRPCResponse handle(McpSchema.JSONRPCRequest call) {
         if (REMOVED.contains(call.method()) || !Set.of(GET, UPDATE, CANCEL).contains(call.method())) {
-            return error(call, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "method not found: " + call.method()
+            return JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "method not found: " + call.method()
                     + (REMOVED.contains(call.method()) ? " is not part of the " + EXTENSION + " extension of protocol "
                             + StatelessRevision.VERSION + "; tasks/get shows a task's result" : ""));
         }
@@ -163,12 +162,12 @@ final class Tasks {
         }
         Map<?, ?> params = call.params() instanceof Map<?, ?> p ? p : Map.of();
         if (!(params.get("taskId") instanceof String id)) {
-            return error(call, McpSchema.ErrorCodes.INVALID_PARAMS, "params.taskId must be the id of a task, as "
+            return JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.INVALID_PARAMS, "params.taskId must be the id of a task, as "
                     + "the CreateTaskResult gave it");
         }
         Task task = tasks.get(id);
         if (task == null) {
-            return error(call, McpSchema.ErrorCodes.INVALID_PARAMS, "no task " + id + ": it never existed, or it "
+            return JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.INVALID_PARAMS, "no task " + id + ": it never existed, or it "
                     + "was forgotten " + TTL_MS / 60_000 + " minutes after its creation or when the server restarted");
         }
         return switch (call.method()) {
@@ -183,7 +182,7 @@ final class Tasks {
 
     private McpSchema.JSONRPCResponse update(McpSchema.JSONRPCRequest call, Task task, Object inputs) {
         if (!(inputs instanceof Map<?, ?> answers)) {
-            return error(call, McpSchema.ErrorCodes.INVALID_PARAMS, "params.inputResponses must be an object that maps "
+            return JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.INVALID_PARAMS, "params.inputResponses must be an object that maps "
                     + "the key of each input request (tasks/get shows them) to its result");
         }
         Map<String, Object> given = new LinkedHashMap<>();
@@ -191,7 +190,7 @@ final class Tasks {
         try {
             task.call.answer(given);
         } catch (ResumableCall.InvalidInput e) {
-            return error(call, McpSchema.ErrorCodes.INVALID_PARAMS, e.getMessage());
+            return JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.INVALID_PARAMS, e.getMessage());
         }
         return McpSchema.JSONRPCResponse.result(call.id(), complete(Map.of()));
     }
@@ -238,12 +237,8 @@ final class Tasks {
     }
 
     private static Map<String, Object> failure(RuntimeException e) {
-        McpError error = JsonRpc.protocolError(e);
-        if (error != null) {
-            return Map.of("code", error.getJsonRpcError().code(), "message", error.getJsonRpcError().message());
-        }
-        return Map.of("code", McpSchema.ErrorCodes.INTERNAL_ERROR, "message", JsonRpc.clean(e.getMessage())
-                ? "internal error: " + JsonRpc.brief(e) : "internal error; the server log has the details");
+        McpSchema.JSONRPCResponse.JSONRPCError error = JsonRpc.failure(e);
+        return Map.of("code", error.code(), "message", error.message());
     }
 
     private void cancel(Task task, String why) {
@@ -253,11 +248,6 @@ final class Tasks {
             changed(task);
             task.call.cancel(why);
         }
-    }
-
-    private static McpSchema.JSONRPCResponse error(McpSchema.JSONRPCRequest call, int code, String message) {
-        return McpSchema.JSONRPCResponse.error(call.id(), new McpSchema.JSONRPCResponse.JSONRPCError(code, message,
-                null));
     }
 
     /** Forgets the tasks created more than {@link #TTL_MS} ago, stopping those still running. */
