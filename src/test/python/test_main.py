@@ -175,3 +175,9 @@ def test_a_snapshot_naming_rlm_harness_restores(start_kernel, tmp_path):
     restored = kernel.call("restore", dir=str(store))
     assert restored["failed"] == {} and restored["spilled"] == ["cls"]
     assert kernel.call("exec", code="print(cls is h.Sizer, h.KERNEL is not None)")["stdout"] == "True True\n"
+
+
+def test_a_request_asking_for_it_is_followed_by_a_poll_that_changes_nothing(start_kernel):
+    kernel = start_kernel()
+    assert kernel.call("exec", code="x = 1", poll_us=200)["error"] is None
+    assert kernel.call("exec", code="print(x + 1)", poll_us=200)["stdout"] == "2\n"

@@ -171,3 +171,20 @@ def test_enlarge_pipe_ignores_what_is_not_a_pipe(tmp_path):
         protocol.enlarge_pipe(fd)  # no error
     finally:
         os.close(fd)
+
+
+def test_poll_ends_when_a_request_arrives_or_its_time_is_up(pipes):
+    import time
+    channel, host_w, _ = pipes
+    started = time.perf_counter()
+    channel.poll(0.05)
+    assert time.perf_counter() - started >= 0.05
+    threading.Timer(0.01, os.write, (host_w, encode({"op": "vars", "id": 1}))).start()
+    started = time.perf_counter()
+    channel.poll(5)
+    assert time.perf_counter() - started < 2
+    assert channel.receive() == ({"op": "vars", "id": 1}, None)
+    os.close(host_w)
+    started = time.perf_counter()
+    channel.poll(5)  # the host is gone: no point waiting
+    assert time.perf_counter() - started < 2

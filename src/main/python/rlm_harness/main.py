@@ -68,3 +68,5 @@ def main():
         if isinstance(payload, Chunks):
             payload.finish()
         channel.send(reply)
+        if req.get("poll_us"):
+            channel.poll(req["poll_us"] / 1e6)

@@ -25,6 +25,8 @@ final class FrameCodec {
     static final int ABORTED = -1;
     static final int STREAM_CHUNK_BYTES = 1 << 20;
     /** The most a kernel frame may ever hold, whatever the request: header and payload together. */
+    /** A frame's lengths: the header's (u32) and the payload's (u64). */
+    static final int HEAD_BYTES = 12;
     static final long MAX_FRAME = 256L * 1024 * 1024;
 
     private final ObjectMapper json;
@@ -110,6 +112,24 @@ final class FrameCodec {
     /** What a streamed payload's writer asks between chunks: a reason to stop sending now, or null to go on. */
     interface StreamWatch {
         IOException stopped();
+    }
+
+    /**
+     * Whether the next frame has wholly arrived, so that reading it cannot block: its lengths (12 bytes)
+     * are looked at and put back. {@code in} must support mark and reset.
+     */
+    static boolean arrived(DataInputStream in) throws IOException {
+        int available = in.available();
+        if (available < HEAD_BYTES) {
+            return false;
+        }
+        in.mark(HEAD_BYTES);
+        try {
+            long length = HEAD_BYTES + (in.readInt() & 0xFFFF_FFFFL) + in.readLong();
+            return length >= HEAD_BYTES && available >= length;
+        } finally {
+            in.reset();
+        }
     }
 
     /**

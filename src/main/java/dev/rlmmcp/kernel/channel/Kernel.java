@@ -45,7 +45,8 @@ import org.slf4j.LoggerFactory;
  * <p>The kernel is not trusted. Its stdout is read only while a call waits on it: by the caller itself
  * when it is a platform thread (no hand-off between threads on the reply's path), and for a virtual
  * thread by a small platform thread of the kernel's own, which hands it the frames (a virtual thread
- * blocked in a native pipe read would hold its carrier). Each frame is checked against the size the
+ * blocked in a native pipe read would hold its carrier). A platform thread polls the pipe for a
+ * moment before it blocks, and arms the call's timers only then ({@link BusyPoll}). Each frame is checked against the size the
  * request in flight can legitimately return before anything is allocated. A frame
  * over its limit, not JSON, or a reply not of the request's reply type is a protocol violation: the
  * kernel is killed and the call fails with {@link KernelDiedException.Cause#PROTOCOL_VIOLATION}. A
@@ -119,7 +120,7 @@ public final class Kernel implements AutoCloseable {
                 .start(this::readFrames);
         ScheduledFuture<?> deadline = timer.schedule(process::kill, startTimeout.toMillis(), TimeUnit.MILLISECONDS);
         try {
-            this.ready = Ready.of(next(-1).header());
+            this.ready = Ready.of(next(-1, () -> { }).header());
             process.announced(ready.pid());
             if (!ready.compatible()) {
                 violation = ready.mismatch();
@@ -162,7 +163,8 @@ public final class Kernel implements AutoCloseable {
 
     /** The request as the harness reads it: {@code {"op", "id", fields…}}. */
     private ObjectNode frame(KernelRequest<?> request, long id) {
-        ObjectNode header = json.createObjectNode().put("op", request.op()).put("id", id);
+        ObjectNode header = json.createObjectNode().put("op", request.op()).put("id", id)
+                .put("poll_us", BusyPoll.micros());
         return header.setAll((ObjectNode) json.valueToTree(request));
     }
 
@@ -246,11 +248,16 @@ public final class Kernel implements AutoCloseable {
     }
 
     /**
-     * The next frame, read by this (platform) thread itself. The read blocks: the call's watchdog (or
-     * the start's deadline) and a stopped kernel (checked every second) kill the kernel, which ends
-     * the pipe and so the read.
+     * The next frame, read by this (platform) thread itself: at once if it wholly arrives while the
+     * wait polls ({@link BusyPoll}), else after {@code blocking} (the call's watchdog is armed) in a
+     * read that blocks: the call's watchdog (or the start's deadline) and a stopped kernel (checked
+     * every second) kill the kernel, which ends the pipe and so the read.
      */
-    private Frame readHere() throws IOException {
+    private Frame readHere(Runnable blocking) throws IOException {
+        if (BusyPoll.poll(() -> FrameCodec.arrived(in))) {
+            return readFrame();
+        }
+        blocking.run();
         ScheduledFuture<?> stallCheck = timer.scheduleWithFixedDelay(this::killIfStopped, STALL_CHECK_MS,
                 STALL_CHECK_MS, TimeUnit.MILLISECONDS);
         try {
@@ -276,10 +283,11 @@ public final class Kernel implements AutoCloseable {
      * process is stopped is killed. Throws when the pipe has ended, or at the deadline, after killing
      * the kernel.
      */
-    private Frame next(long deadline) throws IOException {
+    private Frame next(long deadline, Runnable blocking) throws IOException {
         if (!Thread.currentThread().isVirtual()) {
-            return readHere();
+            return readHere(blocking);
         }
+        blocking.run();
         if (pipeEnded) {
             throw new EOFException("kernel pipe closed");
         }
@@ -366,8 +374,12 @@ public final class Kernel implements AutoCloseable {
         long started = System.nanoTime();
         long deadline = hardDeadline(timeout, grace);
         frameLimit = frameLimit(request);
+        BusyPoll.callStarted();
         try (Watchdog watchdog = new Watchdog(timeout, grace, true, context);
                 CallbackScope scope = new CallbackScope(callbacks, this::write, json)) {
+            if (text != null) {
+                watchdog.arm(); // a large payload can fill the pipe: a kernel that stops reading must not hold the write
+            }
             writing.lock();
             try {
                 if (text == null) {
@@ -379,11 +391,13 @@ public final class Kernel implements AutoCloseable {
                 writing.unlock();
             }
             while (true) {
-                Frame frame = next(deadline);
+                Frame frame = next(deadline, watchdog::arm);
                 ObjectNode answer = frame.header();
                 if (answer.has("cb")) {
+                    watchdog.arm(); // only a call answered at once skips the timers, however fast its callbacks come
                     scope.dispatch(answer);
                 } else if (answer.has("cb_close")) {
+                    watchdog.arm();
                     scope.close();
                     write(json.createObjectNode().put("cb_closed", true));
                 } else if (answer.path("id").asLong(-1) == id) {
@@ -401,6 +415,7 @@ public final class Kernel implements AutoCloseable {
             throw died();
         } finally {
             frameLimit = CONTROL_FRAME_BYTES;
+            BusyPoll.callEnded();
         }
     }
 
@@ -436,6 +451,7 @@ public final class Kernel implements AutoCloseable {
             timers.add(timer.schedule(process::kill, timeout.plus(grace).plusSeconds(5).toMillis(),
                     TimeUnit.MILLISECONDS));
         }
+        BusyPoll.callStarted();
         try {
             IOException failure;
             try (CallContext.Registration cancelled = context.onCancel(
@@ -455,7 +471,7 @@ public final class Kernel implements AutoCloseable {
             long deadline = hardDeadline(left, grace);
             try (Watchdog watchdog = new Watchdog(left, grace, failure == null, context)) {
                 while (true) {
-                    Frame frame = next(deadline);
+                    Frame frame = next(deadline, watchdog::arm);
                     if (frame.header().path("id").asLong(-1) == id) {
                         if (failure != null) {
                             throw new TransferAbortedException(failure);
@@ -470,6 +486,7 @@ public final class Kernel implements AutoCloseable {
             throw died();
         } finally {
             frameLimit = CONTROL_FRAME_BYTES;
+            BusyPoll.callEnded();
         }
     }
 
@@ -527,23 +544,38 @@ public final class Kernel implements AutoCloseable {
      */
     private final class Watchdog implements AutoCloseable {
 
+        private final Duration timeout;
         private final long graceMs;
+        private final boolean interrupting;
+        private final long started = System.nanoTime();
         private final List<ScheduledFuture<?>> timers = new CopyOnWriteArrayList<>();
         private final CallContext.Registration cancellation;
+        private boolean armed;
         private volatile boolean fired;
 
         /** With {@code interrupting} false, only a kill at the end of the time limit and grace. */
         Watchdog(Duration timeout, Duration grace, boolean interrupting, CallContext context) {
-            graceMs = grace.toMillis();
-            if (timeout != null) {
-                long t = timeout.toMillis();
-                if (interrupting) {
-                    timers.add(timer.schedule(this::interrupt, t, TimeUnit.MILLISECONDS));
-                    timers.add(timer.schedule(this::interrupt, t + graceMs / 2, TimeUnit.MILLISECONDS));
-                }
-                timers.add(timer.schedule(process::kill, t + graceMs, TimeUnit.MILLISECONDS));
-            }
+            this.timeout = timeout;
+            this.graceMs = grace.toMillis();
+            this.interrupting = interrupting;
             cancellation = interrupting ? context.onCancel(this::cancelled) : () -> { };
+        }
+
+        /**
+         * Sets the timers, counted from the call's start, once its wait is about to block: a reply that
+         * comes while the wait still polls never touches the timer thread.
+         */
+        void arm() {
+            if (armed || timeout == null) {
+                return;
+            }
+            armed = true;
+            long t = timeout.toMillis() - (System.nanoTime() - started) / 1_000_000;
+            if (interrupting) {
+                timers.add(timer.schedule(this::interrupt, t, TimeUnit.MILLISECONDS));
+                timers.add(timer.schedule(this::interrupt, t + graceMs / 2, TimeUnit.MILLISECONDS));
+            }
+            timers.add(timer.schedule(process::kill, t + graceMs, TimeUnit.MILLISECONDS));
         }
 
         private void cancelled() {

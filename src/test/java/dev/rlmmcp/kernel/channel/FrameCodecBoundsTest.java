@@ -115,4 +115,29 @@ class FrameCodecBoundsTest {
         limit.set(1024);
         assertThat(codec.read(in, limit::get).header().path("id").asInt()).isEqualTo(2);
     }
+
+    @Test
+    void aFrameHasArrivedOnlyWhenEveryByteItDeclaresIsThereAndLookingReadsNothing() throws IOException {
+        byte[] header = "{\"id\":3}".getBytes(StandardCharsets.UTF_8);
+        DataInputStream whole = new DataInputStream(new java.io.BufferedInputStream(
+                frame(header.length, 2, concat(header, new byte[] {1, 2}))));
+        assertThat(FrameCodec.arrived(whole)).isTrue();
+        assertThat(codec.read(whole, 1024).header().path("id").asInt()).isEqualTo(3);
+
+        DataInputStream cut = new DataInputStream(new java.io.BufferedInputStream(frame(header.length, 2, header)));
+        assertThat(FrameCodec.arrived(cut)).isFalse();
+        assertThat(cut.readInt()).isEqualTo(header.length);
+
+        DataInputStream lengthsOnly = new DataInputStream(new java.io.BufferedInputStream(
+                new java.io.ByteArrayInputStream(new byte[] {0, 0, 0, 5, 0, 0})));
+        assertThat(FrameCodec.arrived(lengthsOnly)).isFalse();
+        assertThat(FrameCodec.arrived(new DataInputStream(new java.io.BufferedInputStream(
+                frame(-1, Long.MAX_VALUE, header))))).isFalse();
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] both = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, both, a.length, b.length);
+        return both;
+    }
 }
