@@ -370,13 +370,13 @@ public final class Kernel implements AutoCloseable {
     public <R> KernelReply<R> call(KernelRequest<R> request, String text, Duration timeout, Duration grace,
             KernelCallbacks callbacks, CallContext context) throws KernelDiedException {
         long id = ++nextId;
-        ObjectNode header = frame(request, id);
         long started = System.nanoTime();
         long deadline = hardDeadline(timeout, grace);
         frameLimit = frameLimit(request);
         BusyPoll.callStarted();
         try (Watchdog watchdog = new Watchdog(timeout, grace, true, context);
                 CallbackScope scope = new CallbackScope(callbacks, this::write, json)) {
+            ObjectNode header = frame(request, id);
             if (text != null) {
                 watchdog.arm(); // a large payload can fill the pipe: a kernel that stops reading must not hold the write
             }
