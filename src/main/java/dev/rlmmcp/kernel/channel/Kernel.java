@@ -46,12 +46,12 @@ import org.slf4j.LoggerFactory;
  * when it is a platform thread (no hand-off between threads on the reply's path), and for a virtual
  * thread by a small platform thread of the kernel's own, which hands it the frames (a virtual thread
  * blocked in a native pipe read would hold its carrier). A platform thread polls the pipe for a
- * moment before it blocks, and arms the call's timers only then ({@link BusyPoll}). Each frame is checked against the size the
- * request in flight can legitimately return before anything is allocated. A frame
- * over its limit, not JSON, or a reply not of the request's reply type is a protocol violation: the
- * kernel is killed and the call fails with {@link KernelDiedException.Cause#PROTOCOL_VIOLATION}. A
- * kernel whose process is stopped (SIGSTOP) is killed within about a second of a call waiting on it,
- * whatever the call's time limit.
+ * moment before it blocks, and arms the call's timers only then ({@link BusyPoll}). Each frame is
+ * checked against the size the request in flight can legitimately return before anything is
+ * allocated. A frame over its limit, not JSON, or a reply not of the request's reply type is a
+ * protocol violation: the kernel is killed and the call fails with
+ * {@link KernelDiedException.Cause#PROTOCOL_VIOLATION}. A kernel whose process is stopped (SIGSTOP)
+ * is killed within about a second of a call waiting on it, whatever the call's time limit.
  */
 public final class Kernel implements AutoCloseable {
 
@@ -391,22 +391,22 @@ public final class Kernel implements AutoCloseable {
                 writing.unlock();
             }
             while (true) {
-                Frame frame = next(deadline, watchdog::arm);
-                ObjectNode answer = frame.header();
-                if (answer.has("cb")) {
-                    watchdog.arm(); // only a call answered at once skips the timers, however fast its callbacks come
-                    scope.dispatch(answer);
-                } else if (answer.has("cb_close")) {
-                    watchdog.arm();
-                    scope.close();
-                    write(json.createObjectNode().put("cb_closed", true));
-                } else if (answer.path("id").asLong(-1) == id) {
+                ObjectNode answer = next(deadline, watchdog::arm).header();
+                boolean callback = answer.has("cb") || answer.has("cb_close");
+                if (!callback && answer.path("id").asLong(-1) == id) {
                     long interruptedAfter = watchdog.fired() ? (System.nanoTime() - started) / 1_000_000 : -1;
                     KernelReply<R> reply = reply(request, answer, interruptedAfter);
                     if (request instanceof KernelRequest.Restore restore && reply.body() instanceof Restored done) {
                         attachment = new Attachment(restore.dir(), done);
                     }
                     return reply;
+                }
+                watchdog.arm(); // only a call its first frame answers skips the timers, however fast other frames come
+                if (answer.has("cb")) {
+                    scope.dispatch(answer);
+                } else if (callback) {
+                    scope.close();
+                    write(json.createObjectNode().put("cb_closed", true));
                 } else {
                     log.debug("ignoring stray kernel frame {}", answer);
                 }
@@ -479,6 +479,7 @@ public final class Kernel implements AutoCloseable {
                         long interruptedAfter = watchdog.fired() ? (System.nanoTime() - started) / 1_000_000 : -1;
                         return reply(request, frame.header(), interruptedAfter);
                     }
+                    watchdog.arm(); // as in call: only a reply that is the first frame skips the timers
                     log.debug("ignoring stray kernel frame {}", frame.header());
                 }
             }
