@@ -1187,9 +1187,11 @@ def bench_http_floor(seconds=10):
 
 
 def bench_many_sessions(total=1000, live=200):
-    """1,000 sessions created, 200 of them with a live kernel: server RSS, PSS and RSS per idle kernel, and the cost
-    of a call on one session as the count grows (nothing but listing should grow with it)."""
-    client = StdioClient("--max-kernels", str(live + 20))
+    """1,000 sessions created, 200 of them with a live kernel: server RSS, PSS and RSS per idle kernel, the cost
+    of a call on one session as the count grows (nothing but listing should grow with it), and a restart on those
+    sessions: the first answer and the JVM's RSS."""
+    state = tempfile.mkdtemp(prefix="rlm-bench-state-")
+    client = StdioClient("--max-kernels", str(live + 20), "--state-dir", state)
     try:
         client.tool("rlm_execute", code="x = 1")
         base_jvm = rss(client.proc.pid)
@@ -1225,6 +1227,33 @@ def bench_many_sessions(total=1000, live=200):
               f"{kernels['rss'] / 2**20:.0f} MiB: {per_kernel_memory(kernels, live)}; rlm_run_repl x = 1 median "
               + ", ".join(f"{v:.3f} ms at {k} sessions" for k, v in per_call.items())
               + f"; rlm_sessions first page {list_ms:.1f} ms")
+        client.close()
+        restart_after_many(state, total, ids[0], warm)
+    finally:
+        client.close()
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def restart_after_many(state, total, one, busy):
+    """A server started on the state directory of bench_many_sessions: its first answer, its RSS, and the first
+    rlm_get_trace of a session (busy: one with 500 steps)."""
+    t = time.perf_counter()
+    client = StdioClient("--state-dir", state)
+    try:
+        started = time.perf_counter()
+        client.tool("rlm_sessions", limit=20)
+        first_ms = (time.perf_counter() - started) * 1000
+        ready_ms = (time.perf_counter() - t) * 1000
+        time.sleep(1)
+        jvm = rss(client.proc.pid)
+        traces = []
+        for sid in (one, busy):
+            started = time.perf_counter()
+            client.tool("rlm_get_trace", session_id=sid, end=20)
+            traces.append((time.perf_counter() - started) * 1000)
+        print(f"restart on {total + 1} stored sessions: first call (rlm_sessions) {first_ms:.0f} ms, {ready_ms:.0f} ms "
+              f"from start to that answer; JVM RSS {jvm / 2**20:.0f} MiB; first rlm_get_trace of a session "
+              f"{traces[0]:.1f} ms (1 step), {traces[1]:.1f} ms (500 steps)")
     finally:
         client.close()
 

@@ -32,7 +32,6 @@ import dev.rlmmcp.llm.LlmLimits;
 import dev.rlmmcp.llm.LlmService;
 import dev.rlmmcp.llm.LlmStep;
 import dev.rlmmcp.llm.LlmUsage;
-import dev.rlmmcp.store.SessionDatabase.StoredSession;
 import dev.rlmmcp.store.StateStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -40,12 +39,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -130,10 +129,13 @@ public final class Session implements AutoCloseable {
         return session;
     }
 
-    /** A session read back from the store after a restart; its kernel starts, and restores, on first use. */
-    static Session restore(StoredSession stored, KernelFactory kernels, LlmService llm, StateStore store,
-            ScheduledExecutorService timer) throws IOException {
-        SessionRecord r = SessionRecords.read(kernels.json(), stored.id(), stored.record(), llm.defaults());
+    /**
+     * A session read back from the store after a restart, from its record; its kernel starts, and
+     * restores, on first use, and its {@code trace} entries are read when the trace is first used.
+     */
+    static Session restore(String id, String record, Supplier<List<String>> trace, KernelFactory kernels,
+            LlmService llm, StateStore store, ScheduledExecutorService timer) throws IOException {
+        SessionRecord r = SessionRecords.read(kernels.json(), id, record, llm.defaults());
         Session session = new Session(r.id(), r.name(), r.limits(), kernels, llm, r.llmLimits(), r.created(), store,
                 timer);
         session.lastActive = r.lastActive();
@@ -143,11 +145,7 @@ public final class Session implements AutoCloseable {
         session.kernel.restoredRestarts(r.kernelRestarts());
         session.snapshots.restoredAt(r.snapshotAt());
         session.guardrails.restore(r.steps(), r.runtimeMs(), r.ioBytes());
-        List<Step> kept = new ArrayList<>();
-        for (String entry : stored.trace()) {
-            kept.add(SessionRecords.step(kernels.json().readTree(entry)));
-        }
-        session.trace.restore(kept, r.traceLength());
+        session.trace.restore(() -> SessionRecords.steps(kernels.json(), trace.get()), r.traceLength());
         return session;
     }
 
@@ -524,6 +522,9 @@ public final class Session implements AutoCloseable {
      * steps made, its memory and its snapshot count, so that a doubt keeps the session.
      */
     public boolean holdsVariables() {
+        if (!hasKernel() && (memoryBytes > 0 || snapshots.at() != null)) {
+            return true; // known without reading a restored session's trace
+        }
         VariablesView view = variablesView();
         boolean listed = !view.variables().isEmpty();
         if ("kernel".equals(view.source())) {

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.llm.LlmLimits;
 import dev.rlmmcp.store.StateStore;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -148,6 +149,19 @@ final class SessionRecords {
             view.put("llm_calls", step.llmCalls());
         }
         return view;
+    }
+
+    /** Stored trace entries as steps; an entry that is not JSON fails them all. */
+    static List<Step> steps(ObjectMapper json, List<String> entries) {
+        List<Step> steps = new ArrayList<>(entries.size());
+        try {
+            for (String entry : entries) {
+                steps.add(step(json.readTree(entry)));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return steps;
     }
 
     static Step step(JsonNode v) {

@@ -5,6 +5,8 @@ import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.llm.LlmLimits;
 import dev.rlmmcp.llm.LlmService;
+import dev.rlmmcp.store.SessionDatabase;
+import dev.rlmmcp.store.SessionDatabase.StoredRecord;
 import dev.rlmmcp.store.SessionDatabase.StoredSession;
 import dev.rlmmcp.store.StateStore;
 import java.io.IOException;
@@ -128,9 +130,11 @@ public final class Sessions implements AutoCloseable {
     }
 
     private void readBack(StateStore from) {
-        for (StoredSession stored : from.database().load(Session.TRACE_KEPT)) {
+        SessionDatabase database = from.database();
+        for (StoredRecord stored : database.records()) {
             try {
-                Session session = Session.restore(stored, kernels, llm, from, sweeper);
+                Session session = Session.restore(stored.id(), stored.record(),
+                        () -> database.trace(stored.id(), Session.TRACE_KEPT), kernels, llm, from, sweeper);
                 byId.put(session.id(), session);
             } catch (IOException | RuntimeException e) {
                 log.warn("session {} in {} could not be read back: {}", stored.id(), from.directory(), e.toString());
@@ -184,7 +188,8 @@ public final class Sessions implements AutoCloseable {
             if (stored.isEmpty()) {
                 return null;
             }
-            Session session = Session.restore(stored.get(), kernels, llm, store, sweeper);
+            Session session = Session.restore(sessionId, stored.get().record(), stored.get()::trace, kernels, llm,
+                    store, sweeper);
             store.database().adopt(stored.get());
             byId.put(session.id(), session);
             log.info("session {} taken from the snapshot store", sessionId);

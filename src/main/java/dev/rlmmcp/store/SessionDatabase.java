@@ -24,6 +24,10 @@ public final class SessionDatabase implements AutoCloseable {
     public record StoredSession(String id, String record, List<String> trace) {
     }
 
+    /** A stored session's record alone. */
+    public record StoredRecord(String id, String record) {
+    }
+
     /** How many trace entries a session keeps. */
     public static final int TRACE_KEPT = 10_000;
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -123,7 +127,7 @@ public final class SessionDatabase implements AutoCloseable {
         try (PreparedStatement s = db.prepareStatement("SELECT record FROM sessions WHERE id = ?")) {
             s.setString(1, id);
             try (ResultSet rows = s.executeQuery()) {
-                return rows.next() ? Optional.of(new StoredSession(id, rows.getString(1), trace(id, keep)))
+                return rows.next() ? Optional.of(new StoredSession(id, rows.getString(1), entries(id, keep)))
                         : Optional.empty();
             }
         } catch (SQLException e) {
@@ -167,13 +171,12 @@ public final class SessionDatabase implements AutoCloseable {
         }
     }
 
-    /** Every stored session with its last {@code keep} trace entries. */
-    public synchronized List<StoredSession> load(int keep) {
-        List<StoredSession> sessions = new ArrayList<>();
+    /** Every stored session's record, without its trace (read with {@link #trace} when wanted). */
+    public synchronized List<StoredRecord> records() {
+        List<StoredRecord> sessions = new ArrayList<>();
         try (Statement s = db.createStatement(); ResultSet rows = s.executeQuery("SELECT id, record FROM sessions")) {
             while (rows.next()) {
-                String id = rows.getString(1);
-                sessions.add(new StoredSession(id, rows.getString(2), trace(id, keep)));
+                sessions.add(new StoredRecord(rows.getString(1), rows.getString(2)));
             }
         } catch (SQLException e) {
             throw new StoreException("cannot read the session database: " + e.getMessage(), e);
@@ -181,7 +184,16 @@ public final class SessionDatabase implements AutoCloseable {
         return sessions;
     }
 
-    private List<String> trace(String id, int keep) throws SQLException {
+    /** The last {@code keep} trace entries of a session, oldest first. */
+    public synchronized List<String> trace(String id, int keep) {
+        try {
+            return entries(id, keep);
+        } catch (SQLException e) {
+            throw new StoreException("cannot read the trace of session " + id + ": " + e.getMessage(), e);
+        }
+    }
+
+    private List<String> entries(String id, int keep) throws SQLException {
         List<String> entries = new ArrayList<>();
         try (PreparedStatement s = db.prepareStatement(
                 "SELECT entry FROM (SELECT idx, entry FROM trace WHERE session_id = ? ORDER BY idx DESC LIMIT ?) ORDER BY idx")) {

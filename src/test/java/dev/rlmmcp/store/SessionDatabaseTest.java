@@ -21,13 +21,15 @@ class SessionDatabaseTest {
             db.save("s-2", "{\"v\":9}");
         }
         try (SessionDatabase db = SessionDatabase.open(dir.resolve("s.db"))) {
-            List<SessionDatabase.StoredSession> all = db.load(10);
-            assertThat(all).extracting(SessionDatabase.StoredSession::id).containsExactlyInAnyOrder("s-1", "s-2");
-            SessionDatabase.StoredSession one = all.stream().filter(s -> s.id().equals("s-1")).findFirst().orElseThrow();
+            List<SessionDatabase.StoredRecord> all = db.records();
+            assertThat(all).extracting(SessionDatabase.StoredRecord::id).containsExactlyInAnyOrder("s-1", "s-2");
+            SessionDatabase.StoredRecord one = all.stream().filter(s -> s.id().equals("s-1")).findFirst().orElseThrow();
             assertThat(one.record()).isEqualTo("{\"v\":3}");
-            assertThat(one.trace()).containsExactly("{\"index\":0}", "{\"index\":1}");
+            assertThat(db.trace("s-1", 10)).containsExactly("{\"index\":0}", "{\"index\":1}");
+            assertThat(db.trace("s-2", 10)).isEmpty();
             db.delete("s-1");
-            assertThat(db.load(10)).extracting(SessionDatabase.StoredSession::id).containsExactly("s-2");
+            assertThat(db.records()).extracting(SessionDatabase.StoredRecord::id).containsExactly("s-2");
+            assertThat(db.trace("s-1", 10)).isEmpty();
         }
     }
 
@@ -37,9 +39,8 @@ class SessionDatabaseTest {
             for (int i = 0; i <= 2000; i++) {
                 db.append("s", "{}", i, "{\"index\":" + i + "}", 500);
             }
-            assertThat(db.load(3).getFirst().trace()).containsExactly("{\"index\":1998}", "{\"index\":1999}",
-                    "{\"index\":2000}");
-            assertThat(db.load(5000).getFirst().trace()).hasSizeLessThan(1600).last().isEqualTo("{\"index\":2000}");
+            assertThat(db.trace("s", 3)).containsExactly("{\"index\":1998}", "{\"index\":1999}", "{\"index\":2000}");
+            assertThat(db.trace("s", 5000)).hasSizeLessThan(1600).last().isEqualTo("{\"index\":2000}");
         }
     }
 
