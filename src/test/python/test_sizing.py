@@ -2,6 +2,7 @@ import sys
 
 import pytest
 
+from conftest import SOURCE
 from rlm_harness.guard import ImportGuard
 from rlm_harness.sizing import Sizer, VarMeta, describe_shape, echo, human, iso, preview
 
@@ -15,6 +16,26 @@ def test_human(n, text):
 def test_iso_is_utc_with_milliseconds():
     assert iso(0) == "1970-01-01T00:00:00.000+00:00"
     assert iso(1.5) == "1970-01-01T00:00:01.500+00:00"
+
+
+def test_iso_writes_what_datetime_writes():
+    import datetime
+    import random
+    rng = random.Random(7)
+    moments = [0.9999996, 59.9994, 1e9 + 0.0005, 1764061200.123456, 4102444799.9999] + [
+        rng.uniform(0, 4102444800) for _ in range(5000)]
+    for epoch in moments:
+        expected = datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).isoformat(timespec="milliseconds")
+        assert iso(epoch) == expected, epoch
+
+
+def test_iso_leaves_datetime_unimported():
+    import subprocess
+    code = ("import sys; from rlm_harness.sizing import iso; iso(1.5); "
+            "print('datetime' in sys.modules)")
+    out = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {SOURCE!r}); {code}"],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
 
 
 def test_sizer_counts_contents_deeply():

@@ -1,6 +1,7 @@
 """How big a value is, and how it is shown: sizes, previews, echoes, shapes."""
 import reprlib
 import sys
+import time
 import types
 
 
@@ -49,8 +50,10 @@ class VarMeta:
 
 
 def iso(epoch):
-    import datetime
-    return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).isoformat(timespec="milliseconds")
+    """As datetime's UTC isoformat(timespec="milliseconds"), without datetime (1.3 ms and 0.6 MiB a kernel)."""
+    seconds = int(epoch)
+    carry, micros = divmod(round((epoch - seconds) * 1e6), 1_000_000)  # rounded as datetime rounds
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds + carry)) + f".{micros // 1000:03d}+00:00"
 
 
 def human(n):
