@@ -24,9 +24,9 @@ final class FrameCodec {
     static final int TEXT_CHUNK_CHARS = 1 << 19;
     static final int ABORTED = -1;
     static final int STREAM_CHUNK_BYTES = 1 << 20;
-    /** The most a kernel frame may ever hold, whatever the request: header and payload together. */
     /** A frame's lengths: the header's (u32) and the payload's (u64). */
     static final int HEAD_BYTES = 12;
+    /** The most a kernel frame may ever hold, whatever the request: header and payload together. */
     static final long MAX_FRAME = 256L * 1024 * 1024;
 
     private final ObjectMapper json;
