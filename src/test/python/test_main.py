@@ -181,3 +181,28 @@ def test_a_request_asking_for_it_is_followed_by_a_poll_that_changes_nothing(star
     kernel = start_kernel()
     assert kernel.call("exec", code="x = 1", poll_us=200)["error"] is None
     assert kernel.call("exec", code="print(x + 1)", poll_us=200)["stdout"] == "2\n"
+
+
+def test_a_kernel_leaves_heavy_modules_to_the_code_that_needs_them(start_kernel, tmp_path):
+    """An idle kernel's memory: json, re, enum, threading, linecache and pickle (~1.3 MiB together) are not
+    imported by a step, a snapshot or a listing; user code gets each as usual, and tracebacks still quote the cell."""
+    snapshot = tmp_path / "snapshot"
+    snapshot.mkdir()
+    kernel = start_kernel()
+    assert kernel.call("restore", dir=str(snapshot))["ok"]
+    assert kernel.call("exec", code="x = 1")["ok"] and kernel.call("snapshot")["ok"] and kernel.call("vars")["ok"]
+    heavy = ["json", "re", "enum", "threading", "linecache", "tokenize", "pickle"]
+    loaded = kernel.call("exec", code=f"import sys\nprint([m for m in {heavy!r} if m in sys.modules])")
+    assert loaded["stdout"] == "[]\n"
+    used = kernel.call("exec", code="import json, re, threading\nprint(json.dumps(re.findall('a.', 'ab ac')), "
+                                    "threading.active_count() >= 1)")
+    assert used["stdout"] == '["ab", "ac"] True\n'
+    error = kernel.call("exec", code="def f():\n    return 1 / 0\nf()")["error"]
+    assert "return 1 / 0" in error["traceback"] and error["type"] == "ZeroDivisionError"
+
+
+def test_cells_run_before_linecache_was_imported_are_found_by_inspect(start_kernel):
+    kernel = start_kernel()
+    assert kernel.call("exec", code="def double(n):\n    return 2 * n")["ok"]
+    reply = kernel.call("exec", code="import inspect\nprint(inspect.getsource(double), end='')")
+    assert reply["error"] is None and reply["stdout"] == "def double(n):\n    return 2 * n"

@@ -60,7 +60,7 @@ def test_send_keeps_lone_surrogates(pipes):
     channel, _, host_in = pipes
     channel.send({"s": "\udc80"})
     header_len, _ = FRAME_HEAD.unpack(read_all(host_in, FRAME_HEAD.size))
-    assert read_all(host_in, header_len) == b'{"s": "\xed\xb2\x80"}'
+    assert read_all(host_in, header_len) == b'{"s":"\xed\xb2\x80"}'
 
 
 def test_receive_header_and_payload(pipes):

@@ -1,5 +1,7 @@
-"""Requests from user code to the host while an exec runs: the callback channel, llm_query and llm_query_batched."""
-import threading
+"""Requests from user code to the host while an exec runs: the callback channel, llm_query and llm_query_batched.
+
+threading (with functools and collections, ~0.8 MiB) is imported at the first callback, not by every kernel."""
+import _thread
 
 
 class CallbackError(RuntimeError):
@@ -15,6 +17,7 @@ class Pending:
     """One callback request sent to the host; result() waits for (and returns or raises) its answer."""
 
     def __init__(self, cid, kind):
+        import threading
         self.cid, self.kind = cid, kind
         self.event = threading.Event()
         self.reply = None
@@ -48,7 +51,7 @@ class Callbacks:
 
     def __init__(self, channel):
         self.channel = channel
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()
         self.open = False
         self.reader = None
         self.pending = {}
@@ -68,6 +71,7 @@ class Callbacks:
             pending = Pending(self.next_id, kind)
             self.pending[pending.cid] = pending
             if self.reader is None:
+                import threading
                 self.reader = threading.Thread(target=self._read, name="rlm-callbacks", daemon=True)
                 self.reader.start()
         self.channel.send({"cb": pending.cid, "kind": kind, "request": request})

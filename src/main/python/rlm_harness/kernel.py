@@ -2,8 +2,6 @@
 import _ast as ast  # the C module: the ast package adds ~0.2 MiB to every kernel
 import builtins
 import gc
-import json
-import linecache
 import os
 import sys
 import time
@@ -17,6 +15,7 @@ from .memory import Memory
 from .protocol import RESERVED, Fail
 from .sizing import Sizer, describe_shape, echo, human, iso, preview
 from .snapshots import Snapshots
+from .sources import CellSources
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep  # frames in here are not the user's
 ASYNCIO_DIR = os.path.join(os.path.dirname(os.__file__), "asyncio") + os.sep
@@ -29,7 +28,8 @@ class Kernel(Memory, Snapshots):
 
     def __init__(self, config, callbacks):
         self.callbacks = callbacks
-        self.guard = ImportGuard()
+        self.sources = CellSources()
+        self.guard = ImportGuard(self.sources.share)
         user_builtins = dict(vars(builtins))
         user_builtins["__import__"] = self.guard
         user_builtins["LLMQueryError"] = LLMQueryError
@@ -136,7 +136,7 @@ class Kernel(Memory, Snapshots):
             return cached, None
         self.cell += 1
         filename = f"<cell {self.cell}>"
-        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        self.sources.add(filename, code)
         try:
             tree = compile(code, filename, "exec", ast.PyCF_ONLY_AST)
             last = None
@@ -174,9 +174,9 @@ class Kernel(Memory, Snapshots):
         finally:
             self.interruptible = False
 
-    @staticmethod
-    def describe_error(e):
+    def describe_error(self, e):
         import traceback
+        self.sources.share()
         frames = [] if isinstance(e, SyntaxError) else [
             f for f in traceback.extract_tb(e.__traceback__)
             if not f.filename.startswith((PACKAGE_DIR, ASYNCIO_DIR))]
@@ -364,6 +364,7 @@ class Kernel(Memory, Snapshots):
         if size > self.RENDER_LIMIT:
             return preview(value, long=True), "preview", (
                 f"the value is about {human(size)}, too large to render in full; slice it in code")
+        import json  # here, not at the top: see jsonwire
         try:
             return json.dumps(value, ensure_ascii=False), "json", None
         except (TypeError, ValueError, RecursionError):

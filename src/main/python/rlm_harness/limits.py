@@ -1,6 +1,6 @@
 """rlimits and the kernel's resident size."""
 import os
-import signal
+import _signal as signal  # the C module, as in main
 import time
 
 

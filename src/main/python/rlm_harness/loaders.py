@@ -1,7 +1,6 @@
 """The value of a load: inline data, a streamed payload or a file, as text, json, lines or csv."""
 import codecs
 import io
-import json
 import keyword
 import sys
 
@@ -68,6 +67,7 @@ def parse_text(text, data_type):
     if data_type == "lines":
         return split_lines([text])
     if data_type == "json":
+        import json  # here, not at the top: most kernels never load JSON data
         try:
             return json.loads(text)
         except json.JSONDecodeError as e:

@@ -11,22 +11,21 @@ any user code runs they are moved aside and fds 0/1/2 are re-pointed (0 at /dev/
 capture pipes), so nothing user code prints can corrupt a frame. A request's "poll_us" asks the harness
 to poll the pipe that long for the next request after its reply, before it blocks in the read.
 """
+import _thread
 import fcntl
 import io
-import json
 import os
 import select
 import struct
-import threading
 import time
+
+from .jsonwire import dumps, loads
 
 PROTOCOL_VERSION = 1  # the host refuses a kernel whose ready frame names another (dev.rlmmcp.kernel.protocol.Ready)
 FRAME_HEAD = struct.Struct(">IQ")
 CHUNK_HEAD = struct.Struct(">I")
 STREAMED = 2**64 - 1
 ABORTED = 2**32 - 1
-# json.dumps(header, ensure_ascii=False, default=str), without building an encoder per frame
-ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
 RESERVED = frozenset({"llm_query", "llm_query_batched", "mcp", "_last_output", "_last_error", "mcp_servers",
                       "LOADED_MCP_SERVERS"})
 
@@ -49,7 +48,7 @@ class Channel:
         self.fd_out = fd_out
         self.poller = select.poll()
         self.poller.register(fd_in, select.POLLIN)
-        self.send_lock = threading.Lock()
+        self.send_lock = _thread.allocate_lock()
         self.kernel = None
 
     def poll(self, seconds):
@@ -69,14 +68,13 @@ class Channel:
     def receive(self):
         """The next request: its header, and its payload as bytes, None, or Chunks still on the pipe."""
         header_len, payload_len = FRAME_HEAD.unpack(self._read_exact(FRAME_HEAD.size))
-        # decoded here rather than by json.loads, which would first guess the encoding (the host's is UTF-8)
-        header = json.loads(self._read_exact(header_len).decode("utf-8", "surrogatepass"))
+        header = loads(self._read_exact(header_len).decode("utf-8", "surrogatepass"))
         if payload_len == STREAMED:
             return header, Chunks(self)
         return header, self._read_exact(payload_len) if payload_len else None
 
     def send(self, header, payload=b""):
-        body = ENCODE(header).encode("utf-8", "surrogatepass")
+        body = dumps(header).encode("utf-8", "surrogatepass")
         data = FRAME_HEAD.pack(len(body), len(payload)) + body + payload
         with self.send_lock:
             sent = os.write(self.fd_out, data)

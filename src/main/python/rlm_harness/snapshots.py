@@ -112,7 +112,7 @@ class Snapshots:
         meta = self.meta.get(name)
         if meta is not None and meta.size > PROBE_LIMIT:
             return None
-        import pickle
+        import _pickle as pickle  # as in store
         try:
             pickle.dumps(value, protocol=5, buffer_callback=lambda b: None)
         except Exception as e:

@@ -1,11 +1,12 @@
 """A session's snapshot directory: one file per variable and a manifest, written crash-safely."""
 import _ast as ast  # the C module: the ast package adds ~0.2 MiB to every kernel
 import errno
-import json
 import os
 import sys
 import time
 import types
+
+from .jsonwire import dumps, loads
 
 RAW_THRESHOLD = 1 << 20
 WRITE_CHUNK = 64 << 20
@@ -67,7 +68,7 @@ class Store:
         self.entries, self.modules, self.lost, self.generation, self.saved_at = {}, {}, {}, 0, None
         try:
             with open(os.path.join(directory, self.MANIFEST), "rb") as f:
-                manifest = json.load(f)
+                manifest = loads(f.read().decode("utf-8"))
             self.entries = manifest.get("variables", {})
             self.modules = manifest.get("modules", {})
             self.lost = manifest.get("not_persisted", {})
@@ -102,7 +103,7 @@ class Store:
         elif type(value) is bytes and len(value) >= RAW_THRESHOLD:
             kind, parts = "bytes", [value]
         else:
-            import pickle
+            import _pickle as pickle  # the C module: pickle.py adds re and enum (~0.6 MiB)
             try:
                 from _blake2 import blake2b  # hashlib.blake2b itself: hashlib would map OpenSSL's libcrypto too
             except ImportError:
@@ -180,7 +181,7 @@ class Store:
         self._sync_dir()
         tmp = os.path.join(self.dir, ".manifest.tmp")
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(manifest, f, ensure_ascii=False)
+            f.write(dumps(manifest))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, os.path.join(self.dir, self.MANIFEST))
@@ -217,7 +218,7 @@ class Store:
             return str(parts[0], "utf-8", "surrogatepass")
         if kind == "bytes":
             return parts[0]
-        import pickle
+        import _pickle as pickle
         return pickle.loads(parts[0], buffers=parts[1:])
 
 
