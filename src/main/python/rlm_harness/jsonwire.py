@@ -17,7 +17,6 @@ try:
         object_pairs_hook = None
         parse_float = float
         parse_int = int
-        memo = {}
 
         @staticmethod
         def parse_constant(name):
