@@ -73,6 +73,19 @@ def per_kernel_memory(total, kernels):
             f"(shared libraries counted in full in every process)")
 
 
+def python_processes(pids):
+    """The pids among pids that run Python (the kernels themselves, not the sandbox's bwrap processes)."""
+    found = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().startswith("python"):
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
 def descendants(pid):
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
     kids = [int(p) for p in out.split()]
@@ -1217,7 +1230,10 @@ def bench_many_sessions(total=1000, live=200):
             if i + 1 in (10, live, total):
                 per_call[i + 1] = call_ms(ids[0])
         time.sleep(1)
-        kernels = memory(descendants(client.proc.pid))
+        processes = descendants(client.proc.pid)
+        kernels = memory(processes)
+        pythons = python_processes(processes)
+        python = memory(pythons)
         jvm = rss(client.proc.pid)
         t = time.perf_counter()
         client.tool("rlm_sessions", limit=20)
@@ -1226,7 +1242,9 @@ def bench_many_sessions(total=1000, live=200):
               f"(+{(jvm - base_jvm) / 2**20:.0f} MiB), kernels PSS {kernels['pss'] / 2**20:.0f} MiB, RSS "
               f"{kernels['rss'] / 2**20:.0f} MiB: {per_kernel_memory(kernels, live)}; rlm_run_repl x = 1 median "
               + ", ".join(f"{v:.3f} ms at {k} sessions" for k, v in per_call.items())
-              + f"; rlm_sessions first page {list_ms:.1f} ms")
+              + f"; rlm_sessions first page {list_ms:.1f} ms; the kernel's Python process alone ({len(pythons)}, warm "
+              f"ones included): RSS {python['rss'] / len(pythons) / 2**20:.1f} MiB, PSS "
+              f"{python['pss'] / len(pythons) / 2**20:.1f} MiB each (goal <= 12 MB)")
         client.close()
         restart_after_many(state, total, ids[0], warm)
     finally:

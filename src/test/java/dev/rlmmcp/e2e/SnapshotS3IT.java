@@ -134,8 +134,8 @@ class SnapshotS3IT {
     }
     /**
      * Kernel code, in the default sandbox, plants a link to a root-only host file in its snapshot
-     * directory and smuggles it (and a "../" path to it) into the manifest by wrapping json.dump,
-     * which the harness writes the manifest with. The server uploads neither, the data tools cannot
+     * directory and smuggles it (and a "../" path to it) into the manifest by wrapping the function the
+     * harness writes the manifest with. The server uploads neither, the data tools cannot
      * read the snapshot keys, and another session goes on as before.
      */
     @Test
@@ -152,18 +152,19 @@ class SnapshotS3IT {
         String id = calls.ok("rlm_init_context", Map.of("context_text", "x")).path("session_id").asText();
         for (String file : List.of("leak.1", "../../../../../../.." + secret)) {
             calls.run(id, """
-                    import json
+                    import sys
                     os = print.__self__.__import__('os')  # the import guard is no boundary
                     d = '/run/rlm-mcp/snapshot'
                     if not os.path.lexists(d + '/leak.1'):
                         os.symlink(%s, d + '/leak.1')
-                    _dump = getattr(json, '_real_dump', json.dump)
-                    def evil(obj, fp, *a, **k):
+                    store = sys.modules['rlm_harness.store']
+                    _dump = getattr(store, '_real_dumps', store.dumps)
+                    def evil(obj):
                         if isinstance(obj, dict) and 'variables' in obj:
                             obj['variables']['leak'] = {'kind': 'bytes', 'file': %s, 'lengths': [%d]}
-                        return _dump(obj, fp, *a, **k)
-                    json._real_dump = _dump
-                    json.dump = evil
+                        return _dump(obj)
+                    store._real_dumps = _dump
+                    store.dumps = evil
                     step = %s
                     """.formatted(pyString(secret.toString()), pyString(file), Files.size(secret), pyString(file)));
             JsonNode snap = calls.awaitSnapshot(id);
