@@ -35,8 +35,6 @@ def dumps(value):
     if _ENCODE is None:
         import json
         return json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
-    if isinstance(value, str):
-        return _json.encode_basestring(value)
     return "".join(_ENCODE(value, 0))
 
 
