@@ -74,7 +74,8 @@ final class KernelOptions {
             + Capacity.DEFAULT_WARM_KERNELS + "}",
             description = "Kernels kept started ahead of need, so that a new session or run_python gets one at once "
                     + "(RLM_WARM_KERNELS; default: ${DEFAULT-VALUE}; 0: none). They count as kernels for --max-kernels, "
-                    + "but never make a session's kernel stop.")
+                    + "and at capacity take the place of a session's kernel only once it has been idle a minute, "
+                    + "its variables in a snapshot.")
     int warmKernels;
 
     @Option(names = "--kernel-uids", paramLabel = "FROM-TO", defaultValue = "${env:RLM_KERNEL_UIDS:-"

@@ -293,19 +293,23 @@ public final class Sessions implements AutoCloseable {
     }
 
     /**
-     * Makes room for another kernel: stops the kernel of the session idle longest that keeps its
-     * variables in a snapshot (they come back on its next call). Never a running one; true if one stopped.
+     * Makes room for another kernel: stops the kernel of the session idle longest, if idle at least
+     * {@code idle}, that keeps its variables in a snapshot (they come back on its next call). Never a
+     * running one; true if one stopped.
      */
-    private boolean releaseIdlest() {
+    private boolean releaseIdlest(Duration idle) {
         if (store == null) {
             return false;
         }
-        List<Session> idle = byId.values().stream().filter(s -> s.hasKernel() && !s.callRunning())
+        Instant since = Instant.now().minus(idle);
+        List<Session> idlest = byId.values().stream()
+                .filter(s -> s.hasKernel() && !s.callRunning() && !s.lastActive().isAfter(since))
                 .sorted(Comparator.comparing(Session::lastActive)).toList();
-        for (Session session : idle) {
+        for (Session session : idlest) {
             if (session.releaseIdle()) {
-                log.info("session {} idle since {}: kernel stopped after a snapshot, to make room for another "
-                        + "(--max-kernels / --max-total-memory-mb)", session.id(), session.lastActive());
+                log.info("session {} idle since {}: kernel stopped after a snapshot, to make room for {} "
+                        + "(--max-kernels / --max-total-memory-mb)", session.id(), session.lastActive(),
+                        idle.isZero() ? "another" : "a kernel kept warm for new sessions");
                 return true;
             }
         }
@@ -316,7 +320,7 @@ public final class Sessions implements AutoCloseable {
     private void reclaim() {
         try {
             for (int i = 0; i < byId.size() && restored && kernels.budget().over(); i++) {
-                if (!releaseIdlest()) {
+                if (!releaseIdlest(Duration.ZERO)) {
                     return;
                 }
                 Thread.sleep(100); // the stopped kernel's process exits, and stops counting

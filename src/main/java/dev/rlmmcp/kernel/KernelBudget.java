@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -31,8 +32,11 @@ public final class KernelBudget {
 
     /** Frees the kernel of the idlest session that can give it up without losing variables. */
     public interface Releaser {
-        /** True if a kernel was stopped (its place frees once its process has exited). */
-        boolean releaseIdlest();
+        /**
+         * Stops the kernel of the idlest session idle at least {@code idle}; true if one was stopped
+         * (its place frees once its process has exited).
+         */
+        boolean releaseIdlest(Duration idle);
     }
 
     /** A place for one kernel: counted from {@link #acquire} until {@link #release}. */
@@ -87,7 +91,7 @@ public final class KernelBudget {
     private final long maxBytes;
     private final ToLongFunction<Slot> usage;
     private final Set<Slot> slots = ConcurrentHashMap.newKeySet();
-    private volatile Releaser releaser = () -> false;
+    private volatile Releaser releaser = idle -> false;
     /** Callers of {@link #acquire} waiting for a place: {@link #tryAcquire} leaves the room to them. */
     private final AtomicInteger waiting = new AtomicInteger();
 
@@ -157,7 +161,7 @@ public final class KernelBudget {
                     return slot;
                 }
             }
-            if (released <= 2 * maxKernels && releaser.releaseIdlest()) {
+            if (released <= 2 * maxKernels && releaser.releaseIdlest(Duration.ZERO)) {
                 released++;
                 giveUp = 0;
                 awaitRoom(RELEASE_WAIT_MS);
@@ -184,6 +188,24 @@ public final class KernelBudget {
         Slot slot = new Slot();
         slots.add(slot);
         return slot;
+    }
+
+    /**
+     * Makes room for a kernel started ahead of need when the budget is full and no session waits for
+     * a place: stops the kernel of the idlest session idle at least {@code idle}, and waits a little
+     * for its place to free. True if one stopped.
+     */
+    boolean releaseForWarm(Duration idle) {
+        synchronized (this) {
+            if (waiting.get() > 0 || fits()) {
+                return false;
+            }
+        }
+        if (!releaser.releaseIdlest(idle)) {
+            return false;
+        }
+        awaitRoom(RELEASE_WAIT_MS);
+        return true;
     }
 
     /** True if the kernels hold more memory than the budget allows (idle ones should then go). */

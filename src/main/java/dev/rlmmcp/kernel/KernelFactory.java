@@ -22,6 +22,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -270,13 +271,18 @@ public final class KernelFactory implements AutoCloseable {
      * snapshot directories are in {@code snapshotRoot} (null: sessions kept in memory only) and that
      * must not see {@code stateDir} (or null). Idempotent; nothing with --warm-kernels 0.
      */
-    public synchronized void keepWarm(Path snapshotRoot, Path stateDir) {
+    public void keepWarm(Path snapshotRoot, Path stateDir) {
+        keepWarm(snapshotRoot, stateDir, WarmKernels.IDLE_BEFORE_MAKING_ROOM);
+    }
+
+    /** As {@link #keepWarm(Path, Path)}, a session's kernel making way for a warm one once idle {@code idle}. */
+    synchronized void keepWarm(Path snapshotRoot, Path stateDir, Duration idle) {
         if (warm != null || settings.capacity().warmKernels() == 0) {
             return;
         }
         try {
             warm = new WarmKernels(settings.capacity().warmKernels(), snapshotRoot, stateDir, budget, this::launchWarm,
-                    settings.kernelStartTimeout(), timer);
+                    settings.kernelStartTimeout(), timer, idle);
         } catch (IOException e) {
             log.warn("no warm kernels: {} cannot hold their directories: {}", snapshotRoot, e.toString());
         }

@@ -7,8 +7,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Objects;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -20,10 +22,12 @@ import org.slf4j.LoggerFactory;
  * empty spare writable directory ({@link SpareDirectories}) and nothing else: no session's data, no
  * secret, no code run but the harness's own start. A new session's kernel is one of them, claimed:
  * its spare directory becomes the session's snapshot directory, and it takes the session's name.
- * Each claim starts a replacement in the background, within the kernel budget (a warm kernel never
- * makes a session's kernel stop); a claim that finds none ready but one starting waits for it, which
- * is never longer than starting its own. A kernel that fails to start warm is retried later, and
- * meanwhile sessions start their own, which report why.
+ * Each claim starts a replacement in the background, within the kernel budget. When the budget is
+ * full, the replacement takes the place of the kernel of the session idle longest, if it has been
+ * idle {@link #IDLE_BEFORE_MAKING_ROOM} and keeps its variables in a snapshot: the next new session
+ * would stop that kernel anyway, and would wait for it and for a cold start. A claim that finds none
+ * ready but one starting waits for it, which is never longer than starting its own. A kernel that
+ * fails to start warm is retried later, and meanwhile sessions start their own, which report why.
  */
 final class WarmKernels implements AutoCloseable {
 
@@ -39,6 +43,8 @@ final class WarmKernels implements AutoCloseable {
     static final Duration RETRY_AFTER_FAILURE = Duration.ofSeconds(30);
     /** How long after a claim that leaves others ready the replacement starts. */
     static final Duration REFILL_DELAY = Duration.ofMillis(200);
+    /** How long a session must have been idle before its kernel makes way for a warm one. */
+    static final Duration IDLE_BEFORE_MAKING_ROOM = Duration.ofMinutes(1);
 
     private final int target;
     /** Where the spare directories live, beside the sessions' snapshot directories; null: kernels write nowhere. */
@@ -48,17 +54,20 @@ final class WarmKernels implements AutoCloseable {
     private final Starter starter;
     private final Duration startTimeout;
     private final ScheduledExecutorService timer;
+    private final Duration idleBeforeMakingRoom;
+    private final AtomicBoolean makingRoom = new AtomicBoolean();
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private final ArrayDeque<Warm> ready = new ArrayDeque<>();
     private final AtomicInteger started = new AtomicInteger();
     private int starting;
     private long retryAt;
-    private boolean closed;
+    private volatile boolean closed;
 
     WarmKernels(int target, Path spareRoot, Path hiddenDir, KernelBudget budget, Starter starter, Duration startTimeout,
-            ScheduledExecutorService timer) throws IOException {
+            ScheduledExecutorService timer, Duration idleBeforeMakingRoom) throws IOException {
         this.target = target;
+        this.idleBeforeMakingRoom = idleBeforeMakingRoom;
         this.spareRoot = spareRoot;
         this.hiddenDir = hiddenDir;
         this.budget = budget;
@@ -166,6 +175,7 @@ final class WarmKernels implements AutoCloseable {
      */
     void refill() {
         Warm surplus = null;
+        boolean full = false;
         lock.lock();
         try {
             if (!ready.isEmpty() && budget.over()) {
@@ -175,6 +185,7 @@ final class WarmKernels implements AutoCloseable {
             while (!closed && ready.size() + starting < target && System.nanoTime() - retryAt >= 0) {
                 KernelBudget.Slot slot = budget.tryAcquire();
                 if (slot == null) {
+                    full = true;
                     return;
                 }
                 starting++;
@@ -186,6 +197,34 @@ final class WarmKernels implements AutoCloseable {
             if (surplus != null) {
                 discard(surplus);
             }
+            if (full) {
+                makeRoom();
+            }
+        }
+    }
+
+    /**
+     * In the background, a little later (not on the path of the claim that called for it): stops the
+     * idlest session's kernel for a warm one, if one has been idle long enough, and refills.
+     */
+    private void makeRoom() {
+        if (closed || !makingRoom.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            timer.schedule(() -> Thread.ofVirtual().name("kernel-warming-room").start(() -> {
+                boolean released;
+                try {
+                    released = !closed && budget.releaseForWarm(idleBeforeMakingRoom);
+                } finally {
+                    makingRoom.set(false);
+                }
+                if (released) {
+                    refill();
+                }
+            }), REFILL_DELAY.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException stopping) {
+            makingRoom.set(false);
         }
     }
 

@@ -58,7 +58,7 @@ class KernelBudgetTest {
 
         // a session's kernel waits for room, an idle one being stopped: the room is its own
         CountDownLatch asked = new CountDownLatch(1);
-        budget.releaseWith(() -> {
+        budget.releaseWith(idleFor -> {
             asked.countDown();
             return true;
         });
@@ -75,7 +75,7 @@ class KernelBudgetTest {
         KernelBudget budget = budget(2, 0);
         List<KernelBudget.Slot> idle = new ArrayList<>(List.of(budget.acquire(), budget.acquire()));
         List<KernelBudget.Slot> released = new ArrayList<>();
-        budget.releaseWith(() -> {
+        budget.releaseWith(idleFor -> {
             if (idle.isEmpty()) {
                 return false;
             }

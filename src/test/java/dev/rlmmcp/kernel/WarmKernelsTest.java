@@ -138,4 +138,57 @@ class WarmKernelsTest {
         assertThat(state.resolve("snapshots").resolve(id + ".claim")).doesNotExist();
         assertThat(state.resolve("snapshots").resolve(id).resolve("manifest.json")).exists();
     }
+
+    @Test
+    void atFullCapacityTheKernelOfASessionIdleLongEnoughMakesWayForAWarmOneAndItsVariablesComeBack() throws Exception {
+        Path state = dir.resolve("state");
+        KernelFactory kernels = new KernelFactory(withMaxKernels(TestSettings.in(dir), 3), launcher(dir), new ObjectMapper());
+        StateStore store = StateStore.open(state, Duration.ofHours(1));
+        Sessions sessions = new Sessions(kernels, store);
+        open.add(sessions);
+        kernels.keepWarm(store.snapshots().root(), store.directory(), Duration.ofMillis(500));
+        awaitWarm(kernels, 2);
+
+        Session idle = sessions.create("idle", Limits.NONE);
+        out(idle, "kept = 41");
+        awaitWarm(kernels, 2);
+        Thread.sleep(600);
+        Session busy = sessions.create("busy", Limits.NONE);
+        out(busy, "x = 1");
+        awaitWarm(kernels, 2);
+        assertThat(idle.hasKernel()).as("the idle session's kernel made way").isFalse();
+        assertThat(busy.hasKernel()).isTrue();
+        assertThat(kernels.sessionKernels()).isEqualTo(1);
+
+        assertThat(out(idle, "print(kept)")).isEqualTo("41\n");
+    }
+
+    @Test
+    void aSessionActiveLessThanTheIdleTimeKeepsItsKernelAndThePoolStaysShort() throws Exception {
+        Path state = dir.resolve("state");
+        KernelFactory kernels = new KernelFactory(withMaxKernels(TestSettings.in(dir), 3), launcher(dir), new ObjectMapper());
+        StateStore store = StateStore.open(state, Duration.ofHours(1));
+        Sessions sessions = new Sessions(kernels, store);
+        open.add(sessions);
+        kernels.keepWarm(store.snapshots().root(), store.directory(), Duration.ofHours(1));
+        awaitWarm(kernels, 2);
+
+        Session first = sessions.create("first", Limits.NONE);
+        out(first, "kept = 41");
+        awaitWarm(kernels, 2);
+        Session second = sessions.create("second", Limits.NONE);
+        out(second, "x = 1");
+        Thread.sleep(2500);
+        assertThat(kernels.warmKernels()).isEqualTo(1);
+        assertThat(first.hasKernel()).isTrue();
+        assertThat(second.hasKernel()).isTrue();
+    }
+
+    private static Settings withMaxKernels(Settings s, int maxKernels) {
+        return new Settings(s.python(), s.dataRoot(), s.runtimeDir(), s.memoryLimitBytes(), s.cleanupThreshold(),
+                s.cleanupTarget(), s.outputCap(), s.defaultTimeout(), s.maxTimeout(), s.interruptGrace(),
+                s.kernelStartTimeout(), s.idleTimeout(), s.importPolicy(),
+                new Capacity(maxKernels, 0, 2, Capacity.DEFAULT_FIRST_KERNEL_UID, Capacity.DEFAULT_KERNEL_UIDS),
+                s.diskLimitBytes());
+    }
 }
