@@ -369,17 +369,18 @@ public final class Session implements AutoCloseable {
      * running. A finalized session keeps its state; any other becomes expired.
      */
     boolean expire() {
-        return lock.tryLock() && releaseKernel();
+        return lock.tryLock() && releaseKernel(true);
     }
 
     /**
      * Gives up an idle kernel to make room for another session's (as {@link #expire} does with a
      * store: a snapshot first, the variables back on the next call). A snapshot being written is
      * waited out (at most {@link #SNAPSHOT_WAIT}), so that the idlest session goes, not the next one.
-     * False without a store, whose variables would be lost, or if a call is running or there is no kernel.
+     * False without a store, whose variables would be lost, or if a call is running or there is no kernel;
+     * unless {@code losing}, also if a variable is one no snapshot can hold (it would be lost).
      */
-    boolean releaseIdle() {
-        return store != null && lock.tryLockUnlessCall(SNAPSHOT_WAIT) && releaseKernel();
+    boolean releaseIdle(boolean losing) {
+        return store != null && lock.tryLockUnlessCall(SNAPSHOT_WAIT) && releaseKernel(losing);
     }
 
     /** How long {@link #releaseIdle} waits for a snapshot being written before it passes the session by. */
@@ -391,7 +392,7 @@ public final class Session implements AutoCloseable {
     }
 
     /** {@link #expire}, the lock taken: releases it. */
-    private boolean releaseKernel() {
+    private boolean releaseKernel(boolean losing) {
         try {
             if (store != null) {
                 Kernel current = kernel.current();
@@ -400,6 +401,9 @@ public final class Session implements AutoCloseable {
                     return false;
                 }
                 snapshot();
+                if (!losing && !snapshots.unsavedNow("").isEmpty()) {
+                    return false;
+                }
                 kernel.close();
                 memoryBytes = 0;
                 save();

@@ -295,7 +295,8 @@ public final class Sessions implements AutoCloseable {
     /**
      * Makes room for another kernel: stops the kernel of the session idle longest, if idle at least
      * {@code idle}, that keeps its variables in a snapshot (they come back on its next call). Never a
-     * running one; true if one stopped.
+     * running one; true if one stopped. For a kernel a session needs now ({@code idle} zero), a variable
+     * no snapshot can hold may be lost (its next call names it); for one kept warm, nothing may.
      */
     private boolean releaseIdlest(Duration idle) {
         if (store == null) {
@@ -306,7 +307,7 @@ public final class Sessions implements AutoCloseable {
                 .filter(s -> s.hasKernel() && !s.callRunning() && !s.lastActive().isAfter(since))
                 .sorted(Comparator.comparing(Session::lastActive)).toList();
         for (Session session : idlest) {
-            if (session.releaseIdle()) {
+            if (session.releaseIdle(idle.isZero())) {
                 log.info("session {} idle since {}: kernel stopped after a snapshot, to make room for {} "
                         + "(--max-kernels / --max-total-memory-mb)", session.id(), session.lastActive(),
                         idle.isZero() ? "another" : "a kernel kept warm for new sessions");

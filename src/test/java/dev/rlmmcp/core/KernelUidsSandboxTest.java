@@ -61,11 +61,11 @@ class KernelUidsSandboxTest {
         assertThat(uids.inUse()).isEqualTo(2);
 
         one.snapshotNow();
-        assertThat(one.releaseIdle()).isTrue();
+        assertThat(one.releaseIdle(true)).isTrue();
         awaitInUse(uids, 1);
         assertThat(out(one, "import os\nx.append(3)\nprint(x, os.getuid() != " + first + ")")).isEqualTo("[1, 2, 3] True\n");
         assertThat(one.snapshotNow().written()).isNotEmpty();
-        assertThat(one.releaseIdle()).isTrue();
+        assertThat(one.releaseIdle(true)).isTrue();
         assertThat(out(one, "print(x)")).isEqualTo("[1, 2, 3]\n");
     }
 

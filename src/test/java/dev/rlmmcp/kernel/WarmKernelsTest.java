@@ -184,6 +184,27 @@ class WarmKernelsTest {
         assertThat(second.hasKernel()).isTrue();
     }
 
+    @Test
+    void aSessionHoldingAVariableNoSnapshotCanHoldKeepsItsKernelForTheWarmOnes() throws Exception {
+        Path state = dir.resolve("state");
+        KernelFactory kernels = new KernelFactory(withMaxKernels(TestSettings.in(dir), 3), launcher(dir), new ObjectMapper());
+        StateStore store = StateStore.open(state, Duration.ofHours(1));
+        Sessions sessions = new Sessions(kernels, store);
+        open.add(sessions);
+        kernels.keepWarm(store.snapshots().root(), store.directory(), Duration.ofMillis(500));
+        awaitWarm(kernels, 2);
+
+        Session holder = sessions.create("holder", Limits.NONE);
+        out(holder, "pending = (i for i in range(3))");
+        awaitWarm(kernels, 2);
+        Thread.sleep(600);
+        Session other = sessions.create("other", Limits.NONE);
+        out(other, "x = 1");
+        Thread.sleep(2500);
+        assertThat(holder.hasKernel()).as("a generator would be lost").isTrue();
+        assertThat(out(holder, "print(next(pending))")).isEqualTo("0\n");
+    }
+
     private static Settings withMaxKernels(Settings s, int maxKernels) {
         return new Settings(s.python(), s.dataRoot(), s.runtimeDir(), s.memoryLimitBytes(), s.cleanupThreshold(),
                 s.cleanupTarget(), s.outputCap(), s.defaultTimeout(), s.maxTimeout(), s.interruptGrace(),

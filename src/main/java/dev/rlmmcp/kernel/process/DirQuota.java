@@ -60,7 +60,9 @@ final class DirQuota {
         Watch watch = new Watch(dir, limit, process, kill);
         ALL.add(watch);
         process.onExit().thenRun(watch::stop);
-        watch.soon(0);
+        // not at once: a claimed kernel's first call is about to run, and what is written meanwhile is
+        // counted by this first measurement, which watches each directory before it counts its entries
+        watch.soon(PERIOD_MS);
         return watch;
     }
 
