@@ -1261,6 +1261,11 @@ def bench_many_sessions(total=1000, live=200):
         t = time.perf_counter()
         client.tool("rlm_sessions", limit=20)
         list_ms = (time.perf_counter() - t) * 1000
+        idle_cpu = cpu_seconds(client.proc.pid)
+        time.sleep(10)
+        idle_cpu = (cpu_seconds(client.proc.pid) - idle_cpu) / 10
+        print(f"many sessions: {total} sessions, {live} with a kernel: server (JVM) CPU while idle "
+              f"{idle_cpu * 100:.1f}% of a core (over 10 s; nothing should poll the kernels)")
         print(f"many sessions: {total} sessions, {live} with a kernel: server (JVM) RSS {jvm / 2**20:.0f} MiB "
               f"(+{(jvm - base_jvm) / 2**20:.0f} MiB), kernels PSS {kernels['pss'] / 2**20:.0f} MiB, RSS "
               f"{kernels['rss'] / 2**20:.0f} MiB: {per_kernel_memory(kernels, live)}; rlm_run_repl x = 1 median "
@@ -1273,6 +1278,13 @@ def bench_many_sessions(total=1000, live=200):
     finally:
         client.close()
         shutil.rmtree(state, ignore_errors=True)
+
+
+def cpu_seconds(pid):
+    """The user + system CPU time process pid has used, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def restart_after_many(state, total, one, busy):
