@@ -1,5 +1,7 @@
 package dev.rlmmcp.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.face.HttpFace;
 import dev.rlmmcp.face.HttpSettings;
 import dev.rlmmcp.face.StdioFace;
@@ -29,8 +31,9 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /**
- * A short scripted session that touches the start-up and first-call paths, run by bin/rlm-mcp to
- * record the JVM's AOT / class-data cache so later starts are fast.
+ * A short scripted session that touches the start-up and first-call paths, then makes new sessions
+ * and run_python calls, run by bin/rlm-mcp to record the JVM's AOT / class-data cache (with JDK 25,
+ * the method profiles too) so that later starts, and their first sessions, are fast.
  */
 @Command(name = "train", hidden = true, description = "Exercise start-up paths once (for the JVM's AOT cache).")
 final class TrainCommand implements Callable<Integer> {
@@ -48,6 +51,9 @@ final class TrainCommand implements Callable<Integer> {
             {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"rlm_load_data","arguments":{"name":"d","data":"a\\nb","data_type":"lines"}}}""",
             """
             {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rlm_list_vars","arguments":{}}}""");
+
+    /** New sessions and run_python calls the training makes, so that their paths are in the cache's profiles. */
+    private static final int SESSIONS = 40;
 
     @Spec
     CommandSpec spec;
@@ -74,6 +80,17 @@ final class TrainCommand implements Callable<Integer> {
                     replies.readLine();
                 }
             }
+            ObjectMapper json = app.json();
+            for (int i = 0; i < SESSIONS; i++) {
+                send(toServer, call(100 + 3 * i, "rlm_init_context", "{\"response_format\":\"json\"}"));
+                JsonNode made = json.readTree(replies.readLine());
+                String id = json.readTree(made.path("result").path("content").path(0).path("text").asText())
+                        .path("session_id").asText();
+                send(toServer, call(101 + 3 * i, "rlm_run_repl", "{\"session_id\":\"" + id + "\",\"code\":\"x = 1\"}"));
+                replies.readLine();
+                send(toServer, call(102 + 3 * i, "run_python", "{\"code\":\"print(1)\"}"));
+                replies.readLine();
+            }
             toServer.close();
             face.awaitClientGone();
             face.close();
@@ -89,6 +106,11 @@ final class TrainCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    private static String call(int id, String tool, String arguments) {
+        return "{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"method\":\"tools/call\",\"params\":{\"name\":\"" + tool
+                + "\",\"arguments\":" + arguments + "}}";
     }
 
     private static void send(OutputStream out, String line) throws java.io.IOException {

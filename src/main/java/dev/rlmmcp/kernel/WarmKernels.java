@@ -67,13 +67,13 @@ final class WarmKernels implements AutoCloseable {
     WarmKernels(int target, Path spareRoot, Path hiddenDir, KernelBudget budget, Starter starter, Duration startTimeout,
             ScheduledExecutorService timer, Duration idleBeforeMakingRoom) throws IOException {
         this.target = target;
-        this.idleBeforeMakingRoom = idleBeforeMakingRoom;
         this.spareRoot = spareRoot;
         this.hiddenDir = hiddenDir;
         this.budget = budget;
         this.starter = starter;
         this.startTimeout = startTimeout;
         this.timer = timer;
+        this.idleBeforeMakingRoom = idleBeforeMakingRoom;
         this.retryAt = System.nanoTime();
         if (spareRoot != null) {
             SpareDirectories.clean(spareRoot);
