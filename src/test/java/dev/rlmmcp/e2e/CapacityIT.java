@@ -148,6 +148,29 @@ class CapacityIT {
     }
 
     @Test
+    void atFullCapacityTheWarmKernelsRefillInThePlaceOfASessionIdleAMinuteWhoseVariablesComeBack() throws Exception {
+        ServerProcess server = server("--max-kernels", "3");
+        SessionCalls calls = new SessionCalls(client(server));
+        String idle = newSession(calls);
+        calls.run(idle, "kept = 41");
+        Thread.sleep(1000);
+        String recent = newSession(calls);
+        calls.run(recent, "x = 1");
+        Thread.sleep(5000);
+        assertThat(health(server).path("capacity").path("warm_kernels").asInt()).as("full: one short").isEqualTo(1);
+        assertThat(calls.session(idle).path("kernel_running").asBoolean()).isTrue();
+
+        // a minute after its last call, the idlest session's kernel makes way (its variables are in its snapshot)
+        for (int i = 0; i < 300 && health(server).path("capacity").path("warm_kernels").asInt() < 2; i++) {
+            Thread.sleep(250);
+        }
+        assertThat(health(server).path("capacity").path("warm_kernels").asInt()).isEqualTo(2);
+        assertThat(calls.session(idle).path("kernel_running").asBoolean()).isFalse();
+        assertThat(calls.session(recent).path("kernel_running").asBoolean()).isTrue();
+        assertThat(calls.run(idle, "print(kept)")).isEqualTo("41\n");
+    }
+
+    @Test
     void theMemoryBudgetStopsTheIdleKernelThatHoldsItAndRefusesWhileItRuns() throws Exception {
         ServerProcess server = server("--max-total-memory-mb", "400");
         McpDriver client = client(server);

@@ -141,68 +141,65 @@ class WarmKernelsTest {
 
     @Test
     void atFullCapacityTheKernelOfASessionIdleLongEnoughMakesWayForAWarmOneAndItsVariablesComeBack() throws Exception {
-        Path state = dir.resolve("state");
-        KernelFactory kernels = new KernelFactory(withMaxKernels(TestSettings.in(dir), 3), launcher(dir), new ObjectMapper());
-        StateStore store = StateStore.open(state, Duration.ofHours(1));
-        Sessions sessions = new Sessions(kernels, store);
-        open.add(sessions);
-        kernels.keepWarm(store.snapshots().root(), store.directory(), Duration.ofMillis(500));
-        awaitWarm(kernels, 2);
-
-        Session idle = sessions.create("idle", Limits.NONE);
-        out(idle, "kept = 41");
-        awaitWarm(kernels, 2);
+        Pool pool = threeKernels(Duration.ofMillis(500));
+        Session idle = pool.used("idle", "kept = 41");
         Thread.sleep(600);
-        Session busy = sessions.create("busy", Limits.NONE);
-        out(busy, "x = 1");
-        awaitWarm(kernels, 2);
+        Session busy = pool.used("busy", "x = 1");
+        awaitWarm(pool.kernels(), 2);
         assertThat(idle.hasKernel()).as("the idle session's kernel made way").isFalse();
         assertThat(busy.hasKernel()).isTrue();
-        assertThat(kernels.sessionKernels()).isEqualTo(1);
+        assertThat(pool.kernels().sessionKernels()).isEqualTo(1);
 
         assertThat(out(idle, "print(kept)")).isEqualTo("41\n");
     }
 
     @Test
     void aSessionActiveLessThanTheIdleTimeKeepsItsKernelAndThePoolStaysShort() throws Exception {
-        Path state = dir.resolve("state");
-        KernelFactory kernels = new KernelFactory(withMaxKernels(TestSettings.in(dir), 3), launcher(dir), new ObjectMapper());
-        StateStore store = StateStore.open(state, Duration.ofHours(1));
-        Sessions sessions = new Sessions(kernels, store);
-        open.add(sessions);
-        kernels.keepWarm(store.snapshots().root(), store.directory(), Duration.ofHours(1));
-        awaitWarm(kernels, 2);
-
-        Session first = sessions.create("first", Limits.NONE);
-        out(first, "kept = 41");
-        awaitWarm(kernels, 2);
-        Session second = sessions.create("second", Limits.NONE);
-        out(second, "x = 1");
+        Pool pool = threeKernels(Duration.ofHours(1));
+        Session first = pool.used("first", "kept = 41");
+        Session second = pool.used("second", "x = 1");
         Thread.sleep(2500);
-        assertThat(kernels.warmKernels()).isEqualTo(1);
+        assertThat(pool.kernels().warmKernels()).isEqualTo(1);
         assertThat(first.hasKernel()).isTrue();
         assertThat(second.hasKernel()).isTrue();
     }
 
     @Test
     void aSessionHoldingAVariableNoSnapshotCanHoldKeepsItsKernelForTheWarmOnes() throws Exception {
-        Path state = dir.resolve("state");
-        KernelFactory kernels = new KernelFactory(withMaxKernels(TestSettings.in(dir), 3), launcher(dir), new ObjectMapper());
-        StateStore store = StateStore.open(state, Duration.ofHours(1));
-        Sessions sessions = new Sessions(kernels, store);
-        open.add(sessions);
-        kernels.keepWarm(store.snapshots().root(), store.directory(), Duration.ofMillis(500));
-        awaitWarm(kernels, 2);
-
-        Session holder = sessions.create("holder", Limits.NONE);
-        out(holder, "pending = (i for i in range(3))");
-        awaitWarm(kernels, 2);
+        Pool pool = threeKernels(Duration.ofMillis(500));
+        Session holder = pool.used("holder", "pending = (i for i in range(3))");
         Thread.sleep(600);
-        Session other = sessions.create("other", Limits.NONE);
-        out(other, "x = 1");
+        pool.used("other", "x = 1");
         Thread.sleep(2500);
         assertThat(holder.hasKernel()).as("a generator would be lost").isTrue();
         assertThat(out(holder, "print(next(pending))")).isEqualTo("0\n");
+    }
+
+    /** Sessions on at most three kernels, theirs and the warm ones together. */
+    private record Pool(KernelFactory kernels, Sessions sessions) {
+        /** A new session that has run {@code code}, once the pool is full again (or can be no fuller). */
+        Session used(String name, String code) throws InterruptedException {
+            Session session = sessions.create(name, Limits.NONE);
+            out(session, code);
+            for (int i = 0; i < 40 && kernels.warmKernels() < 2; i++) {
+                Thread.sleep(50);
+            }
+            return session;
+        }
+    }
+
+    /**
+     * {@link Pool} of three kernels, two kept warm (ready when this returns), a session's kernel making
+     * way for a warm one once idle {@code idle}.
+     */
+    private Pool threeKernels(Duration idle) throws InterruptedException {
+        KernelFactory kernels = new KernelFactory(withMaxKernels(TestSettings.in(dir), 3), launcher(dir), new ObjectMapper());
+        StateStore store = StateStore.open(dir.resolve("state"), Duration.ofHours(1));
+        Sessions sessions = new Sessions(kernels, store);
+        open.add(sessions);
+        kernels.keepWarm(store.snapshots().root(), store.directory(), idle);
+        awaitWarm(kernels, 2);
+        return new Pool(kernels, sessions);
     }
 
     private static Settings withMaxKernels(Settings s, int maxKernels) {
