@@ -92,11 +92,21 @@ def descendants(pid):
     return kids + [d for k in kids for d in descendants(k)]
 
 
+def own_state(server_args, env):
+    """A fresh state directory for a server the caller gave none, so that no figure depends on the sessions an
+    earlier run left in the default one (a server restores them all): (the arguments to add, the directory or None)."""
+    if "--state-dir" in server_args or "--ephemeral" in server_args or "RLM_STATE_DIR" in (env or {}):
+        return (), None
+    state = tempfile.mkdtemp(prefix="rlm-bench-state-")
+    return ("--state-dir", state), state
+
+
 class StdioClient:
     """A raw MCP client over the server's stdin/stdout."""
 
     def __init__(self, *server_args, env=None):
-        self.proc = subprocess.Popen([LAUNCHER, "stdio", *server_args], stdin=subprocess.PIPE,
+        extra, self.state = own_state(server_args, env)
+        self.proc = subprocess.Popen([LAUNCHER, "stdio", *server_args, *extra], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      env={**os.environ, **env} if env else None)
         self.next_id = 0
@@ -143,8 +153,12 @@ class StdioClient:
         return payload
 
     def close(self):
+        if self.proc.stdin.closed:
+            return
         self.proc.stdin.close()
         self.proc.wait(timeout=30)
+        if self.state:
+            shutil.rmtree(self.state, ignore_errors=True)
 
 
 class HttpServer:
@@ -153,7 +167,8 @@ class HttpServer:
         # the log (one access-log line per request) goes to a file: a pipe drained here would take CPU
         # from the clients being measured
         self.log = tempfile.NamedTemporaryFile("w+", prefix="rlm-bench-server-", suffix=".log")
-        self.proc = subprocess.Popen([LAUNCHER, "serve", "--port", "0", *server_args], stdin=subprocess.DEVNULL,
+        extra, self.state = own_state(server_args, env)
+        self.proc = subprocess.Popen([LAUNCHER, "serve", "--port", "0", *server_args, *extra], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=self.log, env={**base, **(env or {})})
         deadline = time.time() + 120
         while time.time() < deadline:
@@ -171,6 +186,8 @@ class HttpServer:
         self.proc.terminate()
         self.proc.wait(timeout=30)
         self.log.close()
+        if self.state:
+            shutil.rmtree(self.state, ignore_errors=True)
 
 
 class HttpClient:
