@@ -133,22 +133,58 @@ public final class CgroupLimits {
      */
     private static void adopt(ProcessHandle root, List<Path> groups) throws IOException {
         Set<Long> moved = new HashSet<>();
-        List<ProcessHandle> pending = List.of(root);
+        Set<Long> pending = Set.of(root.pid());
         while (!pending.isEmpty()) {
-            for (ProcessHandle handle : pending) {
+            for (long pid : pending) {
                 for (Path group : groups) {
                     try {
-                        Files.writeString(group.resolve("cgroup.procs"), Long.toString(handle.pid()));
+                        Files.writeString(group.resolve("cgroup.procs"), Long.toString(pid));
                     } catch (IOException e) {
-                        if (handle.isAlive()) {
+                        if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
                             throw e;
                         }
                     }
                 }
-                moved.add(handle.pid());
+                moved.add(pid);
             }
-            pending = root.descendants().filter(h -> !moved.contains(h.pid())).toList();
+            pending = new HashSet<>(children(root, moved));
+            pending.removeAll(moved);
         }
+    }
+
+    /**
+     * The children of {@code parents}, from each one's {@code /proc/<pid>/task/<tid>/children}, whose
+     * cost grows with the kernel's processes; {@link ProcessHandle#descendants}, which reads every
+     * process on the machine, where the kernel has no such files.
+     */
+    private static Set<Long> children(ProcessHandle root, Set<Long> parents) throws IOException {
+        Set<Long> children = new HashSet<>();
+        for (long parent : parents) {
+            List<Path> threads;
+            try (java.util.stream.Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(parent), "task"))) {
+                threads = tasks.toList();
+            } catch (java.nio.file.NoSuchFileException e) {
+                continue; // ended: what it forked was moved already or has been reparented out of reach
+            }
+            for (Path thread : threads) {
+                Path list = thread.resolve("children");
+                String pids;
+                try {
+                    pids = Files.readString(list);
+                } catch (java.nio.file.NoSuchFileException e) {
+                    if (Files.isDirectory(thread)) {
+                        return root.descendants().map(ProcessHandle::pid).collect(java.util.stream.Collectors.toSet());
+                    }
+                    continue;
+                }
+                for (String pid : pids.trim().split(" +")) {
+                    if (!pid.isEmpty()) {
+                        children.add(Long.parseLong(pid));
+                    }
+                }
+            }
+        }
+        return children;
     }
 
     /** Removes the groups once the kernel is gone, killing whatever it left behind in them. */
