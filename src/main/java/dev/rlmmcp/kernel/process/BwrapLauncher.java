@@ -1,5 +1,6 @@
 package dev.rlmmcp.kernel.process;
 
+import dev.rlmmcp.base.FileTrees;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -9,6 +10,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -57,12 +59,14 @@ public final class BwrapLauncher implements KernelLauncher {
     private final Path filter;
     /** Where the launcher notes the snapshot directories of kernels it killed over the limit (null: nowhere). */
     private final Path overLimit;
+    /** The directories noted there, read once at start and kept in step with the notes. */
+    private final Set<Path> noted;
     private final SnapshotCutBack snapshotCutBack;
     private final Map<Long, Long> kernelPids = new ConcurrentHashMap<>();
     /** The uid each running kernel (by its bwrap pid) runs as. */
     private final Map<Long, Integer> kernelUids = new ConcurrentHashMap<>();
     /** What stops the disk quota watch on each running kernel's writable directory (attached again when claimed). */
-    private final Map<Long, Runnable> quotas = new ConcurrentHashMap<>();
+    private final Map<Long, DirQuota.Watch> quotas = new ConcurrentHashMap<>();
     private volatile KernelUids uids;
     private final Map<Long, String> endings = new ConcurrentHashMap<>();
 
@@ -75,6 +79,7 @@ public final class BwrapLauncher implements KernelLauncher {
         this.diskBytes = diskBytes;
         this.filter = filter;
         this.overLimit = overLimit;
+        this.noted = notes(overLimit);
     }
 
     /**
@@ -219,14 +224,14 @@ public final class BwrapLauncher implements KernelLauncher {
         if (privileged) {
             handOver(dir, uid, uids != null);
         }
-        Runnable earlier = quotas.put(process.pid(), DirQuota.watch(dir, allowed, process, () -> {
+        DirQuota.Watch earlier = quotas.put(process.pid(), DirQuota.watch(dir, allowed, process, () -> {
             endings.put(process.pid(), "killed: it wrote more than its " + (diskBytes >> 20) + " MiB disk limit "
                     + "(--max-disk-mb) into its snapshot directory");
             mark(dir);
             kill(process);
         }));
         if (earlier != null) {
-            earlier.run();
+            earlier.stopLater();
         }
     }
 
@@ -254,33 +259,50 @@ public final class BwrapLauncher implements KernelLauncher {
      * was lowered) is left as it is, and its kernel may keep what it holds: returns the bytes it holds.
      */
     private long cutBack(Path dir) throws IOException {
-        Path note = note(dir);
-        if (note != null && Files.deleteIfExists(note)) {
+        Path key = dir.toAbsolutePath().normalize();
+        if (noted.remove(key)) {
+            if (overLimit != null) {
+                Files.deleteIfExists(note(key));
+            }
             return snapshotCutBack.cutBack(dir, diskBytes);
         }
-        return DirQuota.usage(dir, Long.MAX_VALUE);
+        // a warm kernel's directory renamed for a new session: nothing in it yet
+        return FileTrees.isEmpty(dir) ? DirQuota.BLOCK : DirQuota.usage(dir, Long.MAX_VALUE);
     }
 
     private void mark(Path dir) {
-        Path note = note(dir);
+        Path key = dir.toAbsolutePath().normalize();
+        noted.add(key);
+        if (overLimit == null) {
+            return;
+        }
         try {
-            if (note != null) {
-                Files.createDirectories(note.getParent());
-                Files.writeString(note, dir.toString());
-            }
+            Files.createDirectories(overLimit);
+            Files.writeString(note(key), key.toString());
         } catch (IOException e) {
-            // then the next kernel there may keep what this one left, within one overshoot
+            // then a kernel there after a restart may keep what this one left, within one overshoot
         }
     }
 
-    /** The note for a directory: a file named by its path's SHA-256, under the runtime directory. */
-    private Path note(Path dir) {
-        if (overLimit == null) {
-            return null;
+    /** The notes an earlier server left: each a file named by its directory's path's SHA-256, holding the path. */
+    private static Set<Path> notes(Path overLimit) {
+        Set<Path> noted = ConcurrentHashMap.newKeySet();
+        if (overLimit != null && Files.isDirectory(overLimit)) {
+            try (Stream<Path> files = Files.list(overLimit)) {
+                for (Path file : (Iterable<Path>) files::iterator) {
+                    noted.add(Path.of(Files.readString(file).trim()));
+                }
+            } catch (IOException | RuntimeException e) {
+                // unreadable notes: those directories keep what their killed kernels left, within one overshoot
+            }
         }
+        return noted;
+    }
+
+    private Path note(Path key) {
         try {
             byte[] digest = java.security.MessageDigest.getInstance("SHA-256").digest(
-                    dir.toAbsolutePath().normalize().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                    key.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
             return overLimit.resolve(java.util.HexFormat.of().formatHex(digest));
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
