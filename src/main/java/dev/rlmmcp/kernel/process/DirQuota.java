@@ -214,6 +214,15 @@ final class DirQuota {
             stop();
         }
 
+        /**
+         * Stops watching from the watcher's own thread, off the caller's path: cancelling a watch waits
+         * for the watch service's thread. Until then it measures its path, which a renamed directory
+         * has left.
+         */
+        void stopLater() {
+            TIMER.execute(this::stop);
+        }
+
         long measurements() {
             return measured.get();
         }

@@ -94,6 +94,22 @@ class DirQuotaTest {
     }
 
     @Test
+    void aDirectoryRenamedAndWatchedAgainStaysWatchedWhenTheFirstWatchStopsBeforeTheSecondLooks() throws Exception {
+        Process process = kernel();
+        CountDownLatch killed = new CountDownLatch(1);
+        Path spare = Files.createDirectories(dir.resolve("spare"));
+        DirQuota.Watch first = DirQuota.watch(spare, LIMIT, process, () -> { });
+        Thread.sleep(200);
+        Path session = Files.move(spare, dir.resolve("session"));
+        DirQuota.Watch claimed = DirQuota.watch(session, LIMIT, process, killed::countDown);
+        first.stopLater();  // as a claim does
+        Thread.sleep(200);
+        Files.write(session.resolve("fill"), new byte[(int) LIMIT * 2]);
+        assertThat(killed.await(5, TimeUnit.SECONDS)).as("killed").isTrue();
+        claimed.run();
+    }
+
+    @Test
     void watchingEndsWithTheKernel() throws Exception {
         Process process = kernel();
         DirQuota.Watch watch = DirQuota.watch(dir, LIMIT, process, () -> { });
