@@ -51,12 +51,15 @@ final class StdioCommand implements Callable<Integer> {
                 llm.service(spec, json), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
                 data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(), extra));
         try {
+            CompletableFuture<Void> checked = new CompletableFuture<>();
+            StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024, checked);
             if (!app.python().passed()) {
-                return PythonCheck.EXIT_CODE;
+                return PythonCheck.EXIT_CODE; // nothing was answered
             }
             // SIGTERM or SIGINT: the sessions are saved as at the end of stdin
             Runtime.getRuntime().addShutdownHook(new Thread(() -> app.close(shutdownTimeout), "shutdown"));
-            try (StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024)) {
+            checked.complete(null);
+            try (face) {
                 face.awaitClientGone();
             }
         } finally {

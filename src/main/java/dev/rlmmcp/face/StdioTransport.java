@@ -17,6 +17,7 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -63,8 +64,12 @@ public final class StdioTransport implements McpServerTransportProvider {
     private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().daemon().name("mcp-stdio-sweeper").factory());
 
+    /** Messages are read and parsed on arrival, and handled once this completes (the start-up checks have passed). */
+    private final CompletableFuture<?> answerable;
+
     public StdioTransport(McpJsonMapper mapper, InputStream in, OutputStream out, int maxMessageBytes,
-            RevisionTools tools) {
+            RevisionTools tools, CompletableFuture<?> answerable) {
+        this.answerable = answerable;
         this.mapper = mapper;
         this.in = in;
         this.out = out;
@@ -248,6 +253,7 @@ public final class StdioTransport implements McpServerTransportProvider {
         try {
             message = JsonRpc.parse(mapper, json.bytes(), json.offset(), json.length());
         } catch (JsonRpc.Refused e) {
+            answerable.join();
             if (e.answerable()) {
                 write(e.answer());
             } else {
@@ -255,6 +261,7 @@ public final class StdioTransport implements McpServerTransportProvider {
             }
             return;
         }
+        answerable.join();
         String connection = session.getId();
         if (ClientCancellation.handled(served, connection, message)) {
             return;
@@ -305,6 +312,7 @@ public final class StdioTransport implements McpServerTransportProvider {
 
     /** An error for a line that has no usable id: JSON-RPC answers those with a null id. */
     private void reject(int code, String message) {
+        answerable.join();
         write(JsonRpc.error(null, code, message));
     }
 

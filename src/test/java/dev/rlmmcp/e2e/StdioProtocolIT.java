@@ -6,6 +6,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -13,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The stdio wire itself, as a client that writes raw lines and closes its end early would see it. */
 class StdioProtocolIT {
@@ -63,6 +67,24 @@ class StdioProtocolIT {
             assertThat(r.path("error").path("code").asInt()).isEqualTo(-32601);
         });
         assertThat(replies).anySatisfy(r -> assertThat(r.path("id").asInt()).isEqualTo(8));
+    }
+
+    @Test
+    void aServerWhosePythonFailsItsCheckAnswersNothingSentMeanwhileAndStopsWithExitCode2(@TempDir Path dir)
+            throws Exception {
+        Path python = dir.resolve("python3");
+        Files.writeString(python, "#!/bin/sh\nsleep 1\necho 'this is no Python' >&2\nexit 1\n");
+        Files.setPosixFilePermissions(python, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Process server = new ProcessBuilder(ServerProcess.command(List.of("stdio", "--python", python.toString())))
+                .start();
+        OutputStream in = server.getOutputStream();
+        in.write((INIT + "\nthis is not json\n").getBytes(StandardCharsets.UTF_8));
+        in.flush();
+        assertThat(server.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(server.exitValue()).isEqualTo(2);
+        assertThat(server.getInputStream().readAllBytes()).as("stdout").isEmpty();
+        assertThat(new String(server.getErrorStream().readAllBytes(), StandardCharsets.UTF_8))
+                .contains("rlm-mcp: ", python.toString());
     }
 
     @Test
