@@ -2,6 +2,7 @@ package dev.rlmmcp.kernel.process;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -9,6 +10,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -161,19 +164,19 @@ public final class CgroupLimits {
         Set<Long> children = new HashSet<>();
         for (long parent : parents) {
             List<Path> threads;
-            try (java.util.stream.Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(parent), "task"))) {
+            try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(parent), "task"))) {
                 threads = tasks.toList();
-            } catch (java.nio.file.NoSuchFileException e) {
-                continue; // ended: what it forked was moved already or has been reparented out of reach
+            } catch (NoSuchFileException e) {
+                continue; // ended: its children were moved already, or have left the tree
             }
             for (Path thread : threads) {
                 Path list = thread.resolve("children");
                 String pids;
                 try {
                     pids = Files.readString(list);
-                } catch (java.nio.file.NoSuchFileException e) {
+                } catch (NoSuchFileException e) {
                     if (Files.isDirectory(thread)) {
-                        return root.descendants().map(ProcessHandle::pid).collect(java.util.stream.Collectors.toSet());
+                        return root.descendants().map(ProcessHandle::pid).collect(Collectors.toSet());
                     }
                     continue;
                 }
