@@ -79,22 +79,15 @@ class DirQuotaTest {
 
     @Test
     void aDirectoryRenamedAndWatchedAgainStaysWatchedWhenTheFirstWatchStops() throws Exception {
-        Process process = kernel();
-        CountDownLatch killed = new CountDownLatch(1);
-        Path spare = Files.createDirectories(dir.resolve("spare"));
-        DirQuota.Watch first = DirQuota.watch(spare, LIMIT, process, () -> { });
-        Thread.sleep(200);
-        Path session = Files.move(spare, dir.resolve("session"));
-        DirQuota.Watch claimed = DirQuota.watch(session, LIMIT, process, killed::countDown);
-        Thread.sleep(200);
-        first.run();
-        Files.write(session.resolve("fill"), new byte[(int) LIMIT * 2]);
-        assertThat(killed.await(5, TimeUnit.SECONDS)).as("killed").isTrue();
-        claimed.run();
+        renamedAndWatchedAgain(false);
     }
 
     @Test
     void aDirectoryRenamedAndWatchedAgainStaysWatchedWhenTheFirstWatchStopsBeforeTheSecondLooks() throws Exception {
+        renamedAndWatchedAgain(true);  // as a claim does
+    }
+
+    private void renamedAndWatchedAgain(boolean stopFirstAtOnce) throws Exception {
         Process process = kernel();
         CountDownLatch killed = new CountDownLatch(1);
         Path spare = Files.createDirectories(dir.resolve("spare"));
@@ -102,8 +95,13 @@ class DirQuotaTest {
         Thread.sleep(200);
         Path session = Files.move(spare, dir.resolve("session"));
         DirQuota.Watch claimed = DirQuota.watch(session, LIMIT, process, killed::countDown);
-        first.stopLater();  // as a claim does
-        Thread.sleep(200);
+        if (stopFirstAtOnce) {
+            first.stopLater();
+            Thread.sleep(200);
+        } else {
+            Thread.sleep(200);
+            first.run();
+        }
         Files.write(session.resolve("fill"), new byte[(int) LIMIT * 2]);
         assertThat(killed.await(5, TimeUnit.SECONDS)).as("killed").isTrue();
         claimed.run();
