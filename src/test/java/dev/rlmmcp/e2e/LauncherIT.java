@@ -116,6 +116,9 @@ class LauncherIT {
         }
     }
 
+    /** The command line of the JVM the last {@link #stdioStart} ran. */
+    private static String lastJvm;
+
     /** Starts `bin/rlm-mcp stdio`, waits for the answer to initialize, then closes stdin: its stderr. */
     private static List<String> stdioStart(String cache) throws Exception {
         Process process = launcher(root, cache, "stdio", "--ephemeral", "--mcp-discovery", "false").start();
@@ -126,6 +129,8 @@ class LauncherIT {
             in.flush();
             String answer = out.readLine();
             assertThat(answer).as("the answer to initialize; stderr so far").contains("\"serverInfo\"");
+            // the launcher execs the JVM: same process
+            lastJvm = Files.readString(Path.of("/proc", Long.toString(process.pid()), "cmdline")).replace('\0', ' ');
         }
         assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
         return err.get().lines().toList();
@@ -179,6 +184,9 @@ class LauncherIT {
         List<String> second = stdioStart("auto");
         assertThat(second).as(String.join("\n", second)).isNotEmpty()
                 .allMatch(l -> OUR_LINE.matcher(l).matches() && !l.startsWith("rlm-mcp: "), "only the server's own log lines");
+        if (Runtime.version().feature() == 25) {
+            assertThat(lastJvm).contains("-XX:AOTCache=", "-XX:+AOTCompileEagerly");
+        }
     }
 
     private static List<Path> cacheFiles() throws IOException {
