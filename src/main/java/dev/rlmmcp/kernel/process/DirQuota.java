@@ -55,7 +55,7 @@ final class DirQuota {
     private DirQuota() {
     }
 
-    /** Watches {@code dir} until {@code process} ends or the returned watch is run (stopped). */
+    /** Watches {@code dir} until {@code process} ends or the returned watch is stopped. */
     static Watch watch(Path dir, long limit, Process process, Runnable kill) {
         Watch watch = new Watch(dir, limit, process, kill);
         ALL.add(watch);
@@ -141,7 +141,7 @@ final class DirQuota {
     }
 
     /** One kernel's directory: measured once after each burst of changes, or every period when polling. */
-    static final class Watch implements Runnable {
+    static final class Watch {
         private final Path dir;
         private final long limit;
         private final Process process;
@@ -208,12 +208,6 @@ final class DirQuota {
             }
         }
 
-        /** Stops watching. */
-        @Override
-        public void run() {
-            stop();
-        }
-
         /**
          * Stops watching from the watcher's own thread, off the caller's path: cancelling a watch waits
          * for the watch service's thread. Until then it measures its path, which a renamed directory
@@ -227,6 +221,7 @@ final class DirQuota {
             return measured.get();
         }
 
+        /** Stops watching. */
         void stop() {
             stopped = true;
             ALL.remove(this);

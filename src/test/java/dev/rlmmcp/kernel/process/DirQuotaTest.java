@@ -60,7 +60,7 @@ class DirQuotaTest {
         Thread.sleep(100);
         Files.write(deep.resolve("fill"), new byte[(int) LIMIT * 2]);
         assertThat(killed.await(5, TimeUnit.SECONDS)).as("killed").isTrue();
-        watch.run();
+        watch.stop();
     }
 
     @Test
@@ -74,7 +74,7 @@ class DirQuotaTest {
         Files.writeString(dir.resolve("kept"), "xy");
         Thread.sleep(10 * DirQuota.PERIOD_MS);
         assertThat(watch.measurements()).as("after a write").isGreaterThan(first);
-        watch.run();
+        watch.stop();
     }
 
     @Test
@@ -100,11 +100,11 @@ class DirQuotaTest {
             Thread.sleep(200);
         } else {
             Thread.sleep(200);
-            first.run();
+            first.stop();
         }
         Files.write(session.resolve("fill"), new byte[(int) LIMIT * 2]);
         assertThat(killed.await(5, TimeUnit.SECONDS)).as("killed").isTrue();
-        claimed.run();
+        claimed.stop();
     }
 
     @Test
