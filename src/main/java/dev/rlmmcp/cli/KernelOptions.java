@@ -159,9 +159,8 @@ final class KernelOptions {
         for (Path file : mcpConfigs) {
             require(spec, Files.isRegularFile(file), "--mcp-config " + file + " is not a readable file");
         }
-        String home = System.getenv("HOME");
-        return new ServerConfigs.Locations(Path.of(home == null || home.isBlank() ? System.getProperty("user.home") : home),
-                Path.of("").toAbsolutePath(), mcpConfigs, mcpDiscovery);
+        return new ServerConfigs.Locations(UserHome.home(System.getenv()), Path.of("").toAbsolutePath(), mcpConfigs,
+                mcpDiscovery);
     }
 
     Duration mcpIdleTimeout() {
@@ -247,7 +246,7 @@ final class KernelOptions {
             return CompletableFuture.completedFuture(null);
         }
         Path dir = (stateDir != null ? StateDirectories.explicit(stateDir)
-                : StateDirectories.byDefault(StateDirectories.root(), dataRoot)).directory();
+                : StateDirectories.byDefault(StateDirectories.root(System.getenv()), dataRoot)).directory();
         CompletableFuture<StateStore> store = new CompletableFuture<>();
         S3Store s3Store = s3;
         S3SnapshotStore.Location s3Mirror = mirror;

@@ -9,6 +9,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.Map;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,12 +35,9 @@ final class StateDirectories {
     record Chosen(Path directory, StateDirectoryLock lock) {
     }
 
-    /** The state root: {@code $XDG_DATA_HOME/rlm-mcp}, else {@code ~/.local/share/rlm-mcp}. */
-    static Path root() {
-        String xdg = System.getenv("XDG_DATA_HOME");
-        Path base = xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute() ? Path.of(xdg)
-                : Path.of(System.getProperty("user.home"), ".local", "share");
-        return base.resolve("rlm-mcp");
+    /** The state root: {@code $XDG_DATA_HOME/rlm-mcp}, else {@code $HOME/.local/share/rlm-mcp}. */
+    static Path root(Map<String, String> env) {
+        return UserHome.dataHome(env).resolve("rlm-mcp");
     }
 
     /** The project's default state directory: named after the data root, keyed by its canonical path. */

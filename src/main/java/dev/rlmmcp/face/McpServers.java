@@ -24,10 +24,10 @@ public final class McpServers {
     /** How long a request to the client (sampling for llm_query) may wait; llm_query's own timeout is shorter. */
     private static final java.time.Duration SERVER_REQUEST_TIMEOUT = java.time.Duration.ofHours(1);
 
+    /** Short: some clients (Codex) append it to every tool's description. */
     private static final String INSTRUCTIONS = """
-            rlm-mcp keeps large data out of your context: load it into variables of a persistent Python REPL \
-            (rlm_load_file, rlm_load_data), explore it with rlm_execute, and print only small results. The prompt \
-            rlm describes the workflow.""";
+            Load large data into persistent Python REPL variables (rlm_load_file, rlm_load_data), explore it with \
+            rlm_execute, print only small results.""";
 
     private final ToolCatalog catalog;
     private final McpJsonMapper mapper;

@@ -70,6 +70,23 @@ class UserJourneyProjectsIT {
     }
 
     @Test
+    void theStateDirectoryFollowsHomeWhenXdgDataHomeIsUnset() throws Exception {
+        // A user (or a test) that sets HOME expects the server's files below it, not below the passwd home.
+        Path project = Journey.dirs(home, "work", "delta");
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("HOME", home.toString());
+        env.put("XDG_DATA_HOME", null);
+        try (UserServer server = UserServer.start(UserLaunch.here(project, env));
+                McpDriver client = McpDriver.http(server.mcpUrl())) {
+            new SessionCalls(client).ok("rlm_execute", Map.of("code", "kept = 1"));
+            try (var dirs = java.nio.file.Files.list(home.resolve(".local/share/rlm-mcp/projects"))) {
+                assertThat(dirs.map(d -> d.getFileName().toString()).toList())
+                        .anySatisfy(name -> assertThat(name).startsWith("delta-"));
+            }
+        }
+    }
+
+    @Test
     void aNewConversationEachTimeDoesNotPileUpDefaultSessions() throws Exception {
         // An agent spawns the stdio server for every conversation in the project and uses its default
         // session: one that made no variable is gone with its conversation; one that holds variables
