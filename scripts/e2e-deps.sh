@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Makes sure e2e/node_modules matches e2e/package-lock.json (npm ci when missing or stale).
+# Makes sure e2e/node_modules matches e2e/package-lock.json (npm ci when missing or stale). The stamp
+# holds the lock file's hash, not a time: a fresh clone or a checkout touches every file, and a copy of
+# the same lock must not reinstall (nor empty a node_modules another checkout shares).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,8 +26,9 @@ if (( major < 20 )); then
   exit 1
 fi
 
+wanted=$(cat "$dir/package.json" "$dir/package-lock.json" | sha256sum | cut -d' ' -f1)
 up_to_date() {
-  [[ -f "$stamp" && "$stamp" -nt "$dir/package-lock.json" && "$stamp" -nt "$dir/package.json" ]]
+  [[ -f "$stamp" && $(<"$stamp") == "$wanted" ]]
 }
 
 if up_to_date; then
@@ -37,6 +40,6 @@ command -v flock >/dev/null 2>&1 && flock 9
 if ! up_to_date; then
   say "installing e2e dependencies (npm ci in $dir)"
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) >&2
-  touch "$stamp"
+  echo "$wanted" >"$stamp"
 fi
 say "e2e dependencies up to date"
