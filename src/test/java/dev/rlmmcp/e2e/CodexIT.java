@@ -96,18 +96,18 @@ class CodexIT {
     void stdio(TestInfo test) throws Exception {
         String registration = readmeSnippet(0)
                 .replace("/path/to/rlm-mcp", McpDriver.projectRoot().toString())
-                .replace("/path/to/your/data", dataRoot.toString())
-                // the state directory stays in this test's temporary directory: Codex passes a stdio server
-                // only a few variables of its own environment (HOME, PATH, LANG, ...), the entry's env besides
-                + "\n[mcp_servers.rlm.env]\nXDG_DATA_HOME = \"" + tmp.resolve("xdg") + "\"\n";
+                .replace("/path/to/your/data", dataRoot.toString());
         journey(test, registration, true);
+        // Codex passes a stdio server only a few variables of its own environment, HOME among them: the
+        // sessions are kept below the HOME Codex runs with
+        assertThat(tmp.resolve("home/.local/share/rlm-mcp/projects")).isDirectory();
     }
 
     @Test
     void http(TestInfo test) throws Exception {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("HOME", Journey.dirs(tmp, "server-home").toString());
-        env.put("XDG_DATA_HOME", tmp.resolve("xdg").toString());
+        env.put("XDG_DATA_HOME", null);
         UserServer server = open(UserServer.start(UserLaunch.here(tmp, env), "--data-root", dataRoot.toString()));
         String registration = readmeSnippet(1).replace("http://127.0.0.1:8765/mcp", server.mcpUrl());
         journey(test, registration, false);
