@@ -348,7 +348,7 @@ def _concurrency_clients(host, port, session_ids, first, count, calls, start_at,
                 if reply.get("id") != client.next_id:
                     mismatched += 1
                     continue
-                body = reply["result"]["structuredContent"]
+                body = json.loads(reply["result"]["content"][0]["text"])
                 if body.get("status") != "ok":
                     errors += 1
                 elif body.get("stdout") != f"{i + 1} {k * 7919 + i}\n":

@@ -10,7 +10,6 @@ import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.ResponseFormat;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.ToolCatalog;
-import io.modelcontextprotocol.spec.McpSchema;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -92,11 +91,9 @@ final class PlainRpcServlet extends HttpServlet {
             write(response, 400, refusal);
             return;
         }
-        arguments.put(ResponseFormat.ARGUMENT, "json"); // the body is the reply object, whatever format was asked
-        McpSchema.CallToolResult result = catalog.call(tool.get(), arguments,
-                new Caller(CONNECTION, null, CallContext.create()));
-        JsonNode reply = json.valueToTree(result.structuredContent());
-        write(response, status(result, reply), reply);
+        // the body is the reply object, whatever format was asked
+        ToolCatalog.Reply reply = catalog.reply(tool.get(), arguments, new Caller(CONNECTION, null, CallContext.create()));
+        write(response, status(reply), reply.body());
     }
 
     private static String kind(JsonNode node) {
@@ -115,11 +112,12 @@ final class PlainRpcServlet extends HttpServlet {
     }
 
     /** A refusal's HTTP status from its error code; a result (even code that raised) is 200. */
-    static int status(McpSchema.CallToolResult result, JsonNode reply) {
-        if (!Boolean.TRUE.equals(result.isError()) || !reply.path("error").path("code").isTextual()) {
+    static int status(ToolCatalog.Reply reply) {
+        JsonNode body = reply.body();
+        if (!reply.isError() || !body.path("error").path("code").isTextual()) {
             return 200;
         }
-        return switch (ErrorCode.of(reply.path("error").path("code").asText())) {
+        return switch (ErrorCode.of(body.path("error").path("code").asText())) {
             case INVALID_ARGUMENT, INVALID_DATA, TOO_LARGE, PATH_OUTSIDE_DATA_ROOT -> 400;
             case PERMISSION_DENIED -> 403;
             case SESSION_NOT_FOUND, VARIABLE_NOT_FOUND, FILE_NOT_FOUND -> 404;

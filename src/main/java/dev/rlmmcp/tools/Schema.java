@@ -46,8 +46,7 @@ public final class Schema {
     }
 
     public Schema responseFormat(ResponseFormat defaultFormat) {
-        return choice(ResponseFormat.ARGUMENT, "text: output and a footer of what changed; json: every field "
-                + "(also as structuredContent).", ResponseFormat.CHOICES,
+        return choice(ResponseFormat.ARGUMENT, "text: output and a footer of what changed; json: every field.", ResponseFormat.CHOICES,
                 defaultFormat.wireName());
     }
 

@@ -22,10 +22,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The MCP tool surface: every tool, and the one path by which any face calls one. A reply is one
  * JSON object, written as one text content item: text made for a model by default, or that JSON,
- * Markdown or TOON when the call asks with response_format. Only a JSON reply also carries the object
- * as structuredContent (clients that forward structuredContent to the model would otherwise show it
- * instead of, or besides, the text), so no tool declares an outputSchema. Refusals are the same, with
- * isError set.
+ * Markdown or TOON when the call asks with response_format. No reply carries structuredContent and no
+ * tool declares an outputSchema (see {@link #render}). Refusals are the same, with isError set.
  */
 public final class ToolCatalog {
 
@@ -108,18 +106,37 @@ public final class ToolCatalog {
         ResponseFormat format = tool.defaultFormat();
         try {
             format = ResponseFormat.of(arguments == null ? null : arguments.get(ResponseFormat.ARGUMENT), format);
-            Args args = new Args(tool.name(), arguments, inputSchemas.get(tool.name()).names());
-            ObjectNode reply = tool.call(args, caller);
-            return render(tool, reply, tool.isError(reply), format, view(reply, args.sessionId() != null, caller));
         } catch (RlmException e) {
-            return render(tool, errorBody(e.code(), e.getMessage(), e.argument(), e.fix()), true, format,
-                    TextRenderer.View.FIRST);
+            return render(tool, refusal(e), format);
+        }
+        return render(tool, reply(tool, arguments, caller), format);
+    }
+
+    /**
+     * A tool's reply object before it is written in a format, for a face that answers the object itself
+     * ({@code /rpc}). Never throws.
+     */
+    public Reply reply(RlmTool tool, Map<String, Object> arguments, Caller caller) {
+        try {
+            Args args = new Args(tool.name(), arguments, inputSchemas.get(tool.name()).names());
+            ObjectNode body = tool.call(args, caller);
+            return new Reply(body, tool.isError(body), view(body, args.sessionId() != null, caller));
+        } catch (RlmException e) {
+            return refusal(e);
         } catch (RuntimeException e) {
             log.error("tool {} failed", tool.name(), e);
-            return render(tool, errorBody(ErrorCode.INTERNAL_ERROR, "internal error in " + tool.name()
-                    + " (the server log has the details)", null, "retry; if it persists, report it with the server log"), true, format,
-                    TextRenderer.View.FIRST);
+            return new Reply(errorBody(ErrorCode.INTERNAL_ERROR, "internal error in " + tool.name()
+                    + " (the server log has the details)", null, "retry; if it persists, report it with the server log"),
+                    true, TextRenderer.View.FIRST);
         }
+    }
+
+    /** A reply object, whether it reports an error, and what a text rendering of it may leave out. */
+    public record Reply(ObjectNode body, boolean isError, TextRenderer.View view) {
+    }
+
+    private Reply refusal(RlmException e) {
+        return new Reply(errorBody(e.code(), e.getMessage(), e.argument(), e.fix()), true, TextRenderer.View.FIRST);
     }
 
     private ObjectNode errorBody(ErrorCode code, String message, String argument, String fix) {
@@ -149,19 +166,23 @@ public final class ToolCatalog {
         return new TextRenderer.View(first || named, lastBand);
     }
 
-    private McpSchema.CallToolResult render(RlmTool tool, ObjectNode reply, boolean isError, ResponseFormat format,
-            TextRenderer.View view) {
+    /**
+     * One text item, never structuredContent: a client that gets both shows the model the object twice
+     * (Codex prints the whole result) or the object instead of the text (Claude Code), and no tool
+     * declares an outputSchema that would require it. A JSON reply's text is the object itself.
+     */
+    private McpSchema.CallToolResult render(RlmTool tool, Reply reply, ResponseFormat format) {
         try {
             String text = switch (format) {
-                case TEXT -> TextRenderer.render(tool.name(), reply, view);
-                case MARKDOWN -> MarkdownRenderer.render(tool.name(), reply);
-                case TOON -> "```toon\n" + Toon.encode(reply) + "\n```";
-                case JSON -> json.writeValueAsString(reply);
+                case TEXT -> TextRenderer.render(tool.name(), reply.body(), reply.view());
+                case MARKDOWN -> MarkdownRenderer.render(tool.name(), reply.body());
+                case TOON -> "```toon\n" + Toon.encode(reply.body()) + "\n```";
+                case JSON -> json.writeValueAsString(reply.body());
             };
-            McpSchema.CallToolResult.Builder result = McpSchema.CallToolResult.builder()
+            return McpSchema.CallToolResult.builder()
                     .content(List.of(new McpSchema.TextContent(null, text, null)))
-                    .isError(isError);
-            return (format == ResponseFormat.JSON ? result.structuredContent(reply) : result).build();
+                    .isError(reply.isError())
+                    .build();
         } catch (JsonProcessingException e) {
             throw new UncheckedIOException(e);
         }

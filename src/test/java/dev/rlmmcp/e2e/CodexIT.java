@@ -279,7 +279,7 @@ class CodexIT {
                 .allMatch(b -> b <= 300);
 
         // the answers
-        for (Output o : List.of(load, count, listed, setOne)) {
+        for (Output o : List.of(load, count, listed, setOne, resumedCheck)) {
             assertThat(o.result().path("isError").asBoolean()).as("isError of %s", o.printed()).isFalse();
         }
         assertThat(load.text()).as("the load's reply").contains("log").contains(String.format("%,d", webLog.lines()));
@@ -293,8 +293,8 @@ class CodexIT {
         assertThat(before).as("variables listed").contains("log", "status", "methods");
         assertThat(setOne.text()).as("reply to the last step").contains("set server_errors");
 
-        // what each text reply puts in front of the model: the server's text, in a CallToolResult of
-        // content and isError only (no structuredContent), so a fixed few dozen bytes more
+        // what each reply puts in front of the model: the server's text, in a CallToolResult of content and
+        // isError only (no structuredContent, also for a JSON reply), so a fixed few dozen bytes more
         System.out.printf("%-26s %8s %10s %10s%n", "tool result", "text B", "printed B", "item B");
         for (Map.Entry<String, Output> row : Map.of("1 ALL_TOOLS (discovery)", discovery, "2 rlm_load_file", load,
                 "3 rlm_execute count", count, "4 rlm_list_vars", listed, "5 rlm_execute set", setOne,
@@ -308,7 +308,7 @@ class CodexIT {
                 namespace.group().getBytes(StandardCharsets.UTF_8).length);
         System.out.printf("server instructions per tool description: %s B, %d B over the 20 tools%n",
                 instructionBytes.getFirst(), instructionBytes.stream().mapToInt(Integer::intValue).sum());
-        for (Output o : List.of(load, count, listed, setOne)) {
+        for (Output o : List.of(load, count, listed, setOne, resumedCheck)) {
             assertThat(o.result().has("structuredContent")).as("structuredContent in %s", o.printed()).isFalse();
             int wrapper = o.printedBytes() - JSON.writeValueAsString(o.text()).getBytes(StandardCharsets.UTF_8).length;
             assertThat(wrapper).as("bytes around the reply's text in %s", o.printed()).isLessThanOrEqualTo(60);

@@ -114,7 +114,7 @@ public final class McpDriver implements AutoCloseable {
 
     /**
      * Calls a tool and returns its CallToolResult; fails if the SDK reported an error. The rlm_* tools
-     * are asked for JSON replies (structuredContent included) unless the call names a response_format:
+     * are asked for JSON replies (the text is the reply object) unless the call names a response_format:
      * tests read their facts; {@link #callAsIs} sees the default text a model reads.
      */
     public JsonNode call(String tool, Map<String, ?> args) {

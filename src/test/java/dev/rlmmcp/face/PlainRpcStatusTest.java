@@ -2,10 +2,10 @@ package dev.rlmmcp.face;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.modelcontextprotocol.spec.McpSchema;
-import java.util.List;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.tools.TextRenderer;
+import dev.rlmmcp.tools.ToolCatalog;
 import org.junit.jupiter.api.Test;
 
 class PlainRpcStatusTest {
@@ -13,10 +13,8 @@ class PlainRpcStatusTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private static int status(boolean isError, String reply) throws Exception {
-        JsonNode body = JSON.readTree(reply);
-        McpSchema.CallToolResult result = McpSchema.CallToolResult.builder()
-                .content(List.of(new McpSchema.TextContent(null, reply, null))).isError(isError).build();
-        return PlainRpcServlet.status(result, body);
+        ObjectNode body = (ObjectNode) JSON.readTree(reply);
+        return PlainRpcServlet.status(new ToolCatalog.Reply(body, isError, TextRenderer.View.FIRST));
     }
 
     @Test
