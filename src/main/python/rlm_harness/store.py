@@ -56,16 +56,20 @@ def read_exact(f, n):
 
 class Store:
     """A session's snapshot directory: one file per variable and manifest.json naming the current
-    file of each. Files are written under a temporary name, fsynced and renamed; the manifest is
-    replaced the same way, last, so a kill at any moment leaves the old snapshot or the new one."""
+    file of each. Files are written under a temporary name and renamed; the manifest is replaced the
+    same way, last, so a kill at any moment leaves the old snapshot or the new one. A process that dies
+    loses nothing it had written (the page cache survives it), so files are fsynced only with sync,
+    which guards against a machine's crash or power loss as well (--durable-replies)."""
 
     MANIFEST = "manifest.json"
     BLOCK = 4096
 
-    def __init__(self, directory, limit=0):
+    def __init__(self, directory, limit=0, sync=False):
         self.dir = directory
         self.limit = limit  # bytes the directory may hold (0: no limit); the host kills a kernel past it
+        self.sync = sync
         self.entries, self.modules, self.lost, self.generation, self.saved_at = {}, {}, {}, 0, None
+        self.pending = []  # names a reply reported whose new value was still being written
         try:
             with open(os.path.join(directory, self.MANIFEST), "rb") as f:
                 manifest = loads(f.read().decode("utf-8"))
@@ -74,6 +78,7 @@ class Store:
             self.lost = manifest.get("not_persisted", {})
             self.generation = int(manifest.get("generation", 0))
             self.saved_at = manifest.get("saved_at")
+            self.pending = manifest.get("pending", [])
         except FileNotFoundError:
             pass
         self.sweep()
@@ -137,7 +142,8 @@ class Store:
                     chunk = view[off:off + WRITE_CHUNK]
                     while chunk:
                         chunk = chunk[os.write(fd, chunk):]
-            os.fsync(fd)
+            if self.sync:
+                os.fsync(fd)
         except BaseException:
             os.close(fd)
             fd = None
@@ -173,21 +179,35 @@ class Store:
                           f"{self.limit >> 20} MiB (--max-disk-mb), {used >> 20} MiB are used and this needs "
                           f"{nbytes >> 20} MiB more")
 
-    def commit(self, entries, modules, lost):
+    def unchanged(self, entries, modules, lost, pending):
+        """Whether committing these would write the manifest it already has."""
+        return (entries == self.entries and modules == self.modules and lost == self.lost
+                and pending == self.pending)
+
+    def commit(self, entries, modules, lost, pending=()):
         """Makes entries the snapshot: the manifest is replaced atomically; files it no longer names go.
-        lost names the variables the snapshot could not hold, with the reason."""
+        lost names the variables the snapshot could not hold, with the reason; pending those a reply
+        reported whose new value is still being written (an earlier one, or none, is in entries)."""
+        pending = sorted(pending)
         manifest = {"version": 1, "generation": self.generation + 1, "saved_at": time.time(),
-                    "variables": entries, "modules": modules, "not_persisted": lost}
-        self._sync_dir()
+                    "variables": entries, "modules": modules, "not_persisted": lost, "pending": pending}
+        if self.sync:
+            self._sync_dir()
         tmp = os.path.join(self.dir, ".manifest.tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(dumps(manifest))
-            f.flush()
-            os.fsync(f.fileno())
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            data = dumps(manifest).encode("utf-8")
+            while data:
+                data = data[os.write(fd, data):]
+            if self.sync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, os.path.join(self.dir, self.MANIFEST))
-        self._sync_dir()
+        if self.sync:
+            self._sync_dir()
         old = {e.get("file") for e in self.entries.values()} - {e.get("file") for e in entries.values()}
-        self.entries, self.modules, self.lost = entries, modules, lost
+        self.entries, self.modules, self.lost, self.pending = entries, modules, lost, pending
         self.generation, self.saved_at = manifest["generation"], manifest["saved_at"]
         for file in old:
             if file:
