@@ -180,7 +180,7 @@ class Snapshots:
         other variables when code first uses them (or all now, with eager)."""
         started = time.perf_counter()
         self.store = Store(req["dir"], self.disk_limit, self.sync)
-        failed = {}
+        failed = {"manifest.json": self.store.unreadable} if self.store.unreadable else {}
         for alias, module in self.store.modules.items():
             try:
                 self.ns[alias] = self.guard(module, self.ns, None, ("__name__",) if "." in module else (), 0)
