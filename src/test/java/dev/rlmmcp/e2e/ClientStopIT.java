@@ -92,6 +92,12 @@ class ClientStopIT {
         overStdio(Stop.KILL_9);
     }
 
+    /** Plain kernels (no sandbox) die with the server too: the busy one cannot leave on its stdin's end. */
+    @Test
+    void codexStoppingAServerWithPlainKernelsLosesNothingAndLeavesNoKernel() throws Exception {
+        overStdio(Stop.CODEX, "--sandbox", "process");
+    }
+
     @Test
     void codexStoppingTheHttpServerLosesNothing() throws Exception {
         overHttp(Stop.CODEX);
@@ -169,23 +175,23 @@ class ClientStopIT {
     }
 
     /** The stdio scenario: two steps, the client's stop right after the second, a new server resumes. */
-    private void overStdio(Stop stop) throws Exception {
+    private void overStdio(Stop stop, String... flags) throws Exception {
         String id;
         List<ProcessHandle> kernels;
-        try (StdioRpc server = stdio()) {
+        try (StdioRpc server = stdio(flags)) {
             id = server.call("rlm_init_context", Map.of()).path("session_id").asText();
             String other = server.call("rlm_init_context", Map.of()).path("session_id").asText();
             server.call("rlm_execute", Map.of("session_id", id, "code", FIRST));
             server.call("rlm_execute", Map.of("session_id", other, "code", "ready = 1"));
             server.callWithoutWaiting("rlm_execute", Map.of("session_id", other, "code", LONG, "timeout_s", 120));
             server.call("rlm_execute", Map.of("session_id", id, "code", LAST));
-            kernels = UserServer.kernelsOf(ProcessHandle.of(server.pid()).orElseThrow());
+            kernels = kernelsOf(server.pid());
             assertThat(kernels).as("the kernels of both sessions").hasSizeGreaterThanOrEqualTo(2);
             stop.apply(server.pid());
             awaitExit(server.pid());
         }
         assertGone(kernels);
-        try (StdioRpc server = stdio()) {
+        try (StdioRpc server = stdio(flags)) {
             JsonNode back = server.call("rlm_execute", Map.of("session_id", id, "code", CHECK));
             assertThat(back.path("stdout").asText()).as("after %s: %s", stop, back).isEqualTo(EXPECTED);
             assertThat(back.has("lost_at_stop")).as(back.toString()).isFalse();
@@ -203,7 +209,7 @@ class ClientStopIT {
         calls.run(other, "ready = 1");
         client.callAsync("rlm_execute", Map.of("session_id", other, "code", LONG, "timeout_s", 120), false);
         calls.run(id, LAST);
-        List<ProcessHandle> kernels = UserServer.kernelsOf(ProcessHandle.of(server.pid()).orElseThrow());
+        List<ProcessHandle> kernels = kernelsOf(server.pid());
         assertThat(kernels).as("the kernels of both sessions").hasSizeGreaterThanOrEqualTo(2);
         stop.apply(server.pid());
         awaitExit(server.pid());
@@ -221,9 +227,11 @@ class ClientStopIT {
     }
 
     /** {@code rlm-mcp stdio} in a session of its own (setsid execs it: its pid is the server's). */
-    private StdioRpc stdio() throws IOException {
+    private StdioRpc stdio(String... flags) throws IOException {
+        List<String> args = new ArrayList<>(List.of("stdio", "--state-dir", state.toString()));
+        args.addAll(List.of(flags));
         List<String> command = new ArrayList<>(List.of("setsid"));
-        command.addAll(ServerProcess.command(List.of("stdio", "--state-dir", state.toString())));
+        command.addAll(ServerProcess.command(args));
         return open(new StdioRpc(command));
     }
 
@@ -244,6 +252,15 @@ class ClientStopIT {
         if (handle != null) {
             handle.onExit().get(30, TimeUnit.SECONDS);
         }
+    }
+
+    /** The server's kernels: the Python processes running the harness, sandboxed or not. */
+    private static List<ProcessHandle> kernelsOf(long server) {
+        return ProcessHandle.of(server).orElseThrow().descendants().filter(p -> {
+            List<String> argv = UserServer.argv(p.pid());
+            return !argv.isEmpty() && Path.of(argv.getFirst()).getFileName().toString().startsWith("python")
+                    && argv.stream().anyMatch(a -> a.contains("/harness"));
+        }).toList();
     }
 
     /** Every kernel the server had has ended with it (none is left orphaned). */

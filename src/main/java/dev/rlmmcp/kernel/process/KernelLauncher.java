@@ -48,6 +48,9 @@ public interface KernelLauncher {
         }
     }
 
+    /** setsid(1), from util-linux. */
+    Path SETSID = Path.of("/usr/bin/setsid");
+
     /**
      * {@code command} run in a session (and so a process group) of its own, through setsid(1), which
      * execs it in place: a client that stops the server with a signal to the server's process group
@@ -63,8 +66,6 @@ public interface KernelLauncher {
         own.addAll(command);
         return own;
     }
-
-    Path SETSID = Path.of("/usr/bin/setsid");
 
     default void kill(Process process) {
         process.destroyForcibly();
