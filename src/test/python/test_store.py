@@ -133,3 +133,20 @@ def test_old_snapshots_naming_rlm_harness_still_load():
     assert pickle.loads(b"crlm_harness\nSizer\n.") is rlm_harness.Sizer
     meta = pickle.loads(pickle.dumps(rlm_harness.VarMeta(1.0, 2, 3)))
     assert (meta.created, meta.size, meta.ident) == (1.0, 2, 3)
+
+
+def test_an_unreadable_manifest_holds_nothing_and_the_files_stay(tmp_path):
+    store = Store(str(tmp_path))
+    commit(store, v=[1, 2, 3])
+    (tmp_path / "manifest.json").write_bytes(b"\0" * 40)  # a machine crash before the data reached the disk
+    again = Store(str(tmp_path))
+    assert again.entries == {} and "unreadable" in again.unreadable
+    assert len(list(tmp_path.iterdir())) == 2
+
+
+def test_commits_after_the_first_exchange_the_manifest_in_place(tmp_path):
+    store = Store(str(tmp_path))
+    for n in range(5):
+        commit(store, v=[n])
+    assert Store(str(tmp_path)).read("v") == [4]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", "v.5"]

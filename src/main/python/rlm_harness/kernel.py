@@ -41,6 +41,7 @@ class Kernel(Memory, Snapshots):
         self.store = None
         self.spilled = set()
         self.dirty = set()
+        self.pending = set()
         self.defs = {}
         self.not_persisted = {}
         self.lost = {}
@@ -59,6 +60,7 @@ class Kernel(Memory, Snapshots):
         self.low = float(config.get("cleanup_target", 0.6))
         self.output_cap = int(config.get("output_cap", 20000))
         self.disk_limit = int(config.get("disk_limit_bytes", getattr(self, "disk_limit", 0)))
+        self.sync = bool(config.get("sync_snapshots", getattr(self, "sync", False)))
         self.guard.configure(config.get("allowed_imports", ()), config.get("blocked_imports", ()))
 
     # ----- namespace bookkeeping -------------------------------------------------------------

@@ -56,6 +56,12 @@ def main():
             reply = handler(req, payload, output)
             reply["id"], reply["ok"] = rid, True
             if kernel.store is not None and op in ("exec", "load", "clear"):
+                # written before the reply, so that a stop right after it loses nothing it reported
+                reported = reply["variables_changed"] if op == "exec" else [reply["name"]] if op == "load" else ()
+                kernel.write_step(reported)
+                failed = {n: kernel.not_persisted[n] for n in reported if n in kernel.not_persisted}
+                if failed and op == "exec":
+                    reply["not_persisted"] = {**reply.get("not_persisted", {}), **failed}
                 reply["variables_unsaved"] = sorted(kernel.dirty)
         except Fail as e:
             reply = {"id": rid, "ok": False, "code": e.code, "message": e.message, "argument": e.argument}

@@ -7,6 +7,12 @@ from .sizing import iso
 from .store import NotPersisted, Store, definitions, repl_defined
 
 PROBE_LIMIT = 8 << 20
+# Before a reply, a call's changes are written up to this much (in-memory size, smallest values first)
+# and for at most this long; what is left is written right after the reply, and the reply names it.
+# Pickling runs at 60-400 MiB/s of in-memory size (lists of str slowest), so the write adds at most
+# tens of milliseconds to a reply, where an agent's turn takes seconds.
+STEP_BYTES = 8 << 20
+STEP_SECONDS = 0.05
 IMMUTABLE = (str, bytes, int, float, complex, bool, type(None), range)
 DYNAMIC_LOOKUP = frozenset({"globals", "vars", "locals", "dir", "eval", "exec"})
 
@@ -65,11 +71,17 @@ class Snapshots:
         return {n: ns[n].__name__ for n in (ns if among is None else among)
                 if isinstance(ns[n], types.ModuleType) and not n.startswith("__")}
 
-    def persist(self, names):
-        """Writes the named live variables and commits a snapshot: ([written], {name: reason}, bytes)."""
+    def persist(self, names, deadline=None, reported=()):
+        """Writes the named live variables and commits a snapshot: ([written], {name: reason}, bytes).
+        Past deadline (a perf_counter time) the names not yet written are left for a later snapshot;
+        reported: names the reply being made reports, pending in the manifest while not written."""
         written, failed, total = [], {}, 0
         updated = {}
-        for name in names:
+        done = names
+        for i, name in enumerate(names):
+            if deadline is not None and i and time.perf_counter() > deadline:
+                done = names[:i]
+                break
             try:
                 entry, size = self.store.write(name, self.ns[name], self.defs.get(name))
             except NotPersisted as e:
@@ -92,13 +104,42 @@ class Snapshots:
             self.not_persisted[name] = reason
         lost = {n: r for n, r in self.not_persisted.items() if n in self.ns and n not in entries}
         lost.update(self.lost)
-        self.store.commit(entries, self.modules(), lost)
-        for name in names:
-            self.dirty.discard(name)
+        finished = set(done)
+        self.pending = {n for n in self.pending.union(reported)
+                        if n in self.ns and n not in finished and n in self.dirty}
+        modules = self.modules()
+        pending = sorted(self.pending)
+        if not self.store.unchanged(entries, modules, lost, pending):
+            self.store.commit(entries, modules, lost, pending)
+        self.dirty -= finished
         self.dirty -= {n for n in self.dirty if not self.exists(n)}
         for name in updated:
             self.not_persisted.pop(name, None)
         return written, failed, total
+
+    def write_step(self, reported):
+        """Writes what a call changed before its reply, smallest values first, within STEP_BYTES and
+        STEP_SECONDS; the rest stays dirty for the snapshot the host asks for right after the reply.
+        Returns the names among reported whose new value is still being written."""
+        if self.store is None or not self.dirty:
+            return []
+        started = time.perf_counter()
+        meta = self.meta
+        sized = sorted((meta[n].size if n in meta else 0, n) for n in self.dirty
+                       if n in self.ns and self.is_user_var(n, self.ns[n]))
+        chosen, room = [], STEP_BYTES
+        for size, name in sized:
+            if size > room:
+                break
+            chosen.append(name)
+            room -= size
+        try:
+            self.persist(chosen, started + STEP_SECONDS, reported)
+        except OSError as e:  # the manifest could not be replaced: the host's snapshot tries again
+            for name in reported:
+                self.not_persisted.setdefault(name, f"the snapshot could not be written: {e}")
+            return []
+        return sorted(self.pending.intersection(reported))
 
     def probe(self, name, value):
         """Why value cannot be snapshotted, found cheaply now (small values are test-pickled), or None."""
@@ -138,8 +179,8 @@ class Snapshots:
         """Attaches the session's snapshot directory; functions, classes and imports come back now,
         other variables when code first uses them (or all now, with eager)."""
         started = time.perf_counter()
-        self.store = Store(req["dir"], self.disk_limit)
-        failed = {}
+        self.store = Store(req["dir"], self.disk_limit, self.sync)
+        failed = {"manifest.json": self.store.unreadable} if self.store.unreadable else {}
         for alias, module in self.store.modules.items():
             try:
                 self.ns[alias] = self.guard(module, self.ns, None, ("__name__",) if "." in module else (), 0)
@@ -157,6 +198,11 @@ class Snapshots:
                 failed[name] = f"its defining code failed on restore: {type(e).__name__}: {e}"
         self.spilled = {n for n, e in self.store.entries.items() if e.get("kind") != "code"}
         self.lost = {n: r for n, r in self.store.lost.items() if n not in self.store.entries}
+        # a stop cut these writes short: the value a reply reported is gone (an earlier one may be back)
+        unwritten = list(self.store.pending)
+        for name in unwritten:
+            if name not in self.store.entries:
+                self.lost[name] = "its value was still being written when the server stopped; make it again"
         self.track(restored, time.time())
         if req.get("eager"):
             for name in sorted(self.spilled):
@@ -164,7 +210,7 @@ class Snapshots:
         self.not_persisted.update(failed)
         return {"generation": self.store.generation,
                 "saved_at": iso(self.store.saved_at) if self.store.saved_at else None,
-                "restored": restored, "spilled": sorted(self.spilled), "failed": failed,
+                "restored": restored, "spilled": sorted(self.spilled), "failed": failed, "unwritten": unwritten,
                 "duration_ms": round((time.perf_counter() - started) * 1000, 3), "memory": self.memory()}
 
 

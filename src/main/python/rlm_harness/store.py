@@ -10,6 +10,8 @@ from .jsonwire import dumps, loads
 
 RAW_THRESHOLD = 1 << 20
 WRITE_CHUNK = 64 << 20
+RENAME_EXCHANGE = 2  # renameat2(2)
+_renameat2 = None  # looked up on first use; False where the system has none
 
 
 class NotPersisted(Exception):
@@ -56,16 +58,22 @@ def read_exact(f, n):
 
 class Store:
     """A session's snapshot directory: one file per variable and manifest.json naming the current
-    file of each. Files are written under a temporary name, fsynced and renamed; the manifest is
-    replaced the same way, last, so a kill at any moment leaves the old snapshot or the new one."""
+    file of each. A variable's file has a name no manifest uses yet; the manifest is written under a
+    temporary name and renamed over the old one, last, so a kill at any moment leaves the old snapshot
+    or the new one. A process that dies
+    loses nothing it had written (the page cache survives it), so files are fsynced only with sync,
+    which guards against a machine's crash or power loss as well (--durable-replies)."""
 
     MANIFEST = "manifest.json"
     BLOCK = 4096
 
-    def __init__(self, directory, limit=0):
+    def __init__(self, directory, limit=0, sync=False):
         self.dir = directory
         self.limit = limit  # bytes the directory may hold (0: no limit); the host kills a kernel past it
+        self.sync = sync
         self.entries, self.modules, self.lost, self.generation, self.saved_at = {}, {}, {}, 0, None
+        self.pending = []  # names a reply reported whose new value was still being written
+        self.unreadable = None  # why the manifest could not be read, if it could not
         try:
             with open(os.path.join(directory, self.MANIFEST), "rb") as f:
                 manifest = loads(f.read().decode("utf-8"))
@@ -74,8 +82,12 @@ class Store:
             self.lost = manifest.get("not_persisted", {})
             self.generation = int(manifest.get("generation", 0))
             self.saved_at = manifest.get("saved_at")
+            self.pending = manifest.get("pending", [])
         except FileNotFoundError:
             pass
+        except ValueError as e:  # cut short by a machine crash, with no fsync: the files stay for a person to look at
+            self.unreadable = f"the snapshot's manifest is unreadable ({e}); it holds no variable"
+            return
         self.sweep()
 
     def sweep(self):
@@ -127,9 +139,11 @@ class Store:
         return entry, sum(entry["lengths"])
 
     def _write_file(self, file, parts):
+        """Writes the file under its final name: no manifest names it until commit, and a file a kill
+        cut short is named by none (sweep removes it), so it needs no temporary name and no rename."""
         self._check_room(sum(memoryview(p).nbytes for p in parts))
-        tmp = os.path.join(self.dir, "." + file + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        path = os.path.join(self.dir, file)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             for part in parts:
                 view = memoryview(part).cast("B")
@@ -137,19 +151,19 @@ class Store:
                     chunk = view[off:off + WRITE_CHUNK]
                     while chunk:
                         chunk = chunk[os.write(fd, chunk):]
-            os.fsync(fd)
+            if self.sync:
+                os.fsync(fd)
         except BaseException:
             os.close(fd)
             fd = None
             try:
-                os.unlink(tmp)
+                os.unlink(path)
             except OSError:
                 pass
             raise
         finally:
             if fd is not None:
                 os.close(fd)
-        os.replace(tmp, os.path.join(self.dir, file))
 
     def _check_room(self, nbytes):
         """OSError ENOSPC if a file of nbytes would take the directory past its limit, measured as the
@@ -173,21 +187,39 @@ class Store:
                           f"{self.limit >> 20} MiB (--max-disk-mb), {used >> 20} MiB are used and this needs "
                           f"{nbytes >> 20} MiB more")
 
-    def commit(self, entries, modules, lost):
+    def unchanged(self, entries, modules, lost, pending):
+        """Whether committing these would write the manifest it already has."""
+        return (entries == self.entries and modules == self.modules and lost == self.lost
+                and pending == self.pending)
+
+    def commit(self, entries, modules, lost, pending=()):
         """Makes entries the snapshot: the manifest is replaced atomically; files it no longer names go.
-        lost names the variables the snapshot could not hold, with the reason."""
+        lost names the variables the snapshot could not hold, with the reason; pending those a reply
+        reported whose new value is still being written (an earlier one, or none, is in entries)."""
+        pending = sorted(pending)
         manifest = {"version": 1, "generation": self.generation + 1, "saved_at": time.time(),
-                    "variables": entries, "modules": modules, "not_persisted": lost}
-        self._sync_dir()
+                    "variables": entries, "modules": modules, "not_persisted": lost, "pending": pending}
+        if self.sync:
+            self._sync_dir()
         tmp = os.path.join(self.dir, ".manifest.tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(dumps(manifest))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, os.path.join(self.dir, self.MANIFEST))
-        self._sync_dir()
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            data = dumps(manifest).encode("utf-8")
+            while data:
+                data = data[os.write(fd, data):]
+            if self.sync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        path = os.path.join(self.dir, self.MANIFEST)
+        if self.sync or not self.generation or not exchange(tmp, path):
+            os.replace(tmp, path)
+        else:
+            os.unlink(tmp)  # the manifest it replaced
+        if self.sync:
+            self._sync_dir()
         old = {e.get("file") for e in self.entries.values()} - {e.get("file") for e in entries.values()}
-        self.entries, self.modules, self.lost = entries, modules, lost
+        self.entries, self.modules, self.lost, self.pending = entries, modules, lost, pending
         self.generation, self.saved_at = manifest["generation"], manifest["saved_at"]
         for file in old:
             if file:
@@ -220,6 +252,22 @@ class Store:
             return parts[0]
         import _pickle as pickle
         return pickle.loads(parts[0], buffers=parts[1:])
+
+
+def exchange(a, b):
+    """Swaps two paths atomically (renameat2 RENAME_EXCHANGE); False where the system cannot. Renaming
+    a freshly written file over another makes ext4 (auto_da_alloc) start writing its data out at once,
+    which costs about a millisecond per snapshot on a busy disk; an exchange does not."""
+    global _renameat2
+    if _renameat2 is None:
+        try:
+            import ctypes
+            _renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+        except (ImportError, OSError, AttributeError):
+            _renameat2 = False
+    if not _renameat2:
+        return False
+    return _renameat2(-100, os.fsencode(a), -100, os.fsencode(b), RENAME_EXCHANGE) == 0  # AT_FDCWD
 
 
 def utf8_view(text):

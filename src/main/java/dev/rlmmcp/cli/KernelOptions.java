@@ -289,7 +289,7 @@ final class KernelOptions {
                 cleanupThreshold / 100, cleanupTarget / 100, outputCap, Duration.ofSeconds(timeoutS),
                 Duration.ofSeconds(maxTimeoutS), Duration.ofMillis(interruptGraceMs), Duration.ofSeconds(30),
                 Duration.ofSeconds(idleTimeoutS), new ImportPolicy(names(allowedImports), names(blockedImports)), capacity(spec),
-                diskLimitMb() * 1024 * 1024);
+                diskLimitMb() * 1024 * 1024, durableReplies);
     }
 
     private Capacity capacity(CommandSpec spec) {

@@ -4,7 +4,9 @@ import java.util.List;
 
 /**
  * A session's kernel's answer to a request that is not a step: its {@code body}, what a durable
- * reply could not save (null unless asked), and a kernel found dead and replaced before it ran.
+ * reply could not save (null unless asked), what is still being written and what a stop of the
+ * server lost (see {@link StepResult}), and a kernel found dead and replaced before it ran.
  */
-public record KernelAnswer<R>(String sessionId, R body, List<String> notSaved, KernelLoss replacedBefore) {
+public record KernelAnswer<R>(String sessionId, R body, List<String> notSaved, List<String> stillWriting,
+        List<String> lostAtStop, KernelLoss replacedBefore) {
 }

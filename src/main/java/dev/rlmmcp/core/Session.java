@@ -54,12 +54,13 @@ import org.slf4j.LoggerFactory;
  * once, and the caller is told plainly what was lost.
  *
  * <p>With a {@link StateStore}, the session's record and trace are written to it as they change,
- * and its variables are snapshotted by the kernel into the session's snapshot directory shortly after
- * the steps that changed them (at the latest the store's debounce time after a step's reply, and
- * before the session's next call runs; with durable replies, before the reply), before its kernel is
- * released and at shutdown. A new kernel (after a crash, an idle release or a server restart)
- * restores that snapshot; variables load on first use. A kernel found dead when a call comes is
- * replaced before the call runs, and the call's reply names what was lost.
+ * and the variables a call changed are written by the kernel into the session's snapshot directory
+ * before the call's reply, but for a change too large to write without delaying the reply: that one
+ * is written right after it (the reply names it as still being written; with durable replies it is
+ * written before the reply too, and fsynced). A new kernel (after a crash, an idle release or a server
+ * restart) restores that snapshot; variables load on first use. A kernel found dead when a call comes
+ * is replaced before the call runs, and the call's reply names what was lost; so does the first reply
+ * after a restart, for what a stop cut short.
  */
 public final class Session implements AutoCloseable {
 
@@ -85,6 +86,8 @@ public final class Session implements AutoCloseable {
     private final boolean durable;
     /** A kernel death found before the current call ran: told in the call's reply (under the lock). */
     private KernelLoss replaced;
+    /** Variables whose write a stop of the server cut short, found by the restore: told in the next reply. */
+    private List<String> lostAtStop;
     private volatile Instant lastActive;
     private volatile SessionState state = SessionState.ACTIVE;
     private volatile String stoppedBy;
@@ -221,7 +224,9 @@ public final class Session implements AutoCloseable {
             GuardrailStop guardrail = settle(index, tripped, exec == null ? null : exec.memory());
             LlmUsage usage = llmStep.usage();
             StepResult result = new StepResult(id, status, index, exec, limit, interruptedAfter, usage, guardrail,
-                    accepted == null ? null : accepted.notSaved(), loss, accepted == null ? null : accepted.replaced());
+                    accepted == null ? null : accepted.notSaved(), accepted == null ? null : accepted.stillWriting(),
+                    accepted == null ? null : accepted.lostAtStop(), loss,
+                    accepted == null ? null : accepted.replaced());
             List<String> changed = exec == null ? List.of() : exec.variablesChanged();
             record(index, "exec", code, status.wireName(), result.traceOutput(), changed, ms, io, tripped, usage,
                     usage == null ? null : llmStep.calls());
@@ -286,7 +291,7 @@ public final class Session implements AutoCloseable {
             GuardrailStop guardrail = settle(null, guardrails.afterLoad(sent), loaded.memory());
             recordLoad(what, loaded, ms, sent, guardrail);
             return new LoadResult(id, loaded, null, null, stream.transfer(ms), guardrail, accepted.notSaved(),
-                    accepted.replaced());
+                    accepted.stillWriting(), accepted.lostAtStop(), accepted.replaced());
         } finally {
             lock.unlock();
         }
@@ -304,7 +309,7 @@ public final class Session implements AutoCloseable {
             GuardrailStop guardrail = settle(null, guardrails.afterLoad(ioBytes), loaded.memory());
             recordLoad(what, loaded, ms, ioBytes, guardrail);
             return new LoadResult(id, loaded, path, fileBytes, null, guardrail, accepted.notSaved(),
-                    accepted.replaced());
+                    accepted.stillWriting(), accepted.lostAtStop(), accepted.replaced());
         } finally {
             lock.unlock();
         }
@@ -463,6 +468,7 @@ public final class Session implements AutoCloseable {
         Step entry = trace.append(step, kind, input, status, output, changed, ms, io, tripped, memoryBytes,
                 usage == null ? null : kernels.json().valueToTree(usage),
                 llmCalls == null ? null : kernels.json().valueToTree(llmCalls));
+        snapshots.recorded();
         if (store != null) {
             SessionRecords.append(store, kernels.json(), stored(snapshots.at()), entry);
         }
@@ -564,7 +570,7 @@ public final class Session implements AutoCloseable {
         var python = kernels.pythonIfKnown();
         return new KernelAnswer<>(id, new MemoryReport(use.body(), kernels.launcherName(),
                 python == null ? null : python.executable().toString(), python == null ? null : python.version()),
-                use.notSaved(), use.replaced());
+                use.notSaved(), use.stillWriting(), use.lostAtStop(), use.replaced());
     }
 
     /** Whether a kernel process is running for this session now. */
@@ -584,7 +590,8 @@ public final class Session implements AutoCloseable {
     }
 
     private <R> KernelAnswer<R> answer(Accepted<R> accepted) {
-        return new KernelAnswer<>(id, accepted.body(), accepted.notSaved(), accepted.replaced());
+        return new KernelAnswer<>(id, accepted.body(), accepted.notSaved(), accepted.stillWriting(),
+                accepted.lostAtStop(), accepted.replaced());
     }
 
     private <R> KernelReply<R> exchange(KernelRequest<R> request, String data, Duration timeout,
@@ -615,7 +622,12 @@ public final class Session implements AutoCloseable {
         if (current != null && !current.isAlive()) {
             replaced = kernelLost(current.death(), null);
         }
-        return kernel.get();
+        Kernel k = kernel.get();
+        List<String> unwritten = kernel.takeUnwritten();
+        if (!unwritten.isEmpty()) {
+            lostAtStop = unwritten;
+        }
+        return k;
     }
 
     /**
@@ -683,27 +695,51 @@ public final class Session implements AutoCloseable {
     }
 
     /** A kernel's answer, accepted under the lock: its body, and what the caller is to be told with it. */
-    private record Accepted<R>(R body, List<String> notSaved, KernelLoss replaced) {
+    private record Accepted<R>(R body, List<String> notSaved, List<String> stillWriting, List<String> lostAtStop,
+            KernelLoss replaced) {
     }
 
     /**
-     * The kernel's answer, or its refusal thrown. With durable replies, a step's changes are
-     * snapshotted before it is returned (what could not be is in {@code notSaved}); a kernel replaced
-     * before the call ran is handed on to be told.
+     * The kernel's answer, or its refusal thrown. The kernel wrote the call's changes before it
+     * answered, but for those too large to write without delaying the reply: they are written now in
+     * the background, and those the call reported setting are named in {@code stillWriting}. With
+     * durable replies, they are written before the answer is returned instead (what could not be is
+     * in {@code notSaved}). A kernel replaced before the call ran, and what a stop of the server had
+     * cut short, are handed on to be told.
      */
     private <R> Accepted<R> accept(KernelReply<R> reply) {
         boolean step = snapshots.noteUnsaved(reply.unsaved());
+        if (step) {
+            switch (reply.body()) {
+                case ExecResult exec -> snapshots.noteNotPersisted(
+                        java.util.stream.Stream.concat(exec.variablesChanged().stream(), exec.variablesDeleted().stream())
+                                .toList(), exec.notPersisted());
+                case Loaded loaded -> snapshots.noteNotPersisted(List.of(loaded.name()), null);
+                case Cleared cleared -> snapshots.noteNotPersisted(cleared.cleared(), null);
+                case null, default -> {
+                }
+            }
+        }
         if (step && durable && snapshots.pending()) {
             snapshot();
         }
         KernelLoss before = replaced;
         replaced = null;
+        List<String> lost = lostAtStop;
+        lostAtStop = null;
         if (!reply.ok()) {
             throw refusal(reply.refusal());
         }
         List<String> notSaved = step && durable && snapshots.pending()
                 ? List.copyOf(snapshots.unsavedNow("").keySet()) : null;
-        return new Accepted<>(reply.body(), notSaved, before);
+        List<String> stillWriting = null;
+        if (step && !durable && snapshots.pending()) {
+            List<String> set = reply.body() instanceof ExecResult exec ? exec.variablesChanged()
+                    : reply.body() instanceof Loaded loaded ? List.of(loaded.name()) : List.of();
+            List<String> writing = set.stream().filter(reply.unsaved()::contains).toList();
+            stillWriting = writing.isEmpty() ? null : writing;
+        }
+        return new Accepted<>(reply.body(), notSaved, stillWriting, lost, before);
     }
 
     private static RlmException refusal(Refusal refusal) {
@@ -731,6 +767,10 @@ public final class Session implements AutoCloseable {
         memoryBytes = 0;
         seen.forget();
         Set<String> lost = snapshots.lost();
+        if (lostAtStop != null) {
+            lost.addAll(lostAtStop);
+            lostAtStop = null;
+        }
         if (replaced != null) {
             // the kernel that replaced one found dead before this call died too: both losses count
             lost.addAll(replaced.lost());

@@ -36,6 +36,8 @@ final class SessionKernel {
     private Kernel kernel;
     private int restarts;
     private Restored restored;
+    /** What the last restore found a stop had cut short, until the session's next reply says so. */
+    private List<String> unwritten = List.of();
     /** A session made here whose kernel has not started yet: nothing of it is stored, nothing to check out. */
     private boolean unstored;
 
@@ -66,6 +68,16 @@ final class SessionKernel {
 
     int restarts() {
         return restarts;
+    }
+
+    /**
+     * The variables a reply had reported whose write a stop of the server cut short, as the last
+     * restore found them; each is returned once, for the reply that tells the agent.
+     */
+    List<String> takeUnwritten() {
+        List<String> names = unwritten;
+        unwritten = List.of();
+        return names;
     }
 
     /** This session was just made (not read back): its first kernel needs no checkout of a snapshot. */
@@ -117,6 +129,11 @@ final class SessionKernel {
                 log.warn("session {}: snapshot not restored: {}", id, reply.refusal().message());
             }
             restored = reply.body();
+            if (restored != null && !restored.unwritten().isEmpty()) {
+                log.warn("session {}: the server had stopped while these were being written; their last values are "
+                        + "lost: {}", id, String.join(", ", restored.unwritten()));
+                unwritten = restored.unwritten();
+            }
         } catch (KernelDiedException e) {
             fresh.close();
             throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "the kernel died restoring session " + id
@@ -153,8 +170,10 @@ final class SessionKernel {
             startFailure = failure.getMessage();
         }
         boolean counted = store != null && kernel != null && restored != null;
+        Set<String> all = new java.util.LinkedHashSet<>(lost);
+        all.addAll(takeUnwritten());
         return new KernelLoss(e.reason(), e.exit(), e.getMessage(), timeout, store != null, startFailure, snapshotAt,
                 counted ? restored.spilled().size() : null, counted ? restored.restored().size() : null,
-                store == null ? List.of() : List.copyOf(lost), restarts);
+                store == null ? List.of() : List.copyOf(all), restarts);
     }
 }

@@ -23,11 +23,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * When a session's variables are snapshotted, and what the last snapshot holds. The snapshot itself
- * is taken by the session, under its lock, through {@link #take}; {@code whenDue} is how the session
- * takes one at the latest the store's debounce time after the first step whose changes no snapshot
- * holds. Later steps do not push that time back (a maximum wait, not a debounce that steady steps
- * could starve), and the session also writes what is pending before its next call runs.
+ * When a session's variables are snapshotted, and what the last snapshot holds. The kernel writes a
+ * call's changes itself before its reply, up to a size and time budget; what it leaves (a change too
+ * large to write without delaying the reply) is snapshotted by the session right after the reply,
+ * under its lock, through {@link #take} ({@code whenDue}). A store that copies snapshots elsewhere
+ * is given one at the latest the store's debounce time after the first step no copy holds; later
+ * steps do not push that time back (a maximum wait, not a debounce that steady steps could starve).
+ * The session also writes what is pending before its next call runs.
  */
 final class Snapshots {
 
@@ -45,6 +47,8 @@ final class Snapshots {
     /** A step was recorded since the last snapshot, which a store that copies records has not copied. */
     private volatile boolean recordBehind;
     private volatile Instant at;
+    /** The kernel's last reply left nothing unwritten: the snapshot holds everything as of that call. */
+    private volatile boolean written;
     private volatile SnapshotTaken last;
     private ScheduledFuture<?> due;
 
@@ -102,9 +106,38 @@ final class Snapshots {
         unsaved = new LinkedHashSet<>(pending);
         if (store != null && store.snapshots().copiesRecords()) {
             recordBehind = true;
+        } else {
+            written = pending.isEmpty();
         }
         later();
         return true;
+    }
+
+    /**
+     * A step or load is being recorded: if the kernel wrote everything before its reply, the snapshot
+     * holds it as of now (for a store that copies snapshots, only once the copy is made).
+     */
+    void recorded() {
+        if (written) {
+            written = false;
+            at = Instant.now();
+        }
+    }
+
+    /**
+     * A call's reply: of the variables it set or deleted ({@code touched}), those the snapshot cannot
+     * hold ({@code failing}, each with why); the others it holds now.
+     */
+    void noteNotPersisted(List<String> touched, Map<String, String> failing) {
+        if (touched.isEmpty() && (failing == null || failing.isEmpty())) {
+            return;
+        }
+        Map<String, String> now = new LinkedHashMap<>(notPersisted);
+        touched.forEach(now::remove);
+        if (failing != null) {
+            now.putAll(failing);
+        }
+        notPersisted = Map.copyOf(now);
     }
 
     /** The session is being deleted: nothing is to be saved. */
@@ -129,16 +162,24 @@ final class Snapshots {
     }
 
     /**
-     * After a step that changed variables: a snapshot at the latest the wait after the first such
-     * step. A snapshot already due stays due when it was: later steps do not postpone it.
+     * After a call: what the kernel left unwritten is snapshotted at once, in the background; a copy
+     * of the snapshot to a store that keeps one is due at the latest the wait after the first step
+     * that no copy holds. A snapshot already due stays due when it was: later steps do not postpone it.
      */
     synchronized void later() {
-        if (wait == null || timer == null || !isDue() || (due != null && !due.isDone())) {
+        if (wait == null || timer == null || !isDue()) {
             return;
+        }
+        long delay = pending() ? 0 : wait.toMillis();
+        if (due != null && !due.isDone()) {
+            if (due.getDelay(TimeUnit.MILLISECONDS) <= delay) {
+                return;
+            }
+            due.cancel(false);
         }
         try {
             Runnable start = () -> Thread.ofVirtual().name("snapshot-" + id).start(whenDue);
-            due = timer.schedule(start, wait.toMillis(), TimeUnit.MILLISECONDS);
+            due = timer.schedule(start, delay, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException shuttingDown) {
             // the server is stopping: close() snapshots every session
         }

@@ -10,11 +10,14 @@ import java.util.List;
  * One code step of a session: what the code did ({@code exec}; null if its kernel was lost during
  * it, then {@code loss} says how), its index, how long it was let run and whether it was interrupted,
  * what its llm_query calls used, the guardrail it tripped, what a durable reply could not save, and
- * a kernel found dead and replaced before the step ran.
+ * a kernel found dead and replaced before the step ran. {@code stillWriting} names the variables the
+ * step set whose values were too large to write before the reply (they are being written now, and a
+ * stop before that ends loses them); {@code lostAtStop}, on a session's first call after the server
+ * stopped, those a reply had reported and whose write that stop cut short (null: none).
  */
 public record StepResult(String sessionId, StepStatus status, Integer step, ExecResult exec, Duration timeout,
-        long interruptedAfterMs, LlmUsage llmUsage, GuardrailStop guardrail, List<String> notSaved, KernelLoss loss,
-        KernelLoss replacedBefore) {
+        long interruptedAfterMs, LlmUsage llmUsage, GuardrailStop guardrail, List<String> notSaved,
+        List<String> stillWriting, List<String> lostAtStop, KernelLoss loss, KernelLoss replacedBefore) {
 
     /** What the agent must know in a sentence: why the step was interrupted, or what its kernel's loss cost; else null. */
     public String message() {

@@ -115,6 +115,8 @@ public final class KernelFactory implements AutoCloseable {
                     "cleanup_target", settings.cleanupTarget(),
                     "output_cap", settings.outputCap(),
                     "disk_limit_bytes", settings.diskLimitBytes(),
+                    // fsync only against power loss (--durable-replies): a process that dies loses nothing written
+                    "sync_snapshots", settings.syncSnapshots(),
                     "allowed_imports", settings.importPolicy().allowed(),
                     "blocked_imports", settings.importPolicy().blocked(),
                     "limits", rlimits(settings, launcher, pidsByCgroup)));

@@ -44,7 +44,7 @@ public final class Replies {
     public static ObjectNode answer(KernelAnswer<?> answer) {
         ObjectNode reply = JSON.createObjectNode().put("session_id", answer.sessionId());
         reply.setAll(answer.body() instanceof MemoryReport m ? memory(m) : tree(answer.body()));
-        return told(reply, answer.notSaved(), answer.replacedBefore());
+        return told(reply, answer.notSaved(), answer.stillWriting(), answer.lostAtStop(), answer.replacedBefore());
     }
 
     public static ObjectNode load(LoadResult result, Settings settings) {
@@ -64,7 +64,7 @@ public final class Replies {
             reply.put("guardrail_stop", result.guardrail().guardrail())
                     .put("guardrail_message", result.guardrail().message());
         }
-        return told(reply, result.notSaved(), result.replacedBefore());
+        return told(reply, result.notSaved(), result.stillWriting(), result.lostAtStop(), result.replacedBefore());
     }
 
     /** A session's summary; with a store, {@code snapshot_at} is there even before the first snapshot (null). */
@@ -100,9 +100,16 @@ public final class Replies {
         return body;
     }
 
-    private static ObjectNode told(ObjectNode reply, List<String> notSaved, KernelLoss before) {
+    private static ObjectNode told(ObjectNode reply, List<String> notSaved, List<String> stillWriting,
+            List<String> lostAtStop, KernelLoss before) {
         if (notSaved != null) {
             reply.set("not_saved", JSON.valueToTree(notSaved));
+        }
+        if (stillWriting != null) {
+            reply.set("still_writing", JSON.valueToTree(stillWriting));
+        }
+        if (lostAtStop != null) {
+            reply.set("lost_at_stop", JSON.valueToTree(lostAtStop));
         }
         if (before != null) {
             if (before.persisted()) {

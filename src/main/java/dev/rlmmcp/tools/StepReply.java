@@ -23,7 +23,8 @@ public record StepReply(StepStatus status, String sessionId, Integer step, Strin
         List<String> variablesChanged, List<String> variablesDeleted, Double durationMs, List<Evicted> evicted,
         MemoryUse memory, Map<String, Truncation> truncated, Map<String, String> notPersisted,
         Unspilled loadedFromSnapshot, String message, String memoryNote, LlmUsage llmUsage, String guardrailStop,
-        String guardrailMessage, List<String> notSaved, Boolean variablesLost, List<String> lostVariables,
+        String guardrailMessage, List<String> notSaved, List<String> stillWriting, List<String> lostAtStop,
+        Boolean variablesLost, List<String> lostVariables,
         String snapshotAt, String kernelExit, Integer kernelRestarts, LossReply kernelRestarted) {
 
     /** A kernel lost since the last call and replaced before this one ran. */
@@ -50,7 +51,7 @@ public record StepReply(StepStatus status, String sessionId, Integer step, Strin
                 e == null ? null : e.notPersisted(), e == null ? null : e.loadedFromSnapshot(), message,
                 e == null ? null : EvictionNote.of(e.evicted(), settings), r.llmUsage(),
                 r.guardrail() == null ? null : r.guardrail().guardrail(),
-                r.guardrail() == null ? null : r.guardrail().message(), r.notSaved(),
+                r.guardrail() == null ? null : r.guardrail().message(), r.notSaved(), r.stillWriting(), r.lostAtStop(),
                 loss == null ? null : loss.variablesLost(), lost, loss == null ? null : snapshotAt(loss),
                 loss == null ? null : loss.exit(), loss == null ? null : loss.restarts(), LossReply.of(before));
     }

@@ -277,8 +277,13 @@ public final class TextRenderer {
         return md.substring(md.indexOf('\n') + 1).stripTrailing();
     }
 
-    /** The footer line: the given items, then the session id, eviction and memory warning when they matter. */
+    /**
+     * The footer line: the given items, what is still being written or was lost at the server's last
+     * stop, then the session id, eviction and memory warning when they matter.
+     */
     private static String footer(ObjectNode reply, View view, List<String> items) {
+        names(items, "still being written:", reply.path("still_writing"));
+        names(items, "lost when the server stopped, still being written then:", reply.path("lost_at_stop"));
         if (reply.hasNonNull("memory_note")) {
             items.add(reply.path("memory_note").asText());
         } else {

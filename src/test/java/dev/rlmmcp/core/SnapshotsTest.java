@@ -14,7 +14,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** When a snapshot is scheduled: at most the wait after the first unsaved step, never pushed back. */
+/**
+ * When a snapshot is scheduled: what a kernel left unwritten after its reply, at once; never pushed
+ * back by later steps.
+ */
 class SnapshotsTest {
 
     private static final Duration WAIT = Duration.ofMillis(1000);
@@ -34,10 +37,10 @@ class SnapshotsTest {
     }
 
     @Test
-    void aChangeSchedulesOneSnapshotAfterTheWait() {
+    void aChangeLeftUnwrittenIsSnapshottedAtOnce() {
         assertThat(snapshots.noteUnsaved(step("a"))).isTrue();
         assertThat(snapshots.pending()).isTrue();
-        assertThat(timer.delays).containsExactly(WAIT.toMillis());
+        assertThat(timer.delays).containsExactly(0L);
     }
 
     @Test
@@ -48,7 +51,7 @@ class SnapshotsTest {
             snapshots.noteUnsaved(step("a"));
             snapshots.noteUnsaved(step("a", "b"));
         }
-        assertThat(timer.delays).containsExactly(WAIT.toMillis());
+        assertThat(timer.delays).containsExactly(0L);
         assertThat(timer.scheduled.getFirst().isCancelled()).isFalse();
     }
 
@@ -58,7 +61,7 @@ class SnapshotsTest {
         timer.scheduled.getFirst().run();
         assertThat(taken.tryAcquire(10, TimeUnit.SECONDS)).as("the session was asked to snapshot").isTrue();
         snapshots.noteUnsaved(step("a"));
-        assertThat(timer.delays).containsExactly(WAIT.toMillis(), WAIT.toMillis());
+        assertThat(timer.delays).containsExactly(0L, 0L);
     }
 
     @Test

@@ -73,15 +73,20 @@ final class StdioRpc implements AutoCloseable {
         }
     }
 
+    /**
+     * Sends a tool call and returns at once, for a call left running while others are made; its
+     * answer, when it comes, is passed over by later requests.
+     */
+    void callWithoutWaiting(String tool, Map<String, ?> args) throws IOException {
+        Map<String, Object> json = new java.util.HashMap<>(args);
+        json.putIfAbsent("response_format", "json");
+        send(message(++ids, "tools/call", Map.of("name", tool, "arguments", json)));
+    }
+
     /** Sends a request and waits for its answer's {@code result}; a JSON-RPC error fails the test. */
     JsonNode request(String method, Map<String, ?> params) throws IOException {
         long id = ++ids;
-        ObjectNode msg = MAPPER.createObjectNode().put("jsonrpc", "2.0").put("id", id).put("method", method);
-        msg.set("params", MAPPER.valueToTree(params));
-        if (meta != null) {
-            ((ObjectNode) msg.get("params")).set("_meta", MAPPER.valueToTree(meta));
-        }
-        send(msg);
+        send(message(id, method, params));
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
         while (System.nanoTime() < deadline) {
             JsonNode reply;
@@ -116,6 +121,15 @@ final class StdioRpc implements AutoCloseable {
             throw new AssertionError(tool + " " + args + " -> " + result);
         }
         return McpDriver.json(result);
+    }
+
+    private ObjectNode message(long id, String method, Map<String, ?> params) {
+        ObjectNode msg = MAPPER.createObjectNode().put("jsonrpc", "2.0").put("id", id).put("method", method);
+        msg.set("params", MAPPER.valueToTree(params));
+        if (meta != null) {
+            ((ObjectNode) msg.get("params")).set("_meta", MAPPER.valueToTree(meta));
+        }
+        return msg;
     }
 
     private void send(JsonNode msg) throws IOException {

@@ -49,6 +49,15 @@ class TextRendererTest {
     }
 
     @Test
+    void theFooterNamesWhatIsStillBeingWrittenAndWhatAStopLost() {
+        assertThat(TextRenderer.render("rlm_execute",
+                step("\"variables_changed\":[\"small\",\"big\"],\"still_writing\":[\"big\"]"), SEEN))
+                .isEqualTo("[set small, big; still being written: big]");
+        assertThat(TextRenderer.render("rlm_execute", step("\"stdout\":\"1\\n\",\"lost_at_stop\":[\"big\"]"), SEEN))
+                .isEqualTo("1\n[lost when the server stopped, still being written then: big]");
+    }
+
+    @Test
     void theSessionIdOnlyWhereTheViewAsksForIt() {
         ObjectNode printed = step("\"stdout\":\"1\\n\"");
         assertThat(TextRenderer.render("rlm_execute", printed, TextRenderer.View.FIRST)).isEqualTo("1\n[session s-1]");

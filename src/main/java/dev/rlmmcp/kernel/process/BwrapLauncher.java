@@ -196,7 +196,8 @@ public final class BwrapLauncher implements KernelLauncher {
         command.addAll(dropTo(uid));
         command.addAll(new KernelSpec(spec.python(), HARNESS, spec.harnessArgs(), spec.workDir(), spec.readOnlyDirs())
                 .pythonCommand());
-        Process process = withEmptyEnv(command).start();
+        // --die-with-parent: bwrap and the kernel die with the server, however it ends
+        Process process = withEmptyEnv(KernelLauncher.inOwnSession(command)).start();
         kernelUids.put(process.pid(), uid);
         process.onExit().thenRun(() -> {
             kernelPids.remove(process.pid());

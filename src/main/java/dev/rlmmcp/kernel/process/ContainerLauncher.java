@@ -117,7 +117,7 @@ public final class ContainerLauncher implements KernelLauncher {
         if (spec.writableDir() != null) {
             writableByKernel(spec.writableDir());
         }
-        Process process = new ProcessBuilder(command(spec, name)).start();
+        Process process = new ProcessBuilder(KernelLauncher.inOwnSession(command(spec, name))).start();
         names.put(process, name);
         process.onExit().thenRun(() -> names.remove(process));
         return process;

@@ -1,6 +1,10 @@
 package dev.rlmmcp.kernel.process;
 
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /** How a kernel process is started and signalled: plain process today, sandboxes as further launchers. */
 public interface KernelLauncher {
@@ -42,6 +46,25 @@ public interface KernelLauncher {
         } catch (java.io.IOException e) {
             process.toHandle().destroy();
         }
+    }
+
+    /** setsid(1), from util-linux. */
+    Path SETSID = Path.of("/usr/bin/setsid");
+
+    /**
+     * {@code command} run in a session (and so a process group) of its own, through setsid(1), which
+     * execs it in place: a client that stops the server with a signal to the server's process group
+     * (Codex sends SIGTERM to it, then SIGKILL) reaches the server alone, which then saves and stops
+     * its kernels itself. Each launcher also makes its kernel die with the server however it ends.
+     */
+    static List<String> inOwnSession(List<String> command) {
+        if (!Files.isExecutable(SETSID)) {
+            return command;
+        }
+        List<String> own = new ArrayList<>(command.size() + 1);
+        own.add(SETSID.toString());
+        own.addAll(command);
+        return own;
     }
 
     default void kill(Process process) {
