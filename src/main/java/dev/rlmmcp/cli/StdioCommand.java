@@ -51,20 +51,23 @@ final class StdioCommand implements Callable<Integer> {
                 llm.service(spec, json), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
                 data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(), extra));
         try {
+            // initialize and the lists are answered at once; calls that need a kernel wait for the check
             CompletableFuture<Void> checked = new CompletableFuture<>();
             StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024, checked);
-            if (!app.python().passed()) {
-                return PythonCheck.EXIT_CODE; // nothing was answered
-            }
             // SIGTERM or SIGINT: the sessions are saved as at the end of stdin
             Runtime.getRuntime().addShutdownHook(new Thread(() -> app.close(shutdownTimeout), "shutdown"));
-            checked.complete(null);
+            String problem = app.python().problem();
+            if (problem == null) {
+                checked.complete(null);
+            } else {
+                checked.completeExceptionally(new IllegalStateException("rlm-mcp cannot start kernels: " + problem));
+            }
             try (face) {
                 face.awaitClientGone();
             }
+            return problem == null ? 0 : PythonCheck.EXIT_CODE;
         } finally {
             app.close(shutdownTimeout);
         }
-        return 0;
     }
 }

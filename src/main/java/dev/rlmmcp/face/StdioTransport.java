@@ -17,7 +17,9 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -64,7 +66,11 @@ public final class StdioTransport implements McpServerTransportProvider {
     private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().daemon().name("mcp-stdio-sweeper").factory());
 
-    /** Messages are read and parsed on arrival, and handled once this completes (the start-up checks have passed). */
+    /**
+     * Messages are read and parsed on arrival; those {@link StartupMethods} names are handled at once, the
+     * others once this completes (the start-up checks have passed). Completed exceptionally, the others are
+     * refused with its message.
+     */
     private final CompletableFuture<?> answerable;
 
     public StdioTransport(McpJsonMapper mapper, InputStream in, OutputStream out, int maxMessageBytes,
@@ -253,7 +259,6 @@ public final class StdioTransport implements McpServerTransportProvider {
         try {
             message = JsonRpc.parse(mapper, json.bytes(), json.offset(), json.length());
         } catch (JsonRpc.Refused e) {
-            answerable.join();
             if (e.answerable()) {
                 write(e.answer());
             } else {
@@ -261,7 +266,15 @@ public final class StdioTransport implements McpServerTransportProvider {
             }
             return;
         }
-        answerable.join();
+        if (!StartupMethods.answeredAtOnce(message)) {
+            String unavailable = unavailable();
+            if (unavailable != null) {
+                if (message instanceof McpSchema.JSONRPCRequest request) {
+                    write(JsonRpc.error(request.id(), McpSchema.ErrorCodes.INTERNAL_ERROR, unavailable));
+                }
+                return;
+            }
+        }
         String connection = session.getId();
         if (ClientCancellation.handled(served, connection, message)) {
             return;
@@ -312,8 +325,21 @@ public final class StdioTransport implements McpServerTransportProvider {
 
     /** An error for a line that has no usable id: JSON-RPC answers those with a null id. */
     private void reject(int code, String message) {
-        answerable.join();
         write(JsonRpc.error(null, code, message));
+    }
+
+    /**
+     * Waits until the rest of the server is ready; null then, else why it never will be (a failed
+     * start-up check), which every request that needs it is answered with.
+     */
+    private String unavailable() {
+        try {
+            answerable.join();
+            return null;
+        } catch (CompletionException | CancellationException e) {
+            Throwable why = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            return why.getMessage();
+        }
     }
 
     private void write(Object message) {
