@@ -17,7 +17,6 @@ import picocli.CommandLine;
 @Command(name = "rlm-mcp",
         mixinStandardHelpOptions = true,
         versionProvider = Main.VersionProvider.class,
-        subcommands = {StdioCommand.class, ServeCommand.class, TrainCommand.class},
         description = {
             "An MCP server that gives LLM agents a persistent Python REPL for data too big for their context.",
             "",
@@ -32,7 +31,7 @@ public final class Main implements Runnable {
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
-        System.exit(commandLine().execute(args));
+        System.exit(commandLine(args).execute(args));
     }
 
     /**
@@ -48,7 +47,39 @@ public final class Main implements Runnable {
     }
 
     static CommandLine commandLine() {
-        return new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true)
+        return configured(new CommandLine(new Main())
+                .addSubcommand(new StdioCommand())
+                .addSubcommand(new ServeCommand())
+                .addSubcommand(new TrainCommand()));
+    }
+
+    /**
+     * The command line for these arguments: with only the subcommand they start with, when they name one.
+     * Picocli reads every option of every subcommand it is given, which costs a stdio server's start
+     * (what an agent client waits for) as much as the rest of its start-up before the first answer. Bad
+     * An unknown option is reported by the whole command line, which can say which other subcommand has it.
+     */
+    static CommandLine commandLine(String... args) {
+        Object only = args.length == 0 ? null : switch (args[0]) {
+            case "stdio" -> new StdioCommand();
+            case "serve" -> new ServeCommand();
+            case "train" -> new TrainCommand();
+            default -> null;
+        };
+        if (only == null) {
+            return commandLine();
+        }
+        return configured(new CommandLine(new Main()).addSubcommand(only))
+                .setParameterExceptionHandler((e, given) -> e instanceof UnmatchedArgumentException
+                        ? withStreamsOf(e.getCommandLine(), commandLine()).execute(given) : badArguments(e, given));
+    }
+
+    private static CommandLine withStreamsOf(CommandLine from, CommandLine to) {
+        return to.setOut(from.getOut()).setErr(from.getErr());
+    }
+
+    private static CommandLine configured(CommandLine cmd) {
+        return cmd.setCaseInsensitiveEnumValuesAllowed(true)
                 .setParameterExceptionHandler(Main::badArguments)
                 .setExecutionExceptionHandler(Main::failed);
     }
