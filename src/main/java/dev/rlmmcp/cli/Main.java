@@ -1,6 +1,8 @@
 package dev.rlmmcp.cli;
 
 import dev.rlmmcp.face.McpServers;
+import dev.rlmmcp.face.StartupAnswers;
+import dev.rlmmcp.face.StdioFront;
 import dev.rlmmcp.face.Version;
 import java.io.PrintWriter;
 import java.util.List;
@@ -31,7 +33,21 @@ public final class Main implements Runnable {
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
-        System.exit(commandLine(args).execute(args));
+        StartupAnswers answers = StartupAnswers.none();
+        StdioFront front = null;
+        if (args.length > 0 && args[0].equals("stdio")) {
+            // an agent client lists the tools while the server starts: answered as soon as the JVM runs,
+            // before the command line is read, if an earlier start with this configuration kept its answers
+            answers = StartupKey.answers(args);
+            front = answers.isEmpty() ? null : StdioFront.start(System.in, System.out, answers);
+        }
+        CommandLine cmd = commandLine(args);
+        if (cmd.getSubcommands().get("stdio") != null) {
+            StdioCommand stdio = (StdioCommand) cmd.getSubcommands().get("stdio").getCommand();
+            stdio.answers = answers;
+            stdio.front = front;
+        }
+        System.exit(cmd.execute(args));
     }
 
     /**

@@ -24,7 +24,17 @@ public final class StdioFace implements AutoCloseable {
      */
     public StdioFace(McpServers servers, InputStream in, OutputStream out, int maxMessageBytes,
             CompletableFuture<?> answerable) {
-        transport = new StdioTransport(servers.mapper(), in, out, maxMessageBytes, servers.revisionTools(), answerable);
+        this(servers, in, out, maxMessageBytes, answerable, StartupAnswers.none());
+    }
+
+    /**
+     * As above, for a stream a {@link StdioFront} read first ({@code in} its {@link StdioFront#input}): what it
+     * answered is not answered again, and the answers to keep for the next start are kept in {@code answers}.
+     */
+    public StdioFace(McpServers servers, InputStream in, OutputStream out, int maxMessageBytes,
+            CompletableFuture<?> answerable, StartupAnswers answers) {
+        transport = new StdioTransport(servers.mapper(), in, out, maxMessageBytes, servers.revisionTools(), answerable,
+                answers);
         server = servers.serve(transport);
         revision = servers.serve(transport.revisionProvider());
     }
