@@ -35,6 +35,28 @@ public final class ServerConfigs {
         public Locations {
             explicit = List.copyOf(explicit);
         }
+
+        /**
+         * Every file and directory that discovery reads in {@code home} and {@code cwd}, in the order it reads
+         * them (a later definition of a name wins): what a cache of anything derived from them must watch.
+         */
+        public static List<Path> places(Path home, Path cwd) {
+            List<Path> places = new ArrayList<>(List.of(cwd.resolve(".mcp.json"), cwd.resolve("mcp-servers"),
+                    home.resolve(".claude.json"), home.resolve(".config/mcp/servers")));
+            for (String app : List.of("Claude", "Claude Code")) {
+                for (String name : List.of("claude_desktop_config.json", "claude_code_config.json")) {
+                    places.add(home.resolve(".config").resolve(app).resolve(name));
+                    places.add(home.resolve("Library/Application Support").resolve(app).resolve(name));
+                }
+            }
+            String appData = System.getenv("APPDATA");
+            if (appData != null) {
+                places.add(Path.of(appData, "Claude", "claude_desktop_config.json"));
+            }
+            places.add(cwd.resolve("claude_desktop_config.json"));
+            places.add(cwd.resolve("claude_code_config.json"));
+            return places;
+        }
     }
 
     private final ObjectMapper json;
@@ -58,31 +80,9 @@ public final class ServerConfigs {
         return List.copyOf(configs.found.values());
     }
 
-    /**
-     * Every file and directory that discovery reads in {@code home} and {@code cwd}, in the order it reads
-     * them (a later definition of a name wins): what a cache of anything derived from them must watch.
-     */
-    public static List<Path> places(Path home, Path cwd) {
-        List<Path> places = new ArrayList<>(List.of(cwd.resolve(".mcp.json"), cwd.resolve("mcp-servers"),
-                home.resolve(".claude.json"), home.resolve(".config/mcp/servers")));
-        for (String app : List.of("Claude", "Claude Code")) {
-            for (String name : List.of("claude_desktop_config.json", "claude_code_config.json")) {
-                places.add(home.resolve(".config").resolve(app).resolve(name));
-                places.add(home.resolve("Library/Application Support").resolve(app).resolve(name));
-            }
-        }
-        String appData = System.getenv("APPDATA");
-        if (appData != null) {
-            places.add(Path.of(appData, "Claude", "claude_desktop_config.json"));
-        }
-        places.add(cwd.resolve("claude_desktop_config.json"));
-        places.add(cwd.resolve("claude_code_config.json"));
-        return places;
-    }
-
     private void implicit(Path home, Path cwd) {
         Path claude = home.resolve(".claude.json");
-        for (Path place : places(home, cwd)) {
+        for (Path place : Locations.places(home, cwd)) {
             if (place.equals(claude)) {
                 claude(claude, cwd);
             } else if (place.getFileName().toString().endsWith(".json")) {

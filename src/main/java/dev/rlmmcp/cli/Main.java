@@ -5,6 +5,7 @@ import dev.rlmmcp.face.StartupAnswers;
 import dev.rlmmcp.face.StdioFront;
 import dev.rlmmcp.face.Version;
 import java.io.PrintWriter;
+import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -28,6 +29,8 @@ import picocli.CommandLine;
 public final class Main implements Runnable {
 
     private static final Pattern FLAG = Pattern.compile("--[a-z0-9][a-z0-9-]*");
+    /** Longest the rest of a stdio start waits for the client to list the tools (see {@link StdioFront#awaitListed}). */
+    private static final Duration FRONT_FIRST = Duration.ofMillis(500);
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -40,6 +43,9 @@ public final class Main implements Runnable {
             // before the command line is read, if an earlier start with this configuration kept its answers
             answers = StartupKey.answers(args);
             front = answers.isEmpty() ? null : StdioFront.start(System.in, System.out, answers);
+            if (front != null) {
+                awaitListed(front);
+            }
         }
         CommandLine cmd = commandLine(args);
         if (cmd.getSubcommands().get("stdio") != null) {
@@ -48,6 +54,15 @@ public final class Main implements Runnable {
             stdio.front = front;
         }
         System.exit(cmd.execute(args));
+    }
+
+    /** Lets the front answer the client's first requests before the rest of the start takes the cores. */
+    private static void awaitListed(StdioFront front) {
+        try {
+            front.awaitListed(FRONT_FIRST);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**

@@ -1,6 +1,5 @@
 package dev.rlmmcp.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.bridge.ServerConfigs;
 import dev.rlmmcp.face.StartupAnswers;
 import java.io.IOException;
@@ -48,10 +47,10 @@ final class StartupKey {
                 stat(key, arg.substring(arg.indexOf('=') + 1));
             }
             environment(key);
-            for (Path place : ServerConfigs.places(home(), cwd)) {
+            for (Path place : ServerConfigs.Locations.places(home(), cwd)) {
                 stat(key, place);
             }
-            return StartupAnswers.in(dir.resolve(Long.toHexString(fnv(key.toString())) + ".json"), new ObjectMapper());
+            return StartupAnswers.in(dir.resolve(Long.toHexString(fnv(key.toString())) + ".tsv"));
         } catch (URISyntaxException | RuntimeException e) {
             return StartupAnswers.none();
         }

@@ -75,8 +75,8 @@ final class TrainCommand implements Callable<Integer> {
             PipedOutputStream serverOut = new PipedOutputStream();
             PipedInputStream fromServer = new PipedInputStream(serverOut, 1 << 16);
             // the answers a stdio start gives before the server is ready are kept, then given by a front
-            Path kept = state.resolve("startup-answers.json");
-            StartupAnswers keeping = StartupAnswers.in(kept, new ObjectMapper());
+            Path kept = state.resolve("startup-answers.tsv");
+            StartupAnswers keeping = StartupAnswers.in(kept);
             StdioFace face = new StdioFace(app.servers(), serverIn, serverOut, 1 << 20,
                     CompletableFuture.completedFuture(null), keeping);
             BufferedReader replies = new BufferedReader(new InputStreamReader(fromServer, StandardCharsets.UTF_8));
@@ -119,7 +119,7 @@ final class TrainCommand implements Callable<Integer> {
     /** A {@link StdioFront} answering initialize and tools/list from the answers the session above kept. */
     private static void front(Path kept) throws java.io.IOException {
         StartupKey.answers(new String[] {"stdio"});
-        StartupAnswers answers = StartupAnswers.in(kept, new ObjectMapper());
+        StartupAnswers answers = StartupAnswers.in(kept);
         PipedOutputStream toFront = new PipedOutputStream();
         PipedInputStream frontIn = new PipedInputStream(toFront, 1 << 16);
         PipedOutputStream frontOut = new PipedOutputStream();

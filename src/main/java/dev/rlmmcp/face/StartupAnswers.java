@@ -1,7 +1,5 @@
 package dev.rlmmcp.face;
 
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -17,7 +15,6 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
-import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -30,7 +27,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class StartupAnswers {
 
-    private static final Logger log = LoggerFactory.getLogger(StartupAnswers.class);
     /** Stands for the request id while an answer is kept: an answer is its bytes around the id. */
     private static final String ID = "rlm-startup-answer-id-4f1c";
     private static final byte[] ID_JSON = ('"' + ID + '"').getBytes(StandardCharsets.US_ASCII);
@@ -53,30 +49,35 @@ public final class StartupAnswers {
     }
 
     private final Path file;
-    private final ObjectMapper json;
     private final Map<String, Answer> kept = new ConcurrentHashMap<>();
     /** What was answered before the server was ready, by request id (see {@link #idKey}). */
     private final Map<String, byte[]> answeredEarly = new ConcurrentHashMap<>();
     private volatile boolean dirty;
 
-    private StartupAnswers(Path file, ObjectMapper json) {
+    private StartupAnswers(Path file) {
         this.file = file;
-        this.json = json;
     }
 
     /** Nothing kept and nothing read: every answer comes from the server. */
     public static StartupAnswers none() {
-        return new StartupAnswers(null, null);
+        return new StartupAnswers(null);
     }
 
-    /** The answers kept in {@code file} (none if it is missing or unreadable), kept there again when they change. */
-    public static StartupAnswers in(Path file, ObjectMapper json) {
-        StartupAnswers answers = new StartupAnswers(file, json);
+    /**
+     * The answers kept in {@code file} (none if it is missing or unreadable), kept there again when they
+     * change. One answer a line: its key, the bytes before the id and those after, tab-separated (compact
+     * JSON has no raw tab or newline). Read with no JSON library: this runs before anything else at start.
+     */
+    public static StartupAnswers in(Path file) {
+        StartupAnswers answers = new StartupAnswers(file);
         try {
-            Map<String, List<String>> read = json.readValue(file.toFile(), new TypeReference<Map<String, List<String>>>() {
-            });
-            read.forEach((key, parts) -> answers.kept.put(key, new Answer(
-                    parts.get(0).getBytes(StandardCharsets.UTF_8), parts.get(1).getBytes(StandardCharsets.UTF_8))));
+            for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                String[] parts = line.split("\t", -1);
+                if (parts.length == 3) {
+                    answers.kept.put(parts[0], new Answer(parts[1].getBytes(StandardCharsets.UTF_8),
+                            parts[2].getBytes(StandardCharsets.UTF_8)));
+                }
+            }
         } catch (IOException | RuntimeException e) {
             answers.kept.clear(); // missing (the first start) or damaged: made again by this start
         }
@@ -133,7 +134,7 @@ public final class StartupAnswers {
             return true;
         }
         if (!Arrays.equals(early, bytes)) {
-            log.warn("the answer to {} given at start-up (from an earlier start's) differs from this server's: "
+            LoggerFactory.getLogger(StartupAnswers.class).warn("the answer to {} given at start-up (from an earlier start's) differs from this server's: "
                     + "its configuration changed in a way the start-up cache {} did not see; the next start answers "
                     + "as this server does", key, file);
         }
@@ -177,23 +178,24 @@ public final class StartupAnswers {
             return;
         }
         dirty = false;
-        Map<String, List<String>> out = new TreeMap<>();
-        kept.forEach((key, answer) -> out.put(key, List.of(new String(answer.before(), StandardCharsets.UTF_8),
-                new String(answer.after(), StandardCharsets.UTF_8))));
+        StringBuilder out = new StringBuilder();
+        new TreeMap<>(kept).forEach((key, answer) -> out.append(key).append('\t')
+                .append(new String(answer.before(), StandardCharsets.UTF_8)).append('\t')
+                .append(new String(answer.after(), StandardCharsets.UTF_8)).append('\n'));
         try {
             Files.createDirectories(file.getParent());
             Path tmp = file.resolveSibling(file.getFileName() + "." + ProcessHandle.current().pid() + ".tmp");
-            json.writeValue(tmp.toFile(), out);
+            Files.writeString(tmp, out, StandardCharsets.UTF_8);
             Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             prune(file.getParent());
         } catch (IOException | RuntimeException e) {
-            log.warn("cannot keep the start-up answers in {}: {}", file, e.toString());
+            LoggerFactory.getLogger(StartupAnswers.class).warn("cannot keep the start-up answers in {}: {}", file, e.toString());
         }
     }
 
     private static void prune(Path dir) throws IOException {
         try (Stream<Path> files = Files.list(dir)) {
-            List<Path> old = files.filter(f -> f.getFileName().toString().endsWith(".json"))
+            List<Path> old = files.filter(f -> f.getFileName().toString().endsWith(".tsv"))
                     .sorted(Comparator.comparing(StartupAnswers::modified).reversed()).skip(KEPT).toList();
             for (Path f : old) {
                 Files.deleteIfExists(f);

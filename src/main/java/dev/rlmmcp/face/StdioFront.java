@@ -1,14 +1,23 @@
 package dev.rlmmcp.face;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
-import org.slf4j.Logger;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import io.modelcontextprotocol.spec.McpSchema;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -21,7 +30,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class StdioFront {
 
-    private static final Logger log = LoggerFactory.getLogger(StdioFront.class);
     /** Longer lines are passed on without a look: no request the front answers is that long. */
     private static final int LONGEST = 1 << 16;
 
@@ -31,8 +39,10 @@ public final class StdioFront {
     private final Handover handover = new Handover();
     private final ByteArrayOutputStream line = new ByteArrayOutputStream();
     private boolean skipping;
-    private ObjectMapper json;
-    private boolean told;
+    private final JsonFactory json = new JsonFactory();
+    private int answered;
+    /** Open once the client has its tools, or asked for something only the server answers, or left. */
+    private final CountDownLatch listed = new CountDownLatch(1);
 
     private StdioFront(InputStream in, OutputStream out, StartupAnswers answers) {
         this.in = in;
@@ -61,12 +71,22 @@ public final class StdioFront {
         return answers;
     }
 
+    /**
+     * Waits (at most {@code max}) until the client has listed the tools, asked for something only the
+     * server can answer, or closed stdin: what starts the rest of the server would otherwise take the
+     * cores from these answers, which the client is waiting for (and a model's first turn with it).
+     */
+    public void awaitListed(Duration max) throws InterruptedException {
+        listed.await(max.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
     private void run() {
         byte[] buffer = new byte[LONGEST];
         try {
             while (true) {
                 int n = in.read(buffer);
                 if (n < 0) {
+                    listed.countDown();
                     handover.end();
                     return;
                 }
@@ -76,11 +96,16 @@ public final class StdioFront {
                 }
                 handover.add(Arrays.copyOf(buffer, n), released);
                 if (released) {
-                    return;
+                    break;
                 }
             }
         } catch (IOException | RuntimeException e) {
+            listed.countDown();
             handover.fail(e);
+        }
+        if (answered > 0) {
+            LoggerFactory.getLogger(StdioFront.class).info("answered {} requests (initialize, the lists) while the "
+                    + "server started, as an earlier start with this configuration did", answered);
         }
     }
 
@@ -115,19 +140,24 @@ public final class StdioFront {
 
     private void answerLine(byte[] bytes) {
         try {
-            if (json == null) {
-                json = new ObjectMapper();
+            Object parsed;
+            try (JsonParser parser = json.createParser(bytes)) {
+                parsed = value(parser, parser.nextToken());
+                if (parser.nextToken() != null) {
+                    return;
+                }
             }
-            if (!(json.readValue(bytes, Object.class) instanceof Map<?, ?> message)
-                    || !"2.0".equals(message.get("jsonrpc")) || !(message.get("method") instanceof String method)) {
+            if (!(parsed instanceof Map<?, ?> message) || !"2.0".equals(message.get("jsonrpc"))
+                    || !(message.get("method") instanceof String method)) {
                 return;
             }
             Object id = message.get("id");
             if (!(id instanceof String || id instanceof Integer || id instanceof Long)) {
                 return;
             }
-            byte[] answer = answers.answer(StartupAnswers.key(method, message.get("params")), json.writeValueAsBytes(id));
+            byte[] answer = answers.answer(StartupAnswers.key(method, message.get("params")), idJson(id));
             if (answer == null) {
+                listed.countDown();
                 return;
             }
             answers.answeredEarly(id, answer);
@@ -136,14 +166,60 @@ public final class StdioFront {
                 out.write('\n');
                 out.flush();
             }
-            if (!told) {
-                told = true;
-                log.info("answering initialize and the lists as an earlier start with this configuration did, "
-                        + "while the server starts");
+            answered++;
+            if (McpSchema.METHOD_TOOLS_LIST.equals(method)) {
+                listed.countDown();
             }
         } catch (IOException | RuntimeException e) {
             // not JSON, or stdout is gone: the transport answers or reports it
         }
+    }
+
+    /**
+     * A JSON value as Jackson's ObjectMapper reads one into Object (maps, lists, strings, Integer or Long or
+     * BigInteger, Double, booleans, null), with no ObjectMapper to build: this runs as the JVM starts.
+     */
+    private static Object value(JsonParser parser, JsonToken token) throws IOException {
+        if (token == null) {
+            throw new IOException("no value");
+        }
+        return switch (token) {
+            case START_OBJECT -> {
+                Map<String, Object> map = new LinkedHashMap<>();
+                for (JsonToken t = parser.nextToken(); t != JsonToken.END_OBJECT; t = parser.nextToken()) {
+                    String name = parser.currentName();
+                    map.put(name, value(parser, parser.nextToken()));
+                }
+                yield map;
+            }
+            case START_ARRAY -> {
+                List<Object> list = new ArrayList<>();
+                for (JsonToken t = parser.nextToken(); t != JsonToken.END_ARRAY; t = parser.nextToken()) {
+                    list.add(value(parser, t));
+                }
+                yield list;
+            }
+            case VALUE_STRING -> parser.getText();
+            case VALUE_NUMBER_INT -> parser.getNumberValue();
+            case VALUE_NUMBER_FLOAT -> parser.getDoubleValue();
+            case VALUE_TRUE -> true;
+            case VALUE_FALSE -> false;
+            case VALUE_NULL -> null;
+            default -> throw new IOException("unexpected " + token);
+        };
+    }
+
+    /** The id as the server's JSON writer writes it. */
+    private byte[] idJson(Object id) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (JsonGenerator generator = json.createGenerator(out)) {
+            if (id instanceof String text) {
+                generator.writeString(text);
+            } else {
+                generator.writeNumber(((Number) id).longValue());
+            }
+        }
+        return out.toByteArray();
     }
 
     /** What the front read, handed to the transport; its first read ends the front's answering. */
