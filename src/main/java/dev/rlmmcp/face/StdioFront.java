@@ -40,7 +40,7 @@ public final class StdioFront {
     private final ByteArrayOutputStream line = new ByteArrayOutputStream();
     private boolean skipping;
     private final JsonFactory json = new JsonFactory();
-    private int answered;
+    private volatile int answered;
     /** Open once the client has its tools, or asked for something only the server answers, or left. */
     private final CountDownLatch listed = new CountDownLatch(1);
 
@@ -96,16 +96,12 @@ public final class StdioFront {
                 }
                 handover.add(Arrays.copyOf(buffer, n), released);
                 if (released) {
-                    break;
+                    return;
                 }
             }
         } catch (IOException | RuntimeException e) {
             listed.countDown();
             handover.fail(e);
-        }
-        if (answered > 0) {
-            LoggerFactory.getLogger(StdioFront.class).info("answered {} requests (initialize, the lists) while the "
-                    + "server started, as an earlier start with this configuration did", answered);
         }
     }
 
@@ -236,6 +232,17 @@ public final class StdioFront {
             return released;
         }
 
+        /** The transport's first read: the server is up, and answers from now on. */
+        private void release() {
+            synchronized (this) {
+                released = true;
+            }
+            if (answered > 0) {
+                LoggerFactory.getLogger(StdioFront.class).info("answered {} requests (initialize, the lists) while the "
+                        + "server started, as an earlier start with this configuration did", answered);
+            }
+        }
+
         synchronized void add(byte[] chunk, boolean last) {
             chunks.add(chunk);
             direct = last;
@@ -264,8 +271,10 @@ public final class StdioFront {
             if (len == 0) {
                 return 0;
             }
+            if (!released()) {
+                release();
+            }
             synchronized (this) {
-                released = true;
                 while (chunks.isEmpty() && !direct && !ended && failed == null) {
                     try {
                         wait();
