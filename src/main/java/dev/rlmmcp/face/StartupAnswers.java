@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
@@ -183,7 +184,11 @@ public final class StartupAnswers {
                 .append(new String(answer.before(), StandardCharsets.UTF_8)).append('\t')
                 .append(new String(answer.after(), StandardCharsets.UTF_8)).append('\n'));
         try {
-            Files.createDirectories(file.getParent());
+            if (!Files.isDirectory(file.getParent())) {
+                // the tool descriptions name the data root and the configured MCP servers: the user's alone
+                Files.createDirectories(file.getParent(), PosixFilePermissions.asFileAttribute(
+                        PosixFilePermissions.fromString("rwx------")));
+            }
             Path tmp = file.resolveSibling(file.getFileName() + "." + ProcessHandle.current().pid() + ".tmp");
             Files.writeString(tmp, out, StandardCharsets.UTF_8);
             Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
