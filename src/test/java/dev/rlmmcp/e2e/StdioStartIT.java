@@ -149,6 +149,36 @@ class StdioStartIT {
                 .path("result").path("tools")).hasSize(20);
     }
 
+    /**
+     * Kept answers the server would no longer give (a change the file's name did not capture): given at start-up
+     * once, found different by the server, logged, and replaced, so that the next start answers as the server does.
+     */
+    @Test
+    void aKeptAnswerThatNoLongerHoldsIsReplacedForTheNextStart(@TempDir Path dir) throws Exception {
+        Path cache = dir.resolve("cache");
+        Path state = Files.createDirectories(dir.resolve("state"));
+        Map<String, String> server = firstAnswers(cache, state, "2025-06-18");
+        List<Path> kept;
+        try (var files = Files.list(cache.resolve("rlm-mcp/startup"))) {
+            kept = files.toList();
+        }
+        assertThat(kept).hasSize(1);
+        Files.writeString(kept.get(0), Files.readString(kept.get(0)).replace("Python source to execute.",
+                "an outdated description"));
+        try (Started stale = new Started(cache, List.of("stdio", "--state-dir", state.toString()))) {
+            stale.send(firstRequests("2025-06-18"));
+            stale.await(FIRST_IDS);
+            assertThat(stale.lines.get(FIRST_IDS[1])).contains("an outdated description");
+            assertThat(stale.finish()).isZero();
+            assertThat(stale.stderr.toString()).contains("differs from this server's");
+        }
+        Map<String, String> next = firstAnswers(cache, state, "2025-06-18");
+        assertThat(next.get("stderr")).contains("answered 7 requests");
+        for (String id : FIRST_IDS) {
+            assertThat(next.get(id)).as("id " + id).isEqualTo(server.get(id));
+        }
+    }
+
     @Test
     void theToolsAreListedWhileTheServerStartsAndACallSentMeanwhileIsAnsweredOnceItIsReady(@TempDir Path dir)
             throws Exception {
