@@ -257,15 +257,69 @@ def latency(client, calls, warmup):
     return statistics.median(samples), percentile(samples, 99)
 
 
-def bench_start():
-    samples = []
-    for _ in range(7):
-        t = time.perf_counter()
-        client = StdioClient()
-        samples.append((time.perf_counter() - t) * 1000)
-        client.close()
-    print(f"start to first initialize answered (stdio, via bin/rlm-mcp): median {statistics.median(samples):.0f} ms "
-          f"(min {min(samples):.0f}, max {max(samples):.0f}, 7 starts; target <= 400 ms)")
+def start_once(env):
+    """exec of bin/rlm-mcp stdio (default flags) to its initialize and tools/list answers, in ms, as an agent client
+    starts it: initialize, then at its answer notifications/initialized and tools/list."""
+    t = time.perf_counter()
+    proc = subprocess.Popen([LAUNCHER, "stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=env)
+    try:
+        send = lambda m: (proc.stdin.write(json.dumps(m).encode() + b"\n"), proc.stdin.flush())
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
+        if json.loads(proc.stdout.readline()).get("id") != 1:
+            raise RuntimeError("no initialize answer")
+        initialized = (time.perf_counter() - t) * 1000
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        if "tools" not in json.loads(proc.stdout.readline()).get("result", {}):
+            raise RuntimeError("no tools/list answer")
+        listed = (time.perf_counter() - t) * 1000
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    return initialized, listed
+
+
+def bench_start(starts=10, cold_starts=5):
+    """Start to the first answers over stdio, idle and beside one CPU-bound process, side by side: with the answers
+    an earlier start with the same configuration kept (every start but a configuration's first), and without."""
+    cache = tempfile.mkdtemp(prefix="rlm-bench-cache-")
+    env = {**os.environ, "XDG_CACHE_HOME": cache}
+    busy = None
+    results = {}
+    try:
+        for load in ("idle", "one core busy"):
+            if load != "idle":
+                busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
+                    os.sched_setaffinity(busy.pid, {0})
+                time.sleep(0.5)
+            cold = []
+            for _ in range(cold_starts):  # a cache of its own each: the start of a configuration never started
+                fresh = tempfile.mkdtemp(prefix="rlm-bench-cache-")
+                cold.append(start_once({**os.environ, "XDG_CACHE_HOME": fresh}))
+                shutil.rmtree(fresh, ignore_errors=True)
+            start_once(env)  # keeps the answers for the starts measured next
+            results[load] = ([start_once(env) for _ in range(starts)], cold)
+            if busy:
+                busy.kill()
+                busy.wait()
+                busy = None
+    finally:
+        if busy:
+            busy.kill()
+            busy.wait()
+        shutil.rmtree(cache, ignore_errors=True)
+
+    def figure(samples, i):
+        values = [s[i] for s in samples]
+        return f"{statistics.median(values):.0f} ms ({min(values):.0f}-{max(values):.0f})"
+
+    print(f"start, exec of bin/rlm-mcp stdio to its answers (median (range); {starts} starts each, side by side with "
+          f"one CPU-bound process on one core; targets for tools/list: idle <= 300 ms, one core busy <= 800 ms):")
+    for load, (warm, cold) in results.items():
+        print(f"  {load}: initialize {figure(warm, 0)}, tools/list {figure(warm, 1)}; a configuration's first start "
+              f"({cold_starts} starts, no answers kept yet): initialize {figure(cold, 0)}, tools/list {figure(cold, 1)}")
 
 
 def bench_stdio(calls, warmup):

@@ -121,7 +121,8 @@ pyenv_selection() {
     [[ -z $dir || $dir == / ]] && break
     dir=${dir%/*}
   done
-  line=$(cat "${PYENV_ROOT:-$HOME/.pyenv}/version" 2>/dev/null) || line=
+  line=
+  IFS= read -r line <"${PYENV_ROOT:-$HOME/.pyenv}/version" 2>/dev/null || true # no process: this is on every start
   printf 'global:%s\n' "$line"
 }
 

@@ -35,6 +35,28 @@ public final class ServerConfigs {
         public Locations {
             explicit = List.copyOf(explicit);
         }
+
+        /**
+         * Every file and directory that discovery reads in {@code home} and {@code cwd}, in the order it reads
+         * them (a later definition of a name wins): what a cache of anything derived from them must watch.
+         */
+        public static List<Path> places(Path home, Path cwd) {
+            List<Path> places = new ArrayList<>(List.of(cwd.resolve(".mcp.json"), cwd.resolve("mcp-servers"),
+                    home.resolve(".claude.json"), home.resolve(".config/mcp/servers")));
+            for (String app : List.of("Claude", "Claude Code")) {
+                for (String name : List.of("claude_desktop_config.json", "claude_code_config.json")) {
+                    places.add(home.resolve(".config").resolve(app).resolve(name));
+                    places.add(home.resolve("Library/Application Support").resolve(app).resolve(name));
+                }
+            }
+            String appData = System.getenv("APPDATA");
+            if (appData != null) {
+                places.add(Path.of(appData, "Claude", "claude_desktop_config.json"));
+            }
+            places.add(cwd.resolve("claude_desktop_config.json"));
+            places.add(cwd.resolve("claude_code_config.json"));
+            return places;
+        }
     }
 
     private final ObjectMapper json;
@@ -59,9 +81,20 @@ public final class ServerConfigs {
     }
 
     private void implicit(Path home, Path cwd) {
-        file(cwd.resolve(".mcp.json"), false);
-        directory(cwd.resolve("mcp-servers"));
         Path claude = home.resolve(".claude.json");
+        for (Path place : Locations.places(home, cwd)) {
+            if (place.equals(claude)) {
+                claude(claude, cwd);
+            } else if (place.getFileName().toString().endsWith(".json")) {
+                file(place, false);
+            } else {
+                directory(place);
+            }
+        }
+    }
+
+    /** ~/.claude.json: the servers of the projects at and above {@code cwd}, then the user's own. */
+    private void claude(Path claude, Path cwd) {
         JsonNode claudeConfig = read(claude, false);
         if (claudeConfig != null) {
             JsonNode projects = claudeConfig.path("projects");
@@ -73,19 +106,6 @@ public final class ServerConfigs {
             }
             servers(claudeConfig.path("mcpServers"), claude.toString());
         }
-        directory(home.resolve(".config/mcp/servers"));
-        for (String app : List.of("Claude", "Claude Code")) {
-            for (String name : List.of("claude_desktop_config.json", "claude_code_config.json")) {
-                file(home.resolve(".config").resolve(app).resolve(name), false);
-                file(home.resolve("Library/Application Support").resolve(app).resolve(name), false);
-            }
-        }
-        String appData = System.getenv("APPDATA");
-        if (appData != null) {
-            file(Path.of(appData, "Claude", "claude_desktop_config.json"), false);
-        }
-        file(cwd.resolve("claude_desktop_config.json"), false);
-        file(cwd.resolve("claude_code_config.json"), false);
     }
 
     private void directory(Path dir) {

@@ -1,8 +1,11 @@
 package dev.rlmmcp.cli;
 
 import dev.rlmmcp.face.McpServers;
+import dev.rlmmcp.face.StartupAnswers;
+import dev.rlmmcp.face.StdioFront;
 import dev.rlmmcp.face.Version;
 import java.io.PrintWriter;
+import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -17,7 +20,6 @@ import picocli.CommandLine;
 @Command(name = "rlm-mcp",
         mixinStandardHelpOptions = true,
         versionProvider = Main.VersionProvider.class,
-        subcommands = {StdioCommand.class, ServeCommand.class, TrainCommand.class},
         description = {
             "An MCP server that gives LLM agents a persistent Python REPL for data too big for their context.",
             "",
@@ -27,12 +29,40 @@ import picocli.CommandLine;
 public final class Main implements Runnable {
 
     private static final Pattern FLAG = Pattern.compile("--[a-z0-9][a-z0-9-]*");
+    /** Longest the rest of a stdio start waits for the client to list the tools (see {@link StdioFront#awaitListed}). */
+    private static final Duration FRONT_FIRST = Duration.ofMillis(500);
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
-        System.exit(commandLine().execute(args));
+        StartupAnswers answers = StartupAnswers.none();
+        StdioFront front = null;
+        if (args.length > 0 && args[0].equals("stdio")) {
+            // an agent client lists the tools while the server starts: answered as soon as the JVM runs,
+            // before the command line is read, if an earlier start with this configuration kept its answers
+            answers = StartupKey.answers(args);
+            front = answers.isEmpty() ? null : StdioFront.start(System.in, System.out, answers);
+            if (front != null) {
+                awaitListed(front);
+            }
+        }
+        CommandLine cmd = commandLine(args);
+        if (cmd.getSubcommands().get("stdio") != null) {
+            StdioCommand stdio = (StdioCommand) cmd.getSubcommands().get("stdio").getCommand();
+            stdio.answers = answers;
+            stdio.front = front;
+        }
+        System.exit(cmd.execute(args));
+    }
+
+    /** Lets the front answer the client's first requests before the rest of the start takes the cores. */
+    private static void awaitListed(StdioFront front) {
+        try {
+            front.awaitListed(FRONT_FIRST);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**
@@ -48,7 +78,39 @@ public final class Main implements Runnable {
     }
 
     static CommandLine commandLine() {
-        return new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true)
+        return configured(new CommandLine(new Main())
+                .addSubcommand(new StdioCommand())
+                .addSubcommand(new ServeCommand())
+                .addSubcommand(new TrainCommand()));
+    }
+
+    /**
+     * The command line for these arguments: with only the subcommand they start with, when they name one.
+     * Picocli reads every option of every subcommand it is given, which costs a stdio server's start
+     * (what an agent client waits for) as much as the rest of its start-up before the first answer. Bad
+     * An unknown option is reported by the whole command line, which can say which other subcommand has it.
+     */
+    static CommandLine commandLine(String... args) {
+        Object only = args.length == 0 ? null : switch (args[0]) {
+            case "stdio" -> new StdioCommand();
+            case "serve" -> new ServeCommand();
+            case "train" -> new TrainCommand();
+            default -> null;
+        };
+        if (only == null) {
+            return commandLine();
+        }
+        return configured(new CommandLine(new Main()).addSubcommand(only))
+                .setParameterExceptionHandler((e, given) -> e instanceof UnmatchedArgumentException
+                        ? withStreamsOf(e.getCommandLine(), commandLine()).execute(given) : badArguments(e, given));
+    }
+
+    private static CommandLine withStreamsOf(CommandLine from, CommandLine to) {
+        return to.setOut(from.getOut()).setErr(from.getErr());
+    }
+
+    private static CommandLine configured(CommandLine cmd) {
+        return cmd.setCaseInsensitiveEnumValuesAllowed(true)
                 .setParameterExceptionHandler(Main::badArguments)
                 .setExecutionExceptionHandler(Main::failed);
     }

@@ -3,17 +3,20 @@ package dev.rlmmcp.cli;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.kernel.KernelFactory;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The start-up check that kernels will run the configured interpreter, made while the rest of the
- * server is assembled: a server that cannot run it stops with one line and exit code 2, never falling
- * back to another Python.
+ * server is assembled: a server that cannot run it says why in one line and ends with exit code 2 (over
+ * stdio once the client is gone, every call that needs a kernel refused with that line meanwhile), never
+ * falling back to another Python.
  */
 final class PythonCheck {
 
     static final int EXIT_CODE = 2;
 
     private final CompletableFuture<String> problem;
+    private final AtomicBoolean printed = new AtomicBoolean();
 
     private PythonCheck(KernelFactory kernels) {
         problem = CompletableFuture.supplyAsync(() -> {
@@ -23,7 +26,8 @@ final class PythonCheck {
             } catch (RlmException e) {
                 return e.getMessage().contains("RLM_PYTHON") ? e.getMessage() : e.getMessage() + " (" + e.fix() + ")";
             } catch (RuntimeException e) {
-                return "cannot check the Python for kernels: " + e.getMessage();
+                return "cannot check the Python for kernels: " + e.getMessage() + " (point --python / RLM_PYTHON at "
+                        + "a Python 3.10+ interpreter, or use another --sandbox)";
             }
         }, Thread::startVirtualThread);
     }
@@ -43,10 +47,15 @@ final class PythonCheck {
 
     /** False after printing why, if the interpreter cannot run where kernels run. */
     boolean passed() {
+        return problem() == null;
+    }
+
+    /** Waits for the check: null if it passed, else why not (printed on stderr once, as one line). */
+    String problem() {
         String why = problem.join();
-        if (why != null) {
+        if (why != null && printed.compareAndSet(false, true)) {
             System.err.println("rlm-mcp: " + why);
         }
-        return why == null;
+        return why;
     }
 }

@@ -2,7 +2,9 @@ package dev.rlmmcp.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.face.McpServers;
+import dev.rlmmcp.face.StartupAnswers;
 import dev.rlmmcp.face.StdioFace;
+import dev.rlmmcp.face.StdioFront;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.store.StateStore;
 import java.io.PrintStream;
@@ -38,6 +40,12 @@ final class StdioCommand implements Callable<Integer> {
     /** Served next to rlm-mcp's own tools and prompt: set by a program that embeds rlm-mcp (see {@link Main#run}). */
     McpServers.Features extra = McpServers.Features.NONE;
 
+    /** The answers an earlier start with this configuration gave at start-up, and where this one's are kept (see {@link Main#main}). */
+    StartupAnswers answers = StartupAnswers.none();
+
+    /** What has read stdin since the JVM started and answered from {@link #answers}, or null. */
+    StdioFront front;
+
     @Override
     public Integer call() throws InterruptedException {
         KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
@@ -51,20 +59,26 @@ final class StdioCommand implements Callable<Integer> {
                 llm.service(spec, json), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
                 data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(), extra));
         try {
+            // initialize and the lists are answered at once; calls that need a kernel wait for the check
             CompletableFuture<Void> checked = new CompletableFuture<>();
-            StdioFace face = new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024, checked);
-            if (!app.python().passed()) {
-                return PythonCheck.EXIT_CODE; // nothing was answered
-            }
+            StdioFace face = front == null
+                    ? new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024, checked, answers)
+                    : new StdioFace(app.servers(), front.input(), front.output(), maxRequestMb * 1024 * 1024, checked,
+                            answers);
             // SIGTERM or SIGINT: the sessions are saved as at the end of stdin
             Runtime.getRuntime().addShutdownHook(new Thread(() -> app.close(shutdownTimeout), "shutdown"));
-            checked.complete(null);
+            String problem = app.python().problem();
+            if (problem == null) {
+                checked.complete(null);
+            } else {
+                checked.completeExceptionally(new IllegalStateException("rlm-mcp cannot start kernels: " + problem));
+            }
             try (face) {
                 face.awaitClientGone();
             }
+            return problem == null ? 0 : PythonCheck.EXIT_CODE;
         } finally {
             app.close(shutdownTimeout);
         }
-        return 0;
     }
 }

@@ -4,7 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.face.HttpFace;
 import dev.rlmmcp.face.HttpSettings;
+import dev.rlmmcp.face.StartupAnswers;
 import dev.rlmmcp.face.StdioFace;
+import dev.rlmmcp.face.StdioFront;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.store.StateStore;
 import java.io.BufferedReader;
@@ -72,7 +74,11 @@ final class TrainCommand implements Callable<Integer> {
             PipedInputStream serverIn = new PipedInputStream(toServer, 1 << 16);
             PipedOutputStream serverOut = new PipedOutputStream();
             PipedInputStream fromServer = new PipedInputStream(serverOut, 1 << 16);
-            StdioFace face = new StdioFace(app.servers(), serverIn, serverOut, 1 << 20);
+            // the answers a stdio start gives before the server is ready are kept, then given by a front
+            Path kept = state.resolve("startup-answers.tsv");
+            StartupAnswers keeping = StartupAnswers.in(kept);
+            StdioFace face = new StdioFace(app.servers(), serverIn, serverOut, 1 << 20,
+                    CompletableFuture.completedFuture(null), keeping);
             BufferedReader replies = new BufferedReader(new InputStreamReader(fromServer, StandardCharsets.UTF_8));
             for (String line : SCRIPT) {
                 send(toServer, line);
@@ -94,6 +100,8 @@ final class TrainCommand implements Callable<Integer> {
             toServer.close();
             face.awaitClientGone();
             face.close();
+            keeping.save();
+            front(kept);
             try (HttpFace http = new HttpFace(app.servers(), app.sessions(), app.json(), HttpSettings.local(0, 1 << 20));
                     HttpClient client = HttpClient.newHttpClient()) {
                 http.start();
@@ -106,6 +114,26 @@ final class TrainCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /** A {@link StdioFront} answering initialize and tools/list from the answers the session above kept. */
+    private static void front(Path kept) throws java.io.IOException {
+        StartupKey.answers(new String[] {"stdio"});
+        StartupAnswers answers = StartupAnswers.in(kept);
+        PipedOutputStream toFront = new PipedOutputStream();
+        PipedInputStream frontIn = new PipedInputStream(toFront, 1 << 16);
+        PipedOutputStream frontOut = new PipedOutputStream();
+        BufferedReader replies = new BufferedReader(new InputStreamReader(new PipedInputStream(frontOut, 1 << 16),
+                StandardCharsets.UTF_8));
+        StdioFront front = StdioFront.start(frontIn, frontOut, answers);
+        for (String line : SCRIPT.subList(0, 3)) {
+            send(toFront, line);
+            if (line.contains("\"id\"") && !answers.isEmpty()) {
+                replies.readLine();
+            }
+        }
+        toFront.close();
+        front.input().readAllBytes();
     }
 
     private static String call(int id, String tool, String arguments) {

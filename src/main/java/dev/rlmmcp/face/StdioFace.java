@@ -18,13 +18,23 @@ public final class StdioFace implements AutoCloseable {
     }
 
     /**
-     * Reads and parses messages from now on, and answers them once {@code answerable} completes: what
-     * a first message costs the JVM (the SDK's server, Jackson's first parse) then overlaps the
-     * start-up checks, and nothing is answered if they fail.
+     * Reads and answers messages from now on: initialize, the lists and ping at once, the others once
+     * {@code answerable} completes (the start-up checks have passed), so that a client's start overlaps
+     * them. If it completes exceptionally, those others are refused with its message.
      */
     public StdioFace(McpServers servers, InputStream in, OutputStream out, int maxMessageBytes,
             CompletableFuture<?> answerable) {
-        transport = new StdioTransport(servers.mapper(), in, out, maxMessageBytes, servers.revisionTools(), answerable);
+        this(servers, in, out, maxMessageBytes, answerable, StartupAnswers.none());
+    }
+
+    /**
+     * As above, for a stream a {@link StdioFront} read first ({@code in} its {@link StdioFront#input}): what it
+     * answered is not answered again, and the answers to keep for the next start are kept in {@code answers}.
+     */
+    public StdioFace(McpServers servers, InputStream in, OutputStream out, int maxMessageBytes,
+            CompletableFuture<?> answerable, StartupAnswers answers) {
+        transport = new StdioTransport(servers.mapper(), in, out, maxMessageBytes, servers.revisionTools(), answerable,
+                answers);
         server = servers.serve(transport);
         revision = servers.serve(transport.revisionProvider());
     }

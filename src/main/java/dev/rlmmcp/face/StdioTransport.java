@@ -17,7 +17,11 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -64,11 +68,26 @@ public final class StdioTransport implements McpServerTransportProvider {
     private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().daemon().name("mcp-stdio-sweeper").factory());
 
-    /** Messages are read and parsed on arrival, and handled once this completes (the start-up checks have passed). */
+    /**
+     * Messages are read and parsed on arrival; those {@link StartupMethods} names are handled at once, the
+     * others once this completes (the start-up checks have passed). Completed exceptionally, the others are
+     * refused with its message.
+     */
     private final CompletableFuture<?> answerable;
+
+    /** Answers a {@link StdioFront} gave before this transport read anything, and those kept for the next start. */
+    private final StartupAnswers answers;
+    /** The key of the answer to each request under way whose answer {@link #answers} keeps, by {@link StartupAnswers#idKey}. */
+    private final Map<String, String> answerKeys = new ConcurrentHashMap<>();
 
     public StdioTransport(McpJsonMapper mapper, InputStream in, OutputStream out, int maxMessageBytes,
             RevisionTools tools, CompletableFuture<?> answerable) {
+        this(mapper, in, out, maxMessageBytes, tools, answerable, StartupAnswers.none());
+    }
+
+    public StdioTransport(McpJsonMapper mapper, InputStream in, OutputStream out, int maxMessageBytes,
+            RevisionTools tools, CompletableFuture<?> answerable, StartupAnswers answers) {
+        this.answers = answers;
         this.answerable = answerable;
         this.mapper = mapper;
         this.in = in;
@@ -253,7 +272,6 @@ public final class StdioTransport implements McpServerTransportProvider {
         try {
             message = JsonRpc.parse(mapper, json.bytes(), json.offset(), json.length());
         } catch (JsonRpc.Refused e) {
-            answerable.join();
             if (e.answerable()) {
                 write(e.answer());
             } else {
@@ -261,7 +279,21 @@ public final class StdioTransport implements McpServerTransportProvider {
             }
             return;
         }
-        answerable.join();
+        if (message instanceof McpSchema.JSONRPCRequest asked) {
+            String key = StartupAnswers.key(asked.method(), asked.params());
+            if (key != null) {
+                answerKeys.put(StartupAnswers.idKey(asked.id()), key);
+            }
+        }
+        if (!StartupMethods.answeredAtOnce(message)) {
+            String unavailable = unavailable();
+            if (unavailable != null) {
+                if (message instanceof McpSchema.JSONRPCRequest request) {
+                    write(JsonRpc.error(request.id(), McpSchema.ErrorCodes.INTERNAL_ERROR, unavailable));
+                }
+                return;
+            }
+        }
         String connection = session.getId();
         if (ClientCancellation.handled(served, connection, message)) {
             return;
@@ -312,13 +344,58 @@ public final class StdioTransport implements McpServerTransportProvider {
 
     /** An error for a line that has no usable id: JSON-RPC answers those with a null id. */
     private void reject(int code, String message) {
-        answerable.join();
         write(JsonRpc.error(null, code, message));
     }
 
-    private void write(Object message) {
+    /**
+     * Waits until the rest of the server is ready; null then, else why it never will be (a failed
+     * start-up check), which every request that needs it is answered with.
+     */
+    private String unavailable() {
         try {
-            byte[] json = mapper.writeValueAsBytes(message);
+            answerable.join();
+            return null;
+        } catch (CompletionException | CancellationException e) {
+            Throwable why = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            return why.getMessage();
+        }
+    }
+
+    /**
+     * A message of the SDK's: an answer the front gave already is not sent again (see {@link StartupAnswers}),
+     * and one whose answer is kept for the next start is kept.
+     */
+    private void send(McpSchema.JSONRPCMessage message) {
+        if (!(message instanceof McpSchema.JSONRPCResponse answer) || answer.id() == null) {
+            write(message);
+            return;
+        }
+        String key = answerKeys.remove(StartupAnswers.idKey(answer.id()));
+        String kept = answer.error() == null ? key : null;
+        byte[] json = bytes(message);
+        if (answers.serverAnswered(answer.id(), kept, json, () -> bytes(new McpSchema.JSONRPCResponse(answer.jsonrpc(),
+                StartupAnswers.keptId(), answer.result(), null)))) {
+            writeBytes(json);
+        }
+        if (kept != null) {
+            answers.saveLater();
+        }
+    }
+
+    private void write(Object message) {
+        writeBytes(bytes(message));
+    }
+
+    private byte[] bytes(Object message) {
+        try {
+            return mapper.writeValueAsBytes(message);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void writeBytes(byte[] json) {
+        try {
             synchronized (out) {
                 out.write(json);
                 out.write('\n');
@@ -366,7 +443,7 @@ public final class StdioTransport implements McpServerTransportProvider {
         public void send(McpSchema.JSONRPCMessage message) {
             McpSchema.JSONRPCMessage dressed = stateless.revision().outgoing(call, message);
             if (dressed != null && !(dressed instanceof McpSchema.JSONRPCResponse && served.context().cancelled())) {
-                write(JsonRpc.withoutTraces(dressed));
+                StdioTransport.this.send(JsonRpc.withoutTraces(dressed));
             }
         }
 
@@ -401,7 +478,7 @@ public final class StdioTransport implements McpServerTransportProvider {
             return Mono.fromRunnable(() -> {
                 if (!(message instanceof McpSchema.JSONRPCResponse answer
                         && served.isCancelled(session.getId(), answer.id()))) {
-                    write(JsonRpc.withoutTraces(message));
+                    send(JsonRpc.withoutTraces(message));
                 }
             });
         }

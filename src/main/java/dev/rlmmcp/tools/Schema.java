@@ -1,6 +1,7 @@
 package dev.rlmmcp.tools;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,28 +17,28 @@ public final class Schema {
     }
 
     public Schema string(String name, String description, boolean isRequired) {
-        return property(name, isRequired, Map.of("type", "string", "description", description));
+        return property(name, isRequired, ordered("type", "string", "description", description));
     }
 
     /** A string out of {@code values}; {@code defaultValue} null declares no default. */
     public Schema choice(String name, String description, List<String> values, String defaultValue) {
         return property(name, false, defaultValue == null
-                ? Map.of("type", "string", "description", description, "enum", values)
-                : Map.of("type", "string", "description", description, "enum", values, "default", defaultValue));
+                ? ordered("type", "string", "description", description, "enum", values)
+                : ordered("type", "string", "description", description, "enum", values, "default", defaultValue));
     }
 
     public Schema integer(String name, String description, long min, long max) {
-        return property(name, false, Map.of("type", "integer", "description", description, "minimum", min,
+        return property(name, false, ordered("type", "integer", "description", description, "minimum", min,
                 "maximum", max));
     }
 
     public Schema stringList(String name, String description) {
-        return property(name, false, Map.of("type", "array", "items", Map.of("type", "string"), "description",
+        return property(name, false, ordered("type", "array", "items", ordered("type", "string"), "description",
                 description));
     }
 
     public Schema bool(String name, String description) {
-        return property(name, false, Map.of("type", "boolean", "description", description));
+        return property(name, false, ordered("type", "boolean", "description", description));
     }
 
     public Schema sessionId() {
@@ -48,6 +49,18 @@ public final class Schema {
     public Schema responseFormat(ResponseFormat defaultFormat) {
         return choice(ResponseFormat.ARGUMENT, "text: output and a footer of what changed; json: every field.", ResponseFormat.CHOICES,
                 defaultFormat.wireName());
+    }
+
+    /**
+     * A map that keeps the order it was given in: tools/list must be the same bytes at every start (a
+     * start-up answer is checked against the server's own), and Map.of's order changes from one JVM to the next.
+     */
+    static Map<String, Object> ordered(Object... keysAndValues) {
+        Map<String, Object> map = new LinkedHashMap<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            map.put((String) keysAndValues[i], keysAndValues[i + 1]);
+        }
+        return Collections.unmodifiableMap(map);
     }
 
     /** A property of any shape ({@code spec} its JSON Schema). */

@@ -20,8 +20,11 @@ class MainTest {
     }
 
     private static Result run(String... args) {
+        return run(Main.commandLine(), args);
+    }
+
+    private static Result run(CommandLine cmd, String... args) {
         StringWriter err = new StringWriter();
-        CommandLine cmd = Main.commandLine();
         cmd.setErr(new PrintWriter(err, true));
         int exit = cmd.execute(args);
         return new Result(exit, err.toString().lines().toList());
@@ -62,6 +65,21 @@ class MainTest {
         assertThat(command.exit()).isEqualTo(2);
         assertThat(command.err()).containsExactly(
                 "rlm-mcp: unknown command or argument 'serv'; did you mean serve? (rlm-mcp --help lists every command)");
+    }
+
+    /** A start reads only its subcommand's options; what it says about bad ones is what the whole command line says. */
+    @Test
+    void theCommandLineOfOneSubcommandReportsBadArgumentsAsTheWholeOneDoes() {
+        for (String[] args : List.of(new String[] {"stdio", "--host", "0.0.0.0"}, new String[] {"stdio", "--data-rot", "x"},
+                new String[] {"stdio", "--timeout-s", "soon"}, new String[] {"serve", "--port", "70000"},
+                new String[] {"stdio", "--data-root", dir.resolve("missing").toString()})) {
+            Result whole = run(Main.commandLine(), args);
+            Result one = run(Main.commandLine(args), args);
+            assertThat(one).as(String.join(" ", args)).isEqualTo(whole);
+            assertThat(whole.exit()).isEqualTo(2);
+        }
+        assertThat(Main.commandLine("stdio").getSubcommands()).containsOnlyKeys("stdio");
+        assertThat(Main.commandLine("--help").getSubcommands()).containsOnlyKeys("stdio", "serve", "train");
     }
 
     @Test

@@ -69,22 +69,58 @@ class StdioProtocolIT {
         assertThat(replies).anySatisfy(r -> assertThat(r.path("id").asInt()).isEqualTo(8));
     }
 
+    /**
+     * A Python the kernels cannot run: the client still gets initialize and its tools at once (a client that
+     * does not wait for a starting server must not lose them), then every call that needs a kernel is refused
+     * with why and how to fix it; stderr has the same one line, and the server exits 2 when stdin closes.
+     */
     @Test
-    void aServerWhosePythonFailsItsCheckAnswersNothingSentMeanwhileAndStopsWithExitCode2(@TempDir Path dir)
+    void aServerWhosePythonFailsItsCheckListsItsToolsRefusesEveryCallWithTheFixAndExitsWithCode2(@TempDir Path dir)
             throws Exception {
         Path python = dir.resolve("python3");
         Files.writeString(python, "#!/bin/sh\nsleep 1\necho 'this is no Python' >&2\nexit 1\n");
         Files.setPosixFilePermissions(python, PosixFilePermissions.fromString("rwxr-xr-x"));
         Process server = new ProcessBuilder(ServerProcess.command(List.of("stdio", "--python", python.toString())))
                 .start();
+        StringBuffer stderr = new StringBuffer();
+        Thread errors = Thread.ofPlatform().start(() -> stderr.append(new String(readAll(server.getErrorStream()),
+                StandardCharsets.UTF_8)));
         OutputStream in = server.getOutputStream();
-        in.write((INIT + "\nthis is not json\n").getBytes(StandardCharsets.UTF_8));
+        in.write((INIT + "\n" + INITIALIZED + "\n" + """
+                {"jsonrpc":"2.0","id":2,"method":"tools/list"}
+                {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rlm_execute","arguments":{"code":"1"}}}
+                this is not json
+                """).getBytes(StandardCharsets.UTF_8));
         in.flush();
+        java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(server.getInputStream(),
+                StandardCharsets.UTF_8));
+        Map<String, JsonNode> byId = new java.util.HashMap<>();
+        while (byId.size() < 4) {
+            String line = out.readLine();
+            assertThat(line).as("an answer for each of the 4 requests (one of them malformed)").isNotNull();
+            JsonNode reply = McpDriver.MAPPER.readTree(line);
+            byId.put(reply.path("id").asText(), reply);
+        }
+        assertThat(byId.get("1").path("result").path("serverInfo").path("name").asText()).isEqualTo("rlm-mcp");
+        assertThat(byId.get("2").path("result").path("tools")).hasSize(20);
+        assertThat(byId.get("null").path("error").path("code").asInt()).isEqualTo(-32700);
+        JsonNode refused = byId.get("3").path("error");
+        assertThat(refused.path("message").asText()).contains("cannot start kernels", python.toString(),
+                "--python / RLM_PYTHON");
+        in.close();
         assertThat(server.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(server.exitValue()).isEqualTo(2);
-        assertThat(server.getInputStream().readAllBytes()).as("stdout").isEmpty();
-        assertThat(new String(server.getErrorStream().readAllBytes(), StandardCharsets.UTF_8))
-                .contains("rlm-mcp: ", python.toString());
+        errors.join();
+        assertThat(stderr.toString().lines().filter(l -> l.startsWith("rlm-mcp: ")).toList()).as(stderr.toString())
+                .singleElement().asString().contains(python.toString(), "--python / RLM_PYTHON");
+    }
+
+    private static byte[] readAll(java.io.InputStream in) {
+        try {
+            return in.readAllBytes();
+        } catch (IOException e) {
+            return new byte[0];
+        }
     }
 
     @Test

@@ -1,0 +1,127 @@
+package dev.rlmmcp.cli;
+
+import dev.rlmmcp.bridge.ServerConfigs;
+import dev.rlmmcp.face.StartupAnswers;
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Where a stdio server keeps the answers it gives at start-up ({@link StartupAnswers}): a file named after
+ * everything they can depend on, read before the command line is: this build of the jar, the arguments
+ * (and the files they name), the working directory, the environment variables the server reads, and the
+ * MCP server configs run_python's description lists. In $XDG_CACHE_HOME/rlm-mcp/startup, else
+ * ~/.cache/rlm-mcp/startup.
+ */
+final class StartupKey {
+
+    private static final String[] ENV_PREFIXES = {"RLM_", "MINIO_", "AWS_", "OPENAI_", "XDG_"};
+    private static final List<String> ENV_NAMES = List.of("HOME", "APPDATA", "USER");
+
+    private StartupKey() {
+    }
+
+    /** The answers kept for a start with these arguments; none where there is no jar or no cache directory. */
+    static StartupAnswers answers(String[] args) {
+        try {
+            Path jar = Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            Path dir = directory();
+            if (!Files.isRegularFile(jar) || dir == null) {
+                return StartupAnswers.none();
+            }
+            StringBuilder key = new StringBuilder();
+            stat(key, jar);
+            Path cwd = Path.of("").toAbsolutePath();
+            key.append("cwd ").append(cwd).append('\n');
+            for (String arg : args) {
+                key.append("arg ").append(arg).append('\n');
+                stat(key, arg.substring(arg.indexOf('=') + 1));
+            }
+            environment(key);
+            for (Path place : ServerConfigs.Locations.places(home(), cwd)) {
+                stat(key, place);
+            }
+            return StartupAnswers.in(dir.resolve(Long.toHexString(fnv(key.toString())) + ".tsv"));
+        } catch (URISyntaxException | RuntimeException e) {
+            return StartupAnswers.none();
+        }
+    }
+
+    private static Path directory() {
+        String xdg = System.getenv("XDG_CACHE_HOME");
+        if (xdg != null && Path.of(xdg).isAbsolute()) {
+            return Path.of(xdg, "rlm-mcp", "startup");
+        }
+        Path home = home();
+        return home.toString().isEmpty() ? null : home.resolve(".cache").resolve("rlm-mcp").resolve("startup");
+    }
+
+    private static Path home() {
+        String home = System.getenv("HOME");
+        return Path.of(home == null || home.isBlank() ? System.getProperty("user.home", "") : home);
+    }
+
+    /** The variables the server reads; of a secret, only that it is set. */
+    private static void environment(StringBuilder key) {
+        Map<String, String> read = new TreeMap<>();
+        System.getenv().forEach((name, value) -> {
+            boolean used = Arrays.stream(ENV_PREFIXES).anyMatch(name::startsWith) || ENV_NAMES.contains(name);
+            if (used) {
+                boolean secret = name.contains("KEY") || name.contains("SECRET") || name.contains("TOKEN")
+                        || name.contains("PASSWORD");
+                read.put(name, secret ? "(set)" : value);
+            }
+        });
+        read.forEach((name, value) -> key.append("env ").append(name).append('=').append(value).append('\n'));
+    }
+
+    private static void stat(StringBuilder key, String maybePath) {
+        if (!maybePath.isEmpty() && maybePath.indexOf('\0') < 0) {
+            try {
+                Path path = Path.of(maybePath);
+                if (Files.isRegularFile(path)) {
+                    stat(key, path);
+                }
+            } catch (RuntimeException e) {
+                // not a path
+            }
+        }
+    }
+
+    /** A file's or directory's (and its *.json files') size and time, or that it is missing. */
+    private static void stat(StringBuilder key, Path path) {
+        try {
+            BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class);
+            key.append("file ").append(path).append(' ').append(a.size()).append(' ')
+                    .append(a.lastModifiedTime().toMillis()).append('\n');
+            if (a.isDirectory()) {
+                List<Path> files = new ArrayList<>();
+                try (DirectoryStream<Path> entries = Files.newDirectoryStream(path, "*.json")) {
+                    entries.forEach(files::add);
+                }
+                files.stream().sorted().forEach(file -> stat(key, file));
+            }
+        } catch (IOException e) {
+            key.append("none ").append(path).append('\n');
+        }
+    }
+
+    /** FNV-1a, 64 bits: a name for the key, not a secret. */
+    private static long fnv(String text) {
+        long hash = 0xcbf29ce484222325L;
+        for (byte b : text.getBytes(StandardCharsets.UTF_8)) {
+            hash ^= b & 0xFF;
+            hash *= 0x100000001b3L;
+        }
+        return hash;
+    }
+}
