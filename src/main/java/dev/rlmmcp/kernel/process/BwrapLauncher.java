@@ -23,8 +23,8 @@ import java.util.stream.Stream;
  * a spool at /run/rlm-mcp/spool ($RLM_SPOOL), a tmpfs of the disk limit's size (the kernel bounds it,
  * charges it to the kernel's memory cgroup, and frees it when the sandbox's last process ends, however
  * the server ended), and its session's own snapshot directory, writable, at /run/rlm-mcp/snapshot,
- * kept to the disk limit by a {@link DirQuota}. A seccomp filter ({@link UsernsFilter}) refuses new
- * user namespaces.
+ * kept to the disk limit by a {@link DirQuota}. A seccomp filter ({@link SyscallFilter}) refuses new
+ * user namespaces, unix-socket connections and io_uring.
  *
  * <p>Unprivileged, the user namespace maps 65534 inside to the server's uid outside. Run as root,
  * that mapping would make the kernel host root (files it can see are its own, and RLIMIT_NPROC does
@@ -120,13 +120,14 @@ public final class BwrapLauncher implements KernelLauncher {
 
     /** Writes the filter for this machine (atomically: servers may share the runtime directory); null if none. */
     private static Path writeFilter(Path runtimeDir) throws IOException {
-        Optional<byte[]> program = UsernsFilter.forThisMachine();
+        Optional<byte[]> program = SyscallFilter.forThisMachine();
         if (program.isEmpty()) {
             return null;
         }
         Files.createDirectories(runtimeDir);
-        Path file = runtimeDir.resolve("userns-filter.bpf");
-        Path tmp = Files.createTempFile(runtimeDir, ".userns-filter", ".tmp");
+        // named for its content: servers of other versions may share the runtime directory
+        Path file = runtimeDir.resolve("syscall-filter-%08x.bpf".formatted(java.util.Arrays.hashCode(program.get())));
+        Path tmp = Files.createTempFile(runtimeDir, ".syscall-filter", ".tmp");
         try {
             Files.write(tmp, program.get());
             Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
