@@ -321,10 +321,49 @@ public final class BwrapLauncher implements KernelLauncher {
         kernelPid(process).ifPresentOrElse(pid -> signal("-INT", pid), () -> process.toHandle().destroy());
     }
 
+    /**
+     * SIGKILL to the sandbox. Once Python runs, to it and to bwrap, whose namespace child then dies
+     * with it (its parent-death signal). Before, that child may be waiting for a word from bwrap with
+     * no parent-death signal set yet: bwrap killed alone then (a kernel stopped as it starts) left it
+     * waiting for good, a child of pid 1. So bwrap is first stopped (it can then make no child), and
+     * its children (pid 1 of the namespace, whose end ends every process in it) are killed before it.
+     */
     @Override
     public void kill(Process process) {
-        kernelPid(process).flatMap(ProcessHandle::of).ifPresent(ProcessHandle::destroyForcibly);
+        Optional<Long> python = kernelPid(process);
+        python.flatMap(ProcessHandle::of).ifPresent(ProcessHandle::destroyForcibly);
+        if (python.isEmpty() && process.isAlive()) {
+            stop(process.pid());
+            process.toHandle().children().forEach(ProcessHandle::destroyForcibly);
+        }
         process.destroyForcibly();
+    }
+
+    /** SIGSTOP to {@code pid}, waiting (briefly) until it has stopped or ended. */
+    private static void stop(long pid) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-STOP", Long.toString(pid))
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .start();
+            if (!kill.waitFor(2, TimeUnit.SECONDS)) {
+                kill.destroyForcibly();
+                return;
+            }
+            Path stat = Path.of("/proc", Long.toString(pid), "stat");
+            for (int i = 0; i < 200; i++) {
+                String line = Files.readString(stat);
+                char state = line.charAt(line.lastIndexOf(')') + 2);
+                if (state == 'T' || state == 't' || state == 'Z') {
+                    return;
+                }
+                Thread.onSpinWait();
+                Thread.sleep(0, 500_000);
+            }
+        } catch (IOException | RuntimeException e) {
+            // ended, or kill(1) is missing: its children are still killed before it
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**
