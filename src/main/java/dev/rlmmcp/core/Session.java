@@ -273,8 +273,9 @@ public final class Session implements AutoCloseable {
             Accepted<Loaded> accepted;
             try {
                 lastActive = Instant.now();
-                accepted = accept(bindable(ready(settings.maxTimeout()), name).callStreaming(new KernelRequest.Load(name, type, null),
-                        stream.body(), settings.maxTimeout(), settings.interruptGrace(), context));
+                Kernel k = bindable(ready(settings.maxTimeout()), name);
+                accepted = accept(k.callStreaming(new KernelRequest.Load(name, type, null), stream.body(),
+                        left(settings.maxTimeout(), started), settings.interruptGrace(), context));
             } catch (KernelDiedException e) {
                 throw kernelError(e, settings.maxTimeout());
             } catch (TransferAbortedException e) {
