@@ -113,6 +113,17 @@ class BwrapEscapeTest {
     }
 
     @Test
+    void noIoUringWhoseSocketAndConnectOperationsNoFilterSees() {
+        String code = """
+                import ctypes
+                libc = ctypes.CDLL(None, use_errno=True)
+                params = ctypes.create_string_buffer(120)
+                print(libc.syscall(425, 8, params), ctypes.get_errno())
+                """;
+        assertThat(out(code)).isEqualTo("-1 38\n"); // io_uring_setup: ENOSYS
+    }
+
+    @Test
     void noDns() {
         assertThat(out("import socket\n" + attempt("socket.getaddrinfo('example.com', 443)"))).startsWith("blocked");
     }
