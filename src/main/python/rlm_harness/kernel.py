@@ -12,6 +12,7 @@ from .guard import ImportGuard
 from .loaders import check_name, load_file, loaded_size, parse_payload
 from .mcp import McpBridge, McpProxy, run_coroutine
 from .memory import Memory
+from . import refusals
 from .protocol import RESERVED, Fail
 from .sizing import Sizer, describe_shape, echo, human, iso, preview
 from .snapshots import Snapshots
@@ -186,6 +187,11 @@ class Kernel(Memory, Snapshots):
         lines += traceback.format_list(frames)
         lines += traceback.format_exception_only(type(e), e)
         error = {"type": type(e).__name__, "message": str(e), "traceback": "".join(lines)}
+        refused = refusals.note(e)
+        if refused:
+            error["message"] += f" ({refused})"
+            error["traceback"] += f"note: {refused}\n"
+
         if isinstance(e, KeyboardInterrupt):
             error["interrupted"] = True
         if isinstance(e, SyntaxError):

@@ -24,7 +24,7 @@ public record KernelLoss(KernelDiedException.Cause cause, String exit, String de
     /** The status of a step whose kernel this was. */
     public StepStatus status() {
         return switch (cause) {
-            case KILLED_AFTER_TIMEOUT, STOPPED -> StepStatus.KILLED;
+            case KILLED_AFTER_TIMEOUT, STOPPED, UNANSWERED -> StepStatus.KILLED;
             case CRASHED, PROTOCOL_VIOLATION -> StepStatus.CRASHED;
         };
     }

@@ -84,6 +84,8 @@ public final class Session implements AutoCloseable {
     private final Snapshots snapshots;
     /** Snapshot a step's changes before its reply is sent. */
     private final boolean durable;
+    /** The kernel writing a snapshot outside any call, or null: a call that waits too long for it kills it. */
+    private volatile Kernel writingSnapshot;
     /** A kernel death found before the current call ran: told in the call's reply (under the lock). */
     private KernelLoss replaced;
     /** Variables whose write a stop of the server cut short, found by the restore: told in the next reply. */
@@ -276,8 +278,9 @@ public final class Session implements AutoCloseable {
             Accepted<Loaded> accepted;
             try {
                 lastActive = Instant.now();
-                accepted = accept(bindable(ready(), name).callStreaming(new KernelRequest.Load(name, type, null),
-                        stream.body(), settings.maxTimeout(), settings.interruptGrace(), context));
+                Kernel k = bindable(ready(settings.maxTimeout()), name);
+                accepted = accept(k.callStreaming(new KernelRequest.Load(name, type, null), stream.body(),
+                        left(settings.maxTimeout(), started), settings.interruptGrace(), context));
             } catch (KernelDiedException e) {
                 throw kernelError(e, settings.maxTimeout());
             } catch (TransferAbortedException e) {
@@ -543,9 +546,30 @@ public final class Session implements AutoCloseable {
         return listed || memoryBytes > 0 || snapshots.at() != null;
     }
 
-    /** Takes the session's lock for a call whose own time limit is {@code timeout} (null: the longest). */
+    /**
+     * Takes the session's lock for a call whose own time limit is {@code timeout} (null: the longest),
+     * waiting no longer than that limit and the grace. A snapshot written outside any call that still
+     * holds the session then is one the kernel does not finish (code in it may have taken the request
+     * off its pipe): the kernel is killed, so that the next call runs on a fresh one, and this call is
+     * refused without running.
+     */
     private void acquire(Duration timeout) {
-        lock.acquire((timeout == null ? settings.maxTimeout() : timeout).plus(settings.interruptGrace()));
+        Duration wait = (timeout == null ? settings.maxTimeout() : timeout).plus(settings.interruptGrace());
+        long started = System.nanoTime();
+        try {
+            lock.acquire(wait);
+        } catch (RlmException busy) {
+            Kernel stuck = writingSnapshot;
+            if (stuck == null || lock.callRunning() || System.nanoTime() - started < wait.toNanos()) {
+                throw busy;
+            }
+            stuck.abandon("the kernel did not finish writing its snapshot while a call waited " + Text.seconds(wait)
+                    + " s for it, so it was killed (code run in the kernel may have read its requests)");
+            throw new RlmException(ErrorCode.TIMEOUT, "session " + id + " waited " + Text.seconds(wait)
+                    + " s for its kernel to write a snapshot, which it did not finish: the kernel was killed, and the"
+                    + " next call runs on a fresh kernel restored from the last snapshot (its reply names what was"
+                    + " lost); this call did not run", "session_id", "send the call again");
+        }
     }
 
     /** Whether a call is running on this session now. */
@@ -597,28 +621,37 @@ public final class Session implements AutoCloseable {
     private <R> KernelReply<R> exchange(KernelRequest<R> request, String data, Duration timeout,
             KernelCallbacks callbacks, CallContext context) throws KernelDiedException {
         lastActive = Instant.now();
-        Kernel k = ready();
+        long started = System.nanoTime();
+        Kernel k = ready(timeout);
         if (request instanceof KernelRequest.Load load) {
             bindable(k, load.name());
         }
         try {
-            return k.call(request, data, timeout, settings.interruptGrace(), callbacks, context);
+            return k.call(request, data, left(timeout, started), settings.interruptGrace(), callbacks, context);
         } finally {
             lastActive = Instant.now();
         }
     }
 
+    /** What is left of a call's time limit ({@code timeout}, null: none) since {@code started} (at least 1 ms). */
+    private static Duration left(Duration timeout, long started) {
+        return timeout == null ? null
+                : Duration.ofNanos(Math.max(1_000_000, timeout.toNanos() - (System.nanoTime() - started)));
+    }
+
     /**
-     * The kernel for the next call (under the lock). What earlier steps changed and no snapshot holds
-     * is written first, so that this call, however long it runs or if it kills the kernel, cannot
-     * hold it back. A kernel that died since the last call is replaced and restored from the
-     * snapshot, and the loss is kept for this call's reply: the call then runs.
+     * The kernel for the next call (under the lock), whose time limit is {@code limit}. What earlier
+     * steps changed and no snapshot holds is written first, so that this call, however long it runs
+     * or if it kills the kernel, cannot hold it back; that write counts against the call's limit, and
+     * a kernel that does not finish it within the limit and grace is killed, which ends the call (the
+     * caller reports the loss). A kernel that died since the last call is replaced and restored from
+     * the snapshot, and the loss is kept for this call's reply: the call then runs.
      */
-    private Kernel ready() {
-        if (snapshots.pending()) {
-            snapshot();
-        }
+    private Kernel ready(Duration limit) throws KernelDiedException {
         Kernel current = kernel.current();
+        if (snapshots.pending() && store != null && current != null && current.isAlive()) {
+            snapshots.take(current, limit == null ? settings.maxTimeout() : limit, settings.interruptGrace());
+        }
         if (current != null && !current.isAlive()) {
             replaced = kernelLost(current.death(), null);
         }
@@ -674,6 +707,7 @@ public final class Session implements AutoCloseable {
     }
 
     private SnapshotWritten takeSnapshot(Kernel k) {
+        writingSnapshot = k;
         try {
             return snapshots.take(k, settings.maxTimeout(), settings.interruptGrace());
         } catch (KernelDiedException e) {
@@ -681,6 +715,8 @@ public final class Session implements AutoCloseable {
             log.warn("session {}: the kernel died writing its snapshot ({}); not saved: {}; the next call restores "
                     + "the last snapshot", id, e.getMessage(), String.join(", ", snapshots.unsavedNow("").keySet()));
             return null;
+        } finally {
+            writingSnapshot = null;
         }
     }
 

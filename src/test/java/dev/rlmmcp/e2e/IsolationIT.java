@@ -4,6 +4,7 @@ import static dev.rlmmcp.e2e.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.rlmmcp.testsupport.UnixListener;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -143,6 +144,27 @@ class IsolationIT {
         assertThat(calls.run(bystander, "print(mine)")).isEqualTo("safe\n");
         assertThat(heapPeak()).as("JVM heap peak").isLessThan(512L << 20);
         assertThat(server.log()).doesNotContain("OutOfMemoryError");
+    }
+
+    @Test
+    void aServiceOnAUnixSocketInTheDataRootOrInTmpIsNotReachableFromKernelCode() throws Exception {
+        Path data = Files.createDirectories(state.resolveSibling(state.getFileName() + "-data"));
+        Files.setPosixFilePermissions(data, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        try (UnixListener deep = UnixListener.at(data.resolve("projects/acme/run/agent/service.sock"));
+                UnixListener tmp = UnixListener.at(Path.of("/tmp", "rlm-isolation-" + ProcessHandle.current().pid() + ".sock"))) {
+            start("--data-root", data.toString(), "--blocked-imports", "none");
+            String id = newSession();
+            JsonNode reply = calls.ok("rlm_execute", Map.of("session_id", id, "code",
+                    UnixListener.kernelCode(deep.path(), tmp.path())));
+            assertThat(reply.path("stdout").asText()).as(reply.toString()).isEqualTo(UnixListener.refusedOutput(2));
+            JsonNode raised = json(client.call("rlm_execute", Map.of("session_id", id, "code",
+                    "import socket\nsocket.socket(socket.AF_UNIX).connect('" + deep.path() + "')")));
+            assertThat(raised.path("error").path("message").asText()).as(raised.toString())
+                    .contains("unix sockets are not available in the rlm-mcp sandbox");
+            assertThat(deep.accepted() + tmp.accepted()).as("connections the host services accepted").isZero();
+        } finally {
+            ServerProcess.deleteTree(data);
+        }
     }
 
     @Test

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.rlmmcp.testsupport.UnixListener;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -107,6 +108,21 @@ class UserJourneyNonRootIT {
                     "import sys\nprint(sys.prefix)\nprint(sys.executable)\nimport " + PKG + "\nprint(" + PKG + ".MAGIC)"));
             assertThat(reply.path("error").isObject()).as(reply.toString()).isFalse();
             assertThat(reply.path("stdout").asText()).isEqualTo(venv.toRealPath() + "\n" + python + "\nmade by the journey test\n");
+        }
+    }
+
+    @Test
+    void aServiceOnAUnixSocketInTheUsersDataOrInTmpIsNotReachableFromKernelCode() throws Exception {
+        try (UnixListener deep = UnixListener.at(data.resolve("run/agent/service.sock"));
+                UnixListener tmp = UnixListener.at(Path.of("/tmp", "rlm-journey-" + ProcessHandle.current().pid() + ".sock"));
+                UserServer server = UserServer.start(launch(), "--blocked-imports", "none");
+                McpDriver client = McpDriver.http(server.mcpUrl())) {
+            SessionCalls calls = new SessionCalls(client);
+            JsonNode reply = calls.ok("rlm_execute", Map.of("code", UnixListener.kernelCode(deep.path(), tmp.path())));
+            if (Files.isExecutable(Path.of("/usr/bin/bwrap"))) {
+                assertThat(reply.path("stdout").asText()).as(reply.toString()).isEqualTo(UnixListener.refusedOutput(2));
+                assertThat(deep.accepted() + tmp.accepted()).as("connections the host services accepted").isZero();
+            }
         }
     }
 

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.base.Text;
 import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.kernel.process.KernelProcess;
 import dev.rlmmcp.kernel.process.KernelSpec;
@@ -52,6 +53,12 @@ import org.slf4j.LoggerFactory;
  * protocol violation: the kernel is killed and the call fails with
  * {@link KernelDiedException.Cause#PROTOCOL_VIOLATION}. A kernel whose process is stopped (SIGSTOP)
  * is killed within about a second of a call waiting on it, whatever the call's time limit.
+ *
+ * <p>Every call ends by its time limit, the interrupt's grace and {@link #KILL_GRACE}, whatever the
+ * kernel sends or does not send: code that blocks SIGINT, a thread of its own that reads the request
+ * off the pipe before the harness does, stray frames. A kernel that does not answer a request other
+ * than running code (a snapshot, the variables, a load) is killed with
+ * {@link KernelDiedException.Cause#UNANSWERED}, which names the request.
  */
 public final class Kernel implements AutoCloseable {
 
@@ -66,6 +73,11 @@ public final class Kernel implements AutoCloseable {
     static final long EXEC_FRAME_BYTES = 64L << 20;
     /** Bytes of JSON one character can take: UTF-8, or a \\u escape for a control character. */
     static final int JSON_BYTES_PER_CHAR = 6;
+    /**
+     * How long after its kill a call still waits for the kernel's pipe to end (it ends at once when
+     * the sandbox's processes die) before it gives up on the kernel.
+     */
+    public static final Duration KILL_GRACE = Duration.ofSeconds(2);
     /** How often a call that waits checks that the kernel's process is not stopped. */
     private static final long STALL_CHECK_MS = 1000;
     private static final Object END = new Object();
@@ -94,6 +106,10 @@ public final class Kernel implements AutoCloseable {
     private volatile long frameLimit = CONTROL_FRAME_BYTES;
     private volatile String violation;
     private volatile boolean stalled;
+    /** Why the kernel is killed if the request in flight goes unanswered (null: it runs code, whose kill is a timeout's). */
+    private volatile String silence;
+    /** Why the server gave up on this kernel from outside a call ({@link #abandon}), or null. */
+    private volatile String abandoned;
     /** The pipe has ended, or the kernel broke the protocol on it: no frame will come. */
     private volatile boolean pipeEnded;
     private volatile boolean closed;
@@ -327,9 +343,33 @@ public final class Kernel implements AutoCloseable {
         }
     }
 
-    /** When a call with this limit stops waiting whatever happens: well after the watchdog's kill. */
+    /** When a call with this limit stops waiting whatever happens: {@link #KILL_GRACE} after the watchdog's kill. */
     private static long hardDeadline(Duration timeout, Duration grace) {
-        return timeout == null ? -1 : System.nanoTime() + timeout.plus(grace).plusSeconds(10).toNanos();
+        return timeout == null ? -1 : System.nanoTime() + timeout.plus(grace).plus(KILL_GRACE).toNanos();
+    }
+
+    /** What a kill for silence says: which request went unanswered, and for how long. */
+    private static String silence(KernelRequest<?> request, Duration timeout, Duration grace) {
+        if (request instanceof KernelRequest.Exec || timeout == null) {
+            return null;
+        }
+        String what = switch (request) {
+            case KernelRequest.Snapshot snapshot -> "request to write its snapshot";
+            case KernelRequest.Restore restore -> "request to restore its snapshot";
+            case KernelRequest.Vars vars -> "request for its variables";
+            default -> "'" + request.op() + "' request";
+        };
+        return "the kernel did not answer the server's " + what + " within " + Text.seconds(timeout.plus(grace))
+                + " s, so it was killed (code run in the kernel may have blocked signals or read its requests)";
+    }
+
+    /**
+     * Kills the kernel because the server will wait on it no longer ({@code why} says so), from any
+     * thread: the call waiting on it, if any, ends with {@link KernelDiedException.Cause#UNANSWERED}.
+     */
+    public void abandon(String why) {
+        abandoned = why;
+        process.kill();
     }
 
     public boolean isAlive() {
@@ -373,6 +413,7 @@ public final class Kernel implements AutoCloseable {
         long started = System.nanoTime();
         long deadline = hardDeadline(timeout, grace);
         frameLimit = frameLimit(request);
+        silence = silence(request, timeout, grace);
         BusyPoll.callStarted();
         try (Watchdog watchdog = new Watchdog(timeout, grace, true, context);
                 CallbackScope scope = new CallbackScope(callbacks, this::write, json)) {
@@ -415,6 +456,7 @@ public final class Kernel implements AutoCloseable {
             throw died();
         } finally {
             frameLimit = CONTROL_FRAME_BYTES;
+            silence = null;
             BusyPoll.callEnded();
         }
     }
@@ -442,6 +484,7 @@ public final class Kernel implements AutoCloseable {
         ObjectNode header = frame(request, id);
         long started = System.nanoTime();
         frameLimit = frameLimit(request);
+        silence = silence(request, timeout, grace);
         AtomicReference<String> stopped = new AtomicReference<>();
         Runnable timedOut = () -> stop(stopped, "ran past its time limit of " + timeout.toSeconds() + " s", source);
         List<ScheduledFuture<?>> timers = new ArrayList<>();
@@ -487,6 +530,7 @@ public final class Kernel implements AutoCloseable {
             throw died();
         } finally {
             frameLimit = CONTROL_FRAME_BYTES;
+            silence = null;
             BusyPoll.callEnded();
         }
     }
@@ -533,6 +577,10 @@ public final class Kernel implements AutoCloseable {
         }
         if (stalled) {
             return new KernelDiedException(KernelDiedException.Cause.STOPPED, exit, "");
+        }
+        String unanswered = abandoned != null ? abandoned : silence;
+        if (unanswered != null && process.killedByUs()) {
+            return new KernelDiedException(KernelDiedException.Cause.UNANSWERED, exit, unanswered);
         }
         return new KernelDiedException(process.killedByUs() ? KernelDiedException.Cause.KILLED_AFTER_TIMEOUT
                 : KernelDiedException.Cause.CRASHED, exit, process.lastWords());

@@ -5,10 +5,11 @@ public final class KernelDiedException extends Exception {
 
     /**
      * Why it ended: killed by us after a timeout that the interrupt did not stop, on its own, killed
-     * because it broke the pipe's protocol (a frame too large, not JSON), or killed because its
-     * process was stopped (SIGSTOP) and could never answer.
+     * because it broke the pipe's protocol (a frame too large, not JSON), killed because its
+     * process was stopped (SIGSTOP) and could never answer, or killed because it did not answer a
+     * request that runs no code of the user's (a snapshot, the variables, memory) in its time limit.
      */
-    public enum Cause { KILLED_AFTER_TIMEOUT, CRASHED, PROTOCOL_VIOLATION, STOPPED }
+    public enum Cause { KILLED_AFTER_TIMEOUT, CRASHED, PROTOCOL_VIOLATION, STOPPED, UNANSWERED }
 
     private final Cause cause;
     private final String exit;
@@ -23,6 +24,7 @@ public final class KernelDiedException extends Exception {
         return switch (cause) {
             case PROTOCOL_VIOLATION -> "the kernel broke the protocol: " + lastWords + "; it was killed";
             case STOPPED -> "the kernel's process was stopped (SIGSTOP) and could not answer; it was killed";
+            case UNANSWERED -> lastWords;
             case KILLED_AFTER_TIMEOUT, CRASHED -> {
                 String what = cause == Cause.KILLED_AFTER_TIMEOUT
                         ? "the kernel did not stop after the interrupt and was killed"

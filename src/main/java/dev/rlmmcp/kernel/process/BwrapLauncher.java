@@ -23,8 +23,8 @@ import java.util.stream.Stream;
  * a spool at /run/rlm-mcp/spool ($RLM_SPOOL), a tmpfs of the disk limit's size (the kernel bounds it,
  * charges it to the kernel's memory cgroup, and frees it when the sandbox's last process ends, however
  * the server ended), and its session's own snapshot directory, writable, at /run/rlm-mcp/snapshot,
- * kept to the disk limit by a {@link DirQuota}. A seccomp filter ({@link UsernsFilter}) refuses new
- * user namespaces.
+ * kept to the disk limit by a {@link DirQuota}. A seccomp filter ({@link SyscallFilter}) refuses new
+ * user namespaces, unix-socket connections and io_uring.
  *
  * <p>Unprivileged, the user namespace maps 65534 inside to the server's uid outside. Run as root,
  * that mapping would make the kernel host root (files it can see are its own, and RLIMIT_NPROC does
@@ -120,13 +120,14 @@ public final class BwrapLauncher implements KernelLauncher {
 
     /** Writes the filter for this machine (atomically: servers may share the runtime directory); null if none. */
     private static Path writeFilter(Path runtimeDir) throws IOException {
-        Optional<byte[]> program = UsernsFilter.forThisMachine();
+        Optional<byte[]> program = SyscallFilter.forThisMachine();
         if (program.isEmpty()) {
             return null;
         }
         Files.createDirectories(runtimeDir);
-        Path file = runtimeDir.resolve("userns-filter.bpf");
-        Path tmp = Files.createTempFile(runtimeDir, ".userns-filter", ".tmp");
+        // named for its content: servers of other versions may share the runtime directory
+        Path file = runtimeDir.resolve("syscall-filter-%08x.bpf".formatted(java.util.Arrays.hashCode(program.get())));
+        Path tmp = Files.createTempFile(runtimeDir, ".syscall-filter", ".tmp");
         try {
             Files.write(tmp, program.get());
             Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
@@ -321,10 +322,49 @@ public final class BwrapLauncher implements KernelLauncher {
         kernelPid(process).ifPresentOrElse(pid -> signal("-INT", pid), () -> process.toHandle().destroy());
     }
 
+    /**
+     * SIGKILL to the sandbox. Once Python runs, to it and to bwrap, whose namespace child then dies
+     * with it (its parent-death signal). Before, that child may be waiting for a word from bwrap with
+     * no parent-death signal set yet: bwrap killed alone then (a kernel stopped as it starts) left it
+     * waiting for good, a child of pid 1. So bwrap is first stopped (it can then make no child), and
+     * its children (pid 1 of the namespace, whose end ends every process in it) are killed before it.
+     */
     @Override
     public void kill(Process process) {
-        kernelPid(process).flatMap(ProcessHandle::of).ifPresent(ProcessHandle::destroyForcibly);
+        Optional<Long> python = kernelPid(process);
+        python.flatMap(ProcessHandle::of).ifPresent(ProcessHandle::destroyForcibly);
+        if (python.isEmpty() && process.isAlive()) {
+            stop(process.pid());
+            process.toHandle().children().forEach(ProcessHandle::destroyForcibly);
+        }
         process.destroyForcibly();
+    }
+
+    /** SIGSTOP to {@code pid}, waiting (briefly) until it has stopped or ended. */
+    private static void stop(long pid) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-STOP", Long.toString(pid))
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .start();
+            if (!kill.waitFor(2, TimeUnit.SECONDS)) {
+                kill.destroyForcibly();
+                return;
+            }
+            Path stat = Path.of("/proc", Long.toString(pid), "stat");
+            for (int i = 0; i < 200; i++) {
+                String line = Files.readString(stat);
+                char state = line.charAt(line.lastIndexOf(')') + 2);
+                if (state == 'T' || state == 't' || state == 'Z') {
+                    return;
+                }
+                Thread.onSpinWait();
+                Thread.sleep(0, 500_000);
+            }
+        } catch (IOException | RuntimeException e) {
+            // ended, or kill(1) is missing: its children are still killed before it
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**

@@ -112,9 +112,57 @@ class KernelWaitTest {
                 """)) {
             long started = System.nanoTime();
             assertThatThrownBy(() -> vars(kernel)).isInstanceOf(KernelDiedException.class)
-                    .extracting(e -> ((KernelDiedException) e).reason()).isEqualTo(KernelDiedException.Cause.KILLED_AFTER_TIMEOUT);
+                    .extracting(e -> ((KernelDiedException) e).reason()).isEqualTo(KernelDiedException.Cause.UNANSWERED);
             assertThat(Duration.ofNanos(System.nanoTime() - started)).isBetween(Duration.ofMillis(1400),
                     Duration.ofSeconds(10));
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aKernelThatTakesARequestAndNeverAnswersEndsTheCallWithinItsLimitAndTheKillGraceOnAnyThread() throws Exception {
+        for (boolean virtual : new boolean[] {false, true}) {
+            try (Kernel kernel = start("""
+                    import signal
+                    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+                    receive()
+                    time.sleep(120)
+                    """)) {
+                long started = System.nanoTime();
+                java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+                Runnable call = () -> {
+                    try {
+                        vars(kernel);
+                    } catch (Throwable e) {
+                        thrown.set(e);
+                    }
+                };
+                (virtual ? Thread.ofVirtual() : Thread.ofPlatform()).start(call).join();
+                Duration took = Duration.ofNanos(System.nanoTime() - started);
+                assertThat(thrown.get()).as("virtual %s", virtual).isInstanceOf(KernelDiedException.class)
+                        .extracting(e -> ((KernelDiedException) e).reason()).isEqualTo(KernelDiedException.Cause.UNANSWERED);
+                assertThat(thrown.get().getMessage()).contains("did not answer the server's request for its variables "
+                        + "within 1.5 s");
+                assertThat(took).as("virtual %s", virtual).isBetween(Duration.ofMillis(1400),
+                        Duration.ofMillis(1500).plus(Kernel.KILL_GRACE).plusSeconds(1));
+            }
+        }
+    }
+
+    @Test
+    @Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void anAbandonedKernelEndsTheCallWaitingOnItAtOnceWithTheReason() throws Exception {
+        try (Kernel kernel = start("""
+                receive()
+                time.sleep(120)
+                """)) {
+            timer.schedule(() -> kernel.abandon("given up on"), 300, java.util.concurrent.TimeUnit.MILLISECONDS);
+            long started = System.nanoTime();
+            assertThatThrownBy(() -> kernel.call(new KernelRequest.Snapshot(), null, Duration.ofSeconds(20),
+                    Duration.ofSeconds(2), KernelCallbacks.NONE, CallContext.NONE))
+                    .isInstanceOf(KernelDiedException.class).hasMessage("given up on")
+                    .extracting(e -> ((KernelDiedException) e).reason()).isEqualTo(KernelDiedException.Cause.UNANSWERED);
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
         }
     }
 }

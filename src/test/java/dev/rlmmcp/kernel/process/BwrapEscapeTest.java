@@ -13,6 +13,7 @@ import dev.rlmmcp.core.TestSettings;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.store.SnapshotPrune;
+import dev.rlmmcp.testsupport.UnixListener;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -94,6 +95,32 @@ class BwrapEscapeTest {
                     + attempt("socket.create_connection(('10.255.255.1', 80), timeout=1)");
             assertThat(out(code)).doesNotContain("ESCAPED").contains("blocked");
         }
+    }
+
+    @Test
+    void noUnixSocketConnectToAServiceInTheDataRootOrInTmpButSocketpairsAndPipesWork() throws Exception {
+        // the data root as users have it: one the kernel can read (JUnit makes it 0700)
+        java.nio.file.Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        try (UnixListener deep = UnixListener.at(dir.resolve("data/acme/run/deep/service.sock"));
+                UnixListener tmp = UnixListener.at(Path.of("/tmp", "rlm-test-" + ProcessHandle.current().pid() + ".sock"))) {
+            assertThat(out(UnixListener.kernelCode(deep.path(), tmp.path()))).isEqualTo(UnixListener.refusedOutput(2));
+            ObjectNode raised = run("import socket\nsocket.socket(socket.AF_UNIX).connect('" + deep.path() + "')");
+            assertThat(raised.path("error").path("type").asText()).isEqualTo("PermissionError");
+            assertThat(raised.path("error").path("message").asText())
+                    .contains("unix sockets are not available in the rlm-mcp sandbox");
+            assertThat(deep.accepted() + tmp.accepted()).as("connections the host services accepted").isZero();
+        }
+    }
+
+    @Test
+    void noIoUringWhoseSocketAndConnectOperationsNoFilterSees() {
+        String code = """
+                import ctypes
+                libc = ctypes.CDLL(None, use_errno=True)
+                params = ctypes.create_string_buffer(120)
+                print(libc.syscall(425, 8, params), ctypes.get_errno())
+                """;
+        assertThat(out(code)).isEqualTo("-1 38\n"); // io_uring_setup: ENOSYS
     }
 
     @Test

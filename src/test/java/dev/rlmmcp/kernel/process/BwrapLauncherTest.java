@@ -58,7 +58,7 @@ class BwrapLauncherTest {
 
     @Test
     void theSpoolIsATmpfsOfTheDiskLimitAndTheFilterComesOnFd3() {
-        Path filter = dir.resolve("userns-filter.bpf");
+        Path filter = dir.resolve("syscall-filter-0.bpf");
         List<String> args = new BwrapLauncher(Path.of("/usr/bin/bwrap"), true, 1 << 20, 5L << 30, filter, null,
                 SnapshotPrune::prune)
                 .sandbox(List.of(), null, dir.resolve("harness-abc"), true);
