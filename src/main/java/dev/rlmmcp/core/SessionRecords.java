@@ -56,6 +56,13 @@ final class SessionRecords {
         });
     }
 
+    /** The record of a session whose own record was never written: a default session, active now. */
+    static String unrecorded(ObjectMapper json, String id, LlmLimits llmDefaults) throws IOException {
+        Instant now = Instant.now();
+        return write(json, new SessionRecord(id, Sessions.DEFAULT_NAME, now, now, SessionState.ACTIVE, null, null, 0, 0,
+                0, 0, 0, null, Limits.NONE, llmDefaults));
+    }
+
     static String write(ObjectMapper json, SessionRecord s) throws IOException {
         ObjectNode r = json.createObjectNode();
         r.put("id", s.id());

@@ -44,7 +44,7 @@ public final class Sessions implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Sessions.class);
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final String DEFAULT_NAME = "default";
+    static final String DEFAULT_NAME = "default";
     private static final long RECLAIM_EVERY_S = 5;
 
     private final KernelFactory kernels;
@@ -185,6 +185,14 @@ public final class Sessions implements AutoCloseable {
         }
         try {
             Optional<StoredSession> stored = store.snapshots().find(sessionId);
+            if (stored.isEmpty() && store.snapshots().holdsLocally(sessionId)) {
+                // A kernel writes a step's variables before the reply; the session's record is committed a
+                // few milliseconds later: a server killed in between left the variables without a record.
+                log.info("session {} has variables but no record (the server stopped before writing it): "
+                        + "resumed with the default limits", sessionId);
+                stored = Optional.of(new StoredSession(sessionId,
+                        SessionRecords.unrecorded(kernels.json(), sessionId, llm.defaults()), List.of()));
+            }
             if (stored.isEmpty()) {
                 return null;
             }

@@ -1,6 +1,8 @@
 package dev.rlmmcp.store;
 
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.Optional;
 
@@ -38,6 +40,11 @@ public interface SnapshotStore extends AutoCloseable {
      */
     default Optional<SessionDatabase.StoredSession> find(String sessionId) throws IOException {
         return Optional.empty();
+    }
+
+    /** Whether this node's snapshot directory holds variables of the session (its kernel wrote a manifest). */
+    default boolean holdsLocally(String sessionId) {
+        return Files.isRegularFile(root().resolve(sessionId).resolve("manifest.json"), LinkOption.NOFOLLOW_LINKS);
     }
 
     @Override

@@ -212,6 +212,19 @@ class PersistenceTest {
     }
 
     @Test
+    void aSessionWhoseRecordTheServerDidNotWriteBeforeItDiedIsResumedWithItsVariables() {
+        Sessions first = server(1L << 30, Duration.ofHours(1));
+        Session session = first.resolve(null, "connection");
+        out(session, "x = 41");
+        // killed after the reply, before the writer committed the new session's record
+        stores.getLast().flush();
+        stores.getLast().database().delete(session.id());
+        Session back = server(1L << 30, Duration.ofHours(1)).get(session.id());
+        assertThat(out(back, "print(x + 1)")).isEqualTo("42\n");
+        assertThat(back.limits()).isEqualTo(Limits.NONE);
+    }
+
+    @Test
     void aDeletedSessionLeavesNothingBehind() {
         Sessions sessions = server(1L << 30, Duration.ofHours(1));
         Session session = sessions.create("s", Limits.NONE);
