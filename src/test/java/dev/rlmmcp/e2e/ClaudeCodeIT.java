@@ -62,7 +62,7 @@ class ClaudeCodeIT {
     private Path home;
     private Path project;
     private Path data;
-    private AccessLogFile log;
+    private WebLog log;
     private AnthropicEndpoint model;
     private ClaudeCode claude;
     private UserServer server;
@@ -77,7 +77,7 @@ class ClaudeCodeIT {
         Journey.mode(home, "rwx------");
         project = Journey.dirs(tmp, "project");
         data = Journey.dirs(tmp, "data");
-        log = AccessLogFile.write(data.resolve(LOG_PATH), 20_000_000);
+        log = WebLog.write(data.resolve(LOG_PATH), 20_000_000);
         model = new AnthropicEndpoint();
         claude = new ClaudeCode(home, project, model.baseUrl());
     }

@@ -69,6 +69,14 @@ record WebLog(long lines, Map<String, Long> status, Map<String, Long> methods) {
         return new WebLog(lines, status, methods);
     }
 
+    /** What Python prints for {@code len(log), sorted(by_status.items())} on this log. */
+    String countLine() {
+        StringBuilder out = new StringBuilder().append(lines).append(" [");
+        status.forEach((code, n) -> out.append(out.charAt(out.length() - 1) == '[' ? "" : ", ")
+                .append("('").append(code).append("', ").append(n).append(')'));
+        return out.append(']').toString();
+    }
+
     long serverErrors() {
         return status.entrySet().stream().filter(e -> e.getKey().startsWith("5")).mapToLong(Map.Entry::getValue).sum();
     }
