@@ -39,6 +39,8 @@ class CallDeadlinesIT {
     /** Starts a thread that reads whatever the server sends next, so the harness never sees it. */
     private static final String THIEF = REACH
             + "threading.Thread(target=lambda: [os.read(requests, 1 << 20) for _ in range(1000)], daemon=True).start()\n";
+    /** A value too large to write before the step's reply: its snapshot's request follows the reply. */
+    private static final String BIG = "big = b'x' * (32 << 20)\n";
     /** The same, changing no variable: the next request the server sends is a step's, not a snapshot's. */
     private static final String QUIET_THIEF = "(lambda imp: imp('threading').Thread(target=lambda: [imp('os').read("
             + "imp('rlm_harness').KERNEL.callbacks.channel.reader.raw.fileno(), 1 << 20) for _ in range(1000)], "
@@ -122,37 +124,28 @@ class CallDeadlinesIT {
         worksAgain(id);
     }
 
+    /**
+     * A step whose change is too large to write before its reply leaves a snapshot to write after it, and
+     * a kernel thread reads the requests. Which request it takes is a race with the harness's own read,
+     * and the next call ends within its limit whichever it is: the snapshot's, written in the background
+     * (the call waits for it; the kernel is killed and the call refused without running) or first by
+     * the call itself (the kernel is killed and restored), or the call's own (killed and restored).
+     */
     @ParameterizedTest
     @ValueSource(strings = {"stdio", "http"})
-    void aThreadThatTakesTheSnapshotRequestBeforeTheNextStepGetsItKilledWithinTheStepsLimit(String transport)
+    void aThreadThatTakesTheSnapshotRequestAfterAStepEndsTheNextCallWithinItsLimit(String transport)
             throws Exception {
-        start(transport, "--snapshot-debounce-ms", "600000");
-        String id = calls.ok("rlm_init_context", Map.of()).path("session_id").asText();
-        calls.run(id, "kept = 7");
-        calls.ok("rlm_list_vars", Map.of("session_id", id)); // no background snapshot: the next call writes it first
-        calls.awaitSnapshot(id);
-        execute(id, THIEF + "fresh = 1\n");
-        JsonNode reply = execute(id, "print(kept)");
-        killedAndRestored(reply, "did not answer the server's request to write its snapshot");
-        assertThat(reply.path("variables_lost").asBoolean()).as(reply.toString()).isTrue();
-        assertThat(reply.path("message").asText()).contains("fresh");
-        worksAgain(id);
-    }
-
-    @ParameterizedTest
-    @ValueSource(strings = {"stdio", "http"})
-    void aThreadThatTakesABackgroundSnapshotsRequestGetsItKilledByTheNextCallThatWaitsForIt(String transport)
-            throws Exception {
-        start(transport, "--snapshot-debounce-ms", "200");
+        start(transport);
         String id = session();
-        execute(id, THIEF + "fresh = 1\n");
-        Thread.sleep(1000); // the snapshot is due and its request taken
-        JsonNode refused = timed("rlm_execute", Map.of("session_id", id, "code", "print(kept)", "timeout_s", TIMEOUT_S));
-        assertThat(McpDriver.text(refused)).as(refused.toString()).contains("TIMEOUT")
-                .contains("did not finish: the kernel was killed").contains("this call did not run");
-        JsonNode reply = worksAgain(id);
-        assertThat(reply.path("kernel_restarted").path("message").asText()).as(reply.toString())
-                .contains("did not finish writing its snapshot");
+        JsonNode big = execute(id, THIEF + BIG);
+        assertThat(big.path("still_writing").toString()).as(big.toString()).contains("big");
+        Thread.sleep(300);
+        JsonNode next = timed("rlm_execute", Map.of("session_id", id, "code", "print(kept)", "timeout_s", TIMEOUT_S));
+        assertThat(McpDriver.text(next)).as(next.toString()).satisfiesAnyOf(
+                t -> assertThat(t).contains("TIMEOUT", "did not finish: the kernel was killed", "this call did not run"),
+                t -> assertThat(t).contains("\"killed\"", "did not answer the server's request to write its snapshot"),
+                t -> assertThat(t).contains("\"killed\"", "ignored the interrupt"));
+        worksAgain(id);
     }
 
     @ParameterizedTest
