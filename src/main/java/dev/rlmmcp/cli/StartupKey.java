@@ -1,15 +1,15 @@
 package dev.rlmmcp.cli;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.bridge.ServerConfigs;
+import dev.rlmmcp.bridge.ServerDefinition;
 import dev.rlmmcp.face.StartupAnswers;
 import java.io.IOException;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -19,7 +19,7 @@ import java.util.TreeMap;
  * Where a stdio server keeps the answers it gives at start-up ({@link StartupAnswers}): a file named after
  * everything they can depend on, read before the command line is: this build of the jar, the arguments
  * (and the files they name), the working directory, the environment variables the server reads, and the
- * MCP server configs run_python's description lists. In $XDG_CACHE_HOME/rlm-mcp/startup, else
+ * names of the MCP servers run_python's description lists. In $XDG_CACHE_HOME/rlm-mcp/startup, else
  * ~/.cache/rlm-mcp/startup.
  */
 final class StartupKey {
@@ -47,8 +47,11 @@ final class StartupKey {
                 stat(key, arg.substring(arg.indexOf('=') + 1));
             }
             environment(key);
-            for (Path place : ServerConfigs.Locations.places(home(), cwd)) {
-                stat(key, place);
+            // the names run_python's description lists, not the files' times: a client rewrites its own
+            // config (~/.claude.json) at every start, which would leave no start with kept answers
+            for (ServerDefinition server : ServerConfigs.discover(
+                    new ServerConfigs.Locations(home(), cwd, List.of(), true), new ObjectMapper())) {
+                key.append("mcp ").append(server.name()).append('\n');
             }
             return StartupAnswers.in(dir.resolve(Long.toHexString(fnv(key.toString())) + ".tsv"));
         } catch (URISyntaxException | RuntimeException e) {
@@ -97,19 +100,12 @@ final class StartupKey {
         }
     }
 
-    /** A file's or directory's (and its *.json files') size and time, or that it is missing. */
+    /** A file's size and time, or that it is missing. */
     private static void stat(StringBuilder key, Path path) {
         try {
             BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class);
             key.append("file ").append(path).append(' ').append(a.size()).append(' ')
                     .append(a.lastModifiedTime().toMillis()).append('\n');
-            if (a.isDirectory()) {
-                List<Path> files = new ArrayList<>();
-                try (DirectoryStream<Path> entries = Files.newDirectoryStream(path, "*.json")) {
-                    entries.forEach(files::add);
-                }
-                files.stream().sorted().forEach(file -> stat(key, file));
-            }
         } catch (IOException e) {
             key.append("none ").append(path).append('\n');
         }

@@ -55,8 +55,12 @@ class StdioStartIT {
         private final OutputStream stdin;
 
         Started(Path cache, List<String> args) throws IOException {
+            this(Map.of("XDG_CACHE_HOME", cache.toString()), args);
+        }
+
+        Started(Map<String, String> env, List<String> args) throws IOException {
             ProcessBuilder builder = new ProcessBuilder(ServerProcess.command(args, false));
-            builder.environment().put("XDG_CACHE_HOME", cache.toString());
+            builder.environment().putAll(env);
             process = builder.start();
             stdin = process.getOutputStream();
             Thread.ofPlatform().daemon().start(() -> {
@@ -177,6 +181,33 @@ class StdioStartIT {
         for (String id : FIRST_IDS) {
             assertThat(next.get(id)).as("id " + id).isEqualTo(server.get(id));
         }
+    }
+
+    /**
+     * Claude Code rewrites ~/.claude.json at every start: the kept answers still hold while the MCP servers it
+     * defines (which run_python's description names) stay the same, and no longer once one is added.
+     */
+    @Test
+    void aClientRewritingItsConfigKeepsTheAnswersUntilItsServersChange(@TempDir Path dir) throws Exception {
+        Path home = Files.createDirectories(dir.resolve("home"));
+        Path config = home.resolve(".claude.json");
+        Map<String, String> env = Map.of("HOME", home.toString(), "XDG_CACHE_HOME", dir.resolve("cache").toString());
+        List<String> args = List.of("stdio", "--state-dir", Files.createDirectories(dir.resolve("state")).toString());
+        List<String> stderr = new ArrayList<>();
+        for (String written : List.of("""
+                {"numStartups": 1, "mcpServers": {"rlm": {"command": "rlm-mcp"}}}""", """
+                {"numStartups": 2, "tipsHistory": {"x": 3}, "mcpServers": {"rlm": {"command": "rlm-mcp"}}}""", """
+                {"numStartups": 3, "mcpServers": {"rlm": {"command": "rlm-mcp"}, "notes": {"command": "notes"}}}""")) {
+            Files.writeString(config, written);
+            try (Started server = new Started(env, args)) {
+                server.send(firstRequests("2025-06-18"));
+                server.await(FIRST_IDS);
+                assertThat(server.finish()).isZero();
+                stderr.add(server.stderr.toString());
+            }
+        }
+        assertThat(stderr.get(1)).as("the config rewritten, its servers the same").contains("answered 7 requests");
+        assertThat(stderr.get(2)).as("a server added to the config").doesNotContain("answered 7 requests");
     }
 
     @Test
