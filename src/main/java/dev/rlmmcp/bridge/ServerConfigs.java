@@ -1,8 +1,13 @@
 package dev.rlmmcp.bridge;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
+import java.io.StringWriter;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -56,6 +61,74 @@ public final class ServerConfigs {
             places.add(cwd.resolve("claude_desktop_config.json"));
             places.add(cwd.resolve("claude_code_config.json"));
             return places;
+        }
+    }
+
+    /**
+     * Every {@code mcpServers} object that discovery in {@code home} and {@code cwd} reads, as text, read with
+     * Jackson's streaming parser alone: cheap enough for a start's first moments, and the same while the
+     * servers are, whatever else a client rewrites in its own config file (~/.claude.json, at every start).
+     */
+    public static String fingerprint(Path home, Path cwd) {
+        JsonFactory factory = new JsonFactory();
+        Path claude = home.resolve(".claude.json");
+        Path project = cwd.toAbsolutePath().normalize();
+        StringWriter out = new StringWriter();
+        for (Path place : Locations.places(home, cwd)) {
+            List<Path> files = new ArrayList<>();
+            if (Files.isDirectory(place)) {
+                try (DirectoryStream<Path> entries = Files.newDirectoryStream(place, "*.json")) {
+                    entries.forEach(files::add);
+                } catch (IOException e) {
+                    out.append("unlisted ").append(place.toString()).append('\n');
+                }
+                files.sort(null);
+            } else if (Files.isRegularFile(place)) {
+                files.add(place);
+            }
+            for (Path file : files) {
+                try (JsonParser parser = factory.createParser(file.toFile());
+                        JsonGenerator copy = factory.createGenerator(out)) {
+                    out.append(file.toString()).append(' ');
+                    parser.nextToken();
+                    serversIn(parser, copy, file.equals(claude) ? project : null);
+                } catch (IOException e) {
+                    out.append("unreadable");
+                }
+                out.append('\n');
+            }
+        }
+        return out.toString();
+    }
+
+    /**
+     * Copies the mcpServers of the object the parser is at, and with {@code project} those of its projects
+     * at and above that directory (as ~/.claude.json keeps them).
+     */
+    private static void serversIn(JsonParser parser, JsonGenerator copy, Path project) throws IOException {
+        if (parser.currentToken() != JsonToken.START_OBJECT) {
+            parser.skipChildren();
+            return;
+        }
+        while (parser.nextToken() == JsonToken.FIELD_NAME) {
+            String field = parser.currentName();
+            parser.nextToken();
+            if (field.equals("mcpServers")) {
+                copy.copyCurrentStructure(parser);
+                copy.flush();
+            } else if (project != null && field.equals("projects") && parser.currentToken() == JsonToken.START_OBJECT) {
+                while (parser.nextToken() == JsonToken.FIELD_NAME) {
+                    boolean above = project.startsWith(parser.currentName());
+                    parser.nextToken();
+                    if (above) {
+                        serversIn(parser, copy, null);
+                    } else {
+                        parser.skipChildren();
+                    }
+                }
+            } else {
+                parser.skipChildren();
+            }
         }
     }
 

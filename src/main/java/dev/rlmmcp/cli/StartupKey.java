@@ -1,8 +1,6 @@
 package dev.rlmmcp.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.bridge.ServerConfigs;
-import dev.rlmmcp.bridge.ServerDefinition;
 import dev.rlmmcp.face.StartupAnswers;
 import java.io.IOException;
 import java.net.URISyntaxException;
@@ -19,7 +17,7 @@ import java.util.TreeMap;
  * Where a stdio server keeps the answers it gives at start-up ({@link StartupAnswers}): a file named after
  * everything they can depend on, read before the command line is: this build of the jar, the arguments
  * (and the files they name), the working directory, the environment variables the server reads, and the
- * names of the MCP servers run_python's description lists. In $XDG_CACHE_HOME/rlm-mcp/startup, else
+ * MCP servers run_python's description lists. In $XDG_CACHE_HOME/rlm-mcp/startup, else
  * ~/.cache/rlm-mcp/startup.
  */
 final class StartupKey {
@@ -47,12 +45,9 @@ final class StartupKey {
                 stat(key, arg.substring(arg.indexOf('=') + 1));
             }
             environment(key);
-            // the names run_python's description lists, not the files' times: a client rewrites its own
+            // the servers run_python's description lists, not the files' times: a client rewrites its own
             // config (~/.claude.json) at every start, which would leave no start with kept answers
-            for (ServerDefinition server : ServerConfigs.discover(
-                    new ServerConfigs.Locations(home(), cwd, List.of(), true), new ObjectMapper())) {
-                key.append("mcp ").append(server.name()).append('\n');
-            }
+            key.append(ServerConfigs.fingerprint(home(), cwd));
             return StartupAnswers.in(dir.resolve(Long.toHexString(fnv(key.toString())) + ".tsv"));
         } catch (URISyntaxException | RuntimeException e) {
             return StartupAnswers.none();

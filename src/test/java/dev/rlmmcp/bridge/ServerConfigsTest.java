@@ -36,6 +36,27 @@ class ServerConfigsTest {
     }
 
     @Test
+    void theFingerprintChangesWithTheServersDiscoveryReadsAndNothingElse() throws IOException {
+        Path claude = home.resolve(".claude.json");
+        String other = project.resolveSibling(project.getFileName() + "-other").toString();
+        write(claude, """
+                {"numStartups": 1, "mcpServers": {"notes": {"command": "notes"}},
+                 "projects": {"%s": {"mcpServers": {"here": {"command": "h"}}, "history": [1]},
+                              "%s": {"mcpServers": {"there": {"command": "t"}}}}}""".formatted(project, other));
+        write(project.resolve(".mcp.json"), "{\"mcpServers\": {\"local\": {\"url\": \"http://127.0.0.1:9/mcp\"}}}");
+        write(home.resolve(".config/mcp/servers/extra.json"), "{\"mcpServers\": {\"extra\": {\"command\": \"e\"}}}");
+        String first = ServerConfigs.fingerprint(home, project);
+        assertThat(first).contains("notes", "here", "local", "extra").doesNotContain("there", "numStartups", "history");
+
+        write(claude, Files.readString(claude).replace("\"numStartups\": 1", "\"numStartups\": 2, \"tips\": {\"a\": 1}")
+                .replace("\"history\": [1]", "\"history\": [1, 2]"));
+        assertThat(ServerConfigs.fingerprint(home, project)).as("a client's own state rewritten").isEqualTo(first);
+
+        write(claude, Files.readString(claude).replace("{\"command\": \"notes\"}", "{\"command\": \"notes\", \"disabled\": true}"));
+        assertThat(ServerConfigs.fingerprint(home, project)).as("a server disabled").isNotEqualTo(first);
+    }
+
+    @Test
     void findsServersInEveryUsualPlaceAndTheNearestDefinitionWins() throws IOException {
         write(home.resolve(".claude.json"), """
                 {"mcpServers": {"user": {"command": "u"}, "shared": {"command": "from-user"}},
