@@ -28,12 +28,12 @@ final class StartupKey {
     private StartupKey() {
     }
 
-    /** The answers kept for a start with these arguments; none where there is no jar or no cache directory. */
+    /** The answers kept for a start with these arguments; none where there is no jar. */
     static StartupAnswers answers(String[] args) {
         try {
             Path jar = Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI());
             Path dir = directory();
-            if (!Files.isRegularFile(jar) || dir == null) {
+            if (!Files.isRegularFile(jar)) {
                 return StartupAnswers.none();
             }
             StringBuilder key = new StringBuilder();
@@ -47,7 +47,7 @@ final class StartupKey {
             environment(key);
             // the servers run_python's description lists, not the files' times: a client rewrites its own
             // config (~/.claude.json) at every start, which would leave no start with kept answers
-            key.append(ServerConfigs.fingerprint(home(), cwd));
+            key.append(ServerConfigs.fingerprint(UserHome.home(System.getenv()), cwd));
             return StartupAnswers.in(dir.resolve(Long.toHexString(fnv(key.toString())) + ".tsv"));
         } catch (URISyntaxException | RuntimeException e) {
             return StartupAnswers.none();
@@ -55,17 +55,7 @@ final class StartupKey {
     }
 
     private static Path directory() {
-        String xdg = System.getenv("XDG_CACHE_HOME");
-        if (xdg != null && Path.of(xdg).isAbsolute()) {
-            return Path.of(xdg, "rlm-mcp", "startup");
-        }
-        Path home = home();
-        return home.toString().isEmpty() ? null : home.resolve(".cache").resolve("rlm-mcp").resolve("startup");
-    }
-
-    private static Path home() {
-        String home = System.getenv("HOME");
-        return Path.of(home == null || home.isBlank() ? System.getProperty("user.home", "") : home);
+        return UserHome.cacheHome(System.getenv()).resolve("rlm-mcp").resolve("startup");
     }
 
     /** The variables the server reads; of a secret, only that it is set. */

@@ -21,8 +21,16 @@ final class UserHome {
 
     /** {@code $XDG_DATA_HOME} when absolute (the XDG spec ignores a relative one), else {@code ~/.local/share}. */
     static Path dataHome(Map<String, String> env) {
-        String xdg = env.get("XDG_DATA_HOME");
-        return xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute() ? Path.of(xdg)
-                : home(env).resolve(".local").resolve("share");
+        return xdg(env, "XDG_DATA_HOME", home(env).resolve(".local").resolve("share"));
+    }
+
+    /** {@code $XDG_CACHE_HOME} when absolute, else {@code ~/.cache}. */
+    static Path cacheHome(Map<String, String> env) {
+        return xdg(env, "XDG_CACHE_HOME", home(env).resolve(".cache"));
+    }
+
+    private static Path xdg(Map<String, String> env, String name, Path otherwise) {
+        String dir = env.get(name);
+        return dir != null && !dir.isBlank() && Path.of(dir).isAbsolute() ? Path.of(dir) : otherwise;
     }
 }
