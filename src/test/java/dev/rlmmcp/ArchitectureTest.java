@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The layers, enforced on the production classes: cli (wiring) and face (transports) on top, then
- * tools, then core, then the siblings kernel, data, llm, store and bridge, and base at the bottom.
+ * tools, then rlm (the RLM loop and child runs), then core, then the siblings kernel, data, llm, store and bridge, and base at the bottom.
  * An arrow may only point down; no package may be in a cycle with another; only the top layers and
  * the bridge's SDK adapter may touch the MCP SDK, Jetty or the servlet API.
  */
@@ -45,6 +45,7 @@ class ArchitectureTest {
             .layer("Cli").definedBy("dev.rlmmcp.cli..")
             .layer("Face").definedBy("dev.rlmmcp.face..")
             .layer("Tools").definedBy("dev.rlmmcp.tools..")
+            .layer("Rlm").definedBy("dev.rlmmcp.rlm..")
             .layer("Core").definedBy("dev.rlmmcp.core..")
             .layer("Kernel").definedBy("dev.rlmmcp.kernel..")
             .layer("Data").definedBy("dev.rlmmcp.data..")
@@ -57,12 +58,13 @@ class ArchitectureTest {
             .whereLayer("Face").mayOnlyBeAccessedByLayers("Cli")
             .whereLayer("BridgeSdk").mayOnlyBeAccessedByLayers("Cli")
             .whereLayer("Tools").mayOnlyBeAccessedByLayers("Face", "Cli")
-            .whereLayer("Core").mayOnlyBeAccessedByLayers("Tools", "Face", "Cli")
-            .whereLayer("Kernel").mayOnlyBeAccessedByLayers("Llm", "Core", "Tools", "Face", "Cli")
-            .whereLayer("Data").mayOnlyBeAccessedByLayers("Store", "Core", "Tools", "Face", "Cli")
-            .whereLayer("Store").mayOnlyBeAccessedByLayers("Core", "Tools", "Face", "Cli")
-            .whereLayer("Llm").mayOnlyBeAccessedByLayers("Core", "Tools", "Face", "Cli")
-            .whereLayer("Bridge").mayOnlyBeAccessedByLayers("BridgeSdk", "Core", "Tools", "Face", "Cli");
+            .whereLayer("Rlm").mayOnlyBeAccessedByLayers("Tools", "Face", "Cli")
+            .whereLayer("Core").mayOnlyBeAccessedByLayers("Rlm", "Tools", "Face", "Cli")
+            .whereLayer("Kernel").mayOnlyBeAccessedByLayers("Llm", "Rlm", "Core", "Tools", "Face", "Cli")
+            .whereLayer("Data").mayOnlyBeAccessedByLayers("Store", "Rlm", "Core", "Tools", "Face", "Cli")
+            .whereLayer("Store").mayOnlyBeAccessedByLayers("Rlm", "Core", "Tools", "Face", "Cli")
+            .whereLayer("Llm").mayOnlyBeAccessedByLayers("Rlm", "Core", "Tools", "Face", "Cli")
+            .whereLayer("Bridge").mayOnlyBeAccessedByLayers("BridgeSdk", "Rlm", "Core", "Tools", "Face", "Cli");
 
     /** What llm may know of the kernel: its callback interface, nothing else. */
     @ArchTest
