@@ -115,9 +115,9 @@ final class ServeCommand implements Callable<Integer> {
                     + "can run code in the kernels !!!", host);
         }
         Settings settings = kernel.settings(spec);
-        CompletableFuture<StateStore> store = kernel.store(spec, data);
         ObjectMapper json = Assembly.mapper();
         RlmConfig rlmConfig = rlm.config(spec, json);
+        CompletableFuture<StateStore> store = kernel.store(spec, data);
         KernelLauncher launcher = kernel.launcher(spec, settings);
         KernelOptions.require(spec, !launcher.name().equals("process") || allowUnsandboxed || loopback,
                 "kernels would run unsandboxed (--sandbox process) on a non-loopback --host " + host

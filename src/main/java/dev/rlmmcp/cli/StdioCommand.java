@@ -54,9 +54,9 @@ final class StdioCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
         Settings settings = kernel.settings(spec);
-        CompletableFuture<StateStore> store = kernel.store(spec, data);
         ObjectMapper json = Assembly.mapper();
         RlmConfig rlmConfig = rlm.config(spec, json);
+        CompletableFuture<StateStore> store = kernel.store(spec, data);
         Duration shutdownTimeout = kernel.shutdownTimeout(spec);
         PrintStream protocol = System.out;
         System.setOut(System.err);
