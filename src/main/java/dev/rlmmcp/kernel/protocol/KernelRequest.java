@@ -129,4 +129,19 @@ public sealed interface KernelRequest<R> {
             return Restored.class;
         }
     }
+
+    /**
+     * Stops writing snapshots (a kernel kept in memory only, such as a child RLM's, that was started
+     * with a writable directory) and keeps {@code dir} (as the kernel sees it) for values it hands to
+     * other kernels.
+     */
+    record Detach(String dir) implements KernelRequest<Detached> {
+        public String op() {
+            return "detach";
+        }
+
+        public Class<Detached> replyType() {
+            return Detached.class;
+        }
+    }
 }
