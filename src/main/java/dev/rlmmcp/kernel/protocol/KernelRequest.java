@@ -19,10 +19,25 @@ public sealed interface KernelRequest<R> {
     @JsonIgnore
     Class<R> replyType();
 
-    /** Runs code as a cell of the REPL; {@code mcp} (or null) sets up the bridged servers first. */
+    /**
+     * Runs code as a cell of the REPL; {@code mcp} (or null) sets up the bridged servers first. With
+     * {@code answer} (an RLM's loop asks for it) the reply reports the {@code answer} dict the code left,
+     * as {@link ExecResult#answer()}.
+     */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    record Exec(String code, McpSetup mcp) implements KernelRequest<ExecResult> {
+    record Exec(String code, McpSetup mcp, @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean answer)
+            implements KernelRequest<ExecResult> {
+
+        public Exec(String code, McpSetup mcp) {
+            this(code, mcp, false);
+        }
+
+        /** A turn of an RLM's loop: the reply says what {@code answer} holds. */
+        public static Exec reportingAnswer(String code) {
+            return new Exec(code, null, true);
+        }
+
         public String op() {
             return "exec";
         }
@@ -116,6 +131,20 @@ public sealed interface KernelRequest<R> {
 
         public Class<SnapshotWritten> replyType() {
             return SnapshotWritten.class;
+        }
+    }
+
+    /**
+     * An RLM's loop starts on the kernel: {@code answer} becomes {@code {"content": "", "ready": False}},
+     * unless the name holds something other than such a dict (refused: NAME_TAKEN, argument "answer").
+     */
+    record RlmBegin() implements KernelRequest<RlmBegun> {
+        public String op() {
+            return "rlm_begin";
+        }
+
+        public Class<RlmBegun> replyType() {
+            return RlmBegun.class;
         }
     }
 
