@@ -3,6 +3,8 @@ package dev.rlmmcp.tools.standard;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.bridge.BridgedServers;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.rlm.RlmConfig;
+import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.data.DataRoot;
 import dev.rlmmcp.data.DataSources;
 import dev.rlmmcp.rlm.RlmConfig;
@@ -49,7 +51,7 @@ public final class StandardTools {
             RlmRuns runs) {
         ObjectMapper json = sessions.kernels().json();
         return new ToolCatalog(List.of(
-                new ExecuteTool(sessions),
+                new ExecuteTool(sessions, runs),
                 new LoadDataTool(sessions),
                 new LoadFileTool(sessions, dataRoot),
                 new ListVarsTool(sessions),
@@ -57,14 +59,14 @@ public final class StandardTools {
                 new ClearTool(sessions),
                 new MemoryTool(sessions),
                 new InitContextTool(sessions),
-                new RunReplTool(sessions),
+                new RunReplTool(sessions, runs),
                 new GetVarTool(sessions),
                 new FinalizeTool(sessions),
                 new GetTraceTool(sessions),
                 new SolveTool(sessions, runs, dataRoot, sources),
                 new ListSessionsTool(sessions),
                 new DeleteSessionTool(sessions),
-                new RunPythonTool(sessions, bridge),
+                new RunPythonTool(sessions, bridge, runs),
                 new LoadS3Tool(sessions, sources),
                 new ListBucketsTool(sources.s3(), json),
                 new ListS3Tool(sources.s3(), json),
