@@ -81,7 +81,8 @@ class AskIT {
 
     @Test
     void aLimitThatStopsTheRunExitsWith3AndTheAnswerSoFar() throws Exception {
-        Files.writeString(tmp.resolve("notes.txt"), "some notes\n");
+        Journey.mode(tmp, "rwxr-xr-x");
+        Journey.mode(Files.writeString(tmp.resolve("notes.txt"), "some notes\n"), "rw-r--r--");
         try (ChatCompletionsServer api = new ChatCompletionsServer()) {
             api.behaviour = new ScriptedRlm(0, 0);
             Ran ran = run(api, "--file", "notes.txt", "--rlm-max-iterations", "2", ScriptedRlm.NEVER_DONE);
@@ -114,7 +115,8 @@ class AskIT {
     @Test
     void ctrlCStopsEveryChildAndFreesItsKernelWithinASecondAndExitsWith130() throws Exception {
         Path runtime = Files.createDirectories(tmp.resolve("kernels-rt"));
-        Files.writeString(tmp.resolve("x.txt"), "x");
+        Journey.mode(tmp, "rwxr-xr-x");
+        Journey.mode(Files.writeString(tmp.resolve("x.txt"), "x"), "rw-r--r--");
         try (ChatCompletionsServer api = new ChatCompletionsServer()) {
             ScriptedRlm model = new ScriptedRlm(0, 0);
             api.behaviour = model;

@@ -28,13 +28,16 @@ class RlmSolveIT {
     @TempDir
     Path tmp;
 
-    /** A log of {@link #LINES} lines, {@link #ERRORS} of them ERROR lines, in {@code dir}. */
+    /** A log of {@link #LINES} lines, {@link #ERRORS} of them ERROR lines, in {@code dir}, which kernels may read. */
     static Path log(Path dir) throws Exception {
+        Journey.mode(dir, "rwxr-xr-x");
         StringBuilder log = new StringBuilder();
         IntStream.range(0, LINES).forEach(i -> log.append(i % 11 == 3 && i < ERRORS * 11 ? "ERROR" : "INFO")
                 .append(" request ").append(i).append(" took ").append(i % 97).append(" ms\n"));
         assertThat(log.toString().lines().filter(l -> l.contains("ERROR")).count()).isEqualTo(ERRORS);
-        return Files.writeString(dir.resolve("server.log"), log);
+        Path file = Files.writeString(dir.resolve("server.log"), log);
+        Journey.mode(file, "rw-r--r--");
+        return file;
     }
 
     private List<String> server(ChatCompletionsServer api, String... extra) throws Exception {

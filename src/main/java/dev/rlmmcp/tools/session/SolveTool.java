@@ -124,6 +124,10 @@ public final class SolveTool implements RlmTool {
         try {
             source.load(session, dataRoot, sources, "context", context);
             return session;
+        } catch (RlmException e) {
+            sessions.delete(session.id());
+            // the loaders name their own argument (path, key, url): here it is context
+            throw new RlmException(e.code(), e.getMessage(), "context", e.fix());
         } catch (RuntimeException e) {
             sessions.delete(session.id());
             throw e;
