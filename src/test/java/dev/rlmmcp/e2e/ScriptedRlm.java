@@ -14,7 +14,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class ScriptedRlm implements ChatCompletionsServer.Behaviour {
 
-    /** Root: split the context into 4 chunks and count ERROR lines in each with a child RLM. */
+    /**
+     * Root: looks at the context, then splits it into 4 chunks and counts the ERROR lines in each with a
+     * child RLM (2 turns of its own, 4 children of one turn each).
+     */
     static final String COUNT_ERRORS = "How many ERROR lines are in the log?";
     static final String CHILD_COUNT = "Count the ERROR lines in context.";
     /** Never declares its answer ready: each turn writes a better partial answer. */
@@ -54,7 +57,7 @@ final class ScriptedRlm implements ChatCompletionsServer.Behaviour {
             }
         }
         String code = switch (question) {
-            case COUNT_ERRORS -> """
+            case COUNT_ERRORS -> turn == 0 ? "print(type(context).__name__, len(context))\n" : """
                     step = len(context) // 4 + 1
                     chunks = [context[i:i + step] for i in range(0, len(context), step)]
                     counts = rlm_query_batched([%s] * len(chunks), chunks)
