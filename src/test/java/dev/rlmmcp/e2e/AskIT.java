@@ -80,6 +80,54 @@ class AskIT {
     }
 
     @Test
+    void aUrlIsTheContext() throws Exception {
+        byte[] log = Files.readAllBytes(RlmSolveIT.log(tmp));
+        com.sun.net.httpserver.HttpServer web = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 8);
+        web.createContext("/server.log", exchange -> {
+            try (exchange) {
+                exchange.sendResponseHeaders(200, log.length);
+                exchange.getResponseBody().write(log);
+            }
+        });
+        web.start();
+        try (ChatCompletionsServer api = new ChatCompletionsServer()) {
+            api.behaviour = new ScriptedRlm(0, 0);
+            Ran ran = run(api, "--url", "http://127.0.0.1:" + web.getAddress().getPort() + "/server.log",
+                    "--allow-private-urls", ScriptedRlm.COUNT_ERRORS);
+            assertThat(ran.exit()).as(ran.stderr()).isZero();
+            assertThat(ran.stdout()).isEqualTo(RlmSolveIT.ERRORS + "\n");
+        } finally {
+            web.stop(0);
+        }
+    }
+
+    /** On a terminal (a pty, as `script` gives it) the progress line is redrawn in place with carriage returns. */
+    @Test
+    void onATerminalTheProgressLineIsRedrawnInPlace() throws Exception {
+        RlmSolveIT.log(tmp);
+        try (ChatCompletionsServer api = new ChatCompletionsServer()) {
+            api.behaviour = new ScriptedRlm(0, 300);
+            String command = String.join(" ", java.util.stream.Stream.of(
+                    McpDriver.projectRoot().resolve("bin/rlm-mcp").toString(), "ask", "--llm-base-url",
+                    api.baseUrl().toString(), "--llm-model", "scripted", "--file", "server.log",
+                    ScriptedRlm.COUNT_ERRORS).map(a -> "'" + a.replace("'", "'\\''") + "'").toList());
+            ProcessBuilder builder = new ProcessBuilder("script", "-qefc", command, "/dev/null").directory(tmp.toFile());
+            builder.environment().put("XDG_DATA_HOME", tmp.resolve("xdg").toString());
+            Process process = builder.redirectErrorStream(true).start();
+            process.getOutputStream().close();
+            CompletableFuture<String> out = read(process.getInputStream());
+            assertThat(process.waitFor(3, TimeUnit.MINUTES)).isTrue();
+            String shown = out.get();
+            assertThat(process.exitValue()).as(shown).isZero();
+            assertThat(shown).contains("\rrlm-mcp ask: iteration ", "\r" + RlmSolveIT.ERRORS + "\r\n",
+                    "rlm-mcp ask: 6 iterations, 4 children");
+            assertThat(shown.lines().filter(l -> l.contains("rlm-mcp ask: iteration ")).count())
+                    .as("progress lines that each take a line of their own").isLessThanOrEqualTo(5);
+        }
+    }
+
+    @Test
     void aLimitThatStopsTheRunExitsWith3AndTheAnswerSoFar() throws Exception {
         Journey.mode(tmp, "rwxr-xr-x");
         Journey.mode(Files.writeString(tmp.resolve("notes.txt"), "some notes\n"), "rw-r--r--");

@@ -15,10 +15,15 @@ public final class RunReport {
     private RunReport() {
     }
 
-    /** "iteration 3, depth 1, 2 children running, 12,345 tokens, $0.0123": the RLM that just moved, and the tree. */
+    /**
+     * "iteration 3, depth 1, 2 children running, 12,345 tokens, $0.0123": the RLM that just moved (its
+     * iteration, none when a child started or ended), and the tree.
+     */
     public static String status(RunFigures f, int iteration, int depth) {
         List<String> parts = new ArrayList<>();
-        parts.add("iteration " + iteration);
+        if (iteration > 0) { // 0: a child started or ended, no turn
+            parts.add("iteration " + iteration);
+        }
         parts.add("depth " + depth);
         parts.add(f.childrenRunning() + (f.childrenRunning() == 1 ? " child" : " children") + " running");
         parts.add(String.format(Locale.ROOT, "%,d tokens", f.inputTokens() + f.outputTokens()));

@@ -149,6 +149,8 @@ class SolveToolTest {
         assertThat(TextRenderer.render("rlm_solve", none, TextRenderer.View.FIRST))
                 .isEqualTo("(no answer)\n[1 iterations; 0 children; depth 0; 10+5 tokens; 0.1 s; session s-2]");
         assertThat(RunReport.status(figures, 4, 1)).isEqualTo("iteration 4, depth 1, 0 children running, 16,434 tokens, $0.0123");
+        assertThat(RunReport.status(new RunFigures(3, 2, 1, 1, 10, 5, null, 0, 0, 100), 0, 1))
+                .isEqualTo("depth 1, 1 child running, 15 tokens");
         assertThat(RunReport.figures(figures)).isEqualTo("12 iterations, 3 children, depth 2 reached, 15,234 input + "
                 + "1,200 output tokens, $0.0123, 2 cache hits, 4 llm_query calls, 8.4 s");
     }
