@@ -127,6 +127,42 @@ class AskIT {
         }
     }
 
+    /**
+     * A user who is not root, with every default: bin/rlm-mcp from a copy of the distribution it can read,
+     * the sandbox, the data root (the working directory, deep in its home) and its own state directory.
+     */
+    @Test
+    void aUserWhoIsNotRootAsksWithEveryDefault() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Journey.isRoot(), "creating the user account needs root");
+        Path home = Journey.ensureUser();
+        Path dist = Journey.distribution(Files.createTempDirectory("rlm-ask-dist-"));
+        Path projects = home.resolve("projects");
+        Path state = home.resolve(".local/share/rlm-mcp");
+        Journey.deleteTree(state);
+        try (ChatCompletionsServer api = new ChatCompletionsServer()) {
+            api.behaviour = new ScriptedRlm(0, 0);
+            Path data = Journey.dirs(home, "projects", "ask", "logs");
+            RlmSolveIT.log(data);
+            Journey.chownToUser(projects);
+            UserLaunch launch = new UserLaunch(dist.resolve("bin/rlm-mcp"), data, java.util.Map.of(), Journey.USER, home);
+            Process process = new ProcessBuilder(launch.command(List.of("ask", "--llm-base-url",
+                    api.baseUrl().toString(), "--llm-model", "scripted", "--file", "server.log",
+                    ScriptedRlm.COUNT_ERRORS))).start();
+            process.getOutputStream().close();
+            CompletableFuture<String> out = read(process.getInputStream());
+            CompletableFuture<String> err = read(process.getErrorStream());
+            assertThat(process.waitFor(3, TimeUnit.MINUTES)).isTrue();
+            assertThat(process.exitValue()).as(err.get()).isZero();
+            assertThat(out.get()).isEqualTo(RlmSolveIT.ERRORS + "\n");
+            assertThat(err.get()).contains("rlm-mcp ask: 6 iterations, 4 children, depth 1 reached");
+            assertThat(state.resolve("projects")).isDirectory();
+        } finally {
+            Journey.deleteTree(projects);
+            Journey.deleteTree(state);
+            Journey.deleteTree(dist);
+        }
+    }
+
     @Test
     void aLimitThatStopsTheRunExitsWith3AndTheAnswerSoFar() throws Exception {
         Journey.mode(tmp, "rwxr-xr-x");
