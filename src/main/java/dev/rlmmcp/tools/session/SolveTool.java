@@ -2,12 +2,14 @@ package dev.rlmmcp.tools.session;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.base.ErrorCode;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.data.DataRoot;
 import dev.rlmmcp.data.DataSources;
 import dev.rlmmcp.kernel.protocol.DataType;
+import dev.rlmmcp.llm.LlmException;
 import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.rlm.RunLimits;
 import dev.rlmmcp.rlm.RunOptions;
@@ -113,6 +115,13 @@ public final class SolveTool implements RlmTool {
                     "pass session_id to work on that session's variables, or context to load data into a new session");
         }
         RunOptions options = new RunOptions(args.optionalString("model"), limits(args, runs.config().defaults()));
+        try {
+            sessions.llm().backendFor(caller.sampling()); // before any data is loaded for a run that cannot start
+        } catch (LlmException e) {
+            throw new RlmException(ErrorCode.NOT_CONFIGURED, "rlm_solve needs a model: " + e.getMessage(), null,
+                    "set RLM_LLM_BASE_URL, RLM_LLM_MODEL (and RLM_LLM_API_KEY if needed) where the server starts, "
+                            + "or call from a client that offers MCP sampling");
+        }
         Session session = source == null ? sessions.resolve(sessionId, caller.connection())
                 : loaded(source, caller.context());
         return solve(runs, session, question, options, caller.sampling(), caller.context());

@@ -36,6 +36,18 @@ import org.junit.jupiter.api.io.TempDir;
 class SolveToolTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** A client's sampling that no refused call reaches. */
+    private static final dev.rlmmcp.llm.LlmBackend NO_MODEL = new dev.rlmmcp.llm.LlmBackend() {
+        @Override
+        public String name() {
+            return "sampling";
+        }
+
+        @Override
+        public dev.rlmmcp.llm.LlmAnswer complete(dev.rlmmcp.llm.LlmRequest request, Duration timeout) {
+            throw new AssertionError("a refused call reached the model");
+        }
+    };
 
     @TempDir
     Path dir;
@@ -58,8 +70,12 @@ class SolveToolTest {
     }
 
     private JsonNode refusal(Map<String, Object> arguments) throws Exception {
+        return refusal(arguments, new Caller("c", NO_MODEL));
+    }
+
+    private JsonNode refusal(Map<String, Object> arguments, Caller caller) throws Exception {
         McpSchema.CallToolResult result = catalog.call(catalog.tool("rlm_solve").orElseThrow(),
-                withJson(arguments), new Caller("c"));
+                withJson(arguments), caller);
         assertThat(result.isError()).as(arguments.toString()).isTrue();
         return JSON.readTree(((McpSchema.TextContent) result.content().getFirst()).text()).path("error");
     }
@@ -118,6 +134,16 @@ class SolveToolTest {
                 .isEqualTo("rlm_solve needs the argument question");
         assertThat(refusal(Map.of("question", "q", "session_id", "nope")).path("code").asText())
                 .isEqualTo("SESSION_NOT_FOUND");
+        assertThat(sessions.all()).hasSize(before);
+    }
+
+    @Test
+    void withoutAModelTheRunIsRefusedBeforeAnyDataIsLoaded() throws Exception {
+        int before = sessions.all().size();
+        JsonNode refused = refusal(Map.of("question", "q", "context", Map.of("text", "x")), new Caller("c"));
+        assertThat(refused.path("code").asText()).isEqualTo("NOT_CONFIGURED");
+        assertThat(refused.path("message").asText()).startsWith("rlm_solve needs a model: ");
+        assertThat(refused.path("fix").asText()).contains("RLM_LLM_BASE_URL", "MCP sampling");
         assertThat(sessions.all()).hasSize(before);
     }
 
