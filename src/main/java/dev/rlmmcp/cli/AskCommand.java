@@ -45,8 +45,7 @@ import picocli.CommandLine.Spec;
             "The model is the OpenAI-compatible API of --llm-base-url / RLM_LLM_BASE_URL (--llm-model, RLM_LLM_API_KEY). "
                     + "Progress and figures go to stderr, the answer to stdout.",
             "Exit codes: 0 answered; 3 a limit stopped the run (the answer so far on stdout); 2 bad arguments; "
-                    + "130 interrupted (Ctrl-C stops every child RLM and its kernel)."},
-        exitCodeListHeading = "")
+                    + "130 interrupted (Ctrl-C stops every child RLM and its kernel)."})
 final class AskCommand implements Callable<Integer> {
 
     static final int STOPPED = 3;
