@@ -126,6 +126,7 @@ final class AskCommand implements Callable<Integer> {
         }, "ask-interrupted");
         Runtime.getRuntime().addShutdownHook(hook);
         ProgressLine progress = new ProgressLine(System.err, ProgressLine.stderrIsTerminal());
+        System.setErr(progress.others());
         try {
             if (!app.python().passed()) {
                 return PythonCheck.EXIT_CODE;

@@ -1,6 +1,9 @@
 package dev.rlmmcp.cli;
 
+import java.io.IOException;
+import java.io.OutputStream;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -9,6 +12,8 @@ import java.nio.file.Path;
  * stream is a terminal, else one plain line per change (a log file or a pipe gets no control characters).
  */
 final class ProgressLine {
+
+    private static final String PREFIX = "rlm-mcp ask: ";
 
     private final PrintStream out;
     private final boolean terminal;
@@ -36,11 +41,11 @@ final class ProgressLine {
         }
         last = line;
         if (terminal) {
-            String shown = "rlm-mcp ask: " + line;
+            String shown = PREFIX + line;
             out.print("\r" + shown + " ".repeat(Math.max(0, width - shown.length())));
             width = shown.length();
         } else {
-            out.println("rlm-mcp ask: " + line);
+            out.println(PREFIX + line);
         }
         out.flush();
     }
@@ -53,5 +58,31 @@ final class ProgressLine {
             width = 0;
         }
         last = null;
+    }
+
+    /**
+     * A stream for everything else written to the terminal (the log's warnings): each write first takes
+     * the progress line away, and the next {@link #show} draws it again below what was written.
+     */
+    PrintStream others() {
+        return new PrintStream(new OutputStream() {
+            @Override
+            public void write(int b) throws IOException {
+                write(new byte[] {(byte) b}, 0, 1);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) {
+                synchronized (ProgressLine.this) {
+                    clear();
+                    out.write(b, off, len);
+                }
+            }
+
+            @Override
+            public void flush() {
+                out.flush();
+            }
+        }, true, StandardCharsets.UTF_8);
     }
 }
