@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.base.Bytes;
 import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.ErrorCode;
@@ -231,7 +232,7 @@ public final class Session implements AutoCloseable {
                     accepted == null ? null : accepted.replaced());
             List<String> changed = exec == null ? List.of() : exec.variablesChanged();
             record(index, "exec", code, status.wireName(), result.traceOutput(), changed, ms, io, tripped, usage,
-                    usage == null ? null : llmStep.calls());
+                    usage == null ? null : llmStep.calls(), null);
             return result;
         } finally {
             lock.unlock();
@@ -320,7 +321,7 @@ public final class Session implements AutoCloseable {
 
     private void recordLoad(String what, Loaded loaded, double ms, long io, GuardrailStop guardrail) {
         record(null, "load", what, "done", loaded.type() + ", " + loaded.sizeHuman(), List.of(loaded.name()), ms, io,
-                guardrail == null ? null : guardrail.guardrail(), null, null);
+                guardrail == null ? null : guardrail.guardrail(), null, null, null);
     }
 
     /** One page of a variable's value, rendered for a model (the text itself, JSON, or repr). */
@@ -348,7 +349,7 @@ public final class Session implements AutoCloseable {
             lastActive = Instant.now();
             save();
             record(null, "finalize", finalText != null ? "final_text" : "final_var_name " + finalVariable, "done", "",
-                    List.of(), 0, 0, null, null, null);
+                    List.of(), 0, 0, null, null, null, null);
             return new Finalized(summary(), answer);
         } finally {
             lock.unlock();
@@ -467,10 +468,10 @@ public final class Session implements AutoCloseable {
     }
 
     private void record(Integer step, String kind, String input, String status, String output, List<String> changed,
-            double ms, long io, String tripped, LlmUsage usage, Object llmCalls) {
+            double ms, long io, String tripped, LlmUsage usage, Object llmCalls, JsonNode rlm) {
         Step entry = trace.append(step, kind, input, status, output, changed, ms, io, tripped, memoryBytes,
                 usage == null ? null : kernels.json().valueToTree(usage),
-                llmCalls == null ? null : kernels.json().valueToTree(llmCalls));
+                llmCalls == null ? null : kernels.json().valueToTree(llmCalls), rlm);
         snapshots.recorded();
         if (store != null) {
             SessionRecords.append(store, kernels.json(), stored(snapshots.at()), entry);
