@@ -1,6 +1,8 @@
 package dev.rlmmcp.tools;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.math.BigDecimal;
+import java.math.MathContext;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -137,7 +139,10 @@ final class RlmTreeText {
     private static String usage(JsonNode n) {
         String text = n.path("input_tokens").asLong() + "/" + n.path("output_tokens").asLong() + " tokens";
         if (n.path("cost_usd").isNumber()) {
-            text += String.format(Locale.ROOT, " · $%.4f", n.path("cost_usd").asDouble());
+            double usd = n.path("cost_usd").asDouble();
+            // Four decimals, or two significant digits for what would show as $0.0000.
+            text += " · $" + (usd == 0 || usd >= 0.0001 ? String.format(Locale.ROOT, "%.4f", usd)
+                    : new BigDecimal(usd).round(new MathContext(2)).toPlainString());
         }
         double ms = n.path("ms").asDouble();
         return text + " · " + (ms < 1000 ? Math.round(ms) + " ms" : String.format(Locale.ROOT, "%.1f s", ms / 1000));

@@ -59,10 +59,8 @@ final class SessionTables {
         long total = reply.path("total_chars").asLong();
         long returned = reply.path("returned_chars").asLong();
         if (offset > 0 || offset + returned < total) {
-            if (!text.isEmpty() && text.charAt(text.length() - 1) != '\n') {
-                text.append('\n');
-            }
-            text.append("[entry ").append(reply.path("entry").asText()).append(" as ").append(reply.path("format").asText())
+            // Always on a line of its own after the page, so that pages joined up are the file itself.
+            text.append("\n[entry ").append(reply.path("entry").asText()).append(" as ").append(reply.path("format").asText())
                     .append(": chars ").append(offset).append('-').append(offset + returned).append(" of ").append(total)
                     .append(reply.hasNonNull("next_offset") ? "; next: offset=" + reply.path("next_offset").asText() : "")
                     .append(']');
