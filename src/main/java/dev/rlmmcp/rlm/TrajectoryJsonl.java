@@ -22,8 +22,9 @@ import java.util.List;
  * {@code {"run_metadata", "iterations"}}, as that project nests depth. Times are in seconds there.
  * <p>
  * Works on the stored form (the entry as the trace keeps it, with its {@code rlm} field), so that runs
- * read back from the store export like live ones. An rlm_solve entry exports its run; an entry whose
- * code called rlm_query exports as one iteration: the step's code, its output and the children it started.
+ * read back from the store export like live ones. An rlm_solve entry exports its run; an agent's step
+ * whose code called rlm_query ({@code rlm} holds its {@code calls}) exports as one iteration: the step's
+ * code, its output, and those calls with the children they started.
  */
 public final class TrajectoryJsonl {
 
@@ -37,7 +38,7 @@ public final class TrajectoryJsonl {
     /** Whether {@code entry} (a trace entry's JSON) holds RLM runs to export. */
     public static boolean exportable(JsonNode entry) {
         JsonNode rlm = entry.path("rlm");
-        return rlm.path("root").isObject() || rlm.path("children").isArray() && !rlm.path("children").isEmpty();
+        return rlm.path("root").isObject() || rlm.path("calls").isArray() && !rlm.path("calls").isEmpty();
     }
 
     /** The file's text: one JSON object per line, each line ending in a newline. */
@@ -68,8 +69,8 @@ public final class TrajectoryJsonl {
                     .setAll(run.metadata(model, rlm)));
             lines.addAll(run.iterations(root));
         } else {
-            // The agent's own step is the iteration; the children are its code's sub-calls.
-            Run run = new Run(JSON.missingNode(), "mcp");
+            // The agent's own step is the iteration; its rlm_query calls are its code's sub-calls.
+            Run run = new Run(JSON.missingNode(), "unknown");
             String at = entry.path("at").asText("");
             lines.add(line("metadata", null, at).setAll(run.metadata("agent", rlm)));
             ObjectNode iteration = line("iteration", 1, at);
@@ -81,12 +82,7 @@ public final class TrajectoryJsonl {
             ObjectNode locals = result.putObject("locals");
             entry.path("variables_changed").forEach(name -> locals.putNull(name.asText()));
             result.put("execution_time", seconds(entry.path("duration_ms")));
-            ArrayNode calls = result.putArray("rlm_calls");
-            for (JsonNode child : rlm.path("children")) {
-                calls.add(run.completion(child.path("prompt").asText(""), child.path("answer").asText(""), null,
-                        text(child, "model", "unknown"), child.path("input_tokens").asLong(),
-                        child.path("output_tokens").asLong(), cost(child), child.path("ms"), false, child));
-            }
+            result.set("rlm_calls", run.calls(rlm.path("calls")));
             result.putNull("final_answer");
             iteration.putArray("code_blocks").addObject().put("code", entry.path("input").asText("")).set("result", result);
             iteration.putNull("final_answer");
@@ -168,8 +164,15 @@ public final class TrajectoryJsonl {
             ObjectNode locals = r.putObject("locals");
             code.path("variables_changed").forEach(name -> locals.putNull(name.asText()));
             r.put("execution_time", seconds(code.path("ms")));
-            ArrayNode calls = r.putArray("rlm_calls");
-            for (JsonNode sub : code.path("sub_calls")) {
+            r.set("rlm_calls", calls(code.path("sub_calls")));
+            r.putNull("final_answer");
+            return r;
+        }
+
+        /** A code block's sub-calls as {@code rlm_calls}. */
+        ArrayNode calls(JsonNode subCalls) {
+            ArrayNode calls = JSON.createArrayNode();
+            for (JsonNode sub : subCalls) {
                 JsonNode child = sub.path("child");
                 calls.add(completion(sub.path("prompt").asText(""), sub.path("response").asText(""),
                         sub.path("error").isTextual() ? sub.path("error").asText() : null,
@@ -177,13 +180,12 @@ public final class TrajectoryJsonl {
                         sub.path("output_tokens").asLong(), cost(sub), sub.path("ms"), sub.path("cached").asBoolean(),
                         child.isObject() ? child : null));
             }
-            r.putNull("final_answer");
-            return r;
+            return calls;
         }
 
         /** {@code RLMChatCompletion.to_dict()}, a child RLM's run in its metadata. */
-        ObjectNode completion(String prompt, String response, String error, String model, long in, long out, Double cost,
-                JsonNode ms, boolean cached, JsonNode child) {
+        private ObjectNode completion(String prompt, String response, String error, String model, long in, long out,
+                Double cost, JsonNode ms, boolean cached, JsonNode child) {
             ObjectNode c = JSON.createObjectNode();
             c.put("root_model", model);
             c.put("prompt", prompt);

@@ -29,11 +29,22 @@ final class RlmTreeText {
             text.append("entry ").append(step.path("index").asText()).append(" rlm run ")
                     .append(rlm.path("run_id").asText("")).append(outcome(rlm.path("outcome"))).append('\n');
             node(text, rlm.path("root"), 1);
-        } else if (rlm.path("children").isArray() && !rlm.path("children").isEmpty()) {
-            int n = rlm.path("children").size();
+        } else if (rlm.path("calls").isArray() && !rlm.path("calls").isEmpty()) {
+            int n = rlm.path("calls").size();
             text.append("entry ").append(step.path("index").asText()).append(" (step ").append(step.path("step").asText("?"))
-                    .append(") started ").append(n).append(n == 1 ? " child RLM" : " child RLMs").append('\n');
-            rlm.path("children").forEach(child -> node(text, child, 1));
+                    .append(") rlm_query run ").append(rlm.path("run_id").asText("")).append(" (")
+                    .append(count(n, "call", "calls")).append(')').append(figures(rlm.path("figures"))).append('\n');
+            for (JsonNode call : rlm.path("calls")) {
+                if (call.path("child").isObject()) {
+                    node(text, call.path("child"), 1);
+                } else {
+                    text.append(INDENT).append(call.path("kind").asText("llm")).append(" call at the depth limit · \"")
+                            .append(line(call.path("prompt").asText(""), PROMPT_CHARS)).append("\" · ")
+                            .append(call.hasNonNull("error") ? "failed: " + line(call.path("error").asText(), ANSWER_CHARS)
+                                    : "answer \"" + line(call.path("response").asText(""), ANSWER_CHARS) + "\"")
+                            .append(" · ").append(usage(call)).append('\n');
+                }
+            }
         }
         return text.toString();
     }
@@ -42,20 +53,26 @@ final class RlmTreeText {
         if (!outcome.isObject()) {
             return "";
         }
-        JsonNode f = outcome.path("figures");
-        List<String> parts = new ArrayList<>();
+        String figures = figures(outcome.path("figures"));
         if (outcome.hasNonNull("stopped_by")) {
-            parts.add("stopped by " + outcome.path("stopped_by").asText());
+            return ": stopped by " + outcome.path("stopped_by").asText() + (figures.isEmpty() ? "" : "," + figures.substring(1));
         }
-        if (f.isObject()) {
-            parts.add(count(f.path("iterations").asInt(), "iteration", "iterations"));
-            parts.add(count(f.path("children").asInt(), "child", "children"));
-            parts.add("depth " + f.path("depth_reached").asInt());
-            if (f.path("cache_hits").asInt() > 0) {
-                parts.add(count(f.path("cache_hits").asInt(), "cache hit", "cache hits"));
-            }
+        return figures;
+    }
+
+    /** A run's figures after a colon, or "". */
+    private static String figures(JsonNode f) {
+        if (!f.isObject()) {
+            return "";
         }
-        return parts.isEmpty() ? "" : ": " + String.join(", ", parts);
+        List<String> parts = new ArrayList<>();
+        parts.add(count(f.path("iterations").asInt(), "iteration", "iterations"));
+        parts.add(count(f.path("children").asInt(), "child", "children"));
+        parts.add("depth " + f.path("depth_reached").asInt());
+        if (f.path("cache_hits").asInt() > 0) {
+            parts.add(count(f.path("cache_hits").asInt(), "cache hit", "cache hits"));
+        }
+        return ": " + String.join(", ", parts);
     }
 
     private static void node(StringBuilder text, JsonNode node, int level) {

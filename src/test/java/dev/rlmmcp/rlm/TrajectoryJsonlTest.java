@@ -164,14 +164,12 @@ class TrajectoryJsonlTest {
     }
 
     @Test
-    void anAgentStepThatStartedChildrenExportsAsOneIterationWithThem() throws Exception {
-        JsonNode tree = Trajectories.depthTwoTree();
+    void anAgentStepThatCalledRlmQueryExportsAsOneIterationWithItsCalls() throws Exception {
         ObjectNode entry = JSON.createObjectNode().put("index", 4).put("step", 3).put("kind", "exec")
                 .put("at", "2026-11-27T12:10:00Z").put("input", "r = rlm_query('Best region in: west,45', c)")
                 .put("status", "ok").put("output", "west (45)\n").put("duration_ms", 1500.0);
         entry.putArray("variables_changed").add("r");
-        entry.putObject("rlm").putArray("children").add(tree.path("root").path("iterations").get(0)
-                .path("code_blocks").get(0).path("sub_calls").get(1).path("child"));
+        entry.set("rlm", Trajectories.stepTree());
 
         List<JsonNode> lines = parse(TrajectoryJsonl.text(entry));
 
@@ -185,6 +183,7 @@ class TrajectoryJsonlTest {
         assertThat(block.path("result").path("rlm_calls")).hasSize(1);
         assertThat(block.path("result").path("rlm_calls").get(0).path("metadata").path("iterations")).hasSize(2);
         assertThat(lines.get(1).path("iteration_time").asDouble()).isEqualTo(1.5);
+        assertThat(lines.get(0).path("environment_kwargs").path("run_id").asText()).isEqualTo("run-8");
     }
 
     @Test
@@ -195,20 +194,32 @@ class TrajectoryJsonlTest {
         assertThatThrownBy(() -> TrajectoryJsonl.lines(entry)).hasMessageContaining("trace entry 2 holds no RLM run");
     }
 
-    private static JsonNode entry(JsonNode rlm) {
-        ObjectNode entry = JSON.createObjectNode().put("index", 0).put("kind", "rlm").put("at", "2026-11-27T12:00:05Z")
-                .put("input", Trajectories.QUESTION).put("status", "done").put("output", Trajectories.ANSWER);
-        entry.set("rlm", rlm);
-        return entry;
+    /** Checks every line against the logger's definitions; returns where it looked. */
+    static List<String> conformsToTheLogger(List<JsonNode> lines) {
+        List<String> checked = new ArrayList<>();
+        conforms(lines.get(0), METADATA_LINE, "metadata", checked);
+        assertThat(lines.get(0).path("type").asText()).isEqualTo("metadata");
+        for (int i = 1; i < lines.size(); i++) {
+            iteration(lines.get(i), "iteration " + i, checked);
+            assertThat(lines.get(i).path("iteration").asInt()).isEqualTo(i);
+        }
+        return checked;
     }
 
-    private static List<JsonNode> parse(String text) throws Exception {
+    static List<JsonNode> parse(String text) throws Exception {
         assertThat(text).endsWith("\n");
         List<JsonNode> lines = new ArrayList<>();
         for (String line : text.split("\n")) {
             lines.add(JSON.readTree(line));
         }
         return lines;
+    }
+
+    private static JsonNode entry(JsonNode rlm) {
+        ObjectNode entry = JSON.createObjectNode().put("index", 0).put("kind", "rlm").put("at", "2026-11-27T12:00:05Z")
+                .put("input", Trajectories.QUESTION).put("status", "done").put("output", Trajectories.ANSWER);
+        entry.set("rlm", rlm);
+        return entry;
     }
 
     private static void iteration(JsonNode line, String where, List<String> checked) {

@@ -223,18 +223,30 @@
 
   function rlmTree(step) {
     const rlm = step.rlm;
-    const roots = rlm.root && typeof rlm.root === 'object' ? [rlm.root] : Array.isArray(rlm.children) ? rlm.children : [];
-    if (!roots.length) return null;
-    const f = rlm.outcome?.figures;
+    const solve = rlm.root && typeof rlm.root === 'object';
+    const calls = Array.isArray(rlm.calls) ? rlm.calls : [];
+    if (!solve && !calls.length) return null;
+    const f = solve ? rlm.outcome?.figures : rlm.figures;
+    const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
     const head = h('div', { class: 'rlm-head' },
-      h('span', { class: 'step-title', text: rlm.root ? `RLM run ${rlm.run_id ?? ''}` : `Child RLMs (${roots.length})` }),
-      f ? chipList([[`${f.iterations} iteration${f.iterations === 1 ? '' : 's'}`], [`${f.children} ${f.children === 1 ? 'child' : 'children'}`], [`depth ${f.depth_reached}`],
-        [tokens(f)], [usd(f.cost_usd)], [f.cache_hits ? `${f.cache_hits} cache hit${f.cache_hits === 1 ? '' : 's'}` : null], [ms(f.elapsed_ms)],
+      h('span', { class: 'step-title', text: solve ? `RLM run ${rlm.run_id ?? ''}` : `rlm_query run ${rlm.run_id ?? ''}` }),
+      f ? chipList([[plural(f.iterations, 'iteration', 'iterations')], [plural(f.children, 'child', 'children')],
+        [`depth ${f.depth_reached}`], [tokens(f)], [usd(f.cost_usd)],
+        [f.cache_hits ? plural(f.cache_hits, 'cache hit', 'cache hits') : null], [ms(f.elapsed_ms)],
         [rlm.outcome?.stopped_by ? `stopped by ${rlm.outcome.stopped_by}` : null, 'guardrail']]) : null,
       h('a', { class: 'button rlm-download', href: `/ui/api/sessions/${encodeURIComponent(view.open)}/rlm/${step.index}.jsonl`,
         download: `${view.open}.${step.index}.rlm.jsonl`, title: "alexzhang13/rlm's logger format: its visualizer opens it",
         text: 'Download run (JSONL)' }));
-    return h('div', { class: 'rlm-tree', 'data-entry': String(step.index) }, head, ...roots.map((n) => rlmNode(n, 0)));
+    const tree = h('div', { class: 'rlm-tree', 'data-entry': String(step.index) }, head);
+    if (solve) {
+      tree.appendChild(rlmNode(rlm.root, 0));
+    } else {
+      // The step's own calls: a child RLM's tree, or a plain answer where the depth limit made it one.
+      const plain = calls.filter((c) => !(c.child && typeof c.child === 'object'));
+      if (plain.length) tree.appendChild(h('ol', { class: 'llm-calls rlm-calls' }, ...plain.map(rlmCall)));
+      for (const c of calls) if (c.child && typeof c.child === 'object') tree.appendChild(rlmNode(c.child, 1));
+    }
+    return tree;
   }
 
   function stepItem(step) {
