@@ -13,7 +13,11 @@ const arg = (name) => {
   if (i < 0 || i + 1 >= process.argv.length) throw new Error(`--${name} is required`);
   return process.argv[i + 1];
 };
-const [base, sessionId, entry, execEntry, shots, profile] = ['base', 'session', 'entry', 'exec-entry', 'shots', 'profile'].map(arg);
+// With --real the entry is an agent's step whose code called rlm_query_batched on a live server: two
+// children at depth 1, each with a plain call at the depth limit; then --exec-entry is not needed.
+const real = process.argv.includes('--real');
+const [base, sessionId, entry, shots, profile] = ['base', 'session', 'entry', 'shots', 'profile'].map(arg);
+const execEntry = real ? null : arg('exec-entry');
 const emit = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 function check(condition, message) {
   if (!condition) throw new Error(message);
@@ -35,6 +39,24 @@ try {
   await page.goto(`${base}/ui/#/s/${sessionId}`);
   const tree = page.locator(`li.step[data-index="${entry}"] .rlm-tree`);
   await tree.waitFor();
+  if (real) {
+    done.nodes = await tree.locator('.rlm-node').count();
+    check(await tree.locator('.rlm-node.depth-1').count() === 2, 'two children at depth 1');
+    for (const summary of await tree.locator('.rlm-iter-detail > summary').all()) await summary.click();
+    for (const summary of await tree.locator('li.rlm-call > details > summary').all()) await summary.click();
+    const leaves = await tree.locator('li.rlm-call').allInnerTexts();
+    done.leaf_calls = leaves.filter((t) => t.includes('leaf answer')).length;
+    check((await tree.locator('.rlm-head').innerText()).includes('2 children'), 'the run\'s figures');
+    await page.locator(`li.step[data-index="${entry}"]`).screenshot({ path: path.join(shots, 'rlm-real.png') });
+    const [download] = await Promise.all([page.waitForEvent('download'), tree.locator('.rlm-download').click()]);
+    const lines = fs.readFileSync(await download.path(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    check(lines[0].type === 'metadata' && lines[1].code_blocks[0].result.rlm_calls.length === 2, 'the download');
+    done.jsonl_lines = lines.length;
+    check(errors.length === 0, `console errors: ${JSON.stringify(errors)}`);
+    emit({ event: 'done', ...done });
+    await context.close();
+    process.exit(0);
+  }
   const nodes = tree.locator('.rlm-node');
   done.nodes = await nodes.count();
   done.depths = [];

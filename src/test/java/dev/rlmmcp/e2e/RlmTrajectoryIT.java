@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.llm.ChatCompletionsServer;
 import dev.rlmmcp.rlm.Trajectories;
 import dev.rlmmcp.store.SessionDatabase;
 import java.nio.charset.StandardCharsets;
@@ -130,6 +131,91 @@ class RlmTrajectoryIT {
             assertThat(Files.size(shot)).isGreaterThan(10_000);
             System.out.println("RLM tree screenshot: " + shot);
         }
+    }
+
+    @Test
+    void anAgentStepsRealChildRunsAreInTheTraceTheToolAndTheViewer() throws Exception {
+        assertThat(CHROMIUM).as("Debian's chromium package (bin/test installs it as root)").isExecutable();
+        Path shots = McpDriver.projectRoot().resolve("target/ui-screenshots");
+        Files.createDirectories(shots);
+        try (ChatCompletionsServer api = new ChatCompletionsServer()) {
+            api.behaviour = RlmTrajectoryIT::scripted;
+            try (ServerProcess server = ServerProcess.http("--llm-base-url", api.baseUrl().toString(),
+                    "--llm-model", "scripted-model");
+                    McpDriver client = McpDriver.http(server.mcpUrl())) {
+                SessionCalls calls = new SessionCalls(client);
+                String id = calls.ok("rlm_init_context", Map.of("name", "notes")).path("session_id").asText();
+                String out = calls.run(id, "r = rlm_query_batched(['tally', 'tally'], ['x.x', 'xx.x'])\nprint(r)");
+                assertThat(out).isEqualTo("['leaf answer', 'leaf answer']\n");
+                JsonNode trace = calls.ok("rlm_get_trace", Map.of("session_id", id));
+                int entry = trace.path("trace_length").asInt() - 1;
+                JsonNode rlm = trace.path("steps").get(trace.path("steps").size() - 1).path("rlm");
+                assertThat(rlm.path("calls")).hasSize(2);
+                assertThat(rlm.path("calls").get(0).path("child").path("depth").asInt()).isEqualTo(1);
+
+                String text = McpDriver.text(client.call("rlm_get_trace", Map.of("session_id", id,
+                        "response_format", "text")));
+                assertThat(text).contains("(step 0) rlm_query run ").contains("(2 calls): 4 iterations, 2 children, depth 2")
+                        .contains("\n  RLM depth 1 · \"tally\" · 2 iterations · answer \"leaf answer\" (ready)")
+                        .contains("\n    iteration 1 · 1 code block · llm_query ×1 · ");
+                JsonNode export = calls.ok("rlm_get_trace", Map.of("session_id", id, "export", "rlm_jsonl",
+                        "entry", entry));
+                List<JsonNode> lines = new ArrayList<>();
+                for (String line : export.path("jsonl").asText().split("\n")) {
+                    lines.add(McpDriver.MAPPER.readTree(line));
+                }
+                assertThat(lines).hasSize(2);
+                JsonNode children = lines.get(1).path("code_blocks").get(0).path("result").path("rlm_calls");
+                assertThat(children).hasSize(2);
+                assertThat(children.get(0).path("metadata").path("iterations")).hasSize(2);
+                assertThat(children.get(0).path("metadata").path("iterations").get(0).path("code_blocks").get(0)
+                        .path("result").path("rlm_calls").get(0).path("response").asText()).isEqualTo("leaf answer");
+
+                Process browser = new ProcessBuilder(McpDriver.findNode().toString(),
+                        McpDriver.projectRoot().resolve("e2e/rlm-tree-check.mjs").toString(), "--real",
+                        "--base", server.baseUrl(), "--session", id, "--entry", String.valueOf(entry),
+                        "--shots", shots.toString(), "--profile", profile.resolve("chromium-real").toString())
+                        .directory(McpDriver.projectRoot().toFile()).redirectError(ProcessBuilder.Redirect.INHERIT)
+                        .redirectInput(ProcessBuilder.Redirect.PIPE).start();
+                browser.getOutputStream().close();
+                String seen = new String(browser.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+                if (!browser.waitFor(60, TimeUnit.SECONDS)) {
+                    browser.descendants().forEach(ProcessHandle::destroyForcibly);
+                    browser.destroyForcibly();
+                }
+                JsonNode last = McpDriver.MAPPER.readTree(seen.substring(seen.lastIndexOf('\n') + 1));
+                assertThat(last.path("event").asText()).as(seen).isEqualTo("done");
+                assertThat(browser.exitValue()).isZero();
+                assertThat(last.path("nodes").asInt()).isEqualTo(2);
+                assertThat(last.path("leaf_calls").asInt()).isEqualTo(2);
+                assertThat(last.path("jsonl_lines").asInt()).isEqualTo(2);
+                System.out.println("RLM tree of a real run: " + shots.resolve("rlm-real.png"));
+            }
+        }
+    }
+
+    /**
+     * The model, as the loop talks to it: an RLM given "tally" asks a child for its context (past the
+     * depth limit, a plain call) and answers with what it got; a plain call answers "leaf answer".
+     */
+    private static ChatCompletionsServer.Reply scripted(JsonNode request) {
+        JsonNode messages = request.path("messages");
+        boolean rlm = messages.path(0).path("content").asText().contains("You are a Recursive Language Model");
+        String content;
+        if (!rlm) {
+            content = "leaf answer";
+        } else {
+            int turns = 0;
+            for (JsonNode m : messages) {
+                turns += "assistant".equals(m.path("role").asText()) ? 1 : 0;
+            }
+            content = turns == 0 ? "Ask a child.\n```repl\nsub = rlm_query('leaf', context)\nprint(sub)\n```"
+                    : "```repl\nanswer['content'] = sub\nanswer['ready'] = True\n```";
+        }
+        ObjectNode body = McpDriver.MAPPER.createObjectNode().put("model", "scripted-model");
+        body.putArray("choices").addObject().putObject("message").put("role", "assistant").put("content", content);
+        body.putObject("usage").put("prompt_tokens", 40).put("completion_tokens", 12);
+        return new ChatCompletionsServer.Reply(200, body.toString(), 0);
     }
 
     /**
