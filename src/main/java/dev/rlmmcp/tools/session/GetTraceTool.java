@@ -36,11 +36,9 @@ public final class GetTraceTool implements RlmTool {
         return """
                 A session's trace: each code step and load with its code (clipped), output summary, status, \
                 duration, variables changed, I/O bytes and guardrail events; plus totals, limits, state and \
-                the final answer. start and end select entries [start, end). An RLM run (rlm_solve, or code \
-                that called rlm_query) shows as a tree: each RLM's depth, prompt, iterations, answer, stop \
-                reason, tokens and cost, its children indented. export "rlm_jsonl" with entry returns that \
-                entry's run as JSONL in alexzhang13/rlm's logger format (its visualizer opens it), paged by \
-                offset and max_chars (the reply gives total_chars and next_offset, null at the end).""";
+                the final answer. start and end select entries [start, end). RLM runs show as a tree (each \
+                RLM's depth, prompt, iterations, answer, stop reason, tokens, cost). export "rlm_jsonl" with \
+                entry: that run as JSONL in alexzhang13/rlm's logger format, paged by offset and max_chars.""";
     }
 
     @Override
@@ -49,10 +47,10 @@ public final class GetTraceTool implements RlmTool {
                 .string("session_id", "The session.", true)
                 .integer("start", "First entry (default 0).", 0, Integer.MAX_VALUE)
                 .integer("end", "Entry after the last one (default: all).", 0, Integer.MAX_VALUE)
-                .choice("export", "Export one entry's RLM run instead of listing the trace.", List.of(RLM_JSONL), null)
-                .integer("entry", "With export: the trace entry (its index) holding the run.", 0, Integer.MAX_VALUE)
-                .integer("offset", "With export: first character to return (default 0).", 0, Long.MAX_VALUE)
-                .integer("max_chars", "With export: most characters to return (default %d)."
+                .choice("export", "Export an entry's RLM run.", List.of(RLM_JSONL), null)
+                .integer("entry", "With export: the entry's index.", 0, Integer.MAX_VALUE)
+                .integer("offset", "With export: first character (default 0).", 0, Long.MAX_VALUE)
+                .integer("max_chars", "With export: characters per page (default %d)."
                         .formatted(sessions.kernels().settings().outputCap()), 1, MAX_PAGE);
     }
 
