@@ -3,12 +3,8 @@ package dev.rlmmcp.rlm;
 import static dev.rlmmcp.rlm.ScriptedBackend.repl;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.JsonSerializer;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializerProvider;
-import com.fasterxml.jackson.databind.module.SimpleModule;
 import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Session;
@@ -20,10 +16,8 @@ import dev.rlmmcp.kernel.protocol.DataType;
 import dev.rlmmcp.llm.LlmLimits;
 import dev.rlmmcp.llm.LlmService;
 import dev.rlmmcp.store.StateStore;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -36,20 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TrajectoryExportRunTest {
 
-    /** Java time as ISO text, for whichever form the records give it. */
-    private static final ObjectMapper JSON = new ObjectMapper().registerModule(new SimpleModule()
-            .addSerializer(Instant.class, new JsonSerializer<>() {
-                @Override
-                public void serialize(Instant value, JsonGenerator gen, SerializerProvider p) throws IOException {
-                    gen.writeString(value.toString());
-                }
-            })
-            .addSerializer(Duration.class, new JsonSerializer<>() {
-                @Override
-                public void serialize(Duration value, JsonGenerator gen, SerializerProvider p) throws IOException {
-                    gen.writeString(value.toString());
-                }
-            }));
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     @TempDir
     Path dir;

@@ -187,6 +187,17 @@ class TrajectoryJsonlTest {
     }
 
     @Test
+    void theTestRunIsInTheFormTheRecordsAreStoredIn() throws Exception {
+        ObjectNode stored = (ObjectNode) Trajectories.depthTwoTree();
+        // The time limit is written in seconds and read by no one: everything else reads back as written.
+        ((ObjectNode) stored.path("limits")).remove("max_time_s");
+
+        JsonNode again = JSON.readTree(JSON.writeValueAsString(JSON.treeToValue(stored, Trajectory.class)));
+
+        assertThat(again).isEqualTo(stored);
+    }
+
+    @Test
     void anEntryWithoutARunIsRefused() {
         ObjectNode entry = JSON.createObjectNode().put("index", 2).put("kind", "exec");
 
