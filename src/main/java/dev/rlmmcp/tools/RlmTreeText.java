@@ -17,12 +17,24 @@ final class RlmTreeText {
     private static final int PROMPT_CHARS = 80;
     private static final int ANSWER_CHARS = 80;
     private static final String INDENT = "  ";
+    /** Lines of one entry's tree in a trace listing; the export has the whole run. */
+    static final int MAX_LINES = 120;
 
     private RlmTreeText() {
     }
 
-    /** The tree of entry {@code step} (its JSON view), or "" when it holds no run. */
+    /** The tree of entry {@code step} (its JSON view), at most {@link #MAX_LINES} lines, or "" when it holds no run. */
     static String of(JsonNode step) {
+        String tree = whole(step);
+        String[] lines = tree.split("\n", -1);
+        if (lines.length - 1 <= MAX_LINES) {
+            return tree;
+        }
+        return String.join("\n", java.util.Arrays.copyOf(lines, MAX_LINES)) + "\n[" + (lines.length - 1 - MAX_LINES)
+                + " more lines; the whole run: export \"rlm_jsonl\" with entry " + step.path("index").asText() + "]\n";
+    }
+
+    private static String whole(JsonNode step) {
         JsonNode rlm = step.path("rlm");
         StringBuilder text = new StringBuilder();
         if (rlm.path("root").isObject()) {

@@ -44,6 +44,21 @@ class RlmTreeTextTest {
     }
 
     @Test
+    void aBigTreeIsCutAndSaysWhereTheWholeRunIs() throws Exception {
+        ObjectNode step = (ObjectNode) JSON.readTree("{\"index\":5,\"kind\":\"rlm\"}");
+        ObjectNode rlm = step.putObject("rlm").put("run_id", "big");
+        var iterations = rlm.putObject("root").put("depth", 0).put("prompt", "q").putArray("iterations");
+        for (int i = 0; i < 300; i++) {
+            iterations.addObject().put("ms", 1.0);
+        }
+
+        String text = RlmTreeText.of(step);
+
+        assertThat(text.split("\n")).hasSize(RlmTreeText.MAX_LINES + 1);
+        assertThat(text).endsWith("\n[182 more lines; the whole run: export \"rlm_jsonl\" with entry 5]\n");
+    }
+
+    @Test
     void anExportPageSaysWhereItIsInTheWhole() throws Exception {
         ObjectNode page = (ObjectNode) JSON.readTree("""
                 {"session_id":"s-3","entry":1,"format":"rlm_jsonl","jsonl":"{\\"type\\":\\"meta","offset":0,\
