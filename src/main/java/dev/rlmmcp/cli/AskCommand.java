@@ -1,5 +1,6 @@
 package dev.rlmmcp.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.CallContext;
@@ -13,6 +14,8 @@ import dev.rlmmcp.rlm.RlmConfig;
 import dev.rlmmcp.rlm.RunOptions;
 import dev.rlmmcp.rlm.RunOutcome;
 import dev.rlmmcp.rlm.StopReason;
+import dev.rlmmcp.rlm.TrajectoryJsonl;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.session.ContextSource;
 import dev.rlmmcp.tools.session.RunReport;
 import dev.rlmmcp.tools.session.SolveTool;
@@ -75,6 +78,11 @@ final class AskCommand implements Callable<Integer> {
             description = "How the context is parsed: text, json, lines or csv (default: ${DEFAULT-VALUE}).")
     String dataType;
 
+    @Option(names = "--trajectory", paramLabel = "FILE",
+            description = "Also write the run's trajectory to FILE as JSON Lines in alexzhang13/rlm's format, which its "
+                    + "visualizer opens (written when the run ends, answered or stopped).")
+    Path trajectory;
+
     @Parameters(paramLabel = "QUESTION", arity = "1..*", description = "The question (several words are joined).")
     List<String> question;
 
@@ -95,6 +103,12 @@ final class AskCommand implements Callable<Integer> {
         String asked = String.join(" ", question).strip();
         KernelOptions.require(spec, !asked.isEmpty(), "the question is empty: write it after the options, in quotes");
         ContextSource context = context();
+        if (trajectory != null) {
+            Path dir = trajectory.toAbsolutePath().getParent();
+            KernelOptions.require(spec, dir != null && Files.isDirectory(dir) && Files.isWritable(dir)
+                    && !Files.isDirectory(trajectory), "--trajectory " + trajectory + " cannot be written: name a file "
+                            + "in a directory that exists and that you may write to");
+        }
         Settings settings = kernel.settings(spec);
         ObjectMapper json = Assembly.mapper();
         RlmConfig config = rlm.config(spec, json);
@@ -143,7 +157,11 @@ final class AskCommand implements Callable<Integer> {
             RunOutcome outcome = app.runs().solve(session, asked, options, null,
                     (figures, iteration, depth) -> progress.show(RunReport.status(figures, iteration, depth)), run);
             progress.clear();
-            ObjectNode reply = RunReport.reply(session.id(), outcome, SolveTool.traceEntry(session, before));
+            Integer entry = SolveTool.traceEntry(session, before);
+            ObjectNode reply = RunReport.reply(session.id(), outcome, entry);
+            if (trajectory != null) {
+                written(session, entry);
+            }
             return told(outcome, reply, interrupted.get());
         } catch (RlmException e) {
             progress.clear();
@@ -163,6 +181,22 @@ final class AskCommand implements Callable<Integer> {
                 }
                 app.close(shutdownTimeout);
             }
+        }
+    }
+
+    /** The run's trace entry as JSON Lines in {@link #trajectory}; a failure is said, and costs the answer nothing. */
+    private void written(Session session, Integer entry) {
+        try {
+            JsonNode found = entry == null ? null
+                    : Replies.trace(session.trace(entry, entry + 1)).path("steps").path(0);
+            if (found == null || !TrajectoryJsonl.exportable(found)) {
+                System.err.println("rlm-mcp ask: no trajectory to write: the run left no entry in the trace");
+                return;
+            }
+            Files.writeString(trajectory, TrajectoryJsonl.text(found));
+            System.err.println("rlm-mcp ask: trajectory written to " + trajectory);
+        } catch (java.io.IOException | RuntimeException e) {
+            System.err.println("rlm-mcp ask: could not write the trajectory to " + trajectory + ": " + e.getMessage());
         }
     }
 

@@ -62,10 +62,19 @@ class AskIT {
         RlmSolveIT.log(tmp);
         try (ChatCompletionsServer api = new ChatCompletionsServer()) {
             api.behaviour = new ScriptedRlm(0, 300);
-            Ran ran = run(api, "--file", "server.log", ScriptedRlm.COUNT_ERRORS);
+            Ran ran = run(api, "--file", "server.log", "--trajectory", "run.jsonl", ScriptedRlm.COUNT_ERRORS);
             assertThat(ran.exit()).as(ran.stderr()).isZero();
             assertThat(ran.stdout()).isEqualTo(RlmSolveIT.ERRORS + "\n");
             List<String> lines = ran.stderr().lines().toList();
+            // the trajectory as alexzhang13/rlm's logger writes it: metadata, then the root's two iterations
+            List<com.fasterxml.jackson.databind.JsonNode> jsonl = new ArrayList<>();
+            for (String line : Files.readAllLines(tmp.resolve("run.jsonl"))) {
+                jsonl.add(McpDriver.MAPPER.readTree(line));
+            }
+            assertThat(jsonl).extracting(j -> j.path("type").asText()).containsExactly("metadata", "iteration",
+                    "iteration");
+            assertThat(jsonl.get(2).toString()).contains("rlm_calls", ScriptedRlm.CHILD_COUNT.replace(".", ""));
+            assertThat(lines).contains("rlm-mcp ask: trajectory written to run.jsonl");
             // stderr is a pipe here: plain progress lines, no carriage returns
             assertThat(ran.stderr()).doesNotContain("\r");
             assertThat(lines).contains("rlm-mcp ask: loading " + tmp.resolve("server.log"));
@@ -190,6 +199,10 @@ class AskIT {
             Ran missing = run(api, "--file", "missing.txt", "q");
             assertThat(missing.exit()).isEqualTo(2);
             assertThat(missing.stderr()).contains("rlm-mcp ask: --file missing.txt is not a readable file");
+            Ran trajectory = run(api, "--trajectory", tmp.resolve("no/such/dir/run.jsonl").toString(), "q");
+            assertThat(trajectory.exit()).isEqualTo(2);
+            assertThat(trajectory.stderr()).contains("rlm-mcp ask: --trajectory " + tmp.resolve("no/such/dir/run.jsonl")
+                    + " cannot be written");
             Ran depth = run(api, "--llm-max-depth", "0", "q");
             assertThat(depth.exit()).isEqualTo(2);
             assertThat(depth.stderr()).contains("rlm-mcp ask: --rlm-max-depth (alias --llm-max-depth) must be at least 1");
