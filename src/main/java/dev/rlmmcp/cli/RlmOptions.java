@@ -27,52 +27,52 @@ final class RlmOptions {
     private static final String WINDOWS_SHAPE = "{\"model\": 128000}";
 
     @Option(names = {"--rlm-max-depth", "--llm-max-depth"}, paramLabel = "N",
-            defaultValue = "${env:RLM_RLM_MAX_DEPTH:-${env:RLM_LLM_MAX_DEPTH:-2}}",
+            defaultValue = "${env:RLM_RUN_MAX_DEPTH:-${env:RLM_LLM_MAX_DEPTH:-2}}",
             description = "Deepest nesting of rlm_query and llm_query calls, one notion of depth for both: the root RLM "
                     + "is at 0, a call from code at depth d is at d+1, and rlm_query at the limit is answered by a plain "
-                    + "llm_query; --llm-max-depth is the same option (RLM_RLM_MAX_DEPTH or RLM_LLM_MAX_DEPTH; default: 2).")
+                    + "llm_query; --llm-max-depth is the same option (RLM_RUN_MAX_DEPTH or RLM_LLM_MAX_DEPTH; default: 2).")
     int maxDepth;
 
-    @Option(names = "--rlm-max-iterations", paramLabel = "N", defaultValue = "${env:RLM_RLM_MAX_ITERATIONS:-30}",
-            description = "Model turns each RLM of a run may take (RLM_RLM_MAX_ITERATIONS; default: ${DEFAULT-VALUE}).")
+    @Option(names = "--rlm-max-iterations", paramLabel = "N", defaultValue = "${env:RLM_RUN_MAX_ITERATIONS:-30}",
+            description = "Model turns each RLM of a run may take (RLM_RUN_MAX_ITERATIONS; default: ${DEFAULT-VALUE}).")
     int maxIterations;
 
-    @Option(names = "--rlm-max-children", paramLabel = "N", defaultValue = "${env:RLM_RLM_MAX_CHILDREN:-256}",
-            description = "Child RLMs a root run may start over its whole tree, 0 for none (RLM_RLM_MAX_CHILDREN; default: ${DEFAULT-VALUE}).")
+    @Option(names = "--rlm-max-children", paramLabel = "N", defaultValue = "${env:RLM_RUN_MAX_CHILDREN:-256}",
+            description = "Child RLMs a root run may start over its whole tree, 0 for none (RLM_RUN_MAX_CHILDREN; default: ${DEFAULT-VALUE}).")
     int maxChildren;
 
-    @Option(names = "--rlm-max-time-s", paramLabel = "S", defaultValue = "${env:RLM_RLM_MAX_TIME_S:-1800}",
-            description = "Wall time of a root run and everything under it, in seconds (RLM_RLM_MAX_TIME_S; default: ${DEFAULT-VALUE}).")
+    @Option(names = "--rlm-max-time-s", paramLabel = "S", defaultValue = "${env:RLM_RUN_MAX_TIME_S:-1800}",
+            description = "Wall time of a root run and everything under it, in seconds (RLM_RUN_MAX_TIME_S; default: ${DEFAULT-VALUE}).")
     long maxTimeS;
 
-    @Option(names = "--rlm-max-input-tokens", paramLabel = "TOKENS", defaultValue = "${env:RLM_RLM_MAX_INPUT_TOKENS}",
-            description = "Input tokens a root run may use over its whole tree (RLM_RLM_MAX_INPUT_TOKENS; default: none).")
+    @Option(names = "--rlm-max-input-tokens", paramLabel = "TOKENS", defaultValue = "${env:RLM_RUN_MAX_INPUT_TOKENS}",
+            description = "Input tokens a root run may use over its whole tree (RLM_RUN_MAX_INPUT_TOKENS; default: none).")
     Long maxInputTokens;
 
-    @Option(names = "--rlm-max-output-tokens", paramLabel = "TOKENS", defaultValue = "${env:RLM_RLM_MAX_OUTPUT_TOKENS}",
-            description = "Output tokens a root run may use over its whole tree (RLM_RLM_MAX_OUTPUT_TOKENS; default: none).")
+    @Option(names = "--rlm-max-output-tokens", paramLabel = "TOKENS", defaultValue = "${env:RLM_RUN_MAX_OUTPUT_TOKENS}",
+            description = "Output tokens a root run may use over its whole tree (RLM_RUN_MAX_OUTPUT_TOKENS; default: none).")
     Long maxOutputTokens;
 
-    @Option(names = "--rlm-max-cost-usd", paramLabel = "USD", defaultValue = "${env:RLM_RLM_MAX_COST_USD}",
-            description = "Cost in USD a root run may reach, priced by --llm-prices (RLM_RLM_MAX_COST_USD; default: none).")
+    @Option(names = "--rlm-max-cost-usd", paramLabel = "USD", defaultValue = "${env:RLM_RUN_MAX_COST_USD}",
+            description = "Cost in USD a root run may reach, priced by --llm-prices (RLM_RUN_MAX_COST_USD; default: none).")
     Double maxCostUsd;
 
     @Option(names = "--rlm-max-consecutive-errors", paramLabel = "N",
-            defaultValue = "${env:RLM_RLM_MAX_CONSECUTIVE_ERRORS:-5}",
-            description = "Turns in a row whose code failed before an RLM stops (RLM_RLM_MAX_CONSECUTIVE_ERRORS; default: ${DEFAULT-VALUE}).")
+            defaultValue = "${env:RLM_RUN_MAX_CONSECUTIVE_ERRORS:-5}",
+            description = "Turns in a row whose code failed before an RLM stops (RLM_RUN_MAX_CONSECUTIVE_ERRORS; default: ${DEFAULT-VALUE}).")
     int maxConsecutiveErrors;
 
-    @Option(names = "--rlm-output-cap", paramLabel = "CHARS", defaultValue = "${env:RLM_RLM_OUTPUT_CAP:-20000}",
-            description = "Characters of a turn's REPL output shown back to the model, at least 100 (RLM_RLM_OUTPUT_CAP; default: ${DEFAULT-VALUE}).")
+    @Option(names = "--rlm-output-cap", paramLabel = "CHARS", defaultValue = "${env:RLM_RUN_OUTPUT_CAP:-20000}",
+            description = "Characters of a turn's REPL output shown back to the model, at least 100 (RLM_RUN_OUTPUT_CAP; default: ${DEFAULT-VALUE}).")
     int outputCap;
 
-    @Option(names = "--rlm-compact-at", paramLabel = "SHARE", defaultValue = "${env:RLM_RLM_COMPACT_AT:-0.85}",
+    @Option(names = "--rlm-compact-at", paramLabel = "SHARE", defaultValue = "${env:RLM_RUN_COMPACT_AT:-0.85}",
             description = "Share of the model's context window past which earlier turns are summarised into `history`, "
-                    + "in (0, 1] (RLM_RLM_COMPACT_AT; default: ${DEFAULT-VALUE}).")
+                    + "in (0, 1] (RLM_RUN_COMPACT_AT; default: ${DEFAULT-VALUE}).")
     double compactAt;
 
-    @Option(names = "--rlm-concurrency", paramLabel = "N", defaultValue = "${env:RLM_RLM_CONCURRENCY:-8}",
-            description = "Children of one rlm_query_batched running at once (RLM_RLM_CONCURRENCY; default: ${DEFAULT-VALUE}).")
+    @Option(names = "--rlm-concurrency", paramLabel = "N", defaultValue = "${env:RLM_RUN_CONCURRENCY:-8}",
+            description = "Children of one rlm_query_batched running at once (RLM_RUN_CONCURRENCY; default: ${DEFAULT-VALUE}).")
     int concurrency;
 
     @Option(names = "--llm-prices", paramLabel = "FILE", defaultValue = "${env:RLM_LLM_PRICES}",
