@@ -374,3 +374,34 @@ def test_http_server_refuses_bad_requests(endpoint):
     with pytest.raises(urllib.error.HTTPError) as missing:
         post(base + "/v1/completions", {"model": "scripted", "messages": []})
     assert missing.value.code == 404
+
+
+def test_the_benchmark_reads_child_start_times_from_the_endpoints_log(tmp_path, monkeypatch):
+    """A run whose model calls go over HTTP to the endpoint as bin/bench starts it: the log gives, per child,
+    the time from its rlm_query call to its first request, and the root's turns in order."""
+    import rlm_bench
+    endpoint = rlm_bench.Endpoint(str(tmp_path))
+    try:
+        monkeypatch.setattr(sys.modules[__name__], "chat", lambda model, messages: post(
+            endpoint.url + "/chat/completions", {"model": model, "messages": messages})["choices"][0]["message"]["content"])
+        mark = endpoint.mark()
+        answer, _, _ = run_rlm("scripted-serial-5", "Start the children.", None)
+        assert answer == "10"
+        entries = endpoint.entries(mark)
+        waits = rlm_bench.first_requests(entries, {"serial-5"})
+        assert len(waits) == 5 and all(0 <= ms < 5000 for ms in waits)
+        roots = [e for e in entries if e["policy"] == "serial-5"]
+        assert [e["turns"] for e in roots] == [0] and roots[0]["done"] >= roots[0]["t"]
+        assert rlm_bench.first_requests(endpoint.entries(endpoint.mark()), set()) == []
+    finally:
+        endpoint.close()
+
+
+def test_the_benchmark_finds_a_run_and_its_code_times_in_a_trace():
+    import rlm_bench
+    run = {"run_id": "r2", "root": {"iterations": [{"code_blocks": [{"ms": 1.5}, {"ms": 0.5}]}, {"code_blocks": []}]}}
+    trace = {"steps": [{"kind": "exec"}, {"kind": "rlm", "rlm": {"run_id": "r1", "root": {}}}, {"kind": "rlm", "rlm": run}]}
+    assert rlm_bench.find_run(trace, "r2") is run
+    assert rlm_bench.code_ms(run) == [2.0, 0.0]
+    assert rlm_bench.code_ms(None) is None
+    assert os.getpid() in rlm_bench.proc_tree(os.getppid())
