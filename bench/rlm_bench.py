@@ -196,8 +196,11 @@ def task_table(solver, data_root, sizes, modes, limits, price=None, base=None):
             if base:
                 rows.append(print_row(name, tokens, "base model, whole context", *base(task), price))
             for label, model, depth in modes:
-                reply, figures, wall_ms = solver.solve(task.question, context_file(data_root, task),
-                                                       model=model.format(task=name), max_depth=depth, **limits)
+                try:
+                    reply, figures, wall_ms = solver.solve(task.question, context_file(data_root, task),
+                                                           model=model.format(task=name), max_depth=depth, **limits)
+                except RuntimeError as e:  # a refused call: its row says why, the others still run
+                    reply, figures, wall_ms = {"stopped_by": f"ERROR {str(e)[:100]}"}, {}, 0.0
                 score = rlm_tasks.score(task, reply.get("answer") or "")
                 rows.append(print_row(name, tokens, label, score, figures, wall_ms, reply.get("stopped_by"), price))
     return rows
@@ -282,7 +285,8 @@ def wide(solver, endpoint, client, memory, python_processes, n):
     print(f"  {n} children at once: {figures.get('elapsed_ms', wall_ms):.0f} ms wall, {figures.get('children', '-')} "
           f"children, answer {'right' if ok else 'WRONG (' + str(reply.get('answer'))[:60] + ')'}"
           f"{'' if not reply.get('stopped_by') else ', stopped by ' + reply['stopped_by']}; to each child's first "
-          f"request p50 {p(ms, 50):.1f} ms, max {max(ms, default=float('nan')):.1f} ms ({len(ms)} children); "
+          f"request p50 {p(ms, 50):.1f} ms, max {max(ms, default=float('nan')):.1f} ms ({len(ms)} children; "
+          f"{n - len(ms)} never reached the model); "
           f"peak {watch.peak_kernels} Python kernels, peak PSS of the kernels {watch.peak_pss / 2 ** 20:.0f} MiB "
           f"({watch.peak_pss / max(1, watch.peak_kernels) / 2 ** 20:.1f} MiB per kernel)")
 
