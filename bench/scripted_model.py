@@ -358,9 +358,11 @@ def log_entry(body, received, done, reply):
     d = describe(body)
     system = next((t for m, t in zip(d["messages"], d["texts"]) if m.get("role") == "system"), "")
     depth = re.search(r"\bdepth (\d+)", system)
+    at_limit = "depth limit is reached" in system
     sent = re.search(r"sent_at=([\d.]+)", d["question"]) if d["kind"] == "rlm-turn" else None
     return {"t": received, "done": done, "model": d["model"], "kind": d["kind"], "policy": d["policy"],
             "turns": d["turns"], "question": d["question"][:160], "depth": int(depth.group(1)) if depth else None,
+            "at_depth_limit": at_limit,
             "sent_at": float(sent.group(1)) if sent else None, "chars": sum(len(t) for t in d["texts"]),
             "reply_chars": len(reply)}
 
