@@ -90,15 +90,24 @@ class Solver:
         return reply, reply.get("figures") or {}, wall_ms
 
     def trajectory(self, reply):
-        """The run's tree from the session's trace, when the reply names the session; None otherwise."""
-        session = reply.get("session_id")
+        """The run's tree from the session's trace (the entry the reply names); None if it names none."""
+        session, entry = reply.get("session_id"), reply.get("trace_entry")
         if not session:
             return None
+        span = {} if entry is None else {"start": entry, "end": entry + 1}
         try:
-            trace = self.client.tool("rlm_get_trace", session_id=session)
+            trace = self.client.tool("rlm_get_trace", session_id=session, **span)
         except RuntimeError:
             return None
         return find_run(trace, reply.get("run_id"))
+
+    def forget(self, reply):
+        """Deletes the session a run loaded its context into, so that runs do not pile up kernels."""
+        if reply.get("session_id"):
+            try:
+                self.client.tool("rlm_delete_session", session_id=reply["session_id"])
+            except RuntimeError:
+                pass
 
 
 def find_run(value, run_id):
@@ -201,6 +210,7 @@ def task_table(solver, data_root, sizes, modes, limits, price=None, base=None):
                                                            model=model.format(task=name), max_depth=depth, **limits)
                 except RuntimeError as e:  # a refused call: its row says why, the others still run
                     reply, figures, wall_ms = {"stopped_by": f"ERROR {str(e)[:100]}"}, {}, 0.0
+                solver.forget(reply)
                 score = rlm_tasks.score(task, reply.get("answer") or "")
                 rows.append(print_row(name, tokens, label, score, figures, wall_ms, reply.get("stopped_by"), price))
     return rows
@@ -239,6 +249,7 @@ def iteration_overhead(solver, endpoint, runs=3, steps=30):
                                                max_depth=1, max_iterations=steps + 5)
         turns = sorted((e for e in endpoint.entries(mark) if e["kind"] == "rlm-turn"), key=lambda e: e["turns"])
         code = code_ms(solver.trajectory(reply))
+        solver.forget(reply)
         for i, (a, b) in enumerate(zip(turns, turns[1:])):
             gap = (b["t"] - a["done"]) * 1000
             gaps.append(gap)
@@ -266,6 +277,7 @@ def child_start(solver, endpoint, children=20):
     mark = endpoint.mark()
     reply, figures, _ = solver.solve("Start the children one at a time.", {"text": "serial"},
                                      model=f"scripted-serial-{children}", max_depth=2, max_children=children + 1)
+    solver.forget(reply)
     ms = first_requests(endpoint.entries(mark), {f"serial-{children}"})
     ok = reply.get("answer") == str(sum(range(children)))
     print(f"  rlm_query to the child's first model request, {children} children one at a time: p50 {p(ms, 50):.2f} ms, "
@@ -277,10 +289,9 @@ def wide(solver, endpoint, client, memory, python_processes, n):
     mark = endpoint.mark()
     with TreeWatch(client.proc.pid, memory, python_processes) as watch:
         reply, figures, wall_ms = solver.solve("Start the children at once.", {"text": "wide"},
-                                               model=f"scripted-wide-{n}", max_depth=2, max_children=n + 1,
-                                               concurrency=n)
-    entries = endpoint.entries(mark)
-    ms = first_requests(entries, {f"wide-{n}"})
+                                               model=f"scripted-wide-{n}", max_depth=2, max_children=n + 1)
+    solver.forget(reply)
+    ms = first_requests(endpoint.entries(mark), {f"wide-{n}"})
     ok = reply.get("answer") == str(sum(range(n)))
     print(f"  {n} children at once: {figures.get('elapsed_ms', wall_ms):.0f} ms wall, {figures.get('children', '-')} "
           f"children, answer {'right' if ok else 'WRONG (' + str(reply.get('answer'))[:60] + ')'}"
@@ -316,21 +327,43 @@ def real_base(base_url, key, model, window_tokens):
     return run
 
 
+def server_flags(launcher, wanted):
+    """Those of wanted's flags (name -> value) that this build's `stdio --help` lists."""
+    usage = subprocess.run([launcher, "stdio", "--help"], capture_output=True, text=True).stdout
+    return [x for name, value in wanted.items() if name + "=" in usage for x in (name, str(value))]
+
+
+def model_price(model):
+    """(USD per million input, per million output) for the base model's row: RLM_BENCH_PRICE="in,out", else
+    the model's entry in the server's price file (RLM_LLM_PRICES); None if neither has one."""
+    if os.environ.get("RLM_BENCH_PRICE"):
+        return tuple(float(x) for x in os.environ["RLM_BENCH_PRICE"].split(","))
+    path = os.environ.get("RLM_LLM_PRICES")
+    if path and os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            entry = json.load(f).get(model)
+        if entry:
+            return float(entry["input_per_million"]), float(entry["output_per_million"])
+    return None
+
+
 def sizes_from(text):
     return [int(s) for s in text.split(",") if s.strip()]
 
 
 def bench_rlm(workdir, tokens="8192,16384,32768,65536,131072,262144,524288,1048576",
               real_tokens="8192,65536,262144"):
-    from bench import StdioClient, memory, python_processes
+    from bench import LAUNCHER, StdioClient, memory, python_processes
     data_root = os.path.join(workdir, "rlm-data")
     os.makedirs(data_root, exist_ok=True)
     os.chmod(data_root, 0o755)
     endpoint = Endpoint(workdir)
     try:
         with without_llm_environment():
+            # 64 children at once need as many slots for one rlm_query_batched (--rlm-concurrency, default 8)
             client = StdioClient("--llm-base-url", endpoint.url, "--llm-model", "scripted", "--data-root", data_root,
-                                 "--llm-max-calls", "100000", "--llm-max-calls-per-step", "10000")
+                                 "--llm-max-calls", "100000", "--llm-max-calls-per-step", "10000",
+                                 *server_flags(LAUNCHER, {"--rlm-concurrency": 64}))
         try:
             solver = Solver(client)
             if solver.tool is None:
@@ -355,14 +388,12 @@ def bench_rlm(workdir, tokens="8192,16384,32768,65536,131072,262144,524288,10485
         print("rlm: no real endpoint (set RLM_LLM_BASE_URL, RLM_LLM_API_KEY and RLM_LLM_MODEL for the base model, "
               "RLM depth 1 and depth 2 on the same tasks)")
         return
-    price = None
-    if os.environ.get("RLM_BENCH_PRICE"):
-        price = tuple(float(x) for x in os.environ["RLM_BENCH_PRICE"].split(","))
+    price = model_price(model)
     window = int(os.environ.get("RLM_BENCH_WINDOW", "128000"))
     client = StdioClient("--data-root", data_root)
     try:
         solver = Solver(client)
-        print(f"rlm: {model} at {base_url} (prices {'from RLM_BENCH_PRICE' if price else 'from the server table, if any'}"
+        print(f"rlm: {model} at {base_url} ({'price ' + str(price) + ' USD per million tokens in, out' if price else 'no price: set RLM_LLM_PRICES'}"
               f"; base model's window {window} tokens)")
         rows = task_table(solver, data_root, sizes_from(real_tokens),
                           [("RLM depth 1", model, 1), ("RLM depth 2", model, 2)], {}, price,
