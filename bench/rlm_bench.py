@@ -298,7 +298,8 @@ def wide(solver, endpoint, client, memory, python_processes, n):
           f"{'' if not reply.get('stopped_by') else ', stopped by ' + reply['stopped_by']}; to each child's first "
           f"request p50 {p(ms, 50):.1f} ms, max {max(ms, default=float('nan')):.1f} ms ({len(ms)} children; "
           f"{n - len(ms)} never reached the model); "
-          f"peak {watch.peak_kernels} Python kernels, peak PSS of the kernels {watch.peak_pss / 2 ** 20:.0f} MiB "
+          f"peak {watch.peak_kernels} Python kernels under the server (warm pool included), their peak PSS "
+          f"{watch.peak_pss / 2 ** 20:.0f} MiB "
           f"({watch.peak_pss / max(1, watch.peak_kernels) / 2 ** 20:.1f} MiB per kernel)")
 
 
