@@ -244,7 +244,7 @@ def rlm_reply(policy, question, turns, last, messages):
                 'answer["content"] = str(x)\nanswer["ready"] = True')
         return "I compute and answer at once.\n\n" + block("x = 6 * 7\nprint(x)") + "\n\nFINAL(42)"
     if policy == "never-answers":
-        return f"Still working.\n\n" + block(f"print('still working', {turns})")
+        return "Still working.\n\n" + block(f"print('still working', {turns})")
     if policy == "always-errors":
         return "Trying again.\n\n" + block(f"raise ValueError('scripted failure {turns}')")
     if policy == "big-output":
