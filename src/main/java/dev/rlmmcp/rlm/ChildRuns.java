@@ -138,6 +138,8 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
             return error(e.code(), e.getMessage());
         } catch (ChildFailed e) {
             return error(e.code, e.getMessage());
+        } catch (RuntimeException e) {
+            return error("INTERNAL_ERROR", "the child RLM failed on the server: " + e);
         }
     }
 

@@ -80,7 +80,7 @@ public final class RlmRuns {
         Trajectory trajectory = new Trajectory(run.id, question, options.model(), backend.name(), limits, run.started.toString(),
                 outcome, root);
         session.recordRun(question, root.ready() ? "answered" : "stopped: " + stoppedBy, root.answer(),
-                (System.nanoTime() - t0) / 1e6, json.valueToTree(trajectory));
+                (System.nanoTime() - t0) / 1e6, TraceBudget.fit(json.valueToTree(trajectory)));
         return outcome;
     }
 
@@ -111,7 +111,7 @@ public final class RlmRuns {
             ObjectNode tree = json.createObjectNode().put("run_id", run.id);
             tree.set("figures", json.valueToTree(run.figures()));
             tree.set("calls", json.valueToTree(calls));
-            return tree;
+            return TraceBudget.fit(tree);
         }
     }
 

@@ -205,6 +205,36 @@ class RlmRunsTest {
     }
 
     @Test
+    void aChildWhoseStepTimesOutGoesOnAndOneWhoseKernelIsKilledFails() throws Exception {
+        start(t -> {
+            if (t.question().equals("root")) {
+                return t.index() == 1 ? repl("print(rlm_query_batched(['slow', 'stubborn'], ['a', 'b']))") : "FINAL(done)";
+            }
+            if (t.question().equals("slow")) {
+                return t.index() == 1 ? repl("import time\ntime.sleep(30)")
+                        : repl("answer['content'] = 'recovered ' + context\nanswer['ready'] = True");
+            }
+            return repl("""
+                    import signal, time
+                    signal.signal(signal.SIGINT, signal.SIG_IGN)
+                    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                    time.sleep(30)
+                    """);
+        }, limits(RunLimits.DEFAULTS));
+        Session s = sessions.create("root", new Limits(null, null, null, Duration.ofSeconds(1)));
+        s.loadData("context", "x", dev.rlmmcp.kernel.protocol.DataType.TEXT, CallContext.NONE);
+        long t0 = System.nanoTime();
+        RunOutcome outcome = solve(s, "root");
+        assertThat(outcome.answer()).isEqualTo("done");
+        String printed = lastTrace(s).path("rlm").path("root").path("iterations").path(0).path("code_blocks").path(0)
+                .path("stdout").asText();
+        assertThat(printed).contains("'recovered a'", "[rlm_query failed: ");
+        assertThat(model.seen.stream().filter(t -> t.question().equals("slow") && t.index() == 2)
+                .findFirst().orElseThrow().last()).contains("interrupted");
+        assertThat((System.nanoTime() - t0) / 1e9).isLessThan(20);
+    }
+
+    @Test
     void theRootMustRunCodeBeforeAnAnswerInTextCounts() throws Exception {
         start(t -> switch (t.index()) {
             case 1 -> "The answer is clearly this.\nFINAL(41)";
