@@ -124,12 +124,18 @@ def find_run(value, run_id):
     return None
 
 
-def code_ms(trajectory):
-    """Per iteration of the root RLM, the time its code blocks took in the kernel (ms)."""
+def turn_times(trajectory):
+    """Per iteration of the root RLM: its wall time, the model call's, and the kernel's own time running its code
+    blocks (ms; a block without the kernel's figure counts its wall time). None without a trajectory."""
     if not trajectory:
         return None
-    return [sum(float(b.get("ms") or 0) for b in it.get("code_blocks") or []) for it in
-            trajectory["root"].get("iterations") or []]
+    times = []
+    for it in trajectory["root"].get("iterations") or []:
+        blocks = it.get("code_blocks") or []
+        times.append({"ms": float(it.get("ms") or 0), "model_ms": it.get("model_ms"),
+                      "exec_ms": sum(float(b["exec_ms"] if b.get("exec_ms") is not None else b.get("ms") or 0)
+                                     for b in blocks)})
+    return times
 
 
 def p(samples, q):
@@ -240,30 +246,30 @@ def summary(rows):
 
 
 def iteration_overhead(solver, endpoint, runs=3, steps=30):
-    """The server's own time per iteration: from the model's reply sent to the next request received,
-    less the kernel's time running that turn's code (from the trajectory, when the trace has it)."""
+    """The server's own time per iteration, model and code time excluded: from the trajectory (a turn's
+    wall time less its model call and the kernel's time running its code), and from the endpoint's side
+    (the model's reply sent to the next request received, less the kernel's time running that turn's code)."""
     gaps, own, per_run = [], [], []
     for _ in range(runs):
         mark = endpoint.mark()
         reply, figures, wall_ms = solver.solve("Take steps.", {"text": "steps"}, model=f"scripted-steps-{steps}",
                                                max_depth=1, max_iterations=steps + 5)
         turns = sorted((e for e in endpoint.entries(mark) if e["kind"] == "rlm-turn"), key=lambda e: e["turns"])
-        code = code_ms(solver.trajectory(reply))
+        times = solver.trajectory(reply)
+        times = turn_times(times) or []
         solver.forget(reply)
+        own.extend(t["ms"] - t["model_ms"] - t["exec_ms"] for t in times if t["model_ms"] is not None)
         for i, (a, b) in enumerate(zip(turns, turns[1:])):
-            gap = (b["t"] - a["done"]) * 1000
-            gaps.append(gap)
-            if code and i < len(code):
-                own.append(gap - code[i])
+            gaps.append((b["t"] - a["done"]) * 1000 - (times[i]["exec_ms"] if i < len(times) else 0))
         model_ms = sum((e["done"] - e["t"]) * 1000 for e in turns)
         elapsed = figures.get("elapsed_ms", wall_ms)
-        per_run.append((elapsed - model_ms - (sum(code) if code else 0)) / max(1, len(turns)))
-    print(f"  server time per iteration ({runs} runs of {steps} turns of `x = i`): between the model's reply and the "
-          f"next request p50 {p(gaps, 50):.2f} ms, p90 {p(gaps, 90):.2f} ms"
-          + (f"; less the code's kernel time p50 {p(own, 50):.2f} ms, p90 {p(own, 90):.2f} ms" if own else
-             " (the trace gave no code times: the kernel's exec time is included)")
-          + f" (goal <= {GOAL_ITERATION_MS} ms p50); whole run less model and code time, per iteration: "
-          f"median {statistics.median(per_run):.2f} ms")
+        per_run.append((elapsed - model_ms - sum(t["exec_ms"] for t in times)) / max(1, len(turns)))
+    print(f"  server time per iteration ({runs} runs of {steps} turns of `x = i`; model and code time excluded), "
+          f"goal <= {GOAL_ITERATION_MS} ms p50: "
+          + (f"from the trajectory p50 {p(own, 50):.2f} ms, p90 {p(own, 90):.2f} ms; " if own else
+             "(the trajectory has no model times); ")
+          + f"from the model's reply to its next request p50 {p(gaps, 50):.2f} ms, p90 {p(gaps, 90):.2f} ms; "
+          f"the whole run (kernel start included) per iteration: median {statistics.median(per_run):.2f} ms")
 
 
 def first_requests(entries, roots):

@@ -398,11 +398,14 @@ def test_the_benchmark_reads_child_start_times_from_the_endpoints_log(tmp_path, 
         endpoint.close()
 
 
-def test_the_benchmark_finds_a_run_and_its_code_times_in_a_trace():
+def test_the_benchmark_finds_a_run_and_its_times_in_a_trace():
     import rlm_bench
-    run = {"run_id": "r2", "root": {"iterations": [{"code_blocks": [{"ms": 1.5}, {"ms": 0.5}]}, {"code_blocks": []}]}}
+    run = {"run_id": "r2", "root": {"iterations": [
+        {"ms": 9.0, "model_ms": 5.0, "code_blocks": [{"ms": 1.5, "exec_ms": 1.0}, {"ms": 0.5}]},
+        {"ms": 4.0, "code_blocks": []}]}}
     trace = {"steps": [{"kind": "exec"}, {"kind": "rlm", "rlm": {"run_id": "r1", "root": {}}}, {"kind": "rlm", "rlm": run}]}
     assert rlm_bench.find_run(trace, "r2") is run
-    assert rlm_bench.code_ms(run) == [2.0, 0.0]
-    assert rlm_bench.code_ms(None) is None
+    assert rlm_bench.turn_times(run) == [{"ms": 9.0, "model_ms": 5.0, "exec_ms": 1.5},
+                                         {"ms": 4.0, "model_ms": None, "exec_ms": 0}]
+    assert rlm_bench.turn_times(None) is None
     assert os.getpid() in rlm_bench.proc_tree(os.getppid())
