@@ -224,7 +224,7 @@ def task_table(solver, data_root, sizes, modes, limits, price=None, base=None):
 
 def print_row(name, tokens, label, score, figures, wall_ms, stopped, price):
     cost = figures.get("cost_usd")
-    if cost is None and price:
+    if cost is None and price and figures:
         cost = (figures.get("input_tokens", 0) * price[0] + figures.get("output_tokens", 0) * price[1]) / 1e6
     elapsed = figures.get("elapsed_ms", wall_ms)
     print(f"  {name:<7} {tokens_label(tokens):>5} {label:<30} {score:>5.2f} {figures.get('iterations', '-'):>4} "
@@ -314,7 +314,7 @@ def real_base(base_url, key, model, window_tokens):
     def run(task):
         prompt = f"{task.context}\n\nQuestion: {task.question}"
         if len(prompt) // 4 + 2000 > window_tokens:
-            return 0.0, {"iterations": 0}, 0.0, "does not fit the window"
+            return 0.0, {}, 0.0, "does not fit the window"
         body = json.dumps({"model": model, "messages": [{"role": "user", "content": prompt}]}).encode()
         request = urllib.request.Request(base_url.rstrip("/") + "/chat/completions", data=body, headers={
             "Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})})
