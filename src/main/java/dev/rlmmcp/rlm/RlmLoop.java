@@ -36,6 +36,8 @@ final class RlmLoop {
     private final int depth;
     private final String prompt;
     private final String model;
+    /** The model as the backend named it in its first answer, where none was asked for by name. */
+    private String answeredBy;
     private final String contextInfo;
     private final int maxIterations;
     private final Instant started = Instant.now();
@@ -151,7 +153,7 @@ final class RlmLoop {
         if (!ready && stoppedBy == null && failure == null) {
             stoppedBy = run.stopped();
         }
-        return new Trajectory.Node(id, depth, prompt, model, contextInfo, List.copyOf(log), List.copyOf(iterations),
+        return new Trajectory.Node(id, depth, prompt, model != null ? model : answeredBy, contextInfo, List.copyOf(log), List.copyOf(iterations),
                 failure != null && best == null ? null : best, ready,
                 failure != null ? "error: " + failure : stoppedBy == null ? null : stoppedBy.wireName(), inputTokens,
                 outputTokens, costKnown ? costUsd : null, (System.nanoTime() - t0) / 1e6, started.toString());
@@ -185,6 +187,9 @@ final class RlmLoop {
             return new Turn(false, true);
         }
         double modelMs = ms(t0);
+        if (answeredBy == null) {
+            answeredBy = reply.answer().model();
+        }
         count(reply);
         String response = reply.answer().text();
         CodeBlocks parsed = CodeBlocks.parse(response);
