@@ -156,7 +156,7 @@ class RlmTrajectoryIT {
                 String text = McpDriver.text(client.call("rlm_get_trace", Map.of("session_id", id,
                         "response_format", "text")));
                 assertThat(text).contains("(step 0) rlm_query run ").contains("(2 calls): 4 iterations, 2 children, depth 2")
-                        .contains("\n  RLM depth 1 · \"tally\" · 2 iterations · answer \"leaf answer\" (ready)")
+                        .contains("\n  RLM depth 1 · scripted-model · \"tally\" · 2 iterations · answer \"leaf answer\" (ready)")
                         .contains("\n    iteration 1 · 1 code block · llm_query ×1 · ");
                 JsonNode export = calls.ok("rlm_get_trace", Map.of("session_id", id, "export", "rlm_jsonl",
                         "entry", entry));
