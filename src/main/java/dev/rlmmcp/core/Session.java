@@ -597,6 +597,14 @@ public final class Session implements AutoCloseable {
                 use.notSaved(), use.stillWriting(), use.lostAtStop(), use.replaced());
     }
 
+    /**
+     * This session's kernel, used once and thrown away (run_python's), waits in line for a place up
+     * to {@code wait} when the server is at capacity, instead of being refused after a few seconds.
+     */
+    public void queueForKernel(Duration wait) {
+        kernel.queueFor(wait);
+    }
+
     /** Whether a kernel process is running for this session now. */
     public boolean hasKernel() {
         return kernel.running();

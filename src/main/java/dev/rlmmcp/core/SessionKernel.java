@@ -40,6 +40,8 @@ final class SessionKernel {
     private List<String> unwritten = List.of();
     /** A session made here whose kernel has not started yet: nothing of it is stored, nothing to check out. */
     private boolean unstored;
+    /** How long a start waits in line for a place at capacity; null: the budget's few seconds. */
+    private volatile Duration queueFor;
 
     SessionKernel(String id, KernelFactory kernels, StateStore store) {
         this.id = id;
@@ -80,6 +82,11 @@ final class SessionKernel {
         return names;
     }
 
+    /** Starts wait in line for a place up to {@code wait}. */
+    void queueFor(Duration wait) {
+        queueFor = wait;
+    }
+
     /** This session was just made (not read back): its first kernel needs no checkout of a snapshot. */
     void madeHere() {
         unstored = true;
@@ -103,7 +110,7 @@ final class SessionKernel {
      */
     private Kernel start() {
         if (store == null) {
-            return kernels.start(id);
+            return kernels.start(id, null, null, queueFor);
         }
         Path dir;
         try {
@@ -114,7 +121,7 @@ final class SessionKernel {
             throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "cannot prepare the snapshot of session " + id
                     + ": " + e.getMessage(), null, "check that the state directory is writable");
         }
-        Kernel fresh = kernels.start(id, dir, store.directory());
+        Kernel fresh = kernels.start(id, dir, store.directory(), queueFor);
         String inside = kernels.writableDirInside(dir).toString();
         Restored attached = fresh.attachedTo(inside);
         if (attached != null && isEmpty(dir)) {
