@@ -71,7 +71,7 @@ class QueuedKernelsTest {
                 try (Kernel kernel = kernels.start(id, root.resolve(id), store.directory(), Duration.ofMinutes(2))) {
                     most.accumulateAndGet(kernels.budget().kernels(), Math::max);
                     KernelReply<ExecResult> reply = kernel.call(new KernelRequest.Exec(
-                            "import time\ntime.sleep(0.2)\nprint('" + id + "')", null), Duration.ofSeconds(30),
+                            "import time\ntime.sleep(1)\nprint('" + id + "')", null), Duration.ofSeconds(30),
                             Duration.ofSeconds(1));
                     return reply.ok() ? reply.body().stdout().strip() : reply.refusal().message();
                 } catch (Exception e) {
