@@ -53,8 +53,12 @@ final class WarmKernels implements AutoCloseable {
      */
     record Growth(int ceiling, Duration window, Duration hold) {
 
-        /** Claims this close together are one burst: a refill keeps up with a claim every second or two. */
-        static final Duration WINDOW = Duration.ofSeconds(2);
+        /**
+         * Claims this close together are one burst: long enough for 20 claims that each wait for a
+         * start on a busy machine, short enough that a claim every few seconds (which refills keep up
+         * with) leaves the pool near its floor.
+         */
+        static final Duration WINDOW = Duration.ofSeconds(5);
         /** How long the pool keeps a burst's size: an RLM's next iteration comes after its model's answer. */
         static final Duration HOLD = Duration.ofMinutes(2);
         /** The most kernels a pool grows to, however large the budget. */
@@ -252,9 +256,15 @@ final class WarmKernels implements AutoCloseable {
         boolean full = false;
         lock.lock();
         try {
-            int target = target(System.nanoTime());
+            long now = System.nanoTime();
+            int target = target(now);
             if (!ready.isEmpty() && (budget.over() || ready.size() + starting > target)) {
                 surplus = ready.pollLast();
+                return;
+            }
+            if (ready.size() >= parallel && !claims.isEmpty() && now - claims.peekLast() < REFILL_DELAY.toNanos()) {
+                // claims are coming and kernels are ready for them: starts now would take their CPU; the
+                // refill that each claim schedules runs once they pause
                 return;
             }
             while (!closed && ready.size() + starting < target && starting < parallel
