@@ -159,12 +159,9 @@ public final class KernelBudget {
      * session's kernel (the session's snapshot keeps its variables). Waits up to {@code wait} for a
      * running kernel to end (each one stopped for it restarts that wait, as its process takes a
      * moment to exit), then throws CAPACITY; throws INTERRUPTED, the thread's interrupt kept, if
-     * interrupted meanwhile.
+     * interrupted while it waits (one that need not wait is not stopped by an interrupt).
      */
     Slot acquire(Duration wait) {
-        if (Thread.currentThread().isInterrupted()) {
-            throw interrupted();
-        }
         Object turn = new Object();
         synchronized (this) {
             queue.add(turn);

@@ -244,10 +244,6 @@ public final class KernelFactory implements AutoCloseable {
      * interrupt kept) if interrupted while in line.
      */
     public Kernel start(String label, Path snapshotDir, Path stateDir, Duration wait) {
-        if (Thread.currentThread().isInterrupted()) {
-            throw new RlmException(ErrorCode.INTERRUPTED, "stopped before the kernel of " + label + " started", null,
-                    "nothing to fix: the call was cancelled");
-        }
         WarmKernels pool = warm;
         if (pool != null && pool.serves(snapshotDir, stateDir)) {
             Kernel claimed = pool.claim(label, snapshotDir);
