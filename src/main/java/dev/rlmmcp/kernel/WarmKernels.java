@@ -29,9 +29,10 @@ import org.slf4j.LoggerFactory;
  * ready but one starting waits for it, which is never longer than starting its own. A kernel that
  * fails to start warm is retried later, and meanwhile sessions start their own, which report why.
  * <p>
- * The pool adapts to bursts (child RLMs, batches of run_python): it keeps ready as many kernels as
- * were claimed within {@link Growth#window} (at least the configured floor, at most its ceiling), so
- * that the next burst of that size finds them started. A kernel start is mostly CPU: a few start at
+ * The pool adapts to bursts (child RLMs, batches of run_python): when claims come faster than it
+ * refills (one finds none ready), it keeps ready as many kernels as were claimed within
+ * {@link Growth#window} (at least the configured floor, at most its ceiling), so that the next burst
+ * of that size finds them started. A kernel start is mostly CPU: a few start at
  * once, as many as there are cores, since more at once would only make each claim wait longer for
  * the first. Once no burst that large has come for {@link Growth#hold}, the pool halves toward the
  * floor; it only grows into room no one waits for, and only up to the floor does it make a session's
@@ -91,6 +92,9 @@ final class WarmKernels implements AutoCloseable {
     /** The largest burst of claims lately, and when it was last reached. */
     private int peak;
     private long peakAt;
+    /** When a claim last found no kernel ready (claims came faster than refills), if one ever did. */
+    private boolean missed;
+    private long missedAt;
     /** Where the spare directories live, beside the sessions' snapshot directories; null: kernels write nowhere. */
     private final Path spareRoot;
     private final Path hiddenDir;
@@ -203,7 +207,12 @@ final class WarmKernels implements AutoCloseable {
     private Warm take() {
         lock.lock();
         try {
-            claims.add(System.nanoTime());
+            long now = System.nanoTime();
+            claims.add(now);
+            if (ready.isEmpty()) {
+                missed = true;
+                missedAt = now;
+            }
             long deadline = System.nanoTime() + startTimeout.toNanos();
             while (ready.isEmpty() && starting > 0 && !closed) {
                 long left = deadline - System.nanoTime();
@@ -230,14 +239,19 @@ final class WarmKernels implements AutoCloseable {
 
     /**
      * How many kernels to keep ready or starting at {@code now}: the most claimed within a window
-     * lately, within the floor and the ceiling. Called under the lock.
+     * lately, within the floor and the ceiling. The pool grows only when claims came faster than it
+     * refilled (one found none ready), and keeps its size while bursts that large come. Called
+     * under the lock.
      */
     private int target(long now) {
-        while (!claims.isEmpty() && now - claims.peekFirst() > growth.window().toNanos()) {
+        long window = growth.window().toNanos();
+        while (!claims.isEmpty() && now - claims.peekFirst() > window) {
             claims.pollFirst();
         }
         if (claims.size() >= peak) {
-            peak = claims.size();
+            if (missed && now - missedAt <= window) {
+                peak = claims.size();
+            }
             peakAt = now;
         } else if (now - peakAt > growth.hold().toNanos()) {
             peak = Math.max(claims.size(), peak / 2);
