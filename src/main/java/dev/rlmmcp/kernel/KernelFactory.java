@@ -354,8 +354,11 @@ public final class KernelFactory implements AutoCloseable {
         KernelSpec spec = new KernelSpec(executable, harness, List.of(harnessConfig), settings.dataRoot(),
                 readable(interpreter), writableDir, hiddenDir);
         try {
-            return Kernel.start(counted(slot), spec, json, timer, label, settings.kernelStartTimeout(),
+            Kernel kernel = Kernel.start(counted(slot), spec, json, timer, label, settings.kernelStartTimeout(),
                     settings.outputCap());
+            // a closed kernel's place goes to the next in line at once, not when the exit callback runs
+            kernel.whenClosed(slot::release);
+            return kernel;
         } catch (IOException | RuntimeException e) {
             slot.release();
             throw e;

@@ -87,11 +87,15 @@ class QueuedKernelsTest {
     }
 
     @Test
-    void aClosedKernelsPlaceGoesToTheNextInLineAsSoonAsItsProcessHasExited() throws Exception {
+    void aClosedKernelsPlaceIsFreeWhenCloseReturnsAndGoesToTheNextInLine() throws Exception {
         KernelFactory kernels = factory(2, 0);
-        Kernel first = kernels.start("first", null, null, Duration.ofMinutes(1));
         Kernel second = kernels.start("second", null, null, Duration.ofMinutes(1));
         open.add(second);
+        Kernel gone = kernels.start("gone", null, null, Duration.ofMinutes(1));
+        gone.close();
+        assertThat(kernels.budget().kernels()).as("its place is free when close returns").isEqualTo(1);
+
+        Kernel first = kernels.start("first", null, null, Duration.ofMinutes(1));
         CompletableFuture<Kernel> third = CompletableFuture.supplyAsync(
                 () -> kernels.start("third", null, null, Duration.ofMinutes(1)), Thread::startVirtualThread);
         for (int i = 0; i < 200 && kernels.budget().waiting() == 0; i++) {
