@@ -52,7 +52,7 @@ public final class TextRenderer {
             case "rlm_init_context" -> initialized(reply);
             case "rlm_sessions" -> reply.path("sessions").findValue("limits") == null ? SessionTables.sessions(reply)
                     : generic(reply);
-            case "rlm_get_trace" -> SessionTables.trace(reply);
+            case "rlm_get_trace" -> reply.has("jsonl") ? SessionTables.export(reply) : SessionTables.trace(reply);
             case "rlm_get_var" -> value(reply);
             case "rlm_finalize" -> "finalized " + reply.path("session_id").asText() + "; answer: "
                     + clip(reply.path("final_answer").asText(), 200);
