@@ -1173,6 +1173,119 @@ def bench_at_capacity(max_kernels=24, idle_s=65, runs=15):
         client.close()
 
 
+def median_range(values, fmt="{:.1f}"):
+    """The median of several runs' figures, with their range."""
+    return f"{fmt.format(statistics.median(values))} ({fmt.format(min(values))}-{fmt.format(max(values))})"
+
+
+def _burst_of_sessions(client, count):
+    """count new sessions back to back (rlm_init_context + first rlm_run_repl): their times, then the sessions go."""
+    times, ids = [], []
+    for _ in range(count):
+        t = time.perf_counter()
+        sid = client.tool("rlm_init_context")["session_id"]
+        client.tool("rlm_run_repl", session_id=sid, code="x = 1")
+        times.append((time.perf_counter() - t) * 1000)
+        ids.append(sid)
+    for sid in ids:  # as a child RLM's kernel goes when it answers
+        client.tool("rlm_delete_session", session_id=sid)
+    return times
+
+
+def _burst_of_run_python(client, count):
+    times = []
+    for _ in range(count):
+        t = time.perf_counter()
+        reply = client.tool("run_python", code="print(1)", response_format="json")
+        assert reply["status"] == "success", reply
+        times.append((time.perf_counter() - t) * 1000)
+    return times
+
+
+def _at_once(server, count, call):
+    """count clients, each on its own MCP session and thread, making one call at the same moment: (ms each, failures)."""
+    clients = [HttpClient(server.host, server.port) for _ in range(count)]
+    barrier = threading.Barrier(count)
+    times, failures = [], []
+
+    def one(client):
+        barrier.wait()
+        t = time.perf_counter()
+        try:
+            call(client)
+            times.append((time.perf_counter() - t) * 1000)
+        except Exception as e:  # noqa: BLE001 - a failure is a figure here
+            failures.append(str(e)[:200])
+
+    threads = [threading.Thread(target=one, args=(c,)) for c in clients]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=300)
+    for c in clients:
+        c.sock.close()
+    return times, failures
+
+
+def _new_session_over_http(client):
+    sid = client.tool("rlm_init_context")["session_id"]
+    reply = client.tool("rlm_run_repl", session_id=sid, code="x = 1")
+    if "error" in reply:
+        raise RuntimeError(reply["error"])
+    client.tool("rlm_delete_session", session_id=sid)
+
+
+def _run_python_over_http(client):
+    reply = client.tool("run_python", code="import time\ntime.sleep(0.2)\nprint(1)", response_format="json")
+    if reply.get("status") != "success":
+        raise RuntimeError(reply)
+
+
+def bench_burst(count=20, runs=3, pause_s=5.0, at_once=64):
+    """New kernels in bursts, as child RLMs take them: count back to back on a fresh server (the pool at
+    --warm-kernels), then again after a pause (the pool grown to the first burst's size), for new sessions
+    and for run_python; and at_once clients at the same moment, with the default budget and with
+    --max-kernels 8 (run_python's throwaway kernels wait in line for a place). Each figure: the median of
+    runs fresh servers, with the range."""
+    figures = {}
+
+    def note(key, times):
+        figures.setdefault(key + " p50", []).append(statistics.median(times))
+        figures.setdefault(key + " p99", []).append(percentile(times, 99))
+
+    for _ in range(runs):
+        client = StdioClient()
+        try:
+            client.tool("rlm_execute", code="x = 1")  # the server is warm; the kernels are what is measured
+            time.sleep(pause_s)
+            note("sessions, first burst", _burst_of_sessions(client, count))
+            time.sleep(pause_s)
+            note("sessions, after a pause", _burst_of_sessions(client, count))
+            time.sleep(pause_s)
+            note("run_python, after a pause", _burst_of_run_python(client, count))
+        finally:
+            client.close()
+        for args, key, call in (((), "sessions at once", _new_session_over_http),
+                                (("--max-kernels", "8"), "run_python at once, --max-kernels 8", _run_python_over_http)):
+            server = HttpServer(*args)
+            try:
+                warm = HttpClient(server.host, server.port)
+                warm.tool("rlm_execute", code="x = 1")
+                time.sleep(pause_s)
+                for wave in ("first", "after a pause"):
+                    times, failures = _at_once(server, at_once, call)
+                    note(f"{at_once} {key}, {wave}", times or [float("nan")])
+                    figures.setdefault(f"{at_once} {key}, {wave} failures", []).append(len(failures))
+                    if failures:
+                        print(f"  {key}: {len(failures)} failed, e.g. {failures[0]}")
+                    time.sleep(pause_s)
+            finally:
+                server.close()
+    print(f"burst: new kernels, median of {runs} fresh servers (range); the goal for {count} back to back is p50 <= 10 ms")
+    for key, values in figures.items():
+        print(f"  {key}: " + (median_range(values, "{:.0f}") if key.endswith("failures") else median_range(values) + " ms"))
+
+
 def bench_lean(mib=100, settle_s=5):
     """The JVM's RSS growth after one large inline rlm_load_data, measured settle_s after the answer."""
     text = "".join(f"{i:09d} line of a log that goes on for a while\n" for i in range(mib * 2**20 // 45))[:mib * 2**20]
@@ -1410,7 +1523,7 @@ def restart_after_many(state, total, one, busy):
 
 
 SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "loads", "sandbox", "llm", "bridge", "s3", "snapshot",
-            "snapshot-s3", "durable", "context", "new-session", "at-capacity", "lean", "http-floor",
+            "snapshot-s3", "durable", "context", "new-session", "burst", "at-capacity", "lean", "http-floor",
             "many-sessions", "rlm"]
 
 
@@ -1517,6 +1630,8 @@ def main():
             bench_context()
         if "new-session" in only:
             bench_new_session()
+        if "burst" in only:
+            bench_burst()
         if "at-capacity" in only:
             bench_at_capacity()
         if "lean" in only:

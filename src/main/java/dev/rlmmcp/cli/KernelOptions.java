@@ -73,7 +73,8 @@ final class KernelOptions {
     @Option(names = "--warm-kernels", paramLabel = "N", defaultValue = "${env:RLM_WARM_KERNELS:-"
             + Capacity.DEFAULT_WARM_KERNELS + "}",
             description = "Kernels kept started ahead of need, so that a new session or run_python gets one at once "
-                    + "(RLM_WARM_KERNELS; default: ${DEFAULT-VALUE}; 0: none). They count as kernels for --max-kernels, "
+                    + "(RLM_WARM_KERNELS; default: ${DEFAULT-VALUE}; 0: none); after a burst of new kernels the pool "
+                    + "grows to the burst's size (at most 32) for a while. They count as kernels for --max-kernels, "
                     + "and at capacity take the place of a session's kernel only once it has been idle a minute, "
                     + "its variables in a snapshot.")
     int warmKernels;

@@ -144,6 +144,9 @@ public final class Session implements AutoCloseable {
             Path dir, Path hidden) {
         Session session = new Session(id, id, limits, kernels, llm, llmLimits);
         session.kernel.scratch(dir, hidden);
+        // its kernel is given back when it answers: at capacity it waits in line (as long as a call may
+        // run; cancelling the run interrupts the wait) rather than fail
+        session.kernel.queueFor(kernels.settings().maxTimeout());
         return session;
     }
 
@@ -664,6 +667,14 @@ public final class Session implements AutoCloseable {
         return new KernelAnswer<>(id, new MemoryReport(use.body(), kernels.launcherName(),
                 python == null ? null : python.executable().toString(), python == null ? null : python.version()),
                 use.notSaved(), use.stillWriting(), use.lostAtStop(), use.replaced());
+    }
+
+    /**
+     * This session's kernel, used once and thrown away (run_python's), waits in line for a place up
+     * to {@code wait} when the server is at capacity, instead of being refused after a few seconds.
+     */
+    public void queueForKernel(Duration wait) {
+        kernel.queueFor(wait);
     }
 
     /** Whether a kernel process is running for this session now. */

@@ -41,6 +41,8 @@ final class SessionKernel {
     private List<String> unwritten = List.of();
     /** A session made here whose kernel has not started yet: nothing of it is stored, nothing to check out. */
     private boolean unstored;
+    /** How long a start waits in line for a place at capacity; null: the budget's few seconds. */
+    private volatile Duration queueFor;
     /** Without a store: the directory the kernel may write (for passing values to other kernels), or null. */
     private Path scratch;
     private Path hidden;
@@ -82,6 +84,11 @@ final class SessionKernel {
         List<String> names = unwritten;
         unwritten = List.of();
         return names;
+    }
+
+    /** Starts wait in line for a place up to {@code wait}. */
+    void queueFor(Duration wait) {
+        queueFor = wait;
     }
 
     /**
@@ -131,7 +138,7 @@ final class SessionKernel {
      */
     private Kernel start() {
         if (store == null) {
-            Kernel fresh = kernels.start(id, scratch, hidden);
+            Kernel fresh = kernels.start(id, scratch, hidden, queueFor);
             if (scratch != null) {
                 detach(fresh);
             }
@@ -146,7 +153,7 @@ final class SessionKernel {
             throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "cannot prepare the snapshot of session " + id
                     + ": " + e.getMessage(), null, "check that the state directory is writable");
         }
-        Kernel fresh = kernels.start(id, dir, store.directory());
+        Kernel fresh = kernels.start(id, dir, store.directory(), queueFor);
         String inside = kernels.writableDirInside(dir).toString();
         Restored attached = fresh.attachedTo(inside);
         if (attached != null && isEmpty(dir)) {

@@ -42,6 +42,8 @@ final class HealthServlet extends HttpServlet {
         ObjectNode capacity = body.putObject("capacity");
         capacity.put("kernels_running", sessions.kernels().sessionKernels());
         capacity.put("warm_kernels", sessions.kernels().warmKernels());
+        capacity.put("warm_kernels_target", sessions.kernels().warmTarget());
+        capacity.put("kernels_waiting", budget.waiting());
         capacity.put("max_kernels", budget.maxKernels());
         capacity.put("memory_used_bytes", budget.usedBytes());
         capacity.put("max_memory_bytes", budget.maxBytes());

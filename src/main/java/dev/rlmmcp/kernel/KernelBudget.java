@@ -8,12 +8,13 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import java.util.function.ToLongFunction;
 
 /**
@@ -92,8 +93,10 @@ public final class KernelBudget {
     private final ToLongFunction<Slot> usage;
     private final Set<Slot> slots = ConcurrentHashMap.newKeySet();
     private volatile Releaser releaser = idle -> false;
-    /** Callers of {@link #acquire} waiting for a place: {@link #tryAcquire} leaves the room to them. */
-    private final AtomicInteger waiting = new AtomicInteger();
+    /** Gives back the place of a kernel started ahead of need, if one is ready: true if one was. */
+    private volatile BooleanSupplier spare = () -> false;
+    /** Callers of {@link #acquire} waiting for a place, first come first served; {@link #tryAcquire} leaves the room to them. */
+    private final ArrayDeque<Object> queue = new ArrayDeque<>();
 
     /** {@code maxBytes} 0: memory is not budgeted; {@code usage}: what a kernel holds now. */
     KernelBudget(int maxKernels, long maxBytes, ToLongFunction<Slot> usage) {
@@ -137,43 +140,71 @@ public final class KernelBudget {
         this.releaser = releaser;
     }
 
-    /**
-     * A place for one more kernel, idle ones stopped first if need be. Throws CAPACITY when the
-     * budget is full and no kernel is idle.
-     */
-    Slot acquire() {
-        waiting.incrementAndGet();
-        try {
-            return acquireWaiting();
-        } finally {
-            waiting.decrementAndGet();
-        }
+    /** Who gives back a warm kernel's place when the budget is full: before any session's kernel goes. */
+    void spareWith(BooleanSupplier spare) {
+        this.spare = spare;
     }
 
-    private Slot acquireWaiting() {
-        int released = 0;
-        long giveUp = 0;
-        while (true) {
+    /**
+     * A place for one more kernel, idle ones stopped first if need be. Throws CAPACITY when the
+     * budget is full and no kernel is idle, after {@link #BUSY_WAIT_MS}.
+     */
+    Slot acquire() {
+        return acquire(Duration.ofMillis(busyWaitMs));
+    }
+
+    /**
+     * A place for one more kernel, in turn: callers get places in the order they asked. When there
+     * is no room for this one and those ahead of it, a warm kernel gives its place, else the idlest
+     * session's kernel (the session's snapshot keeps its variables). Waits up to {@code wait} for a
+     * running kernel to end (each one stopped for it restarts that wait, as its process takes a
+     * moment to exit), then throws CAPACITY; throws INTERRUPTED, the thread's interrupt kept, if
+     * interrupted while it waits (one that need not wait is not stopped by an interrupt).
+     */
+    Slot acquire(Duration wait) {
+        Object turn = new Object();
+        synchronized (this) {
+            queue.add(turn);
+        }
+        try {
+            int released = 0;
+            long giveUp = System.nanoTime() + wait.toNanos();
+            while (true) {
+                boolean roomAhead;
+                synchronized (this) {
+                    if (queue.peekFirst() == turn && fits()) {
+                        queue.pollFirst();
+                        Slot slot = new Slot();
+                        slots.add(slot);
+                        notifyAll();
+                        return slot;
+                    }
+                    roomAhead = roomFor(turn);
+                }
+                if (!roomAhead && released <= 2 * maxKernels && (spare.getAsBoolean()
+                        || releaser.releaseIdlest(Duration.ZERO))) {
+                    released++;
+                    giveUp = Math.max(giveUp, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(busyWaitMs));
+                    awaitTurn(turn, RELEASE_WAIT_MS);
+                    continue;
+                }
+                // none idle now: a call about to end, or a snapshot being written, may free one in a moment
+                long left = giveUp - System.nanoTime();
+                if (left <= 0) {
+                    throw refusal();
+                }
+                // not every change wakes this (a session becoming idle, memory measured anew): look again now and then
+                awaitTurn(turn, Math.min(TimeUnit.NANOSECONDS.toMillis(left) + 1, 250));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw interrupted();
+        } finally {
             synchronized (this) {
-                if (fits()) {
-                    Slot slot = new Slot();
-                    slots.add(slot);
-                    return slot;
+                if (queue.remove(turn)) {
+                    notifyAll();
                 }
             }
-            if (released <= 2 * maxKernels && releaser.releaseIdlest(Duration.ZERO)) {
-                released++;
-                giveUp = 0;
-                awaitRoom(RELEASE_WAIT_MS);
-                continue;
-            }
-            // none idle now: a call about to end, or a snapshot being written, may free one in a moment
-            if (giveUp == 0) {
-                giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(busyWaitMs);
-            } else if (System.nanoTime() - giveUp > 0) {
-                throw refusal();
-            }
-            awaitRoom(100);
         }
     }
 
@@ -182,7 +213,7 @@ public final class KernelBudget {
      * without stopping any; else null.
      */
     synchronized Slot tryAcquire() {
-        if (waiting.get() > 0 || !fits()) {
+        if (!queue.isEmpty() || !fits()) {
             return null;
         }
         Slot slot = new Slot();
@@ -197,7 +228,7 @@ public final class KernelBudget {
      */
     boolean releaseForWarm(Duration idle) {
         synchronized (this) {
-            if (waiting.get() > 0 || fits()) {
+            if (!queue.isEmpty() || fits()) {
                 return false;
             }
         }
@@ -216,6 +247,40 @@ public final class KernelBudget {
     private synchronized void release(Slot slot) {
         slots.remove(slot);
         notifyAll();
+    }
+
+    /**
+     * Waits up to {@code ms} for {@code turn} to be first in line with room for it (every place
+     * given back and every caller leaving the line wakes it).
+     */
+    private synchronized void awaitTurn(Object turn, long ms) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+        while (!(queue.peekFirst() == turn && fits())) {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (left <= 0) {
+                return;
+            }
+            // memory is measured, not announced: look again at least every 50 ms
+            wait(Math.min(left, 50));
+        }
+    }
+
+    /** True if there is room for {@code turn} and for everyone ahead of it in line. */
+    private boolean roomFor(Object turn) {
+        int ahead = 0;
+        for (Object other : queue) {
+            if (other == turn) {
+                break;
+            }
+            ahead++;
+        }
+        return slots.size() + ahead < maxKernels
+                && (maxBytes == 0 || usedBytes() + (ahead + 1) * START_BYTES <= maxBytes);
+    }
+
+    private static RlmException interrupted() {
+        return new RlmException(ErrorCode.INTERRUPTED, "stopped while waiting for a place for a kernel", null,
+                "nothing to fix: the call was cancelled");
     }
 
     /** Waits a little for a place: a stopped kernel's process to exit, or any kernel to end. */
@@ -252,6 +317,11 @@ public final class KernelBudget {
 
     public int kernels() {
         return slots.size();
+    }
+
+    /** How many kernels wait in line for a place. */
+    public synchronized int waiting() {
+        return queue.size();
     }
 
     public int maxKernels() {

@@ -230,9 +230,20 @@ public final class KernelFactory implements AutoCloseable {
     /**
      * A kernel that may also write {@code snapshotDir} (null: nowhere but its own /tmp and spool; made
      * if missing) and does not see {@code stateDir} (null: nothing hidden): a warm one where one fits,
-     * else one started now.
+     * else one started now. At capacity with no kernel idle, refused with CAPACITY after a few seconds.
      */
     public Kernel start(String label, Path snapshotDir, Path stateDir) {
+        return start(label, snapshotDir, stateDir, null);
+    }
+
+    /**
+     * As {@link #start(String, Path, Path)}, but at capacity it waits in line for a place up to
+     * {@code wait} (null: a few seconds), for kernels that are used and closed soon after: a child
+     * RLM's, a throwaway run_python's. Closing a kernel gives its place to the next in line once its
+     * process has exited. Throws CAPACITY once {@code wait} has passed, INTERRUPTED (the thread's
+     * interrupt kept) if interrupted while in line.
+     */
+    public Kernel start(String label, Path snapshotDir, Path stateDir, Duration wait) {
         WarmKernels pool = warm;
         if (pool != null && pool.serves(snapshotDir, stateDir)) {
             Kernel claimed = pool.claim(label, snapshotDir);
@@ -248,7 +259,7 @@ public final class KernelFactory implements AutoCloseable {
                         + " of " + label + ": " + e.getMessage(), null, "check that the state directory is writable");
             }
         }
-        KernelBudget.Slot slot = budget.acquire();
+        KernelBudget.Slot slot = wait == null ? budget.acquire() : budget.acquire(wait);
         Kernel kernel;
         try {
             kernel = launch(slot, label, snapshotDir, stateDir);
@@ -278,13 +289,18 @@ public final class KernelFactory implements AutoCloseable {
     }
 
     /** As {@link #keepWarm(Path, Path)}, a session's kernel making way for a warm one once idle {@code idle}. */
-    synchronized void keepWarm(Path snapshotRoot, Path stateDir, Duration idle) {
+    void keepWarm(Path snapshotRoot, Path stateDir, Duration idle) {
+        keepWarm(snapshotRoot, stateDir, idle, WarmKernels.Growth.within(budget));
+    }
+
+    /** As {@link #keepWarm(Path, Path, Duration)}, the pool growing after bursts as {@code growth} says. */
+    synchronized void keepWarm(Path snapshotRoot, Path stateDir, Duration idle, WarmKernels.Growth growth) {
         if (warm != null || settings.capacity().warmKernels() == 0) {
             return;
         }
         try {
-            warm = new WarmKernels(settings.capacity().warmKernels(), snapshotRoot, stateDir, budget, this::launchWarm,
-                    settings.kernelStartTimeout(), timer, idle);
+            warm = new WarmKernels(settings.capacity().warmKernels(), growth, snapshotRoot, stateDir, budget,
+                    this::launchWarm, settings.kernelStartTimeout(), timer, idle);
         } catch (IOException e) {
             log.warn("no warm kernels: {} cannot hold their directories: {}", snapshotRoot, e.toString());
         }
@@ -294,6 +310,12 @@ public final class KernelFactory implements AutoCloseable {
     public int warmKernels() {
         WarmKernels pool = warm;
         return pool == null ? 0 : pool.ready();
+    }
+
+    /** How many warm kernels the pool keeps ready now: --warm-kernels, or more after a burst of new kernels. */
+    public int warmTarget() {
+        WarmKernels pool = warm;
+        return pool == null ? 0 : pool.target();
     }
 
     /** How many kernels run for sessions: those of the budget that are not warm, ready or starting. */
@@ -332,8 +354,11 @@ public final class KernelFactory implements AutoCloseable {
         KernelSpec spec = new KernelSpec(executable, harness, List.of(harnessConfig), settings.dataRoot(),
                 readable(interpreter), writableDir, hiddenDir);
         try {
-            return Kernel.start(counted(slot), spec, json, timer, label, settings.kernelStartTimeout(),
+            Kernel kernel = Kernel.start(counted(slot), spec, json, timer, label, settings.kernelStartTimeout(),
                     settings.outputCap());
+            // a closed kernel's place goes to the next in line at once, not when the exit callback runs
+            kernel.whenClosed(slot::release);
+            return kernel;
         } catch (IOException | RuntimeException e) {
             slot.release();
             throw e;

@@ -28,6 +28,15 @@ import org.slf4j.LoggerFactory;
  * would stop that kernel anyway, and would wait for it and for a cold start. A claim that finds none
  * ready but one starting waits for it, which is never longer than starting its own. A kernel that
  * fails to start warm is retried later, and meanwhile sessions start their own, which report why.
+ * <p>
+ * The pool adapts to bursts (child RLMs, batches of run_python): when claims come faster than it
+ * refills (one finds none ready), it keeps ready as many kernels as were claimed within
+ * {@link Growth#window} (at least the configured floor, at most its ceiling), so that the next burst
+ * of that size finds them started. A kernel start is mostly CPU: a few start at
+ * once, as many as there are cores, since more at once would only make each claim wait longer for
+ * the first. Once no burst that large has come for {@link Growth#hold}, the pool halves toward the
+ * floor; it only grows into room no one waits for, and only up to the floor does it make a session's
+ * kernel give way.
  */
 final class WarmKernels implements AutoCloseable {
 
@@ -39,6 +48,33 @@ final class WarmKernels implements AutoCloseable {
     private record Warm(Kernel kernel, Path dir) {
     }
 
+    /**
+     * How far the pool grows past its floor: up to {@code ceiling} kernels, as many as were claimed
+     * within {@code window}; after {@code hold} without a burst that large, it halves.
+     */
+    record Growth(int ceiling, Duration window, Duration hold) {
+
+        /**
+         * Claims this close together are one burst: long enough for 20 claims that each wait for a
+         * start on a busy machine, short enough that a claim every few seconds (which refills keep up
+         * with) leaves the pool near its floor.
+         */
+        static final Duration WINDOW = Duration.ofSeconds(5);
+        /** How long the pool keeps a burst's size: an RLM's next iteration comes after its model's answer. */
+        static final Duration HOLD = Duration.ofMinutes(2);
+        /** The most kernels a pool grows to, however large the budget. */
+        static final int MOST = 32;
+
+        /**
+         * For {@code budget}: at most half its kernels, and an eighth of its memory at what a fresh
+         * kernel is counted for (warm kernels hold ~14 MiB each, a session's may grow to its limit).
+         */
+        static Growth within(KernelBudget budget) {
+            long byMemory = budget.maxBytes() == 0 ? MOST : budget.maxBytes() / 8 / KernelBudget.START_BYTES;
+            return new Growth((int) Math.min(MOST, Math.min(budget.maxKernels() / 2, byMemory)), WINDOW, HOLD);
+        }
+    }
+
     private static final Logger log = LoggerFactory.getLogger(WarmKernels.class);
     static final Duration RETRY_AFTER_FAILURE = Duration.ofSeconds(30);
     /** How long after a claim that leaves others ready the replacement starts. */
@@ -46,7 +82,19 @@ final class WarmKernels implements AutoCloseable {
     /** How long a session must have been idle before its kernel makes way for a warm one. */
     static final Duration IDLE_BEFORE_MAKING_ROOM = Duration.ofMinutes(1);
 
-    private final int target;
+    /** The configured number of kernels kept ready (--warm-kernels): the pool never shrinks below it. */
+    private final int floor;
+    private final Growth growth;
+    /** How many kernels start at once. */
+    private final int parallel;
+    /** When the claims of the last {@link Growth#window} came (System.nanoTime). */
+    private final ArrayDeque<Long> claims = new ArrayDeque<>();
+    /** The largest burst of claims lately, and when it was last reached. */
+    private int peak;
+    private long peakAt;
+    /** When a claim last found no kernel ready (claims came faster than refills), if one ever did. */
+    private boolean missed;
+    private long missedAt;
     /** Where the spare directories live, beside the sessions' snapshot directories; null: kernels write nowhere. */
     private final Path spareRoot;
     private final Path hiddenDir;
@@ -64,9 +112,11 @@ final class WarmKernels implements AutoCloseable {
     private long retryAt;
     private volatile boolean closed;
 
-    WarmKernels(int target, Path spareRoot, Path hiddenDir, KernelBudget budget, Starter starter, Duration startTimeout,
-            ScheduledExecutorService timer, Duration idleBeforeMakingRoom) throws IOException {
-        this.target = target;
+    WarmKernels(int floor, Growth growth, Path spareRoot, Path hiddenDir, KernelBudget budget, Starter starter,
+            Duration startTimeout, ScheduledExecutorService timer, Duration idleBeforeMakingRoom) throws IOException {
+        this.floor = floor;
+        this.growth = growth;
+        this.parallel = Math.max(2, Runtime.getRuntime().availableProcessors());
         this.spareRoot = spareRoot;
         this.hiddenDir = hiddenDir;
         this.budget = budget;
@@ -78,8 +128,10 @@ final class WarmKernels implements AutoCloseable {
         if (spareRoot != null) {
             SpareDirectories.clean(spareRoot);
         }
+        this.peakAt = retryAt;
+        budget.spareWith(this::giveBack);
         refill();
-        // room in the budget frees as kernels end, and a failed start is retried
+        // room in the budget frees as kernels end, a failed start is retried, and an idle pool shrinks
         timer.scheduleWithFixedDelay(this::refill, 1, 1, TimeUnit.SECONDS);
     }
 
@@ -131,6 +183,16 @@ final class WarmKernels implements AutoCloseable {
         }
     }
 
+    /** How many kernels the pool keeps ready now: its floor, or more after a burst. */
+    int target() {
+        lock.lock();
+        try {
+            return target(System.nanoTime());
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** How many kernels are ready or starting: the budget's places this pool holds. */
     int held() {
         lock.lock();
@@ -145,6 +207,12 @@ final class WarmKernels implements AutoCloseable {
     private Warm take() {
         lock.lock();
         try {
+            long now = System.nanoTime();
+            claims.add(now);
+            if (ready.isEmpty()) {
+                missed = true;
+                missedAt = now;
+            }
             long deadline = System.nanoTime() + startTimeout.toNanos();
             while (ready.isEmpty() && starting > 0 && !closed) {
                 long left = deadline - System.nanoTime();
@@ -170,22 +238,55 @@ final class WarmKernels implements AutoCloseable {
     }
 
     /**
-     * Starts kernels until {@code target} are ready or starting, as far as the budget has room; stops
-     * ready ones while the kernels hold more memory than it allows (they go before any session's).
+     * How many kernels to keep ready or starting at {@code now}: the most claimed within a window
+     * lately, within the floor and the ceiling. The pool grows only when claims came faster than it
+     * refilled (one found none ready), and keeps its size while bursts that large come. Called
+     * under the lock.
+     */
+    private int target(long now) {
+        long window = growth.window().toNanos();
+        while (!claims.isEmpty() && now - claims.peekFirst() > window) {
+            claims.pollFirst();
+        }
+        if (claims.size() >= peak) {
+            if (missed && now - missedAt <= window) {
+                peak = claims.size();
+            }
+            peakAt = now;
+        } else if (now - peakAt > growth.hold().toNanos()) {
+            peak = Math.max(claims.size(), peak / 2);
+            peakAt = now;
+        }
+        return Math.max(floor, Math.min(growth.ceiling(), peak));
+    }
+
+    /**
+     * Starts kernels until the target are ready or starting, a few at a time and as far as the
+     * budget has room; stops a ready one while the kernels hold more memory than the budget allows
+     * (they go before any session's), or while the pool holds more than its target.
      */
     void refill() {
         Warm surplus = null;
         boolean full = false;
         lock.lock();
         try {
-            if (!ready.isEmpty() && budget.over()) {
-                surplus = ready.poll();
+            long now = System.nanoTime();
+            int target = target(now);
+            if (!ready.isEmpty() && (budget.over() || ready.size() + starting > target)) {
+                surplus = ready.pollLast();
                 return;
             }
-            while (!closed && ready.size() + starting < target && System.nanoTime() - retryAt >= 0) {
+            if (ready.size() >= parallel && !claims.isEmpty() && now - claims.peekLast() < REFILL_DELAY.toNanos()) {
+                // claims are coming and kernels are ready for them: starts now would take their CPU; the
+                // refill that each claim schedules runs once they pause
+                return;
+            }
+            while (!closed && ready.size() + starting < target && starting < parallel
+                    && System.nanoTime() - retryAt >= 0) {
                 KernelBudget.Slot slot = budget.tryAcquire();
                 if (slot == null) {
-                    full = true;
+                    // past the floor, the pool takes only free room: no session's kernel makes way for it
+                    full = ready.size() + starting < floor;
                     return;
                 }
                 starting++;
@@ -201,6 +302,22 @@ final class WarmKernels implements AutoCloseable {
                 makeRoom();
             }
         }
+    }
+
+    /** Stops a ready kernel, its place wanted for another: true if there was one. */
+    private boolean giveBack() {
+        Warm warm;
+        lock.lock();
+        try {
+            warm = ready.pollLast();
+        } finally {
+            lock.unlock();
+        }
+        if (warm == null) {
+            return false;
+        }
+        discard(warm);
+        return true;
     }
 
     /**
@@ -255,6 +372,9 @@ final class WarmKernels implements AutoCloseable {
         }
         if (!kept) {
             discard(warm != null ? warm : new Warm(null, dir));
+        } else {
+            // the next one of a burst's refill starts as this one is done
+            refill();
         }
     }
 

@@ -208,6 +208,31 @@ class CapacityIT {
         assertThat(json(running.get(60, TimeUnit.SECONDS).path("result")).path("stdout").asText()).isEqualTo("380\n");
     }
 
+    @Test
+    void withMaxKernelsEightSixtyFourRunPythonCallsAtOnceAllRunTheirThrowawayKernelsWaitingInLine() throws Exception {
+        ServerProcess server = server("--max-kernels", "8");
+        List<CompletableFuture<JsonNode>> runs = new ArrayList<>();
+        for (int c = 0; c < 4; c++) {
+            McpDriver client = client(server);
+            for (int i = 0; i < 16; i++) {
+                runs.add(client.callAsync("run_python", Map.of("code", "import time\ntime.sleep(1)\nprint(%d)"
+                        .formatted(c * 16 + i), "response_format", "json"), false));
+            }
+        }
+        int most = 0;
+        while (!runs.stream().allMatch(CompletableFuture::isDone)) {
+            JsonNode capacity = health(server).path("capacity");
+            most = Math.max(most, capacity.path("kernels_running").asInt() + capacity.path("warm_kernels").asInt());
+            Thread.sleep(100);
+        }
+        for (int i = 0; i < 64; i++) {
+            JsonNode result = runs.get(i).get(5, TimeUnit.SECONDS).path("result");
+            assertThat(json(result).path("status").asText()).as(result.toString()).isEqualTo("success");
+            assertThat(json(result).path("stdout").path(0).asText()).as(result.toString()).isEqualTo(String.valueOf(i));
+        }
+        assertThat(most).isBetween(1, 8);
+    }
+
     private static String newSession(SessionCalls calls) {
         return calls.ok("rlm_init_context", Map.of()).path("session_id").asText();
     }

@@ -133,6 +133,24 @@ class WarmKernelsIT {
         assertThat(later.run(id, "print(sum(kept['rows']))")).isEqualTo("4950\n");
     }
 
+    @Test
+    void aBurstOfNewSessionsGrowsThePoolAndTheNextBurstIsServedByKernelsStartedBeforeIt() throws Exception {
+        ServerProcess server = server(state);
+        SessionCalls calls = calls(server);
+        awaitWarm(server, 2);
+        for (int i = 0; i < 12; i++) {
+            calls.run(newSession(calls), "x = 1");
+        }
+        // the pool keeps as many as were claimed within a couple of seconds (a loaded machine claims fewer in that time)
+        int target = health(server).path("capacity").path("warm_kernels_target").asInt();
+        assertThat(target).as(server.log()).isGreaterThanOrEqualTo(5);
+        awaitWarm(server, target);
+        Thread.sleep(1000);
+        for (int i = 0; i < target; i++) {
+            assertThat(age(calls, newSession(calls))).as("kernel %d of %d", i, target).isGreaterThan(0.8);
+        }
+    }
+
     private static double age(SessionCalls calls, String id) {
         return Double.parseDouble(calls.run(id, AGE).strip());
     }

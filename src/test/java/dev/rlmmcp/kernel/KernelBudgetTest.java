@@ -109,6 +109,86 @@ class KernelBudgetTest {
     }
 
     @Test
+    void kernelsThatMayWaitQueueInTurnPastTheBusyWaitAndEachGetsThePlaceOfOneThatEnds() throws Exception {
+        KernelBudget budget = budget(2, 0);
+        List<KernelBudget.Slot> running = new ArrayList<>(List.of(budget.acquire(), budget.acquire()));
+        List<Integer> order = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<CompletableFuture<KernelBudget.Slot>> queued = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            int n = i;
+            queued.add(CompletableFuture.supplyAsync(() -> {
+                KernelBudget.Slot slot = budget.acquire(java.time.Duration.ofSeconds(30));
+                order.add(n);
+                return slot;
+            }, Thread::startVirtualThread));
+            awaitWaiting(budget, i + 1);
+        }
+        // longer than the 300 ms a session's kernel waits before it is refused
+        Thread.sleep(800);
+        assertThat(queued).noneMatch(CompletableFuture::isDone);
+        for (int i = 0; i < 4; i++) {
+            running.remove(0).release();
+            running.add(queued.get(i).get(5, TimeUnit.SECONDS));
+            assertThat(budget.kernels()).isEqualTo(2);
+        }
+        assertThat(order).containsExactly(0, 1, 2, 3);
+        assertThat(budget.waiting()).isZero();
+    }
+
+    @Test
+    void aQueuedKernelIsRefusedAfterItsWaitAndStopsWaitingWhenInterrupted() throws Exception {
+        KernelBudget budget = budget(1, 0);
+        budget.acquire();
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> budget.acquire(java.time.Duration.ofMillis(600))).isInstanceOfSatisfying(
+                RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CAPACITY));
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(550L, 3000L);
+
+        CompletableFuture<Throwable> stopped = new CompletableFuture<>();
+        Thread waiter = Thread.ofVirtual().start(() -> {
+            try {
+                budget.acquire(java.time.Duration.ofMinutes(5));
+                stopped.complete(null);
+            } catch (RlmException e) {
+                stopped.complete(Thread.currentThread().isInterrupted() ? e : new AssertionError("interrupt lost"));
+            }
+        });
+        awaitWaiting(budget, 1);
+        waiter.interrupt();
+        assertThat(stopped.get(2, TimeUnit.SECONDS)).isInstanceOfSatisfying(RlmException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERRUPTED));
+        assertThat(budget.waiting()).isZero();
+        assertThat(budget.kernels()).isEqualTo(1);
+    }
+
+    @Test
+    void aWarmKernelGivesItsPlaceBeforeAnySessionsKernelIsStopped() {
+        KernelBudget budget = budget(2, 0);
+        KernelBudget.Slot warm = budget.tryAcquire();
+        budget.acquire();
+        List<String> asked = new ArrayList<>();
+        budget.releaseWith(idle -> {
+            asked.add("session");
+            return false;
+        });
+        budget.spareWith(() -> {
+            asked.add("warm");
+            warm.release();
+            return true;
+        });
+        budget.acquire();
+        assertThat(asked).containsExactly("warm");
+        assertThat(budget.kernels()).isEqualTo(2);
+    }
+
+    private static void awaitWaiting(KernelBudget budget, int count) throws InterruptedException {
+        for (int i = 0; i < 200 && budget.waiting() < count; i++) {
+            Thread.sleep(10);
+        }
+        assertThat(budget.waiting()).isEqualTo(count);
+    }
+
+    @Test
     void memoryIsWhatTheKernelsHoldAndAFreshKernelMustFit() {
         KernelBudget budget = budget(100, 1024 * MIB);
         KernelBudget.Slot big = budget.acquire();

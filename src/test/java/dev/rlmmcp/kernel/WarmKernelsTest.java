@@ -175,6 +175,42 @@ class WarmKernelsTest {
         assertThat(out(holder, "print(next(pending))")).isEqualTo("0\n");
     }
 
+    @Test
+    void aBurstOfNewSessionsGrowsThePoolSoThatTheNextBurstFindsItsKernelsStartedAndAnIdlePoolShrinksBack()
+            throws Exception {
+        KernelFactory kernels = factory();
+        StateStore store = StateStore.open(dir.resolve("state"), Duration.ofHours(1));
+        Sessions sessions = new Sessions(kernels, store);
+        open.add(sessions);
+        kernels.keepWarm(store.snapshots().root(), store.directory(), Duration.ofHours(1),
+                new WarmKernels.Growth(6, Duration.ofSeconds(5), Duration.ofSeconds(2)));
+        awaitWarm(kernels, 2);
+
+        for (int i = 0; i < 6; i++) {
+            Session child = sessions.create("first-" + i, Limits.NONE);
+            out(child, "x = 1");
+            sessions.delete(child.id());
+        }
+        assertThat(kernels.warmTarget()).isEqualTo(6);
+        awaitWarm(kernels, 6);
+        Thread.sleep(1000);
+
+        // each kernel of the second burst was started a second or more before it was claimed
+        for (int i = 0; i < 6; i++) {
+            Session child = sessions.create("second-" + i, Limits.NONE);
+            assertThat(Double.parseDouble(out(child, AGE).strip())).as("kernel %d of the burst", i).isGreaterThan(0.8);
+            sessions.delete(child.id());
+        }
+
+        // no burst for a while: the pool halves back to --warm-kernels, its surplus kernels stopped
+        for (int i = 0; i < 400 && (kernels.warmTarget() > 2 || kernels.budget().kernels() > 2); i++) {
+            Thread.sleep(50);
+        }
+        assertThat(kernels.warmTarget()).isEqualTo(2);
+        assertThat(kernels.warmKernels()).isEqualTo(2);
+        assertThat(kernels.budget().kernels()).isEqualTo(2);
+    }
+
     /** Sessions on at most three kernels, theirs and the warm ones together. */
     private record Pool(KernelFactory kernels, Sessions sessions) {
         /** A new session that has run {@code code}, once the pool is full again (or can be no fuller). */

@@ -113,6 +113,8 @@ public final class Kernel implements AutoCloseable {
     /** The pipe has ended, or the kernel broke the protocol on it: no frame will come. */
     private volatile boolean pipeEnded;
     private volatile boolean closed;
+    /** Run once {@link #close} has seen the process exit. */
+    private volatile Runnable exited = () -> { };
     /** The harness's ready frame: its pid, Python, protocol version and reserved names. */
     private final Ready ready;
 
@@ -546,15 +548,25 @@ public final class Kernel implements AutoCloseable {
         }
     }
 
+    /**
+     * {@code then} runs as soon as {@link #close} sees the process exit: on the closing thread, before
+     * close returns, where the JDK's exit callbacks run later on threads of their own.
+     */
+    public void whenClosed(Runnable then) {
+        exited = then;
+    }
+
     @Override
     public void close() {
         closed = true;
         if (!process.isAlive()) {
+            exited.run();
             return;
         }
         try {
             write(json.createObjectNode().put("op", "shutdown"));
             if (process.waitFor(Duration.ofMillis(500))) {
+                exited.run();
                 return;
             }
         } catch (IOException e) {

@@ -135,6 +135,10 @@ public final class RunPythonTool implements RlmTool {
                     e.getMessage(), timeout);
         }
         Session session = existing != null ? existing : sessions.create("run_python", Limits.NONE);
+        if (existing == null) {
+            // a throwaway kernel is given back at once: at capacity, waiting for one beats a refusal
+            session.queueForKernel(Duration.ofSeconds(timeout));
+        }
         try {
             StepResult result = runs.execute(session, code, Duration.ofSeconds(timeout),
                     StepExtras.of(caller.sampling(), callbacks.byKind(), setup), caller.context());
