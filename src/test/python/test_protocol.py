@@ -36,8 +36,9 @@ def read_all(fd, n):
 
 def test_protocol_version_and_reserved_names():
     assert protocol.PROTOCOL_VERSION == 1
-    assert protocol.RESERVED == {"llm_query", "llm_query_batched", "mcp", "_last_output", "_last_error",
-                                 "mcp_servers", "LOADED_MCP_SERVERS"}
+    assert protocol.RESERVED == {"llm_query", "llm_query_batched", "rlm_query", "rlm_query_batched", "FINAL",
+                                 "FINAL_VAR", "SHOW_VARS", "mcp", "_last_output", "_last_error", "mcp_servers",
+                                 "LOADED_MCP_SERVERS"}
     assert STREAMED == 2**64 - 1 and ABORTED == 2**32 - 1
 
 

@@ -7,7 +7,9 @@ import sys
 import time
 import types
 
+from . import answers
 from .callbacks import LLMQueryError, llm_functions
+from .children import RLMQueryError, rlm_functions
 from .guard import ImportGuard
 from .loaders import check_name, load_file, loaded_size, parse_payload
 from .mcp import McpBridge, McpProxy, run_coroutine
@@ -34,11 +36,14 @@ class Kernel(Memory, Snapshots):
         user_builtins = dict(vars(builtins))
         user_builtins["__import__"] = self.guard
         user_builtins["LLMQueryError"] = LLMQueryError
+        user_builtins["RLMQueryError"] = RLMQueryError
         main = types.ModuleType("__main__")
         main.__dict__["__builtins__"] = user_builtins
         sys.modules["__main__"] = main  # so pickle finds REPL classes and functions by reference
         self.ns = main.__dict__
         self.ns["llm_query"], self.ns["llm_query_batched"] = llm_functions(callbacks)
+        self.ns["rlm_query"], self.ns["rlm_query_batched"] = rlm_functions(callbacks, lambda: self.store)
+        self.ns["FINAL"], self.ns["FINAL_VAR"], self.ns["SHOW_VARS"] = answers.answer_functions(self)
         self.store = None
         self.spilled = set()
         self.dirty = set()
@@ -131,6 +136,10 @@ class Kernel(Memory, Snapshots):
             reply["not_persisted"] = not_persisted
         if loaded:
             reply["loaded_from_snapshot"] = loaded
+        if req.get("answer"):
+            answer = answers.reported(self.ns.get(answers.ANSWER))
+            if answer is not None:
+                reply["answer"] = answer
         return reply
 
     def compile_cell(self, code):
@@ -377,6 +386,22 @@ class Kernel(Memory, Snapshots):
             return json.dumps(value, ensure_ascii=False), "json", None
         except (TypeError, ValueError, RecursionError):
             return echo(value), "repr", None
+
+    def op_rlm_begin(self, req, payload, output):
+        """An RLM's loop starts on this kernel: `answer` is (re)set to an empty answer, unless the name holds
+        something else, which the loop must not overwrite."""
+        name = answers.ANSWER
+        if name in self.spilled:
+            self.unspill(name)
+        if name in self.ns and not answers.is_answer(self.ns[name]):
+            raise Fail("NAME_TAKEN", f"the variable {name!r} (a {type(self.ns[name]).__name__}) is where an RLM "
+                       f"writes its answer; rename it (e.g. my_{name} = {name}; del {name}) and try again", name)
+        self.ns[name] = answers.fresh()
+        self.not_persisted.pop(name, None)
+        self.lost.pop(name, None)
+        self.dirty.add(name)
+        self.track([name], time.time())
+        return {}
 
     def op_configure(self, req, payload, output):
         self.configure(req)

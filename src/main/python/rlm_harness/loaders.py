@@ -1,4 +1,5 @@
-"""The value of a load: inline data, a streamed payload or a file, as text, json, lines or csv."""
+"""The value of a load: inline data, a streamed payload or a file, as text, json, lines or csv; or, for
+the host alone (a child RLM's context), as a pickle."""
 import codecs
 import io
 import keyword
@@ -16,10 +17,11 @@ def check_name(name):
 
 
 DATA_TYPES = ("text", "json", "lines", "csv")
+PICKLE = "pickle"  # what the host loads a child RLM's context as; never offered to agents
 
 
 def check_data_type(data_type):
-    if data_type not in DATA_TYPES:
+    if data_type not in DATA_TYPES and data_type != PICKLE:
         raise Fail("INVALID_ARGUMENT", f"unknown data_type {data_type!r}; use text, json, lines or csv", "data_type")
 
 
@@ -54,6 +56,8 @@ def parse_payload(payload, data_type):
     """The value of a load from inline data or a streamed source. Lines are split as each chunk
     arrives (while the host sends the next); csv reads the chunks as a file, like a file load."""
     check_data_type(data_type)
+    if data_type == PICKLE:
+        return unpickle(payload)
     if data_type == "lines":
         return split_lines(payload_texts(payload))
     if data_type == "csv" and isinstance(payload, Chunks):
@@ -150,6 +154,22 @@ def read_csv(stream):
         raise Fail("INVALID_DATA", f"data is not valid CSV: {e}", "data") from None
 
 
+def unpickle(payload):
+    """The value a pickle (bytes, or streamed chunks read as a file, never joined) holds."""
+    import _pickle as pickle  # the C module: pickle.py adds re and enum (~0.6 MiB)
+    try:
+        if isinstance(payload, Chunks):
+            return pickle.load(io.BufferedReader(ChunkFile(payload), 1 << 20))
+        if hasattr(payload, "read"):
+            return pickle.load(payload)
+        return pickle.loads(payload or b"")
+    except (MemoryError, KeyboardInterrupt):
+        raise
+    except Exception as e:  # a damaged pickle, or one naming a class or function this kernel does not have
+        raise Fail("INVALID_DATA", f"the pickled value could not be unpickled: {type(e).__name__}: {e} (a class or "
+                   "function defined in another kernel's REPL does not exist here: pass plain data)", "data") from None
+
+
 def load_file(path, data_type):
     """The value of a file load. Read as bytes and decoded in one go: a text-mode read would be
     slower, and would translate line ends, which no other load does."""
@@ -158,6 +178,8 @@ def load_file(path, data_type):
         with open(path, "rb", buffering=0) as f:
             if data_type == "csv":
                 return read_csv(text_stream(f))
+            if data_type == PICKLE:
+                return unpickle(io.BufferedReader(f, 1 << 20))
             data = f.read()
     except FileNotFoundError:
         raise Fail("FILE_NOT_FOUND", f"file not found: {path}", "path") from None

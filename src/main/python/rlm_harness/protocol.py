@@ -26,8 +26,8 @@ FRAME_HEAD = struct.Struct(">IQ")
 CHUNK_HEAD = struct.Struct(">I")
 STREAMED = 2**64 - 1
 ABORTED = 2**32 - 1
-RESERVED = frozenset({"llm_query", "llm_query_batched", "mcp", "_last_output", "_last_error", "mcp_servers",
-                      "LOADED_MCP_SERVERS"})
+RESERVED = frozenset({"llm_query", "llm_query_batched", "rlm_query", "rlm_query_batched", "FINAL", "FINAL_VAR",
+                      "SHOW_VARS", "mcp", "_last_output", "_last_error", "mcp_servers", "LOADED_MCP_SERVERS"})
 
 
 class Fail(Exception):

@@ -9,6 +9,7 @@ import types
 from .jsonwire import dumps, loads
 
 RAW_THRESHOLD = 1 << 20
+TRANSFER_DIR = ".transfer"  # contexts on their way to child RLMs (children); never a variable's file
 WRITE_CHUNK = 64 << 20
 RENAME_EXCHANGE = 2  # renameat2(2)
 _renameat2 = None  # looked up on first use; False where the system has none
@@ -91,14 +92,29 @@ class Store:
         self.sweep()
 
     def sweep(self):
-        """Removes files no manifest names: left by a write that a kill cut short."""
+        """Removes files no manifest names: left by a write that a kill cut short. The transfer directory
+        stays (this kernel has no transfer under way yet); the files a dead kernel left in it go."""
         keep = {e["file"] for e in self.entries.values() if "file" in e} | {self.MANIFEST}
         for name in os.listdir(self.dir):
-            if name not in keep:
+            if name == TRANSFER_DIR:
+                self._sweep_transfers()
+            elif name not in keep:
                 try:
                     os.unlink(os.path.join(self.dir, name))
                 except OSError:
                     pass
+
+    def _sweep_transfers(self):
+        directory = os.path.join(self.dir, TRANSFER_DIR)
+        try:
+            names = os.listdir(directory)
+        except OSError:  # not a directory the harness made
+            return
+        for name in names:
+            try:
+                os.unlink(os.path.join(directory, name))
+            except OSError:
+                pass
 
     def write(self, name, value, source):
         """The manifest entry for value, its file (if any) written and synced but not yet committed."""
@@ -141,7 +157,7 @@ class Store:
     def _write_file(self, file, parts):
         """Writes the file under its final name: no manifest names it until commit, and a file a kill
         cut short is named by none (sweep removes it), so it needs no temporary name and no rename."""
-        self._check_room(sum(memoryview(p).nbytes for p in parts))
+        self.check_room(sum(memoryview(p).nbytes for p in parts))
         path = os.path.join(self.dir, file)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
@@ -165,22 +181,27 @@ class Store:
             if fd is not None:
                 os.close(fd)
 
-    def _check_room(self, nbytes):
+    def check_room(self, nbytes):
         """OSError ENOSPC if a file of nbytes would take the directory past its limit, measured as the
-        host measures it: every entry's size rounded up to 4 KiB, a hard-linked inode once."""
+        host measures it: every entry's size rounded up to 4 KiB, a hard-linked inode once, and the
+        files of the transfer directory (contexts on their way to child RLMs) too."""
         if self.limit <= 0:
             return
         used, seen = 0, set()
-        with os.scandir(self.dir) as entries:
-            for entry in entries:
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if (st.st_dev, st.st_ino) in seen:
-                    continue
-                seen.add((st.st_dev, st.st_ino))
-                used += max(self.BLOCK, -(-st.st_size // self.BLOCK) * self.BLOCK)
+        directories = [self.dir]
+        while directories:
+            with os.scandir(directories.pop()) as entries:
+                for entry in entries:
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if (st.st_dev, st.st_ino) in seen:
+                        continue
+                    seen.add((st.st_dev, st.st_ino))
+                    used += max(self.BLOCK, -(-st.st_size // self.BLOCK) * self.BLOCK)
+                    if entry.name == TRANSFER_DIR and entry.is_dir(follow_symlinks=False):
+                        directories.append(entry.path)
         need = max(self.BLOCK, -(-nbytes // self.BLOCK) * self.BLOCK) + 2 * self.BLOCK  # the file, the manifest
         if used + need > self.limit:
             raise OSError(errno.ENOSPC, f"No space left on device: the snapshot directory may hold "

@@ -33,6 +33,7 @@ import dev.rlmmcp.llm.LlmService;
 import dev.rlmmcp.llm.LlmStep;
 import dev.rlmmcp.llm.LlmUsage;
 import dev.rlmmcp.store.StateStore;
+import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -135,6 +136,18 @@ public final class Session implements AutoCloseable {
     }
 
     /**
+     * A session kept in memory only (no record, no snapshot, not listed), such as a child RLM's: its
+     * kernel, a warm one where one fits, may write {@code dir} (deleted when the session closes) to
+     * hand values to other kernels, and does not see {@code hidden}.
+     */
+    static Session scratch(String id, Limits limits, KernelFactory kernels, LlmService llm, LlmLimits llmLimits,
+            Path dir, Path hidden) {
+        Session session = new Session(id, id, limits, kernels, llm, llmLimits);
+        session.kernel.scratch(dir, hidden);
+        return session;
+    }
+
+    /**
      * A session read back from the store after a restart, from its record; its kernel starts, and
      * restores, on first use, and its {@code trace} entries are read when the trace is first used.
      */
@@ -170,6 +183,10 @@ public final class Session implements AutoCloseable {
         return guardrails.limits();
     }
 
+    public LlmLimits llmLimits() {
+        return llmAccount.limits();
+    }
+
     public Instant lastActive() {
         return lastActive;
     }
@@ -179,7 +196,7 @@ public final class Session implements AutoCloseable {
      * happened to the kernel, the step index and the guardrail the step tripped, if any.
      */
     public StepResult execute(String code, Duration timeout, CallContext context) {
-        return execute(code, timeout, null, KernelCallbacks.NONE, null, context);
+        return execute(code, timeout, StepExtras.NONE, context);
     }
 
     /**
@@ -190,6 +207,11 @@ public final class Session implements AutoCloseable {
      */
     public StepResult execute(String code, Duration timeout, LlmBackend clientSampling, KernelCallbacks callbacks,
             McpSetup mcp, CallContext context) {
+        return execute(code, timeout, StepExtras.of(clientSampling, callbacks, mcp), context);
+    }
+
+    /** Runs code as the session's next step, with what {@code extras} adds (see {@link StepExtras}). */
+    public StepResult execute(String code, Duration timeout, StepExtras extras, CallContext context) {
         acquire(timeout);
         try {
             requireOpen();
@@ -200,7 +222,9 @@ public final class Session implements AutoCloseable {
             }
             Duration limit = guardrails.stepTimeout(timeout);
             long started = System.nanoTime();
-            LlmStep llmStep = llm.step(llmAccount, clientSampling);
+            LlmStep llmStep = extras.llm() != null ? llm.step(llmAccount, extras.llm(), extras.depth())
+                    : llm.step(llmAccount, extras.clientSampling());
+            KernelCallbacks callbacks = extras.callbacks();
             KernelCallbacks answering = (kind, request) -> "llm".equals(kind)
                     ? llmStep.handle(kind, request) : callbacks.handle(kind, request);
             ExecResult exec = null;
@@ -208,8 +232,8 @@ public final class Session implements AutoCloseable {
             long interruptedAfter = -1;
             Accepted<ExecResult> accepted = null;
             try {
-                KernelReply<ExecResult> reply = exchange(new KernelRequest.Exec(code, mcp), null, limit, answering,
-                        context);
+                KernelReply<ExecResult> reply = exchange(new KernelRequest.Exec(code, extras.mcp(),
+                        extras.loopAnswer()), null, limit, answering, context);
                 accepted = accept(reply);
                 exec = accepted.body();
                 interruptedAfter = reply.interrupted() && exec.interrupted() ? reply.interruptedAfterMs() : -1;
@@ -231,8 +255,48 @@ public final class Session implements AutoCloseable {
                     accepted == null ? null : accepted.replaced());
             List<String> changed = exec == null ? List.of() : exec.variablesChanged();
             record(index, "exec", code, status.wireName(), result.traceOutput(), changed, ms, io, tripped, usage,
-                    usage == null ? null : llmStep.calls());
+                    usage == null ? null : llmStep.calls(), extras.rlm() == null ? null : extras.rlm().get());
             return result;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Where this session's kernel may write, on the host (null: nowhere the host can read): the
+     * directory a value handed to another kernel is written to.
+     */
+    public Path writableDir() {
+        return kernel.writableDir();
+    }
+
+    /**
+     * Makes {@code answer} the RLM answer protocol's dict ({@code {"content": "", "ready": False}}),
+     * refused if the name holds a value of the session's that is not such a dict.
+     */
+    public void beginLoop() {
+        call(new KernelRequest.RlmBegin(), null, settings.defaultTimeout(), CallContext.NONE);
+    }
+
+    /**
+     * Binds {@code name} to the value pickled in {@code file} (written by another kernel), streamed from
+     * the file to the kernel in bounded chunks, never whole in this process.
+     */
+    public LoadResult loadPickle(String name, Path file, CallContext context) throws IOException {
+        long size = Files.size(file);
+        Download download = new Download(Files.newInputStream(file), size, name, null);
+        return loadStream(name, DataType.PICKLE, download, name, "rlm_query context -> " + name, context);
+    }
+
+    /**
+     * Appends an RLM run to the trace: the question, how it ended, and its tree ({@code rlm}, the
+     * trajectory as JSON).
+     */
+    public void recordRun(String question, String status, String answer, double ms, JsonNode rlm) {
+        lock.lock();
+        try {
+            record(null, "rlm", question, status, answer == null ? "" : answer, List.of(), ms, 0, null, null, null,
+                    rlm);
         } finally {
             lock.unlock();
         }
@@ -468,9 +532,14 @@ public final class Session implements AutoCloseable {
 
     private void record(Integer step, String kind, String input, String status, String output, List<String> changed,
             double ms, long io, String tripped, LlmUsage usage, Object llmCalls) {
+        record(step, kind, input, status, output, changed, ms, io, tripped, usage, llmCalls, null);
+    }
+
+    private void record(Integer step, String kind, String input, String status, String output, List<String> changed,
+            double ms, long io, String tripped, LlmUsage usage, Object llmCalls, JsonNode rlm) {
         Step entry = trace.append(step, kind, input, status, output, changed, ms, io, tripped, memoryBytes,
                 usage == null ? null : kernels.json().valueToTree(usage),
-                llmCalls == null ? null : kernels.json().valueToTree(llmCalls));
+                llmCalls == null ? null : kernels.json().valueToTree(llmCalls), rlm);
         snapshots.recorded();
         if (store != null) {
             SessionRecords.append(store, kernels.json(), stored(snapshots.at()), entry);

@@ -8,6 +8,7 @@ import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.kernel.channel.Kernel;
 import dev.rlmmcp.kernel.channel.KernelDiedException;
 import dev.rlmmcp.kernel.channel.KernelReply;
+import dev.rlmmcp.kernel.protocol.Detached;
 import dev.rlmmcp.kernel.protocol.KernelRequest;
 import dev.rlmmcp.kernel.protocol.Restored;
 import dev.rlmmcp.store.StateStore;
@@ -40,6 +41,9 @@ final class SessionKernel {
     private List<String> unwritten = List.of();
     /** A session made here whose kernel has not started yet: nothing of it is stored, nothing to check out. */
     private boolean unstored;
+    /** Without a store: the directory the kernel may write (for passing values to other kernels), or null. */
+    private Path scratch;
+    private Path hidden;
 
     SessionKernel(String id, KernelFactory kernels, StateStore store) {
         this.id = id;
@@ -80,6 +84,23 @@ final class SessionKernel {
         return names;
     }
 
+    /**
+     * A session kept in memory only whose kernel may write {@code dir} (deleted with the kernel) and does
+     * not see {@code hidden}: the warm kernels serve such a session as they serve stored ones.
+     */
+    void scratch(Path dir, Path hidden) {
+        this.scratch = dir;
+        this.hidden = hidden;
+    }
+
+    /** Where the kernel sees the directory it may write, on the host; null if it has none. */
+    Path writableDir() {
+        if (store == null) {
+            return scratch;
+        }
+        return store.snapshots().root().resolve(id);
+    }
+
     /** This session was just made (not read back): its first kernel needs no checkout of a snapshot. */
     void madeHere() {
         unstored = true;
@@ -94,6 +115,13 @@ final class SessionKernel {
             kernel.close();
             kernel = null;
         }
+        if (scratch != null) {
+            try {
+                FileTrees.deleteTree(scratch);
+            } catch (IOException e) {
+                log.debug("scratch directory {} not removed: {}", scratch, e.toString());
+            }
+        }
     }
 
     /**
@@ -103,7 +131,11 @@ final class SessionKernel {
      */
     private Kernel start() {
         if (store == null) {
-            return kernels.start(id);
+            Kernel fresh = kernels.start(id, scratch, hidden);
+            if (scratch != null) {
+                detach(fresh);
+            }
+            return fresh;
         }
         Path dir;
         try {
@@ -140,6 +172,21 @@ final class SessionKernel {
                     + "'s snapshot: " + e.getMessage(), null, "the snapshot may be too large for the memory limit");
         }
         return fresh;
+    }
+
+    /** A warm kernel comes with its directory attached for snapshots: a kernel in memory only writes none. */
+    private void detach(Kernel fresh) {
+        try {
+            KernelReply<Detached> reply = fresh.call(new KernelRequest.Detach(kernels.writableDirInside(scratch).toString()),
+                    settings.maxTimeout(), settings.interruptGrace());
+            if (!reply.ok()) {
+                log.warn("{}: the kernel keeps writing snapshots: {}", id, reply.refusal().message());
+            }
+        } catch (KernelDiedException e) {
+            fresh.close();
+            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "the kernel of " + id + " died as it started: "
+                    + e.getMessage(), null, "retry; if it persists, check the server log");
+        }
     }
 
     private static boolean isEmpty(Path dir) {

@@ -155,6 +155,9 @@ final class SessionRecords {
         if (step.llmCalls() != null) {
             view.put("llm_calls", step.llmCalls());
         }
+        if (step.rlm() != null) {
+            view.put("rlm", step.rlm());
+        }
         return view;
     }
 
@@ -179,6 +182,6 @@ final class SessionRecords {
                 v.path("status").asText(), v.path("output").asText(), List.copyOf(changed),
                 v.path("duration_ms").asDouble(), v.path("io_bytes").asLong(),
                 v.path("guardrail_stop").isTextual() ? v.path("guardrail_stop").asText() : null,
-                v.path("memory_bytes").asLong(), v.get("llm_usage"), v.get("llm_calls"));
+                v.path("memory_bytes").asLong(), v.get("llm_usage"), v.get("llm_calls"), v.get("rlm"));
     }
 }

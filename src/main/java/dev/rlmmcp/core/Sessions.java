@@ -10,6 +10,7 @@ import dev.rlmmcp.store.SessionDatabase.StoredRecord;
 import dev.rlmmcp.store.SessionDatabase.StoredSession;
 import dev.rlmmcp.store.StateStore;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
@@ -220,6 +221,18 @@ public final class Sessions implements AutoCloseable {
     public Session create(String name, Limits limits, LlmLimits llmLimits) {
         store();
         return register(name, limits, llmLimits);
+    }
+
+    /**
+     * A session for a child RLM: kept in memory only, not listed, with {@code parent}'s limits, its kernel
+     * from the warm pool where one fits. The caller closes it.
+     */
+    public Session scratch(Session parent) {
+        StateStore s = store();
+        String id = "child-" + newId();
+        Path dir = s == null ? null : s.snapshots().root().resolve(id);
+        return Session.scratch(id, parent.limits(), kernels, llm, parent.llmLimits(), dir,
+                s == null ? null : s.directory());
     }
 
     public LlmService llm() {

@@ -58,11 +58,11 @@ final class Trace {
     /** Adds the entry for a finished step or load. */
     synchronized Step append(Integer step, String kind, String input, String status, String output,
             List<String> changed, double ms, long io, String tripped, long memoryBytes, JsonNode llmUsage,
-            JsonNode llmCalls) {
+            JsonNode llmCalls, JsonNode rlm) {
         read();
         Step entry = new Step(length, step, kind, Instant.now(), Text.clip(input, TEXT), status,
                 Text.clip(output, TEXT), List.copyOf(changed), Math.round(ms * 1000) / 1000.0, io, tripped,
-                memoryBytes, llmUsage, llmCalls);
+                memoryBytes, llmUsage, llmCalls, rlm);
         if (kept.size() == KEPT) {
             kept.removeFirst();
         }

@@ -9,7 +9,7 @@ import java.time.Duration;
 public record LlmLimits(Integer maxCallsPerStep, Integer maxCalls, int maxConcurrent, int maxPromptChars,
         Long tokenBudget, Duration callTimeout, int maxDepth) {
 
-    public static final LlmLimits DEFAULTS = new LlmLimits(100, 1000, 8, 200_000, null, Duration.ofSeconds(120), 1);
+    public static final LlmLimits DEFAULTS = new LlmLimits(100, 1000, 8, 200_000, null, Duration.ofSeconds(120), 2);
 
     public LlmLimits {
         if (maxConcurrent < 1 || maxPromptChars < 1 || maxDepth < 1 || callTimeout == null || callTimeout.isNegative()

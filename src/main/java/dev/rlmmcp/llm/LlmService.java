@@ -54,7 +54,25 @@ public final class LlmService {
 
     /** The calls of one step, answered with the backend this caller gets ({@code clientSampling} may be null). */
     public LlmStep step(LlmAccount account, LlmBackend clientSampling) {
-        return new LlmStep(account, backend(clientSampling), json);
+        return new LlmStep(account, backend(clientSampling), null, json);
+    }
+
+    /**
+     * The calls of one step of an RLM at {@code depth} (0: the root), answered by {@code backend} (one
+     * that {@link #backendFor} gave, wrapped by the run): its calls are at depth + 1, which the limits'
+     * max depth bounds instead of the nesting of kernel callbacks.
+     */
+    public LlmStep step(LlmAccount account, LlmBackend backend, int depth) {
+        return new LlmStep(account, backend, depth, json);
+    }
+
+    /** The backend this caller's calls go to ({@code clientSampling} may be null), or why there is none. */
+    public LlmBackend backendFor(LlmBackend clientSampling) throws LlmException {
+        Object backend = backend(clientSampling);
+        if (backend instanceof String why) {
+            throw new LlmException("NOT_CONFIGURED", why);
+        }
+        return (LlmBackend) backend;
     }
 
     /**

@@ -33,6 +33,8 @@ public final class LlmStep implements KernelCallbacks {
     private final LlmBackend backend;
     /** Why llm_query is refused here (no backend), or null. */
     private final String unavailable;
+    /** The depth of the RLM whose code makes these calls, or null for an agent's own step. */
+    private final Integer depth;
     private final ObjectMapper json;
     private final Semaphore concurrent;
     private int admitted;
@@ -49,7 +51,8 @@ public final class LlmStep implements KernelCallbacks {
     private final List<LlmUsage.GuardrailEvent> events = new ArrayList<>();
     private final List<ObjectNode> log = new ArrayList<>();
 
-    LlmStep(LlmAccount account, Object backend, ObjectMapper json) {
+    LlmStep(LlmAccount account, Object backend, Integer depth, ObjectMapper json) {
+        this.depth = depth;
         this.account = account;
         this.limits = account.limits();
         this.backend = backend instanceof LlmBackend b ? b : null;
@@ -84,7 +87,8 @@ public final class LlmStep implements KernelCallbacks {
         if (unavailable != null) {
             throw new LlmException("NOT_CONFIGURED", unavailable);
         }
-        if (CallbackDepth.current() > limits.maxDepth()) {
+        int at = depth != null ? depth + 1 : CallbackDepth.current();
+        if (at > limits.maxDepth()) {
             throw new LlmException("DEPTH_LIMIT", "llm_max_depth", "sub-LLM calls nest at most %d deep here (llm_max_depth)"
                     .formatted(limits.maxDepth()));
         }

@@ -83,7 +83,9 @@ public final class OpenAiBackend implements LlmBackend {
         if (request.system() != null) {
             messages.addObject().put("role", "system").put("content", request.system());
         }
-        messages.addObject().put("role", "user").put("content", request.prompt());
+        for (LlmMessage m : request.messages()) {
+            messages.addObject().put("role", m.role()).put("content", m.content());
+        }
         if (request.maxTokens() != null) {
             body.put("max_tokens", request.maxTokens());
         }

@@ -1,9 +1,24 @@
 package dev.rlmmcp.rlm;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.base.ErrorCode;
+import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.StepExtras;
+import dev.rlmmcp.core.StepResult;
+import dev.rlmmcp.kernel.protocol.VarEntry;
+import dev.rlmmcp.llm.LlmAnswer;
 import dev.rlmmcp.llm.LlmBackend;
+import dev.rlmmcp.llm.LlmException;
+import dev.rlmmcp.llm.LlmRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
 
 /**
  * RLM runs: the root loop of rlm_solve and {@code rlm-mcp ask}, and the child RLMs that rlm_query
@@ -11,12 +26,20 @@ import dev.rlmmcp.llm.LlmBackend;
  */
 public final class RlmRuns {
 
+    /** What every RLM of a run works with: where child sessions come from, JSON, and the model's backend. */
+    record Env(Sessions sessions, ObjectMapper json, LlmBackend backend) {
+    }
+
+    private static final int VARIABLES_LISTED = 20;
+
     private final Sessions sessions;
     private final RlmConfig config;
+    private final ObjectMapper json;
 
     public RlmRuns(Sessions sessions, RlmConfig config) {
         this.sessions = sessions;
         this.config = config;
+        this.json = sessions.kernels().json();
     }
 
     public RlmConfig config() {
@@ -34,6 +57,108 @@ public final class RlmRuns {
      */
     public RunOutcome solve(Session session, String question, RunOptions options, LlmBackend clientSampling,
             RunProgress progress, CallContext context) {
-        throw new UnsupportedOperationException("the RLM loop is being built");
+        LlmBackend backend = backend(clientSampling);
+        RunLimits limits = options.limits() != null ? options.limits() : config.defaults();
+        Run run = new Run(limits, config, progress);
+        session.beginLoop();
+        String info = describe(session);
+        long t0 = System.nanoTime();
+        Trajectory.Node root;
+        try (CallContext.Registration cancel = context.onCancel(run::cancel)) {
+            root = new RlmLoop(new Env(sessions, json, backend), run, session, "root", 0, question, options.model(),
+                    info, null).run();
+        }
+        String stoppedBy = root.ready() ? null : root.stoppedBy();
+        String message = null;
+        if (stoppedBy != null && stoppedBy.startsWith("error: ")) {
+            message = stoppedBy.substring("error: ".length());
+            stoppedBy = "error";
+        } else if (stoppedBy != null) {
+            message = run.stopMessage() != null ? run.stopMessage() : "the root RLM stopped (" + stoppedBy + ")";
+        }
+        RunOutcome outcome = new RunOutcome(run.id, root.answer(), root.ready(), stoppedBy, message, run.figures());
+        Trajectory trajectory = new Trajectory(run.id, question, options.model(), backend.name(), limits, run.started,
+                outcome, root);
+        session.recordRun(question, root.ready() ? "answered" : "stopped: " + stoppedBy, root.answer(),
+                (System.nanoTime() - t0) / 1e6, json.valueToTree(trajectory));
+        return outcome;
+    }
+
+    /**
+     * Runs an agent's step whose code may call rlm_query: each call starts child RLMs under a run of its
+     * own (the server's default limits) with this session as their root; their trees go into the step's
+     * trace entry. Other requests go where {@code extras} sends them.
+     */
+    public StepResult execute(Session session, String code, Duration timeout, StepExtras extras, CallContext context) {
+        Run run = new Run(config.defaults(), config, RunProgress.NONE);
+        List<Trajectory.SubCall> calls = new ArrayList<>();
+        ChildRuns children = new ChildRuns(new Env(sessions, json, lazyBackend(extras.clientSampling())), run, null,
+                session, 0, null, call -> {
+                    synchronized (calls) {
+                        calls.add(call);
+                    }
+                }, extras.callbacks());
+        try (children) {
+            return session.execute(code, timeout, extras.withRlm(children, () -> stepTrace(run, calls)), context);
+        }
+    }
+
+    private JsonNode stepTrace(Run run, List<Trajectory.SubCall> calls) {
+        synchronized (calls) {
+            if (calls.isEmpty()) {
+                return null;
+            }
+            ObjectNode tree = json.createObjectNode().put("run_id", run.id);
+            tree.set("figures", json.valueToTree(run.figures()));
+            tree.set("calls", json.valueToTree(calls));
+            return tree;
+        }
+    }
+
+    private LlmBackend backend(LlmBackend clientSampling) {
+        try {
+            return sessions.llm().backendFor(clientSampling);
+        } catch (LlmException e) {
+            throw new RlmException(ErrorCode.NOT_CONFIGURED, "an RLM run needs a model: " + e.getMessage(), null,
+                    "set RLM_LLM_BASE_URL, RLM_LLM_MODEL (and RLM_LLM_API_KEY if needed) where the server starts, "
+                            + "or use a client that offers MCP sampling");
+        }
+    }
+
+    /** The backend for a step's children, or one that refuses each call with why there is none. */
+    private LlmBackend lazyBackend(LlmBackend clientSampling) {
+        try {
+            return sessions.llm().backendFor(clientSampling);
+        } catch (LlmException e) {
+            return new LlmBackend() {
+                @Override
+                public String name() {
+                    return "none";
+                }
+
+                @Override
+                public LlmAnswer complete(LlmRequest request, Duration timeout) throws LlmException {
+                    throw new LlmException(e.code(), e.getMessage());
+                }
+            };
+        }
+    }
+
+    /** What the first message says of the root's data: its {@code context}, else the session's variables. */
+    private static String describe(Session session) {
+        List<VarEntry> vars = session.listVars().body().variables().stream()
+                .filter(v -> !"answer".equals(v.name()) && !"history".equals(v.name())).toList();
+        for (VarEntry v : vars) {
+            if ("context".equals(v.name())) {
+                return LoopPrompt.describe(v.type(), v.length(), v.preview());
+            }
+        }
+        if (vars.isEmpty()) {
+            return null;
+        }
+        return "There is no `context` variable; the session's variables are the context: "
+                + vars.stream().limit(VARIABLES_LISTED).map(v -> v.name() + " (" + v.type()
+                        + (v.length() == null ? "" : ", length " + v.length()) + ")").collect(Collectors.joining(", "))
+                + (vars.size() > VARIABLES_LISTED ? ", and " + (vars.size() - VARIABLES_LISTED) + " more" : "") + ".";
     }
 }

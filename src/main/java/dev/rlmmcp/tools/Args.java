@@ -133,12 +133,17 @@ public final class Args {
         if (value == null) {
             return DataType.TEXT;
         }
+        DataType type;
         try {
-            return DataType.valueOf(value.trim().toUpperCase(Locale.ROOT));
+            type = DataType.valueOf(value.trim().toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
+            type = null;
+        }
+        if (type == null || !type.userFacing()) {
             throw RlmException.invalid(name, name + " is '" + value + "', which is not a known data type",
                     "use one of: " + DataType.choices());
         }
+        return type;
     }
 
     /**

@@ -8,7 +8,6 @@ import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.time.Duration;
-import java.util.List;
 
 /**
  * llm_query answered by the MCP client that made the current tool call: a sampling/createMessage
@@ -38,8 +37,9 @@ final class McpSamplingBackend implements LlmBackend {
     @Override
     public LlmAnswer complete(LlmRequest request, Duration timeout) throws LlmException, InterruptedException {
         McpSchema.CreateMessageRequest.Builder create = McpSchema.CreateMessageRequest.builder()
-                .messages(List.of(new McpSchema.SamplingMessage(McpSchema.Role.USER,
-                        new McpSchema.TextContent(request.prompt()))))
+                .messages(request.messages().stream().map(m -> new McpSchema.SamplingMessage(
+                        "assistant".equals(m.role()) ? McpSchema.Role.ASSISTANT : McpSchema.Role.USER,
+                        new McpSchema.TextContent(m.content()))).toList())
                 .maxTokens(request.maxTokens() == null ? DEFAULT_MAX_TOKENS : request.maxTokens());
         if (request.system() != null) {
             create.systemPrompt(request.system());

@@ -258,7 +258,8 @@ class LlmQueryTest {
                     """);
             assertThat(reply.path("stdout").asText()).startsWith("NOT_CONFIGURED llm_query has no backend")
                     .contains("RLM_LLM_BASE_URL").contains("sampling capability")
-                    .endsWith("['llm_query', 'llm_query_batched']\n");
+                    .endsWith("['FINAL', 'FINAL_VAR', 'SHOW_VARS', 'llm_query', 'llm_query_batched', 'rlm_query', "
+                            + "'rlm_query_batched']\n");
             assertThat(reply.path("llm_usage").path("refused").asInt()).isEqualTo(1);
         } finally {
             none.close();

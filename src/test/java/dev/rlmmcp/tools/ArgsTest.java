@@ -71,6 +71,11 @@ class ArgsTest {
         assertThat(args(Map.of()).dataType("data_type")).isEqualTo(DataType.TEXT);
         assertThat(args(Map.of("data_type", "CSV")).dataType("data_type")).isEqualTo(DataType.CSV);
         refused(() -> args(Map.of("data_type", "xml")).dataType("data_type"), "data_type", "not a known data type");
+        // the host loads child RLMs' contexts as pickles; an agent may not
+        refused(() -> args(Map.of("data_type", "pickle")).dataType("data_type"), "data_type",
+                "not a known data type");
+        assertThat(DataType.wireNames()).containsExactly("text", "json", "lines", "csv");
+        assertThat(DataType.choices()).isEqualTo("text, json, lines, csv");
         assertThat(args(Map.of("all", true)).flag("all")).isTrue();
         refused(() -> args(Map.of("all", "yes")).flag("all"), "all", "true or false");
         refused(() -> args(Map.of("session_id", "")).sessionId(), "session_id", "empty");

@@ -11,14 +11,16 @@ import java.util.Map;
  * What a cell did: its output (each stream clipped to the output cap, {@code truncated} saying
  * where the rest is), the error it raised (or null), the variables it set and deleted, what the
  * memory policy moved out, the memory after it, the new values no snapshot can hold (with why) and
- * the variables it brought back from the snapshot.
+ * the variables it brought back from the snapshot; for a cell of an RLM's loop
+ * ({@link KernelRequest.Exec#answer()}), what the {@code answer} dict holds (null when there is none).
  */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record ExecResult(String stdout, String stderr, PyError error, List<String> variablesChanged,
         List<String> variablesDeleted, double durationMs, List<Evicted> evicted, MemoryUse memory,
-        Map<String, Truncation> truncated, Map<String, String> notPersisted, Unspilled loadedFromSnapshot) {
+        Map<String, Truncation> truncated, Map<String, String> notPersisted, Unspilled loadedFromSnapshot,
+        LoopAnswer answer) {
 
     public ExecResult {
         stdout = stdout == null ? "" : stdout;

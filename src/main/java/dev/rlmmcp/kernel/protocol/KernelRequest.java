@@ -19,10 +19,25 @@ public sealed interface KernelRequest<R> {
     @JsonIgnore
     Class<R> replyType();
 
-    /** Runs code as a cell of the REPL; {@code mcp} (or null) sets up the bridged servers first. */
+    /**
+     * Runs code as a cell of the REPL; {@code mcp} (or null) sets up the bridged servers first. With
+     * {@code answer} (an RLM's loop asks for it) the reply reports the {@code answer} dict the code left,
+     * as {@link ExecResult#answer()}.
+     */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    record Exec(String code, McpSetup mcp) implements KernelRequest<ExecResult> {
+    record Exec(String code, McpSetup mcp, @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean answer)
+            implements KernelRequest<ExecResult> {
+
+        public Exec(String code, McpSetup mcp) {
+            this(code, mcp, false);
+        }
+
+        /** A turn of an RLM's loop: the reply says what {@code answer} holds. */
+        public static Exec reportingAnswer(String code) {
+            return new Exec(code, null, true);
+        }
+
         public String op() {
             return "exec";
         }
@@ -119,6 +134,20 @@ public sealed interface KernelRequest<R> {
         }
     }
 
+    /**
+     * An RLM's loop starts on the kernel: {@code answer} becomes {@code {"content": "", "ready": False}},
+     * unless the name holds something other than such a dict (refused: NAME_TAKEN, argument "answer").
+     */
+    record RlmBegin() implements KernelRequest<RlmBegun> {
+        public String op() {
+            return "rlm_begin";
+        }
+
+        public Class<RlmBegun> replyType() {
+            return RlmBegun.class;
+        }
+    }
+
     /** Attaches the snapshot directory {@code dir} (as the kernel sees it) and restores from it. */
     record Restore(String dir) implements KernelRequest<Restored> {
         public String op() {
@@ -127,6 +156,21 @@ public sealed interface KernelRequest<R> {
 
         public Class<Restored> replyType() {
             return Restored.class;
+        }
+    }
+
+    /**
+     * Stops writing snapshots (a kernel kept in memory only, such as a child RLM's, that was started
+     * with a writable directory) and keeps {@code dir} (as the kernel sees it) for values it hands to
+     * other kernels.
+     */
+    record Detach(String dir) implements KernelRequest<Detached> {
+        public String op() {
+            return "detach";
+        }
+
+        public Class<Detached> replyType() {
+            return Detached.class;
         }
     }
 }

@@ -12,6 +12,8 @@ import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.McpCallbacks;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.StepExtras;
+import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.core.StepResult;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.kernel.protocol.ExecResult;
@@ -41,7 +43,10 @@ public final class RunPythonTool implements RlmTool {
     private final Settings settings;
     private final ObjectMapper json;
 
-    public RunPythonTool(Sessions sessions, BridgedServers bridge) {
+    private final RlmRuns runs;
+
+    public RunPythonTool(Sessions sessions, BridgedServers bridge, RlmRuns runs) {
+        this.runs = runs;
         this.sessions = sessions;
         this.bridge = bridge;
         this.settings = sessions.kernels().settings();
@@ -131,8 +136,8 @@ public final class RunPythonTool implements RlmTool {
         }
         Session session = existing != null ? existing : sessions.create("run_python", Limits.NONE);
         try {
-            StepResult result = session.execute(code, Duration.ofSeconds(timeout), caller.sampling(), callbacks.byKind(),
-                    setup, caller.context());
+            StepResult result = runs.execute(session, code, Duration.ofSeconds(timeout),
+                    StepExtras.of(caller.sampling(), callbacks.byKind(), setup), caller.context());
             ObjectNode reply = fromStep(result, servers, timeout);
             if (existing != null) {
                 reply.put("session_id", existing.id());

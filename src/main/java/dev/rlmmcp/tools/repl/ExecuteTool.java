@@ -3,6 +3,8 @@ package dev.rlmmcp.tools.repl;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.StepExtras;
+import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.kernel.channel.KernelCallbacks;
 import dev.rlmmcp.tools.Args;
@@ -18,8 +20,11 @@ public final class ExecuteTool implements RlmTool {
     private final Sessions sessions;
     private final Settings settings;
 
-    public ExecuteTool(Sessions sessions) {
+    private final RlmRuns runs;
+
+    public ExecuteTool(Sessions sessions, RlmRuns runs) {
         this.sessions = sessions;
+        this.runs = runs;
         this.settings = sessions.kernels().settings();
     }
 
@@ -54,8 +59,9 @@ public final class ExecuteTool implements RlmTool {
         String code = args.requiredString("code");
         Long timeout = args.integer("timeout_s", 1, settings.maxTimeout().toSeconds());
         Session session = sessions.resolve(args.sessionId(), caller.connection());
-        return Replies.step(session.execute(code, timeout == null ? session.defaultStepTimeout()
-                : Duration.ofSeconds(timeout), caller.sampling(), KernelCallbacks.NONE, null, caller.context()), settings);
+        return Replies.step(runs.execute(session, code, timeout == null ? session.defaultStepTimeout()
+                : Duration.ofSeconds(timeout), StepExtras.of(caller.sampling(), KernelCallbacks.NONE, null),
+                caller.context()), settings);
     }
 
     @Override

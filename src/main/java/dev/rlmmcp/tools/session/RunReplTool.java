@@ -3,6 +3,8 @@ package dev.rlmmcp.tools.session;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.StepExtras;
+import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.kernel.channel.KernelCallbacks;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
@@ -15,8 +17,11 @@ public final class RunReplTool implements RlmTool {
 
     private final Sessions sessions;
 
-    public RunReplTool(Sessions sessions) {
+    private final RlmRuns runs;
+
+    public RunReplTool(Sessions sessions, RlmRuns runs) {
         this.sessions = sessions;
+        this.runs = runs;
     }
 
     @Override
@@ -44,8 +49,9 @@ public final class RunReplTool implements RlmTool {
         String id = args.requiredString("session_id");
         String code = args.requiredString("code");
         Session session = sessions.get(id);
-        return Replies.step(session.execute(code, session.defaultStepTimeout(), caller.sampling(),
-                KernelCallbacks.NONE, null, caller.context()), sessions.kernels().settings());
+        return Replies.step(runs.execute(session, code, session.defaultStepTimeout(),
+                StepExtras.of(caller.sampling(), KernelCallbacks.NONE, null), caller.context()),
+                sessions.kernels().settings());
     }
 
     @Override

@@ -3,6 +3,8 @@ package dev.rlmmcp.tools.standard;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.bridge.BridgedServers;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.rlm.RlmConfig;
+import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.data.DataRoot;
 import dev.rlmmcp.data.DataSources;
 import dev.rlmmcp.tools.ToolCatalog;
@@ -38,9 +40,14 @@ public final class StandardTools {
     }
 
     public static ToolCatalog catalog(Sessions sessions, DataRoot dataRoot, BridgedServers bridge, DataSources sources) {
+        return catalog(sessions, dataRoot, bridge, sources, new RlmRuns(sessions, RlmConfig.DEFAULTS));
+    }
+
+    public static ToolCatalog catalog(Sessions sessions, DataRoot dataRoot, BridgedServers bridge, DataSources sources,
+            RlmRuns runs) {
         ObjectMapper json = sessions.kernels().json();
         return new ToolCatalog(List.of(
-                new ExecuteTool(sessions),
+                new ExecuteTool(sessions, runs),
                 new LoadDataTool(sessions),
                 new LoadFileTool(sessions, dataRoot),
                 new ListVarsTool(sessions),
@@ -48,13 +55,13 @@ public final class StandardTools {
                 new ClearTool(sessions),
                 new MemoryTool(sessions),
                 new InitContextTool(sessions),
-                new RunReplTool(sessions),
+                new RunReplTool(sessions, runs),
                 new GetVarTool(sessions),
                 new FinalizeTool(sessions),
                 new GetTraceTool(sessions),
                 new ListSessionsTool(sessions),
                 new DeleteSessionTool(sessions),
-                new RunPythonTool(sessions, bridge),
+                new RunPythonTool(sessions, bridge, runs),
                 new LoadS3Tool(sessions, sources),
                 new ListBucketsTool(sources.s3(), json),
                 new ListS3Tool(sources.s3(), json),

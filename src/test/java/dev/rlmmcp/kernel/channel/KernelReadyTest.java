@@ -46,7 +46,8 @@ class KernelReadyTest {
             assertThat(ready.protocol()).isEqualTo(Ready.PROTOCOL);
             assertThat(ready.pid()).isPositive();
             assertThat(ready.python()).matches("3\\.\\d+\\.\\d+.*");
-            assertThat(ready.reserved()).contains("llm_query", "llm_query_batched", "mcp", "_last_output");
+            assertThat(ready.reserved()).contains("llm_query", "llm_query_batched", "mcp", "_last_output", "rlm_query",
+                    "rlm_query_batched", "FINAL", "FINAL_VAR", "SHOW_VARS");
         }
     }
 

@@ -1,0 +1,311 @@
+package dev.rlmmcp.rlm;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.core.Session;
+import dev.rlmmcp.data.Download;
+import dev.rlmmcp.kernel.channel.CallbackException;
+import dev.rlmmcp.kernel.channel.KernelCallbacks;
+import dev.rlmmcp.llm.LlmAnswer;
+import dev.rlmmcp.llm.LlmException;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.function.Consumer;
+
+/**
+ * The rlm_query and rlm_query_batched calls of one code block (kernel callbacks of kind "rlm"): each
+ * prompt a child RLM in a kernel of its own, with the context its parent handed over as {@code
+ * context}, run in parallel (bounded), its kernel freed when it answers. Past the depth limit a call
+ * is a plain sub-LLM call. A failed child is an error in its place, never a failed batch. Other kinds
+ * of request go to {@code others}. Closing deletes the contexts handed over.
+ */
+final class ChildRuns implements KernelCallbacks, AutoCloseable {
+
+    /** Contexts up to this size are digested to answer identical calls from the cache. */
+    private static final long DIGESTED = 64L << 20;
+
+    private final RlmRuns.Env env;
+    private final Run run;
+    private final RlmLoop parentLoop;
+    private final Session parent;
+    private final int depth;
+    private final String model;
+    private final Consumer<Trajectory.SubCall> recorder;
+    private final KernelCallbacks others;
+    private final ContextFiles files;
+    private final Set<RlmLoop> running = ConcurrentHashMap.newKeySet();
+
+    ChildRuns(RlmRuns.Env env, Run run, RlmLoop parentLoop, Session parent, int depth, String model,
+            Consumer<Trajectory.SubCall> recorder, KernelCallbacks others) {
+        this.env = env;
+        this.run = run;
+        this.parentLoop = parentLoop;
+        this.parent = parent;
+        this.depth = depth;
+        this.model = model;
+        this.recorder = recorder;
+        this.others = others;
+        this.files = new ContextFiles(parent.writableDir());
+    }
+
+    @Override
+    public JsonNode handle(String kind, JsonNode request) throws CallbackException, InterruptedException {
+        if (!"rlm".equals(kind)) {
+            return others.handle(kind, request);
+        }
+        JsonNode prompts = request.path("prompts");
+        JsonNode contexts = request.path("contexts");
+        String asked = request.path("model").isTextual() ? request.path("model").asText() : model;
+        Integer maxIterations = request.path("max_iterations").isIntegralNumber()
+                ? request.path("max_iterations").asInt() : null;
+        int concurrency = Math.max(1, Math.min(run.limits.concurrency(), request.path("concurrency").isIntegralNumber()
+                ? request.path("concurrency").asInt() : run.limits.concurrency()));
+        if (!prompts.isArray() || prompts.isEmpty()) {
+            throw new CallbackException("INVALID_ARGUMENT", "prompts must be a non-empty list of str");
+        }
+        List<ObjectNode> answers = runAll(prompts, contexts, asked, maxIterations, concurrency);
+        if (!request.path("batched").asBoolean() && answers.getFirst().has("error")) {
+            JsonNode error = answers.getFirst().path("error");
+            throw new CallbackException(error.path("code").asText(), error.path("message").asText());
+        }
+        ObjectNode reply = env.json().createObjectNode();
+        reply.putArray("answers").addAll(answers);
+        return reply;
+    }
+
+    private List<ObjectNode> runAll(JsonNode prompts, JsonNode contexts, String asked, Integer maxIterations,
+            int concurrency) throws InterruptedException {
+        Semaphore slots = new Semaphore(concurrency, true);
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            List<Future<ObjectNode>> futures = new ArrayList<>();
+            for (int i = 0; i < prompts.size(); i++) {
+                String prompt = prompts.get(i).asText();
+                JsonNode context = contexts.isArray() && i < contexts.size() ? contexts.get(i) : null;
+                futures.add(threads.submit(() -> {
+                    slots.acquire();
+                    try {
+                        return one(prompt, context == null || context.isNull() ? null : context, asked, maxIterations);
+                    } finally {
+                        slots.release();
+                    }
+                }));
+            }
+            List<ObjectNode> answers = new ArrayList<>();
+            try {
+                for (Future<ObjectNode> f : futures) {
+                    answers.add(f.get());
+                }
+            } catch (InterruptedException e) {
+                running.forEach(RlmLoop::cancel);
+                threads.shutdownNow();
+                throw e;
+            } catch (ExecutionException e) {
+                throw new IllegalStateException(e.getCause());
+            }
+            return answers;
+        }
+    }
+
+    private ObjectNode one(String prompt, JsonNode context, String asked, Integer maxIterations)
+            throws InterruptedException {
+        try {
+            return text(depth + 1 >= run.limits.maxDepth() ? plain(prompt, context, asked)
+                    : child(prompt, context, asked, maxIterations));
+        } catch (LlmException e) {
+            return error(e.code(), e.getMessage());
+        } catch (ChildFailed e) {
+            return error(e.code, e.getMessage());
+        }
+    }
+
+    /** rlm_query past the depth limit: a plain completion of the prompt, the context described after it. */
+    private String plain(String prompt, JsonNode context, String asked) throws LlmException, InterruptedException {
+        String text = context == null ? prompt : prompt + "\n\n" + describe(context);
+        LlmAnswer a = MeteredBackend.subCalls(run, env.backend(), depth + 1, recorder)
+                .complete(MeteredBackend.plain(text, asked), parent.llmLimits().callTimeout());
+        return a.text();
+    }
+
+    private String child(String prompt, JsonNode context, String asked, Integer maxIterations)
+            throws InterruptedException, ChildFailed {
+        Path file = null;
+        byte[] inline = null;
+        try {
+            if (context != null && context.path("file").isTextual()) {
+                file = files.take(context.path("file").asText());
+            } else if (context != null && context.path("inline").isTextual()) {
+                inline = Base64.getDecoder().decode(context.path("inline").asText());
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            throw new ChildFailed("CONTEXT_UNREADABLE", "the context could not be handed over: " + e.getMessage());
+        }
+        String digest = digest(file, inline);
+        SubCallCache.Key key = digest == null ? null : new SubCallCache.Key("rlm", asked, null, List.of(prompt),
+                String.valueOf(maxIterations), digest);
+        long t0 = System.nanoTime();
+        Path from = file;
+        byte[] bytes = inline;
+        if (key == null) {
+            return answerOf(start(prompt, context, from, bytes, asked, maxIterations));
+        }
+        boolean[] hit = {false};
+        Trajectory.Node node;
+        try {
+            node = run.cache.get(key, () -> start(prompt, context, from, bytes, asked, maxIterations), () -> {
+                hit[0] = true;
+                run.cacheHit();
+            });
+        } catch (InterruptedException | ChildFailed | RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+        if (hit[0]) {
+            recorder.accept(new Trajectory.SubCall("rlm", prompt, node.answer(), null, asked, 0, 0, null,
+                    Math.round((System.nanoTime() - t0) / 1e4) / 100.0, true, null));
+        }
+        return answerOf(node);
+    }
+
+    private Trajectory.Node start(String prompt, JsonNode context, Path file, byte[] inline, String asked,
+            Integer maxIterations) throws InterruptedException, ChildFailed {
+        if (!run.admitChild(depth + 1)) {
+            StopReason why = run.stopped();
+            throw new ChildFailed("LIMIT_EXCEEDED", "no child RLM started: " + (why == null ? "the run has stopped"
+                    : run.stopMessage()));
+        }
+        long t0 = System.nanoTime();
+        String id = parentLoop != null ? parentLoop.nextChildId() : "child";
+        Trajectory.Node node;
+        Session child = env.sessions().scratch(parent);
+        try {
+            child.beginLoop();
+            String info = null;
+            if (file != null || inline != null) {
+                load(child, file, inline);
+                info = LoopPrompt.describe(context.path("type").asText("object"),
+                        context.path("length").isIntegralNumber() ? context.path("length").asLong() : null,
+                        context.path("preview").asText(null));
+            }
+            RlmLoop loop = new RlmLoop(env, run, child, id, depth + 1, prompt, asked, info, maxIterations);
+            running.add(loop);
+            try {
+                node = loop.run();
+            } finally {
+                running.remove(loop);
+            }
+        } catch (RlmException e) {
+            throw new ChildFailed(e.code().name(), "the child RLM could not run: " + e.getMessage());
+        } finally {
+            child.close();
+            run.childEnded();
+            run.changed(0, depth + 1);
+        }
+        recorder.accept(new Trajectory.SubCall("rlm", prompt, node.answer(),
+                node.answer() == null ? "no answer: " + node.stoppedBy() : null, asked, node.inputTokens(),
+                node.outputTokens(), node.costUsd(), Math.round((System.nanoTime() - t0) / 1e4) / 100.0, false, node));
+        if (Thread.currentThread().isInterrupted()) {
+            throw new InterruptedException("the child's parent stopped");
+        }
+        return node;
+    }
+
+    private static void load(Session child, Path file, byte[] inline) throws ChildFailed {
+        try {
+            if (file != null) {
+                child.loadPickle("context", file, CallContext.NONE);
+            } else {
+                InputStream in = new ByteArrayInputStream(inline);
+                child.loadStream("context", dev.rlmmcp.kernel.protocol.DataType.PICKLE,
+                        new Download(in, inline.length, "context", null), "context", "rlm_query context", CallContext.NONE);
+            }
+        } catch (IOException e) {
+            throw new ChildFailed("CONTEXT_UNREADABLE", "the context could not be read: " + e.getMessage());
+        } catch (RlmException e) {
+            throw new ChildFailed("CONTEXT_NOT_LOADED", "the child could not load the context: " + e.getMessage());
+        }
+    }
+
+    private static String answerOf(Trajectory.Node node) throws ChildFailed {
+        if (node.answer() != null) {
+            return node.answer();
+        }
+        String why = node.stoppedBy() == null ? "it stopped" : node.stoppedBy();
+        throw new ChildFailed(why.startsWith("error") ? "CHILD_FAILED" : "NO_ANSWER",
+                "the child RLM ended without an answer (" + why + ")");
+    }
+
+    private static String describe(JsonNode context) {
+        return LoopPrompt.describe(context.path("type").asText("object"),
+                context.path("length").isIntegralNumber() ? context.path("length").asLong() : null,
+                context.path("preview").asText(null)).replace("The variable `context`", "The context");
+    }
+
+    private static String digest(Path file, byte[] inline) {
+        try {
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            if (inline != null) {
+                sha.update(inline);
+            } else if (file != null) {
+                if (Files.size(file) > DIGESTED) {
+                    return null;
+                }
+                try (InputStream in = Files.newInputStream(file)) {
+                    byte[] buf = new byte[1 << 16];
+                    for (int n; (n = in.read(buf)) > 0; ) {
+                        sha.update(buf, 0, n);
+                    }
+                }
+            } else {
+                return "none";
+            }
+            return HexFormat.of().formatHex(sha.digest());
+        } catch (IOException | NoSuchAlgorithmException e) {
+            return null;
+        }
+    }
+
+    private ObjectNode text(String text) {
+        return env.json().createObjectNode().put("text", text);
+    }
+
+    private ObjectNode error(String code, String message) {
+        ObjectNode answer = env.json().createObjectNode();
+        answer.putObject("error").put("code", code).put("message", message);
+        return answer;
+    }
+
+    @Override
+    public void close() {
+        running.forEach(RlmLoop::cancel);
+        files.close();
+    }
+
+    /** A child that could not give an answer: the code and message its caller sees. */
+    static final class ChildFailed extends Exception {
+        final String code;
+
+        ChildFailed(String code, String message) {
+            super(message);
+            this.code = code;
+        }
+    }
+}

@@ -1,0 +1,119 @@
+package dev.rlmmcp.rlm;
+
+import dev.rlmmcp.llm.LlmAnswer;
+import dev.rlmmcp.llm.LlmBackend;
+import dev.rlmmcp.llm.LlmException;
+import dev.rlmmcp.llm.LlmMessage;
+import dev.rlmmcp.llm.LlmRequest;
+import java.time.Duration;
+import java.util.function.Consumer;
+
+/**
+ * The session's backend as a run uses it: refused once the run has stopped, bounded by the time the
+ * run has left, every call's tokens and cost charged to the run; for sub-calls (llm_query, and
+ * rlm_query past the depth limit) identical calls answered from the run's cache, and each call told
+ * to {@code recorder} for the trajectory.
+ */
+final class MeteredBackend implements LlmBackend {
+
+    private final Run run;
+    private final LlmBackend base;
+    /** The depth the calls are made at; -1 for an RLM's own turns (counted as turns, not sub-calls). */
+    private final int depth;
+    private final Consumer<Trajectory.SubCall> recorder;
+
+    private MeteredBackend(Run run, LlmBackend base, int depth, Consumer<Trajectory.SubCall> recorder) {
+        this.run = run;
+        this.base = base;
+        this.depth = depth;
+        this.recorder = recorder;
+    }
+
+    /** For an RLM's own turns. */
+    static MeteredBackend turns(Run run, LlmBackend base) {
+        return new MeteredBackend(run, base, -1, null);
+    }
+
+    /** For the plain sub-calls made at {@code depth}, each told to {@code recorder}. */
+    static MeteredBackend subCalls(Run run, LlmBackend base, int depth, Consumer<Trajectory.SubCall> recorder) {
+        return new MeteredBackend(run, base, depth, recorder);
+    }
+
+    @Override
+    public String name() {
+        return base.name();
+    }
+
+    @Override
+    public LlmAnswer complete(LlmRequest request, Duration timeout) throws LlmException, InterruptedException {
+        StopReason stopped = run.stopped();
+        if (stopped != null) {
+            throw new LlmException("LIMIT_EXCEEDED", stopped.wireName(), "the run has stopped: " + run.stopMessage());
+        }
+        Duration left = run.timeLeft(timeout);
+        if (recorder == null) {
+            return call(request, left).answer();
+        }
+        long started = System.nanoTime();
+        boolean[] hit = {false};
+        Charged charged;
+        try {
+            charged = run.cache.get(key(request), () -> call(request, left), () -> {
+                hit[0] = true;
+                run.cacheHit();
+            });
+        } catch (LlmException | InterruptedException | RuntimeException e) {
+            recorder.accept(new Trajectory.SubCall("llm", request.prompt(), null,
+                    e instanceof LlmException l ? l.code() + ": " + e.getMessage() : e.toString(), request.model(), 0, 0,
+                    null, ms(started), false, null));
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+        LlmAnswer a = charged.answer();
+        recorder.accept(new Trajectory.SubCall("llm", request.prompt(), a.text(), null, a.model(),
+                hit[0] ? 0 : charged.in(), hit[0] ? 0 : charged.out(), hit[0] ? null : charged.cost(), ms(started), hit[0],
+                null));
+        return a;
+    }
+
+    /** An RLM's turn: the answer with what it was charged (never from the cache). */
+    Charged charged(LlmRequest request, Duration timeout) throws LlmException, InterruptedException {
+        StopReason stopped = run.stopped();
+        if (stopped != null) {
+            throw new LlmException("LIMIT_EXCEEDED", stopped.wireName(), "the run has stopped: " + run.stopMessage());
+        }
+        return call(request, run.timeLeft(timeout));
+    }
+
+    /** An answer with what it was charged. */
+    record Charged(LlmAnswer answer, long in, long out, Double cost) {
+    }
+
+    private Charged call(LlmRequest request, Duration timeout) throws LlmException, InterruptedException {
+        LlmAnswer a = base.complete(request, timeout);
+        long in = a.inputTokens() != null ? a.inputTokens() : (request.chars() + 3) / 4;
+        long out = a.outputTokens() != null ? a.outputTokens() : (a.text().length() + 3) / 4;
+        String model = request.model() != null ? request.model() : a.model();
+        run.charge(model, in, out);
+        if (depth >= 0) {
+            run.llmCall(depth);
+        }
+        ModelPrice price = run.config.price(model);
+        return new Charged(a, in, out, price == null ? null : price.cost(in, out));
+    }
+
+    private static SubCallCache.Key key(LlmRequest r) {
+        return new SubCallCache.Key("llm", r.model(), r.system(),
+                r.messages().stream().map(m -> m.role() + ":" + m.content()).toList(),
+                String.valueOf(r.maxTokens()), null);
+    }
+
+    private static double ms(long started) {
+        return Math.round((System.nanoTime() - started) / 1e4) / 100.0;
+    }
+
+    static LlmRequest plain(String prompt, String model) {
+        return new LlmRequest(java.util.List.of(LlmMessage.user(prompt)), null, null, model);
+    }
+}

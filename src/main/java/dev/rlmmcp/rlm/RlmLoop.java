@@ -1,0 +1,427 @@
+package dev.rlmmcp.rlm;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.core.Session;
+import dev.rlmmcp.core.StepExtras;
+import dev.rlmmcp.core.StepResult;
+import dev.rlmmcp.kernel.channel.KernelCallbacks;
+import dev.rlmmcp.kernel.protocol.DataType;
+import dev.rlmmcp.kernel.protocol.ExecResult;
+import dev.rlmmcp.kernel.protocol.LoopAnswer;
+import dev.rlmmcp.llm.LlmException;
+import dev.rlmmcp.llm.LlmMessage;
+import dev.rlmmcp.llm.LlmRequest;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One RLM: a model asked turn by turn, the code of each turn run in its session's kernel, until it
+ * answers or a limit stops it. The same loop serves the root of a run and every child. A turn's code
+ * always runs before an answer of that turn counts; an answer in a turn without code counts only once
+ * some code of this RLM has run; the conversation is summarized into {@code history} when it nears
+ * the model's context window.
+ */
+final class RlmLoop {
+
+    private static final int MESSAGE_KEPT = 20_000;
+
+    private final RlmRuns.Env env;
+    private final Run run;
+    private final Session session;
+    private final String id;
+    private final int depth;
+    private final String prompt;
+    private final String model;
+    private final String contextInfo;
+    private final int maxIterations;
+    private final Instant started = Instant.now();
+    private final String system;
+    /** Every message sent over this RLM's life, for the trajectory; each turn's prompt is a range of it. */
+    private final List<Trajectory.Message> log = new ArrayList<>();
+    private final List<Trajectory.Iteration> iterations = new ArrayList<>();
+    private final List<LlmMessage> messages = new ArrayList<>();
+    /** All messages summarized away so far, oldest first: the value of {@code history}. */
+    private final List<LlmMessage> compacted = new ArrayList<>();
+    private volatile List<Trajectory.SubCall> blockCalls = new ArrayList<>();
+    private int promptFrom;
+    private long inputTokens;
+    private long outputTokens;
+    private double costUsd;
+    private boolean costKnown;
+    private long lastPromptTokens;
+    private String best;
+    private boolean ranCode;
+    private int nextChild;
+    private volatile boolean cancelled;
+    private volatile CallContext step;
+    /** The loop's thread while it waits for the model (interrupted to cancel), else null. */
+    private volatile Thread waiting;
+
+    RlmLoop(RlmRuns.Env env, Run run, Session session, String id, int depth, String prompt, String model,
+            String contextInfo, Integer maxIterations) {
+        this.env = env;
+        this.run = run;
+        this.session = session;
+        this.id = id;
+        this.depth = depth;
+        this.prompt = prompt;
+        this.model = model;
+        this.contextInfo = contextInfo;
+        this.maxIterations = maxIterations == null ? run.limits.maxIterations()
+                : Math.min(maxIterations, run.limits.maxIterations());
+        this.system = LoopPrompt.system(run.limits.outputCap(), depth + 1 < run.limits.maxDepth());
+    }
+
+    String id() {
+        return id;
+    }
+
+    synchronized String nextChildId() {
+        return id + "." + (++nextChild);
+    }
+
+    /**
+     * Stops this RLM soon: the step under way is cancelled (its kernel interrupted), a model call under
+     * way abandoned.
+     */
+    void cancel() {
+        cancelled = true;
+        CallContext s = step;
+        if (s != null) {
+            s.cancel();
+        }
+        Thread t = waiting;
+        if (t != null) {
+            t.interrupt();
+        }
+    }
+
+    /** Runs the loop to its end; the RLM's node of the trajectory. */
+    Trajectory.Node run() {
+        long t0 = System.nanoTime();
+        StopReason stoppedBy = null;
+        boolean ready = false;
+        String failure = null;
+        try (CallContext.Registration stop = run.onStop(this::cancel)) {
+            start();
+            MeteredBackend turns = MeteredBackend.turns(run, env.backend());
+            int errors = 0;
+            for (int i = 1; ; i++) {
+                if (run.stopped() != null || cancelled) {
+                    stoppedBy = run.stopped() != null ? run.stopped() : StopReason.CANCELLED;
+                    break;
+                }
+                if (i > maxIterations) {
+                    stoppedBy = StopReason.MAX_ITERATIONS;
+                    if (depth == 0) {
+                        run.stop(StopReason.MAX_ITERATIONS, "the root RLM took its %d turns without an answer "
+                                + "(max_iterations)".formatted(maxIterations));
+                    }
+                    break;
+                }
+                compactIfFull(turns);
+                Turn turn = turn(i, turns);
+                if (turn.answered) {
+                    ready = true;
+                    break;
+                }
+                errors = turn.error ? errors + 1 : 0;
+                if (errors >= run.limits.maxConsecutiveErrors()) {
+                    stoppedBy = StopReason.MAX_CONSECUTIVE_ERRORS;
+                    run.stop(StopReason.MAX_CONSECUTIVE_ERRORS, "%d turns in a row failed (max_consecutive_errors)"
+                            .formatted(errors));
+                    break;
+                }
+            }
+        } catch (RlmException e) {
+            failure = e.getMessage();
+        } catch (InterruptedException e) {
+            stoppedBy = run.stopped() != null ? run.stopped() : StopReason.CANCELLED;
+            Thread.currentThread().interrupt();
+        }
+        if (!ready && stoppedBy == null && failure == null) {
+            stoppedBy = run.stopped();
+        }
+        return new Trajectory.Node(id, depth, prompt, model, contextInfo, List.copyOf(log), List.copyOf(iterations),
+                failure != null && best == null ? null : best, ready,
+                failure != null ? "error: " + failure : stoppedBy == null ? null : stoppedBy.wireName(), inputTokens,
+                outputTokens, costKnown ? costUsd : null, (System.nanoTime() - t0) / 1e6, started);
+    }
+
+    private void start() {
+        promptFrom = log.size();
+        log(new LlmMessage("system", system));
+        String first = LoopPrompt.first(prompt, contextInfo);
+        messages.clear();
+        messages.add(LlmMessage.user(first));
+        log(messages.getFirst());
+    }
+
+    private record Turn(boolean answered, boolean error) {
+    }
+
+    private Turn turn(int index, MeteredBackend turns) throws InterruptedException {
+        long t0 = System.nanoTime();
+        Instant at = Instant.now();
+        int from = promptFrom;
+        int to = log.size();
+        MeteredBackend.Charged reply;
+        try {
+            reply = ask(turns, new LlmRequest(messages, system, null, model));
+        } catch (LlmException e) {
+            iterations.add(new Trajectory.Iteration(index, from, to, null, List.of(), null,
+                    "the model call failed: " + e.code() + ": " + e.getMessage(), 0, 0, null, ms(t0), at));
+            run.turn(index, depth);
+            return new Turn(false, true);
+        }
+        count(reply);
+        String response = reply.answer().text();
+        CodeBlocks parsed = CodeBlocks.parse(response);
+        addMessage(LlmMessage.assistant(response));
+        List<Trajectory.CodeRun> runs = new ArrayList<>();
+        String note = null;
+        String finalAnswer = null;
+        boolean error = false;
+        if (!parsed.code().isEmpty()) {
+            StringBuilder shown = new StringBuilder();
+            boolean several = parsed.code().size() > 1;
+            for (int b = 0; b < parsed.code().size(); b++) {
+                Block block = runBlock(parsed.code().get(b));
+                runs.add(block.run());
+                error |= block.failed();
+                shown.append(shown.isEmpty() ? "" : "\n\n")
+                        .append(several ? "REPL output (block " + (b + 1) + "):\n" : "REPL output:\n")
+                        .append(block.shown());
+                if (block.answer() != null && !block.answer().content().isEmpty()) {
+                    best = block.answer().content();
+                }
+                if (block.answer() != null && block.answer().ready()) {
+                    finalAnswer = block.answer().content();
+                    break;
+                }
+                if (block.fatal() || Thread.currentThread().isInterrupted()) {
+                    break;
+                }
+            }
+            ranCode = true;
+            if (finalAnswer == null) {
+                if (parsed.answers()) {
+                    note = "an answer came with code: asked again after the code ran";
+                    shown.append("\n\n").append(LoopPrompt.ASK_AGAIN);
+                    if (parsed.finalText() != null) {
+                        best = parsed.finalText();
+                    }
+                }
+                addMessage(LlmMessage.user(shown.toString()));
+            }
+        } else if (parsed.answers() && ranCode) {
+            finalAnswer = parsed.finalText() != null ? parsed.finalText() : variable(parsed.finalVar());
+            if (finalAnswer == null) {
+                note = "FINAL_VAR named " + parsed.finalVar() + ", which is not a variable";
+                addMessage(LlmMessage.user("FINAL_VAR(" + parsed.finalVar() + ") names no variable: define it in a "
+                        + "```repl block first, or answer with answer[\"content\"] and answer[\"ready\"] = True."));
+                error = true;
+            }
+        } else {
+            error = true;
+            note = parsed.answers() ? "an answer without any code run was refused" : "no code in this turn";
+            addMessage(LlmMessage.user(parsed.answers() ? LoopPrompt.NO_CODE_YET : LoopPrompt.NO_CODE));
+        }
+        if (finalAnswer != null) {
+            best = finalAnswer;
+        }
+        iterations.add(new Trajectory.Iteration(index, from, to, response, List.copyOf(runs), finalAnswer, note,
+                reply.in(), reply.out(), reply.cost(), ms(t0), at));
+        run.turn(index, depth);
+        return new Turn(finalAnswer != null, error);
+    }
+
+    /** A code block as run: what the trajectory keeps, what the model is shown, and the answer dict after it. */
+    private record Block(Trajectory.CodeRun run, String shown, LoopAnswer answer, boolean failed, boolean fatal) {
+    }
+
+    private Block runBlock(String code) throws InterruptedException {
+        List<Trajectory.SubCall> calls = new ArrayList<>();
+        blockCalls = calls;
+        long t0 = System.nanoTime();
+        ChildRuns children = new ChildRuns(env, run, this, session, depth, model, this::recordCall,
+                KernelCallbacks.NONE);
+        StepExtras extras = new StepExtras(null, MeteredBackend.subCalls(run, env.backend(), depth + 1,
+                this::recordCall), depth, children, null, true, null);
+        CallContext context = CallContext.create();
+        step = context;
+        StepResult result;
+        try {
+            if (cancelled) {
+                throw new InterruptedException("cancelled");
+            }
+            result = session.execute(code, run.timeLeft(session.defaultStepTimeout()), extras, context);
+        } finally {
+            step = null;
+            children.close();
+        }
+        if (cancelled && run.stopped() == StopReason.CANCELLED) {
+            throw new InterruptedException("the run was cancelled");
+        }
+        ExecResult exec = result.exec();
+        String out = output(result);
+        List<Trajectory.SubCall> made;
+        synchronized (calls) {
+            made = List.copyOf(calls);
+        }
+        Trajectory.CodeRun codeRun = new Trajectory.CodeRun(code, exec == null ? "" : clip(exec.stdout()),
+                exec == null || exec.stderr().isEmpty() ? null : clip(exec.stderr()),
+                exec == null ? result.message() : exec.error() == null ? null : exec.error().type() + ": "
+                        + exec.error().message(), ms(t0), exec == null ? List.of() : exec.variablesChanged(), made);
+        boolean fatal = result.loss() != null && depth > 0;
+        if (fatal) {
+            // a child keeps nothing in a snapshot: with its kernel gone, its context is gone
+            throw new RlmException(dev.rlmmcp.base.ErrorCode.KERNEL_UNAVAILABLE, "the child's kernel "
+                    + result.loss().message(), null, "keep each child's work within its memory and time limits");
+        }
+        return new Block(codeRun, out, exec == null ? null : exec.answer(),
+                exec == null || exec.error() != null, fatal);
+    }
+
+    private void recordCall(Trajectory.SubCall call) {
+        List<Trajectory.SubCall> calls = blockCalls;
+        synchronized (calls) {
+            calls.add(call);
+        }
+    }
+
+    /** What the model is shown of a block: its output, error and what happened to the kernel, capped. */
+    private String output(StepResult result) {
+        ExecResult exec = result.exec();
+        StringBuilder out = new StringBuilder();
+        if (exec != null) {
+            out.append(exec.stdout());
+            if (!exec.stderr().isEmpty()) {
+                out.append(out.isEmpty() || out.charAt(out.length() - 1) == '\n' ? "" : "\n").append(exec.stderr());
+            }
+            if (exec.error() != null && exec.stderr().isEmpty()) {
+                String trace = exec.error().traceback();
+                out.append(out.isEmpty() || out.charAt(out.length() - 1) == '\n' ? "" : "\n")
+                        .append(trace != null && !trace.isBlank() ? trace
+                                : exec.error().type() + ": " + exec.error().message());
+            }
+        }
+        String message = result.message();
+        if (message != null) {
+            out.append(out.isEmpty() ? "" : "\n").append("[").append(message).append("]");
+        }
+        if (out.isEmpty()) {
+            return "(no output)";
+        }
+        int cap = run.limits.outputCap();
+        if (out.length() > cap) {
+            int all = out.length();
+            out.setLength(cap);
+            out.append("\n[output cut: the first ").append(cap).append(" of ").append(all)
+                    .append(" characters are shown; print less, or a slice]");
+        }
+        return out.toString();
+    }
+
+    private String variable(String name) {
+        try {
+            var page = session.getVar(name, 0, 1_000_000).body();
+            return page.value();
+        } catch (RlmException e) {
+            return null;
+        }
+    }
+
+    private void compactIfFull(MeteredBackend turns) throws InterruptedException {
+        long chars = system.length();
+        for (LlmMessage m : messages) {
+            chars += m.content().length();
+        }
+        long tokens = Math.max(chars / 4, lastPromptTokens);
+        if (messages.size() < 3 || tokens < run.limits.compactAt() * run.config.window(model)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        Instant at = Instant.now();
+        List<LlmMessage> asked = new ArrayList<>(messages);
+        asked.add(LlmMessage.user(LoopPrompt.SUMMARIZE));
+        int from = promptFrom;
+        log(asked.getLast());
+        String summary;
+        MeteredBackend.Charged reply;
+        try {
+            reply = ask(turns, new LlmRequest(asked, system, null, model));
+            summary = reply.answer().text();
+        } catch (LlmException e) {
+            iterations.add(new Trajectory.Iteration(0, from, log.size(), null, List.of(), null,
+                    "compaction failed: " + e.code() + ": " + e.getMessage(), 0, 0, null, ms(t0), at));
+            return;
+        }
+        count(reply);
+        compacted.addAll(messages.subList(1, messages.size()));
+        compacted.add(LlmMessage.assistant(summary));
+        ArrayNode history = env.json().createArrayNode();
+        for (LlmMessage m : compacted) {
+            history.addObject().put("role", m.role()).put("content", m.content());
+        }
+        session.loadData("history", history.toString(), DataType.JSON, CallContext.NONE);
+        iterations.add(new Trajectory.Iteration(0, from, log.size(), summary, List.of(), null,
+                "compaction: " + compacted.size() + " messages summarized into `history`", reply.in(), reply.out(),
+                reply.cost(), ms(t0), at));
+        start();
+        addMessage(LlmMessage.user(LoopPrompt.compacted(summary)));
+        lastPromptTokens = 0;
+    }
+
+    private MeteredBackend.Charged ask(MeteredBackend turns, LlmRequest request)
+            throws LlmException, InterruptedException {
+        waiting = Thread.currentThread();
+        try {
+            if (cancelled) {
+                throw new InterruptedException("cancelled");
+            }
+            return turns.charged(request, session.llmLimits().callTimeout());
+        } finally {
+            waiting = null;
+            if (cancelled) {
+                Thread.interrupted();
+            }
+        }
+    }
+
+    private void count(MeteredBackend.Charged reply) {
+        inputTokens += reply.in();
+        outputTokens += reply.out();
+        lastPromptTokens = reply.in() + reply.out();
+        if (reply.cost() != null) {
+            costUsd += reply.cost();
+            costKnown = true;
+        }
+    }
+
+    private void addMessage(LlmMessage m) {
+        messages.add(m);
+        log(m);
+    }
+
+    private void log(LlmMessage m) {
+        log.add(new Trajectory.Message(m.role(), clip(m.content())));
+    }
+
+    private static String clip(String s) {
+        return s.length() <= MESSAGE_KEPT ? s : s.substring(0, MESSAGE_KEPT) + "… [" + (s.length() - MESSAGE_KEPT)
+                + " more characters]";
+    }
+
+    private static double ms(long t0) {
+        return Math.round((System.nanoTime() - t0) / 1e4) / 100.0;
+    }
+
+    static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+}
