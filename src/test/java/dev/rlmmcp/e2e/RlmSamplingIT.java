@@ -13,9 +13,10 @@ import org.junit.jupiter.api.Test;
 /**
  * Child RLMs (rlm_query_batched from kernel code) driven by the MCP client, on a server with no
  * OpenAI-compatible API of its own: every model turn of every child goes to the client as a sampling
- * request (stdio, Streamable HTTP) or an input_required round (protocol 2026-07-28), carrying the child's
- * whole conversation, and the client answers it from a scripted chat completions endpoint. The children
- * answer from what their code computed in their own kernels.
+ * request (stdio, Streamable HTTP) or in an input_required round (protocol 2026-07-28, HTTP and stdio),
+ * carrying the child's whole conversation, and the client answers it from a scripted chat completions
+ * endpoint. The children run in parallel, answer from what their code computed in their own kernels, and
+ * their own rlm_query (past the depth limit: a plain completion) goes to the client too.
  */
 class RlmSamplingIT {
 
@@ -59,14 +60,19 @@ class RlmSamplingIT {
         }
         long turns = IntStream.range(0, messages.size())
                 .filter(i -> "assistant".equals(messages.path(i).path("role").asText())).count();
-        String code = turns == 0 ? """
-                Reading the chunk first.
-                ```repl
-                values = [int(w) for w in context.split()]
-                result = f"{len(values)} numbers, sum {sum(values)}, parent's variable seen: {'secret' in globals()}"
-                print(result)
-                ```
-                """ : """
+        if (turns == 0) {
+            // slow enough that the children's first turns are asked at once
+            return ChatCompletionsServer.completion("""
+                    Reading the chunk first.
+                    ```repl
+                    values = [int(w) for w in context.split()]
+                    result = f"{len(values)} numbers, sum {sum(values)}, parent's variable seen: {'secret' in globals()}"
+                    print(result)
+                    print(rlm_query(f"Reply with the count {len(values)} from {values[0]}", "the chunk's tail"))
+                    ```
+                    """, 50, 20, 300);
+        }
+        String code = """
                 The REPL printed it; answering from the variable.
                 ```repl
                 answer["content"] = result
@@ -120,17 +126,30 @@ class RlmSamplingIT {
     }
 
     @Test
-    void overTheStatelessRevisionChildRlmsTakeTheirTurnsThroughInputRequiredRounds() throws Exception {
+    void overTheStatelessRevisionOnHttpChildRlmsTakeTheirTurnsThroughInputRequiredRounds() throws Exception {
         try (ChatCompletionsServer model = scriptedModel(); ServerProcess server = ServerProcess.http()) {
-            RevisionClient client = new RevisionClient(server.mcpUrl(), new ChatApiSampler(model.baseUrl()));
-            JsonNode result = client.callTool("rlm_execute", Map.of("code", BATCH));
-            assertThat(result.path("resultType").asText()).as(result.toString()).isEqualTo("complete");
-            JsonNode reply = McpDriver.json(result);
-            assertThat(reply.path("stdout").asText().lines().toList()).as(reply.toString()).isEqualTo(expected());
-            conversationsCarried(client.sampled());
-            assertThat(client.roundSizes()).as("rounds").hasSizeGreaterThanOrEqualTo(2);
-            assertThat(model.seen()).hasSize(client.sampled().size());
+            childrenAnswerThroughRounds(RevisionClient.http(server.mcpUrl(), new ChatApiSampler(model.baseUrl())), model);
         }
+    }
+
+    @Test
+    void overTheStatelessRevisionOnStdioChildRlmsTakeTheirTurnsThroughInputRequiredRounds() throws Exception {
+        try (ChatCompletionsServer model = scriptedModel();
+                StdioRpc rpc = StdioRpc.stateless(ServerProcess.command(List.of("stdio")), Map.of("sampling", Map.of()))) {
+            childrenAnswerThroughRounds(RevisionClient.stdio(rpc, new ChatApiSampler(model.baseUrl())), model);
+        }
+    }
+
+    private static void childrenAnswerThroughRounds(RevisionClient client, ChatCompletionsServer model) throws Exception {
+        JsonNode result = client.callTool("rlm_execute", Map.of("code", BATCH));
+        assertThat(result.path("resultType").asText()).as(result.toString()).isEqualTo("complete");
+        JsonNode reply = McpDriver.json(result);
+        assertThat(reply.path("stdout").asText().lines().toList()).as(reply.toString()).isEqualTo(expected());
+        conversationsCarried(client.sampled());
+        // the children ran side by side: their turns were asked together, several in a round
+        assertThat(client.roundSizes().stream().mapToInt(Integer::intValue).max().orElse(0)).as(client.roundSizes()
+                .toString()).isGreaterThanOrEqualTo(2);
+        assertThat(model.seen()).hasSize(client.sampled().size());
     }
 
     private static void childrenAnswerThroughTheClient(McpDriver client, ChatCompletionsServer model) {
@@ -140,21 +159,32 @@ class RlmSamplingIT {
                 .toList();
         assertThat(sampling).allSatisfy(e -> assertThat(e.has("error")).as(e.toString()).isFalse());
         conversationsCarried(sampling.stream().map(e -> e.path("params")).toList());
+        // the children ran side by side: the client answered several of their turns at once
+        assertThat(sampling.stream().mapToInt(e -> e.path("in_flight").asInt()).max().orElse(0)).isGreaterThanOrEqualTo(2);
         // what the endpoint was asked is the sampling request as a chat: the system prompt first
-        assertThat(model.seen()).hasSize(sampling.size()).allSatisfy(seen -> {
-            assertThat(seen.path()).isEqualTo("/v1/chat/completions");
-            assertThat(seen.body().path("messages").path(0).path("role").asText()).isEqualTo("system");
-            assertThat(seen.body().path("messages").path(0).path("content").asText()).contains(RLM_MARK);
-            assertThat(seen.body().path("messages").path(1).path("content").asText()).startsWith("Question: ");
-        });
+        assertThat(model.seen()).hasSize(sampling.size());
+        assertThat(model.seen().stream().filter(seen -> seen.body().path("messages").path(0).path("role").asText()
+                .equals("system")).toList()).hasSize(2 * CHUNKS).allSatisfy(seen -> {
+                    assertThat(seen.path()).isEqualTo("/v1/chat/completions");
+                    assertThat(seen.body().path("messages").path(0).path("content").asText()).contains(RLM_MARK);
+                    assertThat(seen.body().path("messages").path(1).path("content").asText()).startsWith("Question: ");
+                });
     }
 
     /**
      * Each child's turns reached the client with its conversation: the RLM system prompt, its question with
-     * the context described first, then (second turn) the model's code and the REPL's output of it.
+     * the context described first, then (second turn) the model's code and the REPL's output of it, which
+     * holds the answer to the child's own rlm_query: a plain request (no RLM system prompt) past the depth limit.
      */
-    private static void conversationsCarried(List<JsonNode> requests) {
+    private static void conversationsCarried(List<JsonNode> all) {
+        List<JsonNode> requests = all.stream().filter(p -> p.path("systemPrompt").asText().contains(RLM_MARK)).toList();
+        List<JsonNode> plain = all.stream().filter(p -> !p.path("systemPrompt").asText().contains(RLM_MARK)).toList();
         assertThat(requests).hasSize(2 * CHUNKS);
+        assertThat(plain).hasSize(CHUNKS).allSatisfy(p -> {
+            assertThat(p.path("messages").size()).isEqualTo(1);
+            assertThat(p.path("messages").path(0).path("content").path("text").asText())
+                    .startsWith("Reply with the count " + PER_CHUNK + " from ").contains("The context holds a str");
+        });
         for (int c = 0; c < CHUNKS; c++) {
             String question = "Question: Count and sum the numbers of chunk " + c;
             List<JsonNode> child = requests.stream().filter(p -> p.path("messages").path(0).path("content")
@@ -176,7 +206,7 @@ class RlmSamplingIT {
             JsonNode output = secondTurn.path("messages").path(2);
             assertThat(output.path("role").asText()).isEqualTo("user");
             assertThat(output.path("content").path("text").asText()).startsWith("REPL output:")
-                    .contains(expected().get(c));
+                    .contains(expected().get(c), "answer: REPLY WITH THE COUNT " + PER_CHUNK + " FROM " + (c * PER_CHUNK + 1));
         }
     }
 
