@@ -253,3 +253,29 @@ def test_rlm_query_through_a_kernel_process(start_kernel, tmp_path):
     assert list(manifest["variables"]) == ["big"]
     assert sorted(os.listdir(snapshot)) == [TRANSFER_DIR, manifest["variables"]["big"]["file"], "manifest.json"]
     assert [v["name"] for v in kernel.call("vars")["variables"]] == ["big"]
+
+
+def test_a_detached_kernel_writes_no_snapshot_but_hands_contexts_over_in_its_directory(tmp_path):
+    from rlm_harness.kernel import Kernel
+    from rlm_harness.callbacks import Callbacks
+
+    class Channel:
+        def __init__(self):
+            self.sent = []
+
+        def send(self, header, payload=None):
+            self.sent.append(header)
+
+    kernel = Kernel({}, Callbacks(Channel()))
+    kernel.op_restore({"dir": str(tmp_path)}, None, None)
+    kernel.op_detach({"dir": str(tmp_path)}, None, None)
+    assert kernel.store is None
+    assert kernel.handover.dir == str(tmp_path)
+    from rlm_harness.children import Transfer
+    transfer = Transfer(kernel.store or kernel.handover)
+    entry = transfer.pack("x" * 1000)
+    assert entry["file"].startswith(".transfer/")
+    assert (tmp_path / entry["file"]).stat().st_size == entry["bytes"]
+    transfer.close()
+    assert not (tmp_path / entry["file"]).exists()
+    assert not (tmp_path / "manifest.json").exists()

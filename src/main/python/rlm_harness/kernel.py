@@ -42,9 +42,11 @@ class Kernel(Memory, Snapshots):
         sys.modules["__main__"] = main  # so pickle finds REPL classes and functions by reference
         self.ns = main.__dict__
         self.ns["llm_query"], self.ns["llm_query_batched"] = llm_functions(callbacks)
-        self.ns["rlm_query"], self.ns["rlm_query_batched"] = rlm_functions(callbacks, lambda: self.store)
+        self.ns["rlm_query"], self.ns["rlm_query_batched"] = rlm_functions(
+            callbacks, lambda: self.store or self.handover)
         self.ns["FINAL"], self.ns["FINAL_VAR"], self.ns["SHOW_VARS"] = answers.answer_functions(self)
         self.store = None
+        self.handover = None  # a kernel kept in memory only: where its contexts for children go
         self.spilled = set()
         self.dirty = set()
         self.pending = set()
@@ -401,6 +403,16 @@ class Kernel(Memory, Snapshots):
         self.lost.pop(name, None)
         self.dirty.add(name)
         self.track([name], time.time())
+        return {}
+
+    def op_detach(self, req, payload, output):
+        """This kernel keeps its variables in memory only (a child RLM's): no snapshot is written, and
+        the directory it may write (req["dir"]) only holds the contexts it hands to its own children."""
+        from .store import Store
+        self.store = None
+        self.dirty.clear()
+        self.pending.clear()
+        self.handover = Store(req["dir"], self.disk_limit, False)
         return {}
 
     def op_configure(self, req, payload, output):

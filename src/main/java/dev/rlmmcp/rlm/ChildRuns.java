@@ -41,6 +41,8 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
 
     /** Contexts up to this size are digested to answer identical calls from the cache. */
     private static final long DIGESTED = 64L << 20;
+    /** How long closing waits for children to free their kernels. */
+    private static final java.time.Duration CLOSE_WAIT = java.time.Duration.ofSeconds(5);
 
     private final RlmRuns.Env env;
     private final Run run;
@@ -52,6 +54,9 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
     private final KernelCallbacks others;
     private final ContextFiles files;
     private final Set<RlmLoop> running = ConcurrentHashMap.newKeySet();
+    /** Children started and not yet ended (their kernels not yet freed). */
+    private int active;
+    private int started;
 
     ChildRuns(RlmRuns.Env env, Run run, RlmLoop parentLoop, Session parent, int depth, String model,
             Consumer<Trajectory.SubCall> recorder, KernelCallbacks others) {
@@ -133,6 +138,8 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
             return error(e.code(), e.getMessage());
         } catch (ChildFailed e) {
             return error(e.code, e.getMessage());
+        } catch (RuntimeException e) {
+            return error("INTERNAL_ERROR", "the child RLM failed on the server: " + e);
         }
     }
 
@@ -193,8 +200,11 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
                     : run.stopMessage()));
         }
         long t0 = System.nanoTime();
-        String id = parentLoop != null ? parentLoop.nextChildId() : "child";
+        String id = parentLoop != null ? parentLoop.nextChildId() : "child-" + (++started);
         Trajectory.Node node;
+        synchronized (this) {
+            active++;
+        }
         Session child = env.sessions().scratch(parent);
         try {
             child.beginLoop();
@@ -217,6 +227,10 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
         } finally {
             child.close();
             run.childEnded();
+            synchronized (this) {
+                active--;
+                notifyAll();
+            }
             run.changed(0, depth + 1);
         }
         recorder.accept(new Trajectory.SubCall("rlm", prompt, node.answer(),
@@ -294,9 +308,25 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
         return answer;
     }
 
+    /**
+     * Stops the children still running (their code's step ended without waiting for them) and waits,
+     * a little, until each has freed its kernel.
+     */
     @Override
     public void close() {
         running.forEach(RlmLoop::cancel);
+        long deadline = System.nanoTime() + CLOSE_WAIT.toNanos();
+        synchronized (this) {
+            while (active > 0 && System.nanoTime() < deadline) {
+                running.forEach(RlmLoop::cancel);
+                try {
+                    wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
         files.close();
     }
 

@@ -144,7 +144,12 @@ final class RlmLoop {
             failure = e.getMessage();
         } catch (InterruptedException e) {
             stoppedBy = run.stopped() != null ? run.stopped() : StopReason.CANCELLED;
-            Thread.currentThread().interrupt();
+            if (!cancelled) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (cancelled) {
+            Thread.interrupted(); // the loop's own interrupt of a model call: not its caller's
         }
         if (!ready && stoppedBy == null && failure == null) {
             stoppedBy = run.stopped();
@@ -152,7 +157,7 @@ final class RlmLoop {
         return new Trajectory.Node(id, depth, prompt, model, contextInfo, List.copyOf(log), List.copyOf(iterations),
                 failure != null && best == null ? null : best, ready,
                 failure != null ? "error: " + failure : stoppedBy == null ? null : stoppedBy.wireName(), inputTokens,
-                outputTokens, costKnown ? costUsd : null, (System.nanoTime() - t0) / 1e6, started);
+                outputTokens, costKnown ? costUsd : null, (System.nanoTime() - t0) / 1e6, started.toString());
     }
 
     private void start() {
@@ -177,7 +182,7 @@ final class RlmLoop {
             reply = ask(turns, new LlmRequest(messages, system, null, model));
         } catch (LlmException e) {
             iterations.add(new Trajectory.Iteration(index, from, to, null, List.of(), null,
-                    "the model call failed: " + e.code() + ": " + e.getMessage(), 0, 0, null, ms(t0), at));
+                    "the model call failed: " + e.code() + ": " + e.getMessage(), 0, 0, null, ms(t0), at.toString()));
             run.turn(index, depth);
             return new Turn(false, true);
         }
@@ -185,6 +190,12 @@ final class RlmLoop {
         String response = reply.answer().text();
         CodeBlocks parsed = CodeBlocks.parse(response);
         addMessage(LlmMessage.assistant(response));
+        if (run.stopped() != null) {
+            iterations.add(new Trajectory.Iteration(index, from, to, response, List.of(), null,
+                    "not run: " + run.stopMessage(), reply.in(), reply.out(), reply.cost(), ms(t0), at.toString()));
+            run.turn(index, depth);
+            return new Turn(false, false);
+        }
         List<Trajectory.CodeRun> runs = new ArrayList<>();
         String note = null;
         String finalAnswer = null;
@@ -238,7 +249,7 @@ final class RlmLoop {
             best = finalAnswer;
         }
         iterations.add(new Trajectory.Iteration(index, from, to, response, List.copyOf(runs), finalAnswer, note,
-                reply.in(), reply.out(), reply.cost(), ms(t0), at));
+                reply.in(), reply.out(), reply.cost(), ms(t0), at.toString()));
         run.turn(index, depth);
         return new Turn(finalAnswer != null, error);
     }
@@ -361,7 +372,7 @@ final class RlmLoop {
             summary = reply.answer().text();
         } catch (LlmException e) {
             iterations.add(new Trajectory.Iteration(0, from, log.size(), null, List.of(), null,
-                    "compaction failed: " + e.code() + ": " + e.getMessage(), 0, 0, null, ms(t0), at));
+                    "compaction failed: " + e.code() + ": " + e.getMessage(), 0, 0, null, ms(t0), at.toString()));
             return;
         }
         count(reply);
@@ -374,7 +385,7 @@ final class RlmLoop {
         session.loadData("history", history.toString(), DataType.JSON, CallContext.NONE);
         iterations.add(new Trajectory.Iteration(0, from, log.size(), summary, List.of(), null,
                 "compaction: " + compacted.size() + " messages summarized into `history`", reply.in(), reply.out(),
-                reply.cost(), ms(t0), at));
+                reply.cost(), ms(t0), at.toString()));
         start();
         addMessage(LlmMessage.user(LoopPrompt.compacted(summary)));
         lastPromptTokens = 0;

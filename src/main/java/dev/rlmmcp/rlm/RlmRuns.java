@@ -77,10 +77,10 @@ public final class RlmRuns {
             message = run.stopMessage() != null ? run.stopMessage() : "the root RLM stopped (" + stoppedBy + ")";
         }
         RunOutcome outcome = new RunOutcome(run.id, root.answer(), root.ready(), stoppedBy, message, run.figures());
-        Trajectory trajectory = new Trajectory(run.id, question, options.model(), backend.name(), limits, run.started,
+        Trajectory trajectory = new Trajectory(run.id, question, options.model(), backend.name(), limits, run.started.toString(),
                 outcome, root);
         session.recordRun(question, root.ready() ? "answered" : "stopped: " + stoppedBy, root.answer(),
-                (System.nanoTime() - t0) / 1e6, json.valueToTree(trajectory));
+                (System.nanoTime() - t0) / 1e6, TraceBudget.fit(json.valueToTree(trajectory)));
         return outcome;
     }
 
@@ -111,7 +111,7 @@ public final class RlmRuns {
             ObjectNode tree = json.createObjectNode().put("run_id", run.id);
             tree.set("figures", json.valueToTree(run.figures()));
             tree.set("calls", json.valueToTree(calls));
-            return tree;
+            return TraceBudget.fit(tree);
         }
     }
 

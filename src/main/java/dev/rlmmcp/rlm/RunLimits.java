@@ -1,6 +1,8 @@
 package dev.rlmmcp.rlm;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.annotation.JsonNaming;
 import java.time.Duration;
@@ -15,7 +17,8 @@ import java.time.Duration;
  */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record RunLimits(int maxDepth, int maxIterations, Integer maxChildren, Duration maxTime, Long maxInputTokens,
+public record RunLimits(int maxDepth, int maxIterations, Integer maxChildren, @JsonIgnore Duration maxTime,
+        Long maxInputTokens,
         Long maxOutputTokens, Double maxCostUsd, int maxConsecutiveErrors, int outputCap, double compactAt,
         int concurrency) {
 
@@ -28,5 +31,11 @@ public record RunLimits(int maxDepth, int maxIterations, Integer maxChildren, Du
                 || (maxTime != null && (maxTime.isNegative() || maxTime.isZero()))) {
             throw new IllegalArgumentException("invalid run limits");
         }
+    }
+
+    /** The time limit in seconds, as JSON shows it. */
+    @JsonProperty("max_time_s")
+    public Long maxTimeS() {
+        return maxTime == null ? null : maxTime.toSeconds();
     }
 }

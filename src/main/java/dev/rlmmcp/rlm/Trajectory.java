@@ -3,7 +3,6 @@ package dev.rlmmcp.rlm;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.annotation.JsonNaming;
-import java.time.Instant;
 import java.util.List;
 
 /**
@@ -13,7 +12,7 @@ import java.util.List;
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record Trajectory(String runId, String question, String model, String backend, RunLimits limits,
-        Instant started, RunOutcome outcome, Node root) {
+        String started, RunOutcome outcome, Node root) {
 
     /**
      * One RLM: its prompt (the question it was given), depth, model, what its {@code context} was (type,
@@ -24,7 +23,7 @@ public record Trajectory(String runId, String question, String model, String bac
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Node(String id, int depth, String prompt, String model, String contextInfo, List<Message> messages,
             List<Iteration> iterations, String answer, boolean ready, String stoppedBy, long inputTokens,
-            long outputTokens, Double costUsd, double ms, Instant started) {
+            long outputTokens, Double costUsd, double ms, String started) {
     }
 
     /** A chat message; {@code content} clipped to 20,000 characters. */
@@ -32,7 +31,7 @@ public record Trajectory(String runId, String question, String model, String bac
     }
 
     /**
-     * One model turn: the prompt it got (messages {@code [promptFrom, promptTo)} of its node), the model's
+     * One model turn: the prompt it got (messages {@code [promptFrom, promptTo)} of its node); times are ISO-8601 instants, the model's
      * response, the code blocks run from it, the final answer if this turn gave one, a note when the
      * loop refused or asked again (an answer written beside code, a turn without code, a compaction),
      * and what the turn's own model call cost (its sub-calls are counted in their code blocks).
@@ -41,7 +40,7 @@ public record Trajectory(String runId, String question, String model, String bac
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Iteration(int index, int promptFrom, int promptTo, String response, List<CodeRun> codeBlocks,
             String finalAnswer, String note, long inputTokens, long outputTokens, Double costUsd, double ms,
-            Instant started) {
+            String started) {
     }
 
     /** One code block as run: its output (clipped as shown to the model), error, time, and sub-calls. */

@@ -56,7 +56,7 @@ class SessionRecordsTest {
         JsonNode calls = JSON.readTree("[{\"model\":\"m\",\"prompt_chars\":120,\"tokens\":150},"
                 + "{\"model\":\"m\",\"prompt_chars\":140,\"tokens\":160}]");
         Step step = new Step(12, 9, "exec", Instant.parse("2026-11-20T10:03:00.25Z"), "answer = llm_query(q)", "ok",
-                "done", List.of("answer", "notes"), 812.125, 4096, Guardrails.TIMEOUT, 3_145_728, usage, calls);
+                "done", List.of("answer", "notes"), 812.125, 4096, Guardrails.TIMEOUT, 3_145_728, usage, calls, null);
 
         JsonNode stored = JSON.readTree(JSON.writeValueAsString(SessionRecords.view(step)));
 
@@ -70,7 +70,7 @@ class SessionRecordsTest {
     @Test
     void aLoadEntryHasNoStepNumberNorLlmUse() throws Exception {
         Step load = new Step(0, null, "load", Instant.parse("2026-11-20T10:01:00Z"), "rlm_load_data doc (text)",
-                "done", "str, 1.0 KB", List.of("doc"), 3.5, 1024, null, 2048, null, null);
+                "done", "str, 1.0 KB", List.of("doc"), 3.5, 1024, null, 2048, null, null, null);
 
         JsonNode stored = JSON.valueToTree(SessionRecords.view(load));
 

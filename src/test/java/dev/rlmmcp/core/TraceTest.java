@@ -14,7 +14,7 @@ class TraceTest {
     void keepsTheLastEntriesAndSaysHowManyWereDropped() {
         Trace trace = new Trace();
         for (int i = 0; i < Trace.KEPT + 3; i++) {
-            trace.append(i, "exec", "x = " + i, "ok", "out " + i, List.of(), 1.0, 5, null, 0, null, null);
+            trace.append(i, "exec", "x = " + i, "ok", "out " + i, List.of(), 1.0, 5, null, 0, null, null, null);
         }
 
         TraceView view = trace.view(null, 0, 5, null);
@@ -35,7 +35,7 @@ class TraceTest {
 
         // a load's status and output are the session's to write now (SessionTest checks them)
         Step entry = trace.append(null, "load", "rlm_load_data doc (text)", "done", "str, 1 KB", List.of("doc"), 2.0,
-                1024, null, 4096, null, null);
+                1024, null, 4096, null, null, null);
 
         assertThat(entry.index()).isEqualTo(7);
         assertThat(trace.length()).isEqualTo(8);
@@ -54,7 +54,7 @@ class TraceTest {
         assertThat(trace.length()).isEqualTo(7);
         assertThat(reads).hasValue(0);
 
-        Step next = trace.append(7, "exec", "c = 3", "ok", "", List.of("c"), 1.0, 5, null, 0, null, null);
+        Step next = trace.append(7, "exec", "c = 3", "ok", "", List.of("c"), 1.0, 5, null, 0, null, null, null);
         TraceView view = trace.view(null, 0, 100, null);
 
         assertThat(reads).hasValue(1);
@@ -72,7 +72,7 @@ class TraceTest {
             throw new StoreException("disk I/O error", null);
         }, 4);
 
-        Step next = trace.append(4, "exec", "x = 1", "ok", "", List.of("x"), 1.0, 5, null, 0, null, null);
+        Step next = trace.append(4, "exec", "x = 1", "ok", "", List.of("x"), 1.0, 5, null, 0, null, null, null);
 
         assertThat(next.index()).isEqualTo(4);
         assertThat(trace.length()).isEqualTo(5);
@@ -81,6 +81,6 @@ class TraceTest {
 
     private static Step stored(int index, String variable) {
         return new Step(index, index, "exec", Instant.EPOCH, variable + " = 1", "ok", "", List.of(variable), 1.0, 5,
-                null, 0, null, null);
+                null, 0, null, null, null);
     }
 }

@@ -25,16 +25,27 @@ final class CallbackScope implements AutoCloseable {
         void write(ObjectNode frame) throws IOException;
     }
 
+    /** Stops the call's clock while a request of kind "rlm" (child RLMs, limited on their own) is handled. */
+    interface Clock {
+        dev.rlmmcp.base.CallContext.Registration hold();
+    }
+
     private final KernelCallbacks callbacks;
     private final Writer writer;
     private final ObjectMapper json;
     private final int depth;
+    private final Clock clock;
     private final Map<Long, Thread> running = new ConcurrentHashMap<>();
     /** A lock, not a monitor: answers are written under it, and a virtual thread blocked in that write must not pin its carrier. */
     private final ReentrantLock lock = new ReentrantLock();
     private boolean closed;
 
     CallbackScope(KernelCallbacks callbacks, Writer writer, ObjectMapper json) {
+        this(callbacks, writer, json, () -> () -> { });
+    }
+
+    CallbackScope(KernelCallbacks callbacks, Writer writer, ObjectMapper json, Clock clock) {
+        this.clock = clock;
         this.callbacks = callbacks;
         this.writer = writer;
         this.json = json;
@@ -53,7 +64,7 @@ final class CallbackScope implements AutoCloseable {
         JsonNode request = header.path("request");
         Thread thread = Thread.ofVirtual().name("kernel-callback-" + kind + "-" + cb).unstarted(() -> {
             DEPTH.set(depth);
-            try {
+            try (dev.rlmmcp.base.CallContext.Registration held = "rlm".equals(kind) ? clock.hold() : () -> { }) {
                 answer(cb, handle(cb, kind, request));
             } finally {
                 running.remove(cb);

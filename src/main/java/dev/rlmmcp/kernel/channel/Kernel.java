@@ -136,7 +136,7 @@ public final class Kernel implements AutoCloseable {
                 .start(this::readFrames);
         ScheduledFuture<?> deadline = timer.schedule(process::kill, startTimeout.toMillis(), TimeUnit.MILLISECONDS);
         try {
-            this.ready = Ready.of(next(-1, () -> { }).header());
+            this.ready = Ready.of(next(() -> -1, () -> { }).header());
             process.announced(ready.pid());
             if (!ready.compatible()) {
                 violation = ready.mismatch();
@@ -299,7 +299,7 @@ public final class Kernel implements AutoCloseable {
      * process is stopped is killed. Throws when the pipe has ended, or at the deadline, after killing
      * the kernel.
      */
-    private Frame next(long deadline, Runnable blocking) throws IOException {
+    private Frame next(java.util.function.LongSupplier deadlines, Runnable blocking) throws IOException {
         if (!Thread.currentThread().isVirtual()) {
             return readHere(blocking);
         }
@@ -312,6 +312,7 @@ public final class Kernel implements AutoCloseable {
         long checkStallAt = System.nanoTime() + STALL_CHECK_MS * 1_000_000;
         try {
             while (true) {
+                long deadline = deadlines.getAsLong();
                 long wait = deadline < 0 ? 250 : Math.min(250, (deadline - System.nanoTime()) / 1_000_000);
                 if (deadline >= 0 && wait <= 0) {
                     process.kill();
@@ -411,12 +412,11 @@ public final class Kernel implements AutoCloseable {
             KernelCallbacks callbacks, CallContext context) throws KernelDiedException {
         long id = ++nextId;
         long started = System.nanoTime();
-        long deadline = hardDeadline(timeout, grace);
         frameLimit = frameLimit(request);
         silence = silence(request, timeout, grace);
         BusyPoll.callStarted();
         try (Watchdog watchdog = new Watchdog(timeout, grace, true, context);
-                CallbackScope scope = new CallbackScope(callbacks, this::write, json)) {
+                CallbackScope scope = new CallbackScope(callbacks, this::write, json, watchdog::hold)) {
             ObjectNode header = frame(request, id);
             if (text != null) {
                 watchdog.arm(); // a large payload can fill the pipe: a kernel that stops reading must not hold the write
@@ -432,7 +432,7 @@ public final class Kernel implements AutoCloseable {
                 writing.unlock();
             }
             while (true) {
-                ObjectNode answer = next(deadline, watchdog::arm).header();
+                ObjectNode answer = next(watchdog::hardDeadline, watchdog::arm).header();
                 boolean callback = answer.has("cb") || answer.has("cb_close");
                 if (!callback && answer.path("id").asLong(-1) == id) {
                     long interruptedAfter = watchdog.fired() ? (System.nanoTime() - started) / 1_000_000 : -1;
@@ -514,7 +514,7 @@ public final class Kernel implements AutoCloseable {
             long deadline = hardDeadline(left, grace);
             try (Watchdog watchdog = new Watchdog(left, grace, failure == null, context)) {
                 while (true) {
-                    Frame frame = next(deadline, watchdog::arm);
+                    Frame frame = next(() -> deadline, watchdog::arm);
                     if (frame.header().path("id").asLong(-1) == id) {
                         if (failure != null) {
                             throw new TransferAbortedException(failure);
@@ -593,6 +593,8 @@ public final class Kernel implements AutoCloseable {
      */
     private final class Watchdog implements AutoCloseable {
 
+        private static final long HOLD_CHECK_MS = 100;
+
         private final Duration timeout;
         private final long graceMs;
         private final boolean interrupting;
@@ -601,6 +603,12 @@ public final class Kernel implements AutoCloseable {
         private final CallContext.Registration cancellation;
         private boolean armed;
         private volatile boolean fired;
+        private volatile boolean closed;
+        /** Child RLMs the code waits for now: their time does not count against the call's limit. */
+        private int holds;
+        private long heldSince;
+        private long heldNanos;
+        private volatile ScheduledFuture<?> check;
 
         /** With {@code interrupting} false, only a kill at the end of the time limit and grace. */
         Watchdog(Duration timeout, Duration grace, boolean interrupting, CallContext context) {
@@ -619,12 +627,60 @@ public final class Kernel implements AutoCloseable {
                 return;
             }
             armed = true;
-            long t = timeout.toMillis() - (System.nanoTime() - started) / 1_000_000;
-            if (interrupting) {
-                timers.add(timer.schedule(this::interrupt, t, TimeUnit.MILLISECONDS));
-                timers.add(timer.schedule(this::interrupt, t + graceMs / 2, TimeUnit.MILLISECONDS));
+            check = timer.schedule(this::check, left(), TimeUnit.MILLISECONDS);
+        }
+
+        /** At the limit, counted without the time held: interrupt, again at half the grace, kill at its end. */
+        private void check() {
+            if (closed) {
+                return;
             }
-            timers.add(timer.schedule(process::kill, t + graceMs, TimeUnit.MILLISECONDS));
+            long left = held() ? HOLD_CHECK_MS : left();
+            if (left > 0) {
+                check = timer.schedule(this::check, left, TimeUnit.MILLISECONDS);
+                return;
+            }
+            if (interrupting) {
+                interrupt();
+                timers.add(timer.schedule(this::interrupt, graceMs / 2, TimeUnit.MILLISECONDS));
+            }
+            timers.add(timer.schedule(process::kill, graceMs, TimeUnit.MILLISECONDS));
+        }
+
+        /**
+         * While the returned hold is open (the code waits for child RLMs, which have limits of their
+         * own), the call's time limit stands still.
+         */
+        synchronized CallContext.Registration hold() {
+            if (holds++ == 0) {
+                heldSince = System.nanoTime();
+            }
+            return () -> {
+                synchronized (Watchdog.this) {
+                    if (--holds == 0) {
+                        heldNanos += System.nanoTime() - heldSince;
+                    }
+                }
+            };
+        }
+
+        private synchronized boolean held() {
+            return holds > 0;
+        }
+
+        private synchronized long heldNow() {
+            return heldNanos + (holds > 0 ? System.nanoTime() - heldSince : 0);
+        }
+
+        /** Milliseconds left of the limit, not counting the time held. */
+        private long left() {
+            return timeout.toMillis() - (System.nanoTime() - started - heldNow()) / 1_000_000;
+        }
+
+        /** When the call stops waiting whatever happens, moved on by the time held. */
+        long hardDeadline() {
+            return timeout == null ? -1
+                    : started + heldNow() + timeout.plus(Duration.ofMillis(graceMs)).plus(KILL_GRACE).toNanos();
         }
 
         private void cancelled() {
@@ -643,7 +699,12 @@ public final class Kernel implements AutoCloseable {
 
         @Override
         public void close() {
+            closed = true;
             cancellation.close();
+            ScheduledFuture<?> pending = check;
+            if (pending != null) {
+                pending.cancel(false);
+            }
             timers.forEach(t -> t.cancel(false));
         }
     }
