@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Child RLMs (rlm_query_batched from kernel code) driven by the MCP client, on a server with no
  * OpenAI-compatible API of its own: every model turn of every child goes to the client as a sampling
- * request (stdio, Streamable HTTP) or in an input_required round (protocol 2026-07-28, HTTP and stdio),
+ * request (stdio, Streamable HTTP, legacy SSE) or in an input_required round (protocol 2026-07-28, HTTP and stdio),
  * carrying the child's whole conversation, and the client answers it from a scripted chat completions
  * endpoint. The children run in parallel, answer from what their code computed in their own kernels, and
  * their own rlm_query (past the depth limit: a plain completion) goes to the client too.
@@ -122,6 +122,15 @@ class RlmSamplingIT {
                 McpDriver client = McpDriver.start(driverArgs(model, "--http", server.mcpUrl()))) {
             childrenAnswerThroughTheClient(client, model);
             aRefusedChildIsAnErrorInItsPlace(client);
+        }
+    }
+
+    @Test
+    void overLegacySseChildRlmsTakeTheirTurnsThroughSampling() throws Exception {
+        try (ChatCompletionsServer model = scriptedModel();
+                ServerProcess server = ServerProcess.http();
+                McpDriver client = McpDriver.start(driverArgs(model, "--sse", server.baseUrl() + "/sse"))) {
+            childrenAnswerThroughTheClient(client, model);
         }
     }
 
