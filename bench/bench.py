@@ -1411,7 +1411,7 @@ def restart_after_many(state, total, one, busy):
 
 SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "loads", "sandbox", "llm", "bridge", "s3", "snapshot",
             "snapshot-s3", "durable", "context", "new-session", "at-capacity", "lean", "http-floor",
-            "many-sessions"]
+            "many-sessions", "rlm"]
 
 
 def context_run(client, calls, log, csv_text, response_format=None):
@@ -1474,6 +1474,10 @@ def main():
     parser.add_argument("--load-sizes", default="100mib,1gib", help="sizes for --only loads: 100mib, 1gib or both")
     parser.add_argument("--load-types", default="text,lines,csv,json", help="data types for --only loads")
     parser.add_argument("--load-repeat", type=int, help="runs per figure for --only loads (default 3 at 100 MiB, 1 at 1 GiB)")
+    parser.add_argument("--rlm-tokens", default=",".join(str(2 ** k) for k in range(13, 21)),
+                        help="task sizes in tokens for --only rlm with the scripted model")
+    parser.add_argument("--rlm-real-tokens", default="8192,65536,262144",
+                        help="task sizes in tokens for --only rlm against a real endpoint (RLM_LLM_BASE_URL)")
     args = parser.parse_args()
     only = set(args.only or SECTIONS)
     subprocess.run([LAUNCHER, "--version"], check=True, stdout=subprocess.DEVNULL)
@@ -1521,6 +1525,9 @@ def main():
             bench_http_floor()
         if "many-sessions" in only:
             bench_many_sessions()
+        if "rlm" in only:
+            import rlm_bench
+            rlm_bench.bench_rlm(workdir, args.rlm_tokens, args.rlm_real_tokens)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -14,6 +14,7 @@ public final class CallContext {
     private Runnable action;
     private boolean cancelled;
     private volatile Progress progress = new Progress(null, 0, -1);
+    private volatile String status;
 
     private CallContext(boolean live) {
         this.live = live;
@@ -64,6 +65,21 @@ public final class CallContext {
         if (live) {
             progress = new Progress(what, done, total);
         }
+    }
+
+    /**
+     * Says where work that is no transfer has come, in a line for the client ("iteration 3, depth 1, ..."),
+     * shown by progress notifications while no transfer reports.
+     */
+    public void status(String line) {
+        if (live) {
+            status = line;
+        }
+    }
+
+    /** The latest {@link #status(String)} line, or null. */
+    public String status() {
+        return status;
     }
 
     /** The latest report; {@code what} is null until something reports. */

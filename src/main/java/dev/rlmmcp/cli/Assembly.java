@@ -17,6 +17,8 @@ import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.llm.LlmService;
+import dev.rlmmcp.rlm.RlmConfig;
+import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.store.StateStore;
 import dev.rlmmcp.tools.ToolCatalog;
 import dev.rlmmcp.tools.standard.StandardTools;
@@ -29,22 +31,23 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** The layers wired together: core, then tools over it, then the MCP server factory the faces use. */
-record Assembly(ObjectMapper json, Sessions sessions, Parts parts, BridgedServers bridge, ToolCatalog catalog,
-        McpServers servers, PythonCheck python) implements AutoCloseable {
+record Assembly(ObjectMapper json, Sessions sessions, RlmRuns runs, Parts parts, BridgedServers bridge,
+        ToolCatalog catalog, McpServers servers, PythonCheck python) implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Assembly.class);
 
     /**
      * The parts a command chose beyond the kernel settings; {@code extra}: MCP features served next to
-     * rlm-mcp's own (those of a program that embeds it, see {@link Main#run}).
+     * rlm-mcp's own (those of a program that embeds it, see {@link Main#run}); {@code rlm}: the limits,
+     * prices and context windows of RLM runs.
      */
     record Parts(LlmService llm, Bridge bridge, DataSources sources, CompletableFuture<StateStore> store,
-            Limits defaultLimits, McpServers.Features extra) {
+            Limits defaultLimits, McpServers.Features extra, RlmConfig rlm) {
 
         /** Nothing configured, and nothing kept on disk. */
         static Parts none(ObjectMapper json) {
             return new Parts(LlmService.samplingOnly(json), Bridge.NONE, DataSources.defaults(),
-                    CompletableFuture.completedFuture(null), Limits.NONE, McpServers.Features.NONE);
+                    CompletableFuture.completedFuture(null), Limits.NONE, McpServers.Features.NONE, RlmConfig.DEFAULTS);
         }
     }
 
@@ -53,7 +56,7 @@ record Assembly(ObjectMapper json, Sessions sessions, Parts parts, BridgedServer
         ObjectMapper json = mapper();
         Parts none = Parts.none(json);
         return of(settings, launcher, json, new Parts(none.llm(), none.bridge(), none.sources(), store, none.defaultLimits(),
-                none.extra()));
+                none.extra(), none.rlm()));
     }
 
     static Assembly of(Settings settings, KernelLauncher launcher, ObjectMapper json, Parts parts) {
@@ -63,8 +66,10 @@ record Assembly(ObjectMapper json, Sessions sessions, Parts parts, BridgedServer
                 store == null ? null : store.snapshots().root(), store == null ? null : store.directory())));
         Sessions sessions = new Sessions(kernels, parts.llm(), parts.store(), parts.defaultLimits());
         BridgedServers bridged = parts.bridge().servers(settings, json);
-        ToolCatalog catalog = StandardTools.catalog(sessions, new DataRoot(settings.dataRoot()), bridged, parts.sources());
-        return new Assembly(json, sessions, parts, bridged, catalog, new McpServers(catalog, json, parts.extra()),
+        RlmRuns runs = new RlmRuns(sessions, parts.rlm());
+        ToolCatalog catalog = StandardTools.catalog(sessions, new DataRoot(settings.dataRoot()), bridged, parts.sources(),
+                runs);
+        return new Assembly(json, sessions, runs, parts, bridged, catalog, new McpServers(catalog, json, parts.extra()),
                 python);
     }
 

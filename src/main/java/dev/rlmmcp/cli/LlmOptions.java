@@ -57,18 +57,14 @@ final class LlmOptions {
             description = "Default timeout of one llm_query call (RLM_LLM_TIMEOUT_S; default: ${DEFAULT-VALUE}).")
     long timeoutS;
 
-    @Option(names = "--llm-max-depth", paramLabel = "N", defaultValue = "${env:RLM_LLM_MAX_DEPTH:-1}",
-            description = "How deeply llm_query calls may nest (RLM_LLM_MAX_DEPTH; default: ${DEFAULT-VALUE}).")
-    int maxDepth;
-
-    LlmService service(CommandSpec spec, ObjectMapper json) {
+    /** {@code maxDepth}: the one depth limit of llm_query and rlm_query, {@link RlmOptions}' --rlm-max-depth. */
+    LlmService service(CommandSpec spec, ObjectMapper json, int maxDepth) {
         KernelOptions.require(spec, maxCalls >= 1, "--llm-max-calls must be at least 1");
         KernelOptions.require(spec, maxCallsPerStep >= 1, "--llm-max-calls-per-step must be at least 1");
         KernelOptions.require(spec, maxConcurrency >= 1 && maxConcurrency <= 256, "--llm-max-concurrency must be 1..256");
         KernelOptions.require(spec, maxPromptChars >= 1, "--llm-max-prompt-chars must be at least 1");
         KernelOptions.require(spec, tokenBudget == null || tokenBudget >= 1, "--llm-token-budget must be at least 1");
         KernelOptions.require(spec, timeoutS >= 1, "--llm-timeout-s must be at least 1");
-        KernelOptions.require(spec, maxDepth >= 1, "--llm-max-depth must be at least 1");
         LlmService.Mode mode;
         try {
             mode = LlmService.Mode.of(backend);

@@ -36,6 +36,10 @@ public final class Main implements Runnable {
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals("ask")) {
+            // a person at a terminal reads the progress line on stderr: the server's log says only what went wrong
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        }
         StartupAnswers answers = StartupAnswers.none();
         StdioFront front = null;
         if (args.length > 0 && args[0].equals("stdio")) {
@@ -81,6 +85,7 @@ public final class Main implements Runnable {
         return configured(new CommandLine(new Main())
                 .addSubcommand(new StdioCommand())
                 .addSubcommand(new ServeCommand())
+                .addSubcommand(new AskCommand())
                 .addSubcommand(new TrainCommand()));
     }
 
@@ -94,6 +99,7 @@ public final class Main implements Runnable {
         Object only = args.length == 0 ? null : switch (args[0]) {
             case "stdio" -> new StdioCommand();
             case "serve" -> new ServeCommand();
+            case "ask" -> new AskCommand();
             case "train" -> new TrainCommand();
             default -> null;
         };

@@ -7,6 +7,7 @@ import dev.rlmmcp.face.HttpSettings;
 import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.face.PortFile;
 import dev.rlmmcp.kernel.Settings;
+import dev.rlmmcp.rlm.RlmConfig;
 import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.store.StateStore;
 import java.net.BindException;
@@ -46,6 +47,9 @@ final class ServeCommand implements Callable<Integer> {
 
     @Mixin
     DataOptions data;
+
+    @Mixin
+    RlmOptions rlm;
 
     @Option(names = "--host", paramLabel = "ADDR", defaultValue = "${env:RLM_HOST:-127.0.0.1}",
             description = "Address to listen on (RLM_HOST; default: ${DEFAULT-VALUE}). Any non-loopback address needs RLM_API_KEY.")
@@ -111,8 +115,9 @@ final class ServeCommand implements Callable<Integer> {
                     + "can run code in the kernels !!!", host);
         }
         Settings settings = kernel.settings(spec);
-        CompletableFuture<StateStore> store = kernel.store(spec, data);
         ObjectMapper json = Assembly.mapper();
+        RlmConfig rlmConfig = rlm.config(spec, json);
+        CompletableFuture<StateStore> store = kernel.store(spec, data);
         KernelLauncher launcher = kernel.launcher(spec, settings);
         KernelOptions.require(spec, !launcher.name().equals("process") || allowUnsandboxed || loopback,
                 "kernels would run unsandboxed (--sandbox process) on a non-loopback --host " + host
@@ -120,9 +125,9 @@ final class ServeCommand implements Callable<Integer> {
         HttpSettings http = new HttpSettings(host, port, maxRequestMb * 1024 * 1024, apiKey, list(allowedHosts),
                 origins, Duration.ofSeconds(sessionIdleS), Duration.ofSeconds(sseKeepAliveS), portFile,
                 shutdownTimeout);
-        Assembly app = Assembly.of(settings, launcher, json, new Assembly.Parts(llm.service(spec, json),
-                new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
-                data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(), extra));
+        Assembly app = Assembly.of(settings, launcher, json, new Assembly.Parts(llm.service(spec, json,
+                rlm.maxDepth(spec)), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
+                data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(), extra, rlmConfig));
         HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
         if (!app.python().passed()) {
             app.close();

@@ -6,6 +6,7 @@ import dev.rlmmcp.face.StartupAnswers;
 import dev.rlmmcp.face.StdioFace;
 import dev.rlmmcp.face.StdioFront;
 import dev.rlmmcp.kernel.Settings;
+import dev.rlmmcp.rlm.RlmConfig;
 import dev.rlmmcp.store.StateStore;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -33,6 +34,9 @@ final class StdioCommand implements Callable<Integer> {
     @Mixin
     DataOptions data;
 
+    @Mixin
+    RlmOptions rlm;
+
     @Option(names = "--max-request-mb", paramLabel = "MB", defaultValue = "${env:RLM_MAX_REQUEST_MB:-512}",
             description = "Largest single MCP message accepted, e.g. for inline rlm_load_data (RLM_MAX_REQUEST_MB; default: ${DEFAULT-VALUE}).")
     int maxRequestMb;
@@ -50,14 +54,16 @@ final class StdioCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
         Settings settings = kernel.settings(spec);
-        CompletableFuture<StateStore> store = kernel.store(spec, data);
         ObjectMapper json = Assembly.mapper();
+        RlmConfig rlmConfig = rlm.config(spec, json);
+        CompletableFuture<StateStore> store = kernel.store(spec, data);
         Duration shutdownTimeout = kernel.shutdownTimeout(spec);
         PrintStream protocol = System.out;
         System.setOut(System.err);
         Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(
-                llm.service(spec, json), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
-                data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(), extra));
+                llm.service(spec, json, rlm.maxDepth(spec)), new Assembly.Bridge(kernel.mcpLocations(spec),
+                        kernel.mcpIdleTimeout()), data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(),
+                extra, rlmConfig));
         try {
             // initialize and the lists are answered at once; calls that need a kernel wait for the check
             CompletableFuture<Void> checked = new CompletableFuture<>();

@@ -36,6 +36,8 @@ final class RlmLoop {
     private final int depth;
     private final String prompt;
     private final String model;
+    /** The model as the backend named it in its first answer, where none was asked for by name. */
+    private String answeredBy;
     private final String contextInfo;
     private final int maxIterations;
     private final Instant started = Instant.now();
@@ -118,8 +120,8 @@ final class RlmLoop {
                 if (i > maxIterations) {
                     stoppedBy = StopReason.MAX_ITERATIONS;
                     if (depth == 0) {
-                        run.stop(StopReason.MAX_ITERATIONS, "the root RLM took its %d turns without an answer "
-                                + "(max_iterations)".formatted(maxIterations));
+                        run.stop(StopReason.MAX_ITERATIONS, ("the root RLM took its %d turns without an answer "
+                                + "(max_iterations)").formatted(maxIterations));
                     }
                     break;
                 }
@@ -154,7 +156,7 @@ final class RlmLoop {
         if (!ready && stoppedBy == null && failure == null) {
             stoppedBy = run.stopped();
         }
-        return new Trajectory.Node(id, depth, prompt, model, contextInfo, List.copyOf(log), List.copyOf(iterations),
+        return new Trajectory.Node(id, depth, prompt, model != null ? model : answeredBy, contextInfo, List.copyOf(log), List.copyOf(iterations),
                 failure != null && best == null ? null : best, ready,
                 failure != null ? "error: " + failure : stoppedBy == null ? null : stoppedBy.wireName(), inputTokens,
                 outputTokens, costKnown ? costUsd : null, (System.nanoTime() - t0) / 1e6, started.toString());
@@ -182,9 +184,14 @@ final class RlmLoop {
             reply = ask(turns, new LlmRequest(messages, system, null, model));
         } catch (LlmException e) {
             iterations.add(new Trajectory.Iteration(index, from, to, null, List.of(), null,
-                    "the model call failed: " + e.code() + ": " + e.getMessage(), 0, 0, null, ms(t0), at.toString()));
+                    "the model call failed: " + e.code() + ": " + e.getMessage(), 0, 0, null, ms(t0), ms(t0),
+                    at.toString()));
             run.turn(index, depth);
             return new Turn(false, true);
+        }
+        double modelMs = ms(t0);
+        if (answeredBy == null) {
+            answeredBy = reply.answer().model();
         }
         count(reply);
         String response = reply.answer().text();
@@ -192,7 +199,8 @@ final class RlmLoop {
         addMessage(LlmMessage.assistant(response));
         if (run.stopped() != null) {
             iterations.add(new Trajectory.Iteration(index, from, to, response, List.of(), null,
-                    "not run: " + run.stopMessage(), reply.in(), reply.out(), reply.cost(), ms(t0), at.toString()));
+                    "not run: " + run.stopMessage(), reply.in(), reply.out(), reply.cost(), ms(t0), modelMs,
+                    at.toString()));
             run.turn(index, depth);
             return new Turn(false, false);
         }
@@ -249,7 +257,7 @@ final class RlmLoop {
             best = finalAnswer;
         }
         iterations.add(new Trajectory.Iteration(index, from, to, response, List.copyOf(runs), finalAnswer, note,
-                reply.in(), reply.out(), reply.cost(), ms(t0), at.toString()));
+                reply.in(), reply.out(), reply.cost(), ms(t0), modelMs, at.toString()));
         run.turn(index, depth);
         return new Turn(finalAnswer != null, error);
     }
@@ -290,7 +298,8 @@ final class RlmLoop {
         Trajectory.CodeRun codeRun = new Trajectory.CodeRun(code, exec == null ? "" : clip(exec.stdout()),
                 exec == null || exec.stderr().isEmpty() ? null : clip(exec.stderr()),
                 exec == null ? result.message() : exec.error() == null ? null : exec.error().type() + ": "
-                        + exec.error().message(), ms(t0), exec == null ? List.of() : exec.variablesChanged(), made);
+                        + exec.error().message(), ms(t0), exec == null ? null : exec.durationMs(),
+                exec == null ? List.of() : exec.variablesChanged(), made);
         boolean fatal = result.loss() != null && depth > 0;
         if (fatal) {
             // a child keeps nothing in a snapshot: with its kernel gone, its context is gone
@@ -372,7 +381,8 @@ final class RlmLoop {
             summary = reply.answer().text();
         } catch (LlmException e) {
             iterations.add(new Trajectory.Iteration(0, from, log.size(), null, List.of(), null,
-                    "compaction failed: " + e.code() + ": " + e.getMessage(), 0, 0, null, ms(t0), at.toString()));
+                    "compaction failed: " + e.code() + ": " + e.getMessage(), 0, 0, null, ms(t0), ms(t0),
+                    at.toString()));
             return;
         }
         count(reply);
@@ -385,7 +395,7 @@ final class RlmLoop {
         session.loadData("history", history.toString(), DataType.JSON, CallContext.NONE);
         iterations.add(new Trajectory.Iteration(0, from, log.size(), summary, List.of(), null,
                 "compaction: " + compacted.size() + " messages summarized into `history`", reply.in(), reply.out(),
-                reply.cost(), ms(t0), at.toString()));
+                reply.cost(), ms(t0), ms(t0), at.toString()));
         start();
         addMessage(LlmMessage.user(LoopPrompt.compacted(summary)));
         lastPromptTokens = 0;

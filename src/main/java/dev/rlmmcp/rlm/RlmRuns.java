@@ -77,7 +77,7 @@ public final class RlmRuns {
             message = run.stopMessage() != null ? run.stopMessage() : "the root RLM stopped (" + stoppedBy + ")";
         }
         RunOutcome outcome = new RunOutcome(run.id, root.answer(), root.ready(), stoppedBy, message, run.figures());
-        Trajectory trajectory = new Trajectory(run.id, question, options.model(), backend.name(), limits, run.started.toString(),
+        Trajectory trajectory = new Trajectory(run.id, question, root.model(), backend.name(), limits, run.started.toString(),
                 outcome, root);
         session.recordRun(question, root.ready() ? "answered" : "stopped: " + stoppedBy, root.answer(),
                 (System.nanoTime() - t0) / 1e6, TraceBudget.fit(json.valueToTree(trajectory)));

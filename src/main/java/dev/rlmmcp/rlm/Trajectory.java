@@ -34,19 +34,23 @@ public record Trajectory(String runId, String question, String model, String bac
      * One model turn: the prompt it got (messages {@code [promptFrom, promptTo)} of its node); times are ISO-8601 instants, the model's
      * response, the code blocks run from it, the final answer if this turn gave one, a note when the
      * loop refused or asked again (an answer written beside code, a turn without code, a compaction),
-     * and what the turn's own model call cost (its sub-calls are counted in their code blocks).
+     * and what the turn's own model call cost and took ({@code modelMs}; its sub-calls are counted in
+     * their code blocks).
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Iteration(int index, int promptFrom, int promptTo, String response, List<CodeRun> codeBlocks,
             String finalAnswer, String note, long inputTokens, long outputTokens, Double costUsd, double ms,
-            String started) {
+            Double modelMs, String started) {
     }
 
-    /** One code block as run: its output (clipped as shown to the model), error, time, and sub-calls. */
+    /**
+     * One code block as run: its output (clipped as shown to the model), error, time (wall, and the
+     * kernel's own {@code execMs}), and sub-calls.
+     */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    public record CodeRun(String code, String stdout, String stderr, String error, double ms,
+    public record CodeRun(String code, String stdout, String stderr, String error, double ms, Double execMs,
             List<String> variablesChanged, List<SubCall> subCalls) {
     }
 

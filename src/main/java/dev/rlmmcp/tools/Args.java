@@ -113,6 +113,38 @@ public final class Args {
         return exact.longValueExact();
     }
 
+    /** An optional number, whole or not, of at least {@code min} and finite; {@code null} when absent. */
+    public Double number(String name, double min) {
+        Object value = values.get(name);
+        if (value == null) {
+            return null;
+        }
+        String fix = "pass " + name + " as a number of at least " + min + ", e.g. 0.5";
+        if (!(value instanceof Number number)) {
+            throw RlmException.invalid(name, name + " must be a number, not " + jsonType(value)
+                    + (value instanceof String s ? " '" + shorten(s) + "'" : ""), fix);
+        }
+        double d = number.doubleValue();
+        if (!Double.isFinite(d) || d < min) {
+            throw RlmException.invalid(name, name + " is " + shorten(number.toString()) + ", below " + min, fix);
+        }
+        return d;
+    }
+
+    /** An optional JSON object; {@code null} when absent. */
+    public Map<String, Object> object(String name, String fix) {
+        Object value = values.get(name);
+        if (value == null) {
+            return null;
+        }
+        if (!(value instanceof Map<?, ?> map)) {
+            throw RlmException.invalid(name, name + " must be an object, not " + jsonType(value), fix);
+        }
+        Map<String, Object> object = new java.util.LinkedHashMap<>();
+        map.forEach((k, v) -> object.put(String.valueOf(k), v));
+        return object;
+    }
+
     /** A JSON number exactly, or null for one that is not finite. */
     private static BigDecimal exact(Number n) {
         return switch (n) {

@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Progress notifications ("running 12 s") at a steady pace while a tool call runs, when the client
  * asked for them with a progressToken: clients drop calls they hear nothing from for too long. Work
- * that moves bytes reports them to the call's {@link CallContext}, and the notifications say so.
+ * that moves bytes reports them to the call's {@link CallContext}, and the notifications say so; other
+ * work (an RLM run, which may follow a load) reports a status line, which they show from then on.
  */
 final class ProgressTicker {
 
@@ -33,14 +34,16 @@ final class ProgressTicker {
     private final ReentrantLock sending = new ReentrantLock();
     private final ScheduledFuture<?> ticks;
     private final Supplier<CallContext.Progress> progress;
+    private final Supplier<String> status;
     private double last = -1;
     private boolean closed;
 
     private ProgressTicker(Object token, Consumer<McpSchema.ProgressNotification> sink, Duration period,
-            Supplier<CallContext.Progress> progress) {
+            Supplier<CallContext.Progress> progress, Supplier<String> status) {
         this.token = token;
         this.sink = sink;
         this.progress = progress;
+        this.status = status;
         long ms = period.toMillis();
         ticks = TIMER.scheduleAtFixedRate(() -> Thread.ofVirtual().start(this::tick), ms, ms, TimeUnit.MILLISECONDS);
     }
@@ -56,7 +59,7 @@ final class ProgressTicker {
         if (token == null) {
             return call.get();
         }
-        ProgressTicker ticker = new ProgressTicker(token, sink, period, context::progress);
+        ProgressTicker ticker = new ProgressTicker(token, sink, period, context::progress, context::status);
         try {
             return call.get();
         } finally {
@@ -81,14 +84,17 @@ final class ProgressTicker {
     }
 
     /**
-     * Seconds running, or bytes moved (of the total when known) once the call reports a transfer; the
+     * Seconds running (with the call's status line once it reports one), or else bytes moved (of the
+     * total when known) once the call reports a transfer; the
      * progress value always rises, as MCP requires, even when a transfer stalls.
      */
     private McpSchema.ProgressNotification notification(double seconds, CallContext.Progress transfer) {
-        if (transfer.what() == null) {
+        String line = status.get();
+        if (line != null || transfer.what() == null) {
             last = Math.max(seconds, last + 0.001);
             return McpSchema.ProgressNotification.builder(token, last)
-                    .message("running %d s".formatted(Math.round(seconds))).build();
+                    .message(line == null ? "running %d s".formatted(Math.round(seconds))
+                            : "%s, %d s".formatted(line, Math.round(seconds))).build();
         }
         last = Math.max(transfer.done(), last + 0.001);
         String of = transfer.total() >= 0 ? " of " + Bytes.human(transfer.total()) : "";

@@ -32,6 +32,20 @@ public final class Schema {
                 "maximum", max));
     }
 
+    /** A number, not necessarily whole, of at least {@code min}. */
+    public Schema number(String name, String description, double min) {
+        return property(name, false, ordered("type", "number", "description", description, "minimum", min));
+    }
+
+    /**
+     * An object whose properties are {@code properties} (name to JSON Schema, in order), none other;
+     * {@code isRequired} of the object itself.
+     */
+    public Schema nested(String name, String description, Map<String, Object> properties, boolean isRequired) {
+        return property(name, isRequired, ordered("type", "object", "description", description, "properties",
+                properties, "additionalProperties", false));
+    }
+
     public Schema stringList(String name, String description) {
         return property(name, false, ordered("type", "array", "items", ordered("type", "string"), "description",
                 description));
@@ -55,7 +69,7 @@ public final class Schema {
      * A map that keeps the order it was given in: tools/list must be the same bytes at every start (a
      * start-up answer is checked against the server's own), and Map.of's order changes from one JVM to the next.
      */
-    static Map<String, Object> ordered(Object... keysAndValues) {
+    public static Map<String, Object> ordered(Object... keysAndValues) {
         Map<String, Object> map = new LinkedHashMap<>();
         for (int i = 0; i < keysAndValues.length; i += 2) {
             map.put((String) keysAndValues[i], keysAndValues[i + 1]);

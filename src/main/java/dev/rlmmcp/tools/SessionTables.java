@@ -42,7 +42,30 @@ final class SessionTables {
                     String.valueOf(Math.round(s.path("duration_ms").asDouble())), cell(s.path("input").asText(""), 40),
                     cell(s.path("output").asText(""), 40)));
         }
-        return text.append('\n').append(table).toString();
+        text.append('\n').append(table);
+        for (JsonNode s : reply.path("steps")) {
+            String tree = RlmTreeText.of(s);
+            if (!tree.isEmpty()) {
+                text.append("\n\n").append(tree.stripTrailing());
+            }
+        }
+        return text.toString();
+    }
+
+    /** A page of an RLM run exported as JSONL, and where it is in the whole when it is not all of it. */
+    static String export(ObjectNode reply) {
+        StringBuilder text = new StringBuilder(reply.path("jsonl").asText(""));
+        long offset = reply.path("offset").asLong();
+        long total = reply.path("total_chars").asLong();
+        long returned = reply.path("returned_chars").asLong();
+        if (offset > 0 || offset + returned < total) {
+            // Always on a line of its own after the page, so that pages joined up are the file itself.
+            text.append("\n[entry ").append(reply.path("entry").asText()).append(" as ").append(reply.path("format").asText())
+                    .append(": chars ").append(offset).append('-').append(offset + returned).append(" of ").append(total)
+                    .append(reply.hasNonNull("next_offset") ? "; next: offset=" + reply.path("next_offset").asText() : "")
+                    .append(']');
+        }
+        return text.toString();
     }
 
     private static String cell(String text, int max) {

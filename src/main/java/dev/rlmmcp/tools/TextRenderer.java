@@ -52,7 +52,8 @@ public final class TextRenderer {
             case "rlm_init_context" -> initialized(reply);
             case "rlm_sessions" -> reply.path("sessions").findValue("limits") == null ? SessionTables.sessions(reply)
                     : generic(reply);
-            case "rlm_get_trace" -> SessionTables.trace(reply);
+            case "rlm_get_trace" -> reply.has("jsonl") ? SessionTables.export(reply) : SessionTables.trace(reply);
+            case "rlm_solve" -> solved(reply);
             case "rlm_get_var" -> value(reply);
             case "rlm_finalize" -> "finalized " + reply.path("session_id").asText() + "; answer: "
                     + clip(reply.path("final_answer").asText(), 200);
@@ -60,6 +61,39 @@ public final class TextRenderer {
             default -> generic(reply);
         };
         return text.isEmpty() ? "[ok]" : text;
+    }
+
+    /**
+     * The answer as the model gave it, then in brackets: the limit that stopped the run (with how to
+     * raise it), the figures, and where the trajectory is.
+     */
+    private static String solved(ObjectNode reply) {
+        JsonNode answer = reply.path("answer");
+        StringBuilder text = new StringBuilder(answer.isTextual() ? answer.asText() : "(no answer)");
+        if (reply.hasNonNull("stopped_by")) {
+            newline(text).append("[stopped by ").append(reply.path("stopped_by").asText()).append(": ")
+                    .append(reply.path("stop_message").asText("")).append(']');
+        }
+        JsonNode f = reply.path("figures");
+        List<String> items = new ArrayList<>();
+        items.add(f.path("iterations").asInt() + " iterations");
+        items.add(f.path("children").asInt() + " children");
+        items.add("depth " + f.path("depth_reached").asInt());
+        items.add(String.format(Locale.ROOT, "%,d+%,d tokens", f.path("input_tokens").asLong(),
+                f.path("output_tokens").asLong()));
+        if (f.hasNonNull("cost_usd")) {
+            items.add(String.format(Locale.ROOT, "$%.4f", f.path("cost_usd").asDouble()));
+        }
+        if (f.path("cache_hits").asInt() > 0) {
+            items.add(f.path("cache_hits").asInt() + " cache hits");
+        }
+        items.add(String.format(Locale.ROOT, "%.1f s", f.path("elapsed_ms").asLong() / 1000.0));
+        items.add("session " + reply.path("session_id").asText());
+        if (reply.has("trajectory")) {
+            items.add("trajectory: " + reply.path("trajectory").asText());
+        }
+        newline(text).append('[').append(String.join("; ", items)).append(']');
+        return text.toString();
     }
 
     /** The band a reply's memory use falls in: 0 below the warning, else its tens of percent. */

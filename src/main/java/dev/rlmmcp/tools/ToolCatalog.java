@@ -53,13 +53,13 @@ public final class ToolCatalog {
         return tools.stream().map(this::specification).toList();
     }
 
-    /** The tools whose calls may run long: REPL steps, loads and uploads, run_python. */
+    /** The tools whose calls may run long: REPL steps, loads and uploads, run_python, RLM runs. */
     public List<String> mayRunLong() {
         return tools.stream().map(RlmTool::name).filter(LONG::contains).toList();
     }
 
     private static final Set<String> LONG = Set.of("rlm_execute", "rlm_run_repl", "rlm_load_data", "rlm_load_file",
-            "rlm_load_url", "rlm_upload_url", "run_python");
+            "rlm_load_url", "rlm_upload_url", "run_python", "rlm_solve");
 
     /** What tools/list shows of every tool. */
     public List<McpSchema.Tool> definitions() {

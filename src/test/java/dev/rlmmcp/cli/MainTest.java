@@ -79,7 +79,7 @@ class MainTest {
             assertThat(whole.exit()).isEqualTo(2);
         }
         assertThat(Main.commandLine("stdio").getSubcommands()).containsOnlyKeys("stdio");
-        assertThat(Main.commandLine("--help").getSubcommands()).containsOnlyKeys("stdio", "serve", "train");
+        assertThat(Main.commandLine("--help").getSubcommands()).containsOnlyKeys("stdio", "serve", "ask", "train");
     }
 
     @Test

@@ -68,6 +68,22 @@ class SessionRecordsTest {
     }
 
     @Test
+    void anRlmEntryKeepsItsRunTreeThroughTheStore() throws Exception {
+        JsonNode tree = JSON.readTree("{\"run_id\":\"r1\",\"question\":\"how many?\",\"root\":{\"id\":\"n0\","
+                + "\"depth\":0,\"iterations\":[{\"index\":0,\"code_blocks\":[{\"code\":\"x = rlm_query('a')\","
+                + "\"sub_calls\":[{\"kind\":\"rlm\",\"child\":{\"id\":\"n1\",\"depth\":1}}]}]}]}}");
+        Step run = new Step(3, null, "rlm", Instant.parse("2026-11-20T10:05:00Z"), "how many?", "done", "42",
+                List.of(), 1500.5, 0, null, 0, null, null, tree);
+
+        JsonNode stored = JSON.readTree(JSON.writeValueAsString(SessionRecords.view(run)));
+
+        assertThat(stored.path("rlm")).isEqualTo(tree);
+        assertThat(SessionRecords.step(stored)).isEqualTo(run);
+        assertThat(JSON.valueToTree(SessionRecords.view(new Step(0, null, "load", Instant.EPOCH, "", "done", "",
+                List.of(), 0, 0, null, 0, null, null, null))).has("rlm")).isFalse();
+    }
+
+    @Test
     void aLoadEntryHasNoStepNumberNorLlmUse() throws Exception {
         Step load = new Step(0, null, "load", Instant.parse("2026-11-20T10:01:00Z"), "rlm_load_data doc (text)",
                 "done", "str, 1.0 KB", List.of("doc"), 3.5, 1024, null, 2048, null, null, null);

@@ -102,7 +102,7 @@ class StdioProtocolIT {
             byId.put(reply.path("id").asText(), reply);
         }
         assertThat(byId.get("1").path("result").path("serverInfo").path("name").asText()).isEqualTo("rlm-mcp");
-        assertThat(byId.get("2").path("result").path("tools")).hasSize(20);
+        assertThat(byId.get("2").path("result").path("tools")).hasSize(21);
         assertThat(byId.get("null").path("error").path("code").asInt()).isEqualTo(-32700);
         JsonNode refused = byId.get("3").path("error");
         assertThat(refused.path("message").asText()).contains("cannot start kernels", python.toString(),

@@ -83,6 +83,18 @@ final class StdioRpc implements AutoCloseable {
         send(message(++ids, "tools/call", Map.of("name", tool, "arguments", json)));
     }
 
+    /** The id of the last request sent. */
+    long lastId() {
+        return ids;
+    }
+
+    /** Sends a notification, such as notifications/cancelled. */
+    void notify(String method, Map<String, ?> params) throws IOException {
+        ObjectNode msg = MAPPER.createObjectNode().put("jsonrpc", "2.0").put("method", method);
+        msg.set("params", MAPPER.valueToTree(params));
+        send(msg);
+    }
+
     /** Sends a request and waits for its answer's {@code result}; a JSON-RPC error fails the test. */
     JsonNode request(String method, Map<String, ?> params) throws IOException {
         long id = ++ids;

@@ -150,7 +150,7 @@ class StdioStartIT {
                     .isEqualTo(version.equals("1999-01-01") ? "2025-11-25" : version);
         }
         assertThat(JsonNodes.of(firstAnswers(cache, state, "2025-06-18").get(FIRST_IDS[1]))
-                .path("result").path("tools")).hasSize(20);
+                .path("result").path("tools")).hasSize(21);
     }
 
     /**
@@ -235,7 +235,7 @@ class StdioStartIT {
                         .as(start + ": tools/list (answered at %d ms) well before the call (at %d ms), which waits for the "
                                 + "slow Python check", server.millis.get("tools \"two\""), server.millis.get("8"))
                         .isLessThan(server.millis.get("8") - 3000);
-                assertThat(JsonNodes.of(server.lines.get("tools \"two\"")).path("result").path("tools")).hasSize(20);
+                assertThat(JsonNodes.of(server.lines.get("tools \"two\"")).path("result").path("tools")).hasSize(21);
                 assertThat(server.finish()).isZero();
             }
         }

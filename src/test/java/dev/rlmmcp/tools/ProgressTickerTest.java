@@ -51,6 +51,22 @@ class ProgressTickerTest {
     }
 
     @Test
+    void aStatusLineReportedAfterATransferIsWhatTheNotificationsSayFromThenOn() {
+        ProgressTicker.whileRunning("tok", sent::add, Duration.ofMillis(40), context, () -> {
+            context.transferred("loading s3://b/k", 1024, 4096);
+            sleep(130);
+            context.status("iteration 2, depth 1, 3 children running");
+            sleep(130);
+            return null;
+        });
+        assertThat(sent.getFirst().message()).startsWith("loading s3://b/k");
+        assertThat(sent.getLast().message()).matches("iteration 2, depth 1, 3 children running, \\d+ s");
+        for (int i = 1; i < sent.size(); i++) {
+            assertThat(sent.get(i).progress()).isGreaterThan(sent.get(i - 1).progress());
+        }
+    }
+
+    @Test
     void aContextThatNobodyWaitsOnShowsOnlyTheTimeRunning() {
         ProgressTicker.whileRunning("tok", sent::add, Duration.ofMillis(40), CallContext.NONE, () -> {
             CallContext.NONE.transferred("loading s3://b/k", 1024, 4096);

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.rlm.TrajectoryJsonl;
 import dev.rlmmcp.tools.Replies;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -27,7 +28,8 @@ public final class UiServlet extends HttpServlet {
 
     private static final String CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
             + "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-    private static final Pattern SESSION = Pattern.compile("/api/sessions/([A-Za-z0-9_-]{1,64})(/variables|/trace\\.jsonl)?");
+    private static final Pattern SESSION = Pattern.compile(
+            "/api/sessions/([A-Za-z0-9_-]{1,64})(/variables|/trace\\.jsonl|/rlm/([0-9]{1,9})\\.jsonl)?");
     private static final Pattern ASSET = Pattern.compile("/assets/([a-z]+\\.[a-z]+)");
 
     private final Sessions sessions;
@@ -86,6 +88,10 @@ public final class UiServlet extends HttpServlet {
             } catch (RlmException e) {
                 error(response, 404, "SESSION_NOT_FOUND", "no session with id " + m.group(1),
                         "it may have been deleted; pick one from /ui/api/sessions");
+                return;
+            }
+            if (m.group(3) != null) {
+                sendRun(response, session, Integer.parseInt(m.group(3)));
                 return;
             }
             String part = m.group(2) == null ? "" : m.group(2);
@@ -190,6 +196,22 @@ public final class UiServlet extends HttpServlet {
             line.setAll((ObjectNode) step);
             writeLine(out, line);
         }
+    }
+
+    /** Entry {@code index}'s RLM run in alexzhang13/rlm's logger JSONL, which that project's visualizer opens. */
+    private void sendRun(HttpServletResponse response, Session session, int index) throws IOException {
+        JsonNode entry = Replies.trace(session.trace(index, index + 1)).path("steps").path(0);
+        if (entry.path("index").asInt(-1) != index || !TrajectoryJsonl.exportable(entry)) {
+            error(response, 404, "NOT_FOUND", "trace entry " + index + " of session " + session.id()
+                    + " holds no RLM run", "use the download link of an entry that shows an RLM tree");
+            return;
+        }
+        response.setStatus(200);
+        response.setContentType("application/x-ndjson; charset=utf-8");
+        response.setHeader("Cache-Control", "no-store");
+        response.setHeader("Content-Disposition", "attachment; filename=\"" + session.id() + "." + index
+                + ".rlm.jsonl\"");
+        response.getOutputStream().write(TrajectoryJsonl.text(entry).getBytes(StandardCharsets.UTF_8));
     }
 
     private void writeLine(OutputStream out, JsonNode node) throws IOException {

@@ -7,6 +7,8 @@ import dev.rlmmcp.rlm.RlmConfig;
 import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.data.DataRoot;
 import dev.rlmmcp.data.DataSources;
+import dev.rlmmcp.rlm.RlmConfig;
+import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.tools.ToolCatalog;
 import dev.rlmmcp.tools.code.RunPythonTool;
 import dev.rlmmcp.tools.data.ListBucketsTool;
@@ -28,6 +30,7 @@ import dev.rlmmcp.tools.session.GetVarTool;
 import dev.rlmmcp.tools.session.InitContextTool;
 import dev.rlmmcp.tools.session.ListSessionsTool;
 import dev.rlmmcp.tools.session.RunReplTool;
+import dev.rlmmcp.tools.session.SolveTool;
 import java.util.List;
 
 /**
@@ -39,6 +42,7 @@ public final class StandardTools {
     private StandardTools() {
     }
 
+    /** With RLM runs configured by default ({@link RlmConfig#DEFAULTS}). */
     public static ToolCatalog catalog(Sessions sessions, DataRoot dataRoot, BridgedServers bridge, DataSources sources) {
         return catalog(sessions, dataRoot, bridge, sources, new RlmRuns(sessions, RlmConfig.DEFAULTS));
     }
@@ -59,6 +63,7 @@ public final class StandardTools {
                 new GetVarTool(sessions),
                 new FinalizeTool(sessions),
                 new GetTraceTool(sessions),
+                new SolveTool(sessions, runs, dataRoot, sources),
                 new ListSessionsTool(sessions),
                 new DeleteSessionTool(sessions),
                 new RunPythonTool(sessions, bridge, runs),

@@ -6,7 +6,7 @@
   const SHOWN_ENTRIES = 500;
   const LONG_OUTPUT_LINES = 12, LONG_OUTPUT_CHARS = 1200;
   const KNOWN_STEP_FIELDS = new Set(['index', 'step', 'kind', 'at', 'input', 'status', 'output', 'variables_changed',
-    'duration_ms', 'io_bytes', 'guardrail_stop', 'memory_bytes', 'llm_calls']);
+    'duration_ms', 'io_bytes', 'guardrail_stop', 'memory_bytes', 'llm_calls', 'rlm']);
   const $ = (id) => document.getElementById(id);
 
   const view = { sessions: [], open: null, steps: [], traceLength: 0, varsAt: -1, busy: false, timer: null };
@@ -151,8 +151,107 @@
     return list;
   }
 
+  // ----- RLM runs: the tree of an rlm_solve entry, or the children an exec step started -------
+
+  const clip = (text, n) => { const t = String(text ?? '').replace(/\s+/g, ' ').trim(); return t.length > n ? t.slice(0, n - 1) + '…' : t; };
+  const usd = (v) => v == null ? null : `$${v === 0 || v >= 0.0001 ? Number(v).toFixed(4) : Number(v).toPrecision(2)}`;
+  const tokens = (o) => `${o.input_tokens ?? 0} in / ${o.output_tokens ?? 0} out tokens`;
+
+  function chipList(items) {
+    const chips = h('div', { class: 'chips' });
+    for (const [text, cls] of items) if (text != null) chips.appendChild(h('span', { class: `chip ${cls || ''}`, text }));
+    return chips;
+  }
+
+  function rlmCall(sub, i) {
+    const head = `${sub.kind === 'rlm' ? 'rlm_query' : 'llm_query'} #${i + 1} · ${ms(sub.ms)}`
+      + (sub.cached ? ' · cached' : '') + (sub.error ? ' · failed' : '');
+    return h('li', { class: `rlm-call kind-${sub.kind}` },
+      h('details', {},
+        h('summary', { text: head }),
+        chipList([[sub.model ? `model: ${sub.model}` : null], [tokens(sub)], [usd(sub.cost_usd)]]),
+        h('div', { class: 'label', text: 'Prompt' }), h('pre', { class: 'output', text: String(sub.prompt ?? '') }),
+        h('div', { class: 'label', text: sub.error ? 'Error' : 'Answer' }),
+        h('pre', { class: `output ${sub.error ? 'bad' : ''}`, text: String(sub.error ?? sub.response ?? '') })));
+  }
+
+  function rlmIteration(it, n, depth) {
+    const blocks = it.code_blocks || [];
+    const subs = blocks.flatMap((b) => b.sub_calls || []);
+    const failed = blocks.filter((b) => b.error).length;
+    const title = [`Iteration ${n}`, `${blocks.length} code block${blocks.length === 1 ? '' : 's'}`
+      + (failed ? ` (${failed} failed)` : ''), subs.length ? `${subs.length} sub-call${subs.length === 1 ? '' : 's'}` : null,
+    it.final_answer != null ? `answer: ${clip(it.final_answer, 60)}` : null, tokens(it), usd(it.cost_usd), ms(it.ms)]
+      .filter((x) => x != null).join(' · ');
+    const body = h('details', { class: 'rlm-iter-detail' }, h('summary', { text: title }));
+    if (it.note) body.appendChild(h('p', { class: 'rlm-note', text: it.note }));
+    body.appendChild(h('div', { class: 'label', text: 'Response' }));
+    body.appendChild(h('pre', { class: 'output rlm-response', text: String(it.response ?? '') }));
+    blocks.forEach((b, i) => {
+      body.appendChild(h('div', { class: 'label', text: `Code block ${i + 1} · ${ms(b.ms)}` }));
+      const pre = h('pre', { class: 'code' });
+      pre.appendChild(window.RlmPython.highlight(String(b.code ?? '')));
+      body.appendChild(pre);
+      const out = [b.stdout, b.stderr, b.error].filter((t) => t).join('\n');
+      if (out) body.appendChild(outputBlock(out, b.error ? 'error' : 'ok'));
+      if ((b.variables_changed || []).length) body.appendChild(chipList(b.variables_changed.map((v) => [v, 'var'])));
+      const calls = (b.sub_calls || []);
+      if (calls.length) body.appendChild(h('ol', { class: 'llm-calls rlm-calls' }, ...calls.map(rlmCall)));
+    });
+    const item = h('li', { class: 'rlm-iteration' }, body);
+    const children = subs.filter((s) => s.child && typeof s.child === 'object');
+    if (children.length) item.appendChild(h('div', { class: 'rlm-children' }, ...children.map((s) => rlmNode(s.child, depth + 1))));
+    return item;
+  }
+
+  function rlmNode(node, depth) {
+    const d = node.depth ?? depth;
+    const its = node.iterations || [];
+    const ended = node.stopped_by ? [`stopped by ${node.stopped_by}`, 'guardrail'] : [node.ready ? 'ready' : 'not ready', node.ready ? 'status-ok' : ''];
+    const summary = h('summary', {},
+      h('span', { class: 'rlm-title', text: `RLM · depth ${d}` }), ' ',
+      h('span', { class: 'rlm-prompt', text: clip(node.prompt, 120) }));
+    const details = h('details', { class: `rlm-node depth-${d}`, 'data-depth': String(d), 'data-node': String(node.id ?? ''), open: '' },
+      summary,
+      chipList([[`${its.length} iteration${its.length === 1 ? '' : 's'}`], ended, [node.model ? `model: ${node.model}` : null],
+        [tokens(node)], [usd(node.cost_usd)], [ms(node.ms)], [node.context_info ? `context: ${node.context_info}` : null]]));
+    if (node.answer != null) details.appendChild(h('div', { class: 'rlm-answer' }, h('span', { class: 'label', text: 'Answer ' }),
+      h('span', { text: clip(node.answer, 400) })));
+    details.appendChild(h('ol', { class: 'rlm-iterations' }, ...its.map((it, i) => rlmIteration(it, i + 1, d))));
+    return details;
+  }
+
+  function rlmTree(step) {
+    const rlm = step.rlm;
+    const solve = rlm.root && typeof rlm.root === 'object';
+    const calls = Array.isArray(rlm.calls) ? rlm.calls : [];
+    if (!solve && !calls.length) return null;
+    const f = solve ? rlm.outcome?.figures : rlm.figures;
+    const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+    const head = h('div', { class: 'rlm-head' },
+      h('span', { class: 'step-title', text: solve ? `RLM run ${rlm.run_id ?? ''}` : `rlm_query run ${rlm.run_id ?? ''}` }),
+      f ? chipList([[plural(f.iterations, 'iteration', 'iterations')], [plural(f.children, 'child', 'children')],
+        [`depth ${f.depth_reached}`], [tokens(f)], [usd(f.cost_usd)],
+        [f.cache_hits ? plural(f.cache_hits, 'cache hit', 'cache hits') : null], [ms(f.elapsed_ms)],
+        [rlm.outcome?.stopped_by ? `stopped by ${rlm.outcome.stopped_by}` : null, 'guardrail']]) : null,
+      h('a', { class: 'button rlm-download', href: `/ui/api/sessions/${encodeURIComponent(view.open)}/rlm/${step.index}.jsonl`,
+        download: `${view.open}.${step.index}.rlm.jsonl`, title: "alexzhang13/rlm's logger format: its visualizer opens it",
+        text: 'Download run (JSONL)' }));
+    const tree = h('div', { class: 'rlm-tree', 'data-entry': String(step.index) }, head);
+    if (solve) {
+      tree.appendChild(rlmNode(rlm.root, 0));
+    } else {
+      // The step's own calls: a child RLM's tree, or a plain answer where the depth limit made it one.
+      const plain = calls.filter((c) => !(c.child && typeof c.child === 'object'));
+      if (plain.length) tree.appendChild(h('ol', { class: 'llm-calls rlm-calls' }, ...plain.map(rlmCall)));
+      for (const c of calls) if (c.child && typeof c.child === 'object') tree.appendChild(rlmNode(c.child, 1));
+    }
+    return tree;
+  }
+
   function stepItem(step) {
-    const title = step.kind === 'exec' ? `Step ${step.step}` : step.kind === 'load' ? 'Load' : step.kind === 'finalize' ? 'Finalize' : step.kind;
+    const title = step.kind === 'exec' ? `Step ${step.step}` : step.kind === 'load' ? 'Load' : step.kind === 'finalize' ? 'Finalize'
+      : step.kind === 'rlm' ? 'RLM run' : step.kind;
     const head = h('div', { class: 'step-head' },
       h('span', { class: 'step-title', text: title }),
       h('span', { class: `badge status-${step.status}`, text: step.status }),
@@ -169,6 +268,10 @@
     if (chips.childNodes.length) item.appendChild(chips);
     if (step.llm_usage && typeof step.llm_usage === 'object') item.appendChild(llmUsage(step.llm_usage));
     if (Array.isArray(step.llm_calls) && step.llm_calls.length) item.appendChild(llmCalls(step.llm_calls));
+    if (step.rlm && typeof step.rlm === 'object') {
+      const tree = rlmTree(step);
+      if (tree) item.appendChild(tree);
+    }
     return item;
   }
 

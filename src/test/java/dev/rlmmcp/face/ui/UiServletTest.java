@@ -183,5 +183,12 @@ class UiServletTest {
                 .isEqualTo(400);
         assertThat(get("/ui/api/sessions/" + session.id() + "?last=-1", "Authorization", bearer()).statusCode())
                 .isEqualTo(400);
+        HttpResponse<String> noRun = get("/ui/api/sessions/" + session.id() + "/rlm/0.jsonl", "Authorization", bearer());
+        assertThat(noRun.statusCode()).isEqualTo(404);
+        assertThat(noRun.body()).contains("trace entry 0 of session " + session.id() + " holds no RLM run");
+        assertThat(get("/ui/api/sessions/" + session.id() + "/rlm/99.jsonl", "Authorization", bearer()).statusCode())
+                .isEqualTo(404);
+        assertThat(get("/ui/api/sessions/" + session.id() + "/rlm/0.jsonl").statusCode()).as("the key is needed")
+                .isEqualTo(401);
     }
 }
