@@ -149,6 +149,35 @@ class RlmSamplingIT {
         }
     }
 
+    /**
+     * The project's scripted model endpoint behind the client: children asked for a needle in their chunk
+     * take its three turns each (look, compute, answer) through sampling and answer from their code.
+     */
+    @Test
+    void theScriptedModelAnswersChildTurnsThroughTheClient() throws Exception {
+        try (ScriptedModel model = ScriptedModel.start()) {
+            List<String> args = new ArrayList<>(List.of("--sampling-url", model.baseUrl().toString(), "--stdio", "--"));
+            args.addAll(ServerProcess.command(List.of("stdio")));
+            try (McpDriver client = McpDriver.start(args)) {
+                JsonNode reply = McpDriver.json(client.call("rlm_execute", Map.of("code", """
+                        lines = [f"record {i}: nothing to see" for i in range(2000)]
+                        lines[1234] = "record 1234: the magic number is 867530"
+                        chunks = ["\\n".join(lines[i:i + 500]) for i in range(0, 2000, 500)]
+                        question = "Find the magic number in this chunk of the context. Answer with the number only, or NONE."
+                        print(rlm_query_batched([question] * len(chunks), chunks))
+                        """)));
+                assertThat(reply.path("stdout").asText()).as(reply.toString())
+                        .isEqualTo("['NONE', 'NONE', '867530', 'NONE']\n");
+                List<JsonNode> sampling = client.events().stream()
+                        .filter(e -> "sampling".equals(e.path("event").asText())).toList();
+                assertThat(sampling).hasSize(3 * 4).allSatisfy(e -> {
+                    assertThat(e.path("params").path("systemPrompt").asText()).contains(RLM_MARK);
+                    assertThat(e.has("error")).isFalse();
+                });
+            }
+        }
+    }
+
     private static void childrenAnswerThroughRounds(RevisionClient client, ChatCompletionsServer model) throws Exception {
         JsonNode result = client.callTool("rlm_execute", Map.of("code", BATCH));
         assertThat(result.path("resultType").asText()).as(result.toString()).isEqualTo("complete");
