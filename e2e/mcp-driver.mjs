@@ -34,6 +34,8 @@ function parseArgs(argv) {
       case '--sse': o.sse = val(); break;
       case '--sampling-reply': o.samplingReply = val(); break;
       case '--sampling-delay-ms': o.samplingDelayMs = Number(val()); break;
+      case '--sampling-url': o.samplingUrl = val(); break;
+      case '--sampling-model': o.samplingModel = val(); break;
       case '--header': {
         const h = val(), k = h.indexOf(':');
         if (k <= 0) throw new Error(`bad --header "${h}" (want "Name: value")`);
@@ -45,7 +47,14 @@ function parseArgs(argv) {
   }
   if (o.stdio && !o.command?.length) throw new Error('--stdio needs -- <command> [args...]');
   if ([o.stdio, o.http, o.sse].filter(Boolean).length !== 1) {
-    throw new Error('usage: mcp-driver.mjs (--stdio -- <cmd> [args...] | --http <url> | --sse <url>) [--header "N: v"]... [--sampling-reply TEXT [--sampling-delay-ms N]]');
+    throw new Error('usage: mcp-driver.mjs (--stdio -- <cmd> [args...] | --http <url> | --sse <url>) [--header "N: v"]... '
+      + '[(--sampling-reply TEXT | --sampling-url URL [--sampling-model M]) [--sampling-delay-ms N]]');
+  }
+  if (o.samplingReply !== undefined && o.samplingUrl !== undefined) {
+    throw new Error('--sampling-reply and --sampling-url both answer sampling requests: give one of them');
+  }
+  if (o.samplingModel !== undefined && o.samplingUrl === undefined) {
+    throw new Error('--sampling-model names the model asked at --sampling-url: give --sampling-url too');
   }
   return o;
 }
@@ -54,8 +63,7 @@ function lastUserText(params) {
   const msgs = params?.messages ?? [];
   for (let i = msgs.length - 1; i >= 0; i--) {
     if (msgs[i].role !== 'user') continue;
-    const c = Array.isArray(msgs[i].content) ? msgs[i].content : [msgs[i].content];
-    const t = c.filter((x) => x?.type === 'text').map((x) => x.text).join('\n');
+    const t = textOf(msgs[i].content);
     if (t) return t;
   }
   return '';
@@ -74,26 +82,78 @@ function percentile(sorted, p) {
 
 const opt = (() => { try { return parseArgs(process.argv.slice(2)); } catch (e) { log(e.message); process.exit(2); } })();
 
+function textOf(content) {
+  const c = Array.isArray(content) ? content : [content];
+  return c.filter((x) => x?.type === 'text').map((x) => x.text).join('\n');
+}
+
+// A sampling request as an OpenAI-compatible chat completions request: its system prompt first, then its
+// messages as they are, its token limit, and the model it hints at first (else --sampling-model).
+function chatRequestOf(params) {
+  const messages = [];
+  if (params?.systemPrompt) messages.push({ role: 'system', content: params.systemPrompt });
+  for (const m of params?.messages ?? []) messages.push({ role: m.role, content: textOf(m.content) });
+  const body = { messages };
+  const model = params?.modelPreferences?.hints?.find((h) => h?.name)?.name ?? opt.samplingModel;
+  if (model) body.model = model;
+  if (params?.maxTokens) body.max_tokens = params.maxTokens;
+  return body;
+}
+
+// Asks the endpoint; its failure is the sampling request's failure (the server hears an error, as from a
+// client that refuses the request).
+async function askEndpoint(params) {
+  const body = chatRequestOf(params);
+  const url = opt.samplingUrl.replace(/\/+$/, '') + '/chat/completions';
+  const res = await fetch(url, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+    signal: AbortSignal.timeout(DEFAULT_TIMEOUT_MS)
+  });
+  const raw = await res.text();
+  if (!res.ok) throw new Error(`sampling endpoint ${url} answered HTTP ${res.status}: ${raw.slice(0, 300)}`);
+  const reply = JSON.parse(raw);
+  const choice = reply?.choices?.[0];
+  const text = choice?.message?.content;
+  if (typeof text !== 'string') throw new Error(`sampling endpoint ${url} sent no choices[0].message.content: ${raw.slice(0, 300)}`);
+  return {
+    role: 'assistant', content: { type: 'text', text }, model: reply.model ?? body.model ?? 'unknown',
+    stopReason: choice.finish_reason === 'length' ? 'maxTokens' : 'endTurn'
+  };
+}
+
+// The reply is the template with {{prompt}}, {{PROMPT}} (upper-cased) and {{system}} filled in: deterministic,
+// so tests can check what code did with the answers.
+function cannedReply(params) {
+  const prompt = lastUserText(params);
+  const text = opt.samplingReply.split('{{prompt}}').join(prompt).split('{{PROMPT}}').join(prompt.toUpperCase())
+    .split('{{system}}').join(params?.systemPrompt ?? '');
+  return { role: 'assistant', content: { type: 'text', text }, model: 'mcp-driver-canned', stopReason: 'endTurn' };
+}
+
+const sampling = opt.samplingReply !== undefined || opt.samplingUrl !== undefined;
 const client = new Client(
   { name: 'rlm-mcp-e2e-driver', version: '1.0.0' },
-  { capabilities: opt.samplingReply !== undefined ? { sampling: {} } : {} }
+  { capabilities: sampling ? { sampling: {} } : {} }
 );
-if (opt.samplingReply !== undefined) {
-  // The reply is the template with {{prompt}}, {{PROMPT}} (upper-cased) and {{system}} filled in: deterministic,
-  // so tests can check what code did with the answers. in_flight counts requests being answered at once.
+if (sampling) {
+  // Each request is told as a sampling event (its params, the reply text or the error, and in_flight: the
+  // requests being answered at once, this one included).
   let inFlight = 0;
   client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
-    const prompt = lastUserText(req.params);
-    const text = opt.samplingReply.split('{{prompt}}').join(prompt).split('{{PROMPT}}').join(prompt.toUpperCase())
-      .split('{{system}}').join(req.params?.systemPrompt ?? '');
     inFlight++;
-    emit({ event: 'sampling', params: req.params, reply: text, in_flight: inFlight });
+    const event = { event: 'sampling', params: req.params, in_flight: inFlight };
     try {
       if (opt.samplingDelayMs) await new Promise((r) => setTimeout(r, opt.samplingDelayMs));
+      const result = opt.samplingUrl !== undefined ? await askEndpoint(req.params) : cannedReply(req.params);
+      event.reply = result.content.text;
+      return result;
+    } catch (e) {
+      event.error = messageOf(e);
+      throw e;
     } finally {
       inFlight--;
+      emit(event);
     }
-    return { role: 'assistant', content: { type: 'text', text }, model: 'mcp-driver-canned', stopReason: 'endTurn' };
   });
 }
 client.fallbackNotificationHandler = async (n) => emit({ event: 'notification', method: n.method, params: n.params ?? null });

@@ -263,8 +263,9 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
             return node.answer();
         }
         String why = node.stoppedBy() == null ? "it stopped" : node.stoppedBy();
+        String last = node.iterations().isEmpty() ? null : node.iterations().getLast().note();
         throw new ChildFailed(why.startsWith("error") ? "CHILD_FAILED" : "NO_ANSWER",
-                "the child RLM ended without an answer (" + why + ")");
+                "the child RLM ended without an answer (" + why + ")" + (last == null ? "" : "; its last turn: " + last));
     }
 
     private static String describe(JsonNode context) {

@@ -134,8 +134,11 @@ final class RlmLoop {
                 errors = turn.error ? errors + 1 : 0;
                 if (errors >= run.limits.maxConsecutiveErrors()) {
                     stoppedBy = StopReason.MAX_CONSECUTIVE_ERRORS;
-                    run.stop(StopReason.MAX_CONSECUTIVE_ERRORS, "%d turns in a row failed (max_consecutive_errors)"
-                            .formatted(errors));
+                    // a child's failing turns end that child alone: its parent gets an error in its place and goes on
+                    if (depth == 0) {
+                        run.stop(StopReason.MAX_CONSECUTIVE_ERRORS, "%d turns in a row failed (max_consecutive_errors)"
+                                .formatted(errors));
+                    }
                     break;
                 }
             }

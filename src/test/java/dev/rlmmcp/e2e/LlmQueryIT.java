@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * llm_query from kernel code, end to end: answered by the MCP client itself through sampling (the
- * official TypeScript SDK, over stdio and Streamable HTTP), or by an OpenAI-compatible API.
+ * official TypeScript SDK, over stdio and Streamable HTTP; canned replies, or its own chat completions endpoint),
+ * or by an OpenAI-compatible API.
  */
 class LlmQueryIT {
 
@@ -90,6 +91,35 @@ class LlmQueryIT {
         assertThat(limited.path("stdout").asText()).isEqualTo("LIMIT_EXCEEDED\n['echo:A|', 'echo:B|']\n");
         assertThat(limited.path("llm_usage").path("guardrail_events").path(0).path("guardrail").asText())
                 .isEqualTo("llm_max_calls_per_step");
+    }
+
+    @Test
+    void aClientAnswersSamplingFromItsOwnChatCompletionsEndpoint() throws Exception {
+        try (ChatCompletionsServer model = new ChatCompletionsServer()) {
+            List<String> args = new ArrayList<>(List.of("--sampling-url", model.baseUrl().toString(), "--stdio", "--"));
+            args.addAll(stdioServer());
+            try (McpDriver client = McpDriver.start(args)) {
+                JsonNode one = exec(client, "print(llm_query('abc', system='sys', model='hint-model', max_tokens=33))");
+                assertThat(one.path("stdout").asText()).as(one.toString()).isEqualTo("answer: ABC\n");
+                assertThat(one.path("llm_usage").path("backend").asText()).isEqualTo("sampling");
+                JsonNode asked = model.seen().get(0).body();
+                assertThat(asked.path("model").asText()).isEqualTo("hint-model");
+                assertThat(asked.path("max_tokens").asInt()).isEqualTo(33);
+                assertThat(asked.path("messages").toString())
+                        .isEqualTo("[{\"role\":\"system\",\"content\":\"sys\"},{\"role\":\"user\",\"content\":\"abc\"}]");
+
+                // the endpoint's failure is the sampling request's: llm_query raises, naming it
+                model.behaviour = request -> new ChatCompletionsServer.Reply(503, "{\"error\":\"busy\"}", 0);
+                JsonNode failed = exec(client, """
+                        try:
+                            llm_query("hi")
+                        except LLMQueryError as e:
+                            print(e.code, e)
+                        """);
+                assertThat(failed.path("stdout").asText()).as(failed.toString()).contains("HTTP 503");
+                assertThat(client.events()).anySatisfy(e -> assertThat(e.path("error").asText()).contains("HTTP 503"));
+            }
+        }
     }
 
     @Test
