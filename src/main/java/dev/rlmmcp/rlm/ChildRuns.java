@@ -54,6 +54,8 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
     private final KernelCallbacks others;
     private final ContextFiles files;
     private final Set<RlmLoop> running = ConcurrentHashMap.newKeySet();
+    /** Children getting their kernel (it may wait for a place): interrupted to stop them. */
+    private final Set<Thread> starting = ConcurrentHashMap.newKeySet();
     /** Children started and not yet ended (their kernels not yet freed). */
     private int active;
     private int started;
@@ -120,6 +122,7 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
                 }
             } catch (InterruptedException e) {
                 running.forEach(RlmLoop::cancel);
+                starting.forEach(Thread::interrupt);
                 threads.shutdownNow();
                 throw e;
             } catch (ExecutionException e) {
@@ -205,6 +208,7 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
         synchronized (this) {
             active++;
         }
+        starting.add(Thread.currentThread());
         Session child = env.sessions().scratch(parent);
         try {
             child.beginLoop();
@@ -217,6 +221,7 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
             }
             RlmLoop loop = new RlmLoop(env, run, child, id, depth + 1, prompt, asked, info, maxIterations);
             running.add(loop);
+            starting.remove(Thread.currentThread());
             try {
                 node = loop.run();
             } finally {
@@ -225,6 +230,7 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
         } catch (RlmException e) {
             throw new ChildFailed(e.code().name(), "the child RLM could not run: " + e.getMessage());
         } finally {
+            starting.remove(Thread.currentThread());
             child.close();
             run.childEnded();
             synchronized (this) {
@@ -315,6 +321,7 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
     @Override
     public void close() {
         running.forEach(RlmLoop::cancel);
+        starting.forEach(Thread::interrupt);
         long deadline = System.nanoTime() + CLOSE_WAIT.toNanos();
         synchronized (this) {
             while (active > 0 && System.nanoTime() < deadline) {
