@@ -204,62 +204,73 @@ final class RlmLoop {
             run.turn(index, depth);
             return new Turn(false, false);
         }
-        List<Trajectory.CodeRun> runs = new ArrayList<>();
-        String note = null;
-        String finalAnswer = null;
-        boolean error = false;
-        if (!parsed.code().isEmpty()) {
-            StringBuilder shown = new StringBuilder();
-            boolean several = parsed.code().size() > 1;
-            for (int b = 0; b < parsed.code().size(); b++) {
-                Block block = runBlock(parsed.code().get(b));
-                runs.add(block.run());
-                error |= block.failed();
-                shown.append(shown.isEmpty() ? "" : "\n\n")
-                        .append(several ? "REPL output (block " + (b + 1) + "):\n" : "REPL output:\n")
-                        .append(block.shown());
-                if (block.answer() != null && !block.answer().content().isEmpty()) {
-                    best = block.answer().content();
-                }
-                if (block.answer() != null && block.answer().ready()) {
-                    finalAnswer = block.answer().content();
-                    break;
-                }
-                if (block.fatal() || Thread.currentThread().isInterrupted()) {
-                    break;
-                }
-            }
-            ranCode = true;
-            if (finalAnswer == null) {
-                if (parsed.answers()) {
-                    note = "an answer came with code: asked again after the code ran";
-                    shown.append("\n\n").append(LoopPrompt.ASK_AGAIN);
-                    if (parsed.finalText() != null) {
-                        best = parsed.finalText();
-                    }
-                }
-                addMessage(LlmMessage.user(shown.toString()));
-            }
-        } else if (parsed.answers() && ranCode) {
-            finalAnswer = parsed.finalText() != null ? parsed.finalText() : variable(parsed.finalVar());
-            if (finalAnswer == null) {
-                note = "FINAL_VAR named " + parsed.finalVar() + ", which is not a variable";
-                addMessage(LlmMessage.user("FINAL_VAR(" + parsed.finalVar() + ") names no variable: define it in a "
-                        + "```repl block first, or answer with answer[\"content\"] and answer[\"ready\"] = True."));
-                error = true;
-            }
-        } else {
-            error = true;
-            note = parsed.answers() ? "an answer without any code run was refused" : "no code in this turn";
-            addMessage(LlmMessage.user(parsed.answers() ? LoopPrompt.NO_CODE_YET : LoopPrompt.NO_CODE));
+        Outcome outcome = parsed.code().isEmpty() ? withoutCode(parsed) : withCode(parsed);
+        if (outcome.finalAnswer() != null) {
+            best = outcome.finalAnswer();
         }
-        if (finalAnswer != null) {
-            best = finalAnswer;
-        }
-        iterations.add(new Trajectory.Iteration(index, from, to, response, List.copyOf(runs), finalAnswer, note,
-                reply.in(), reply.out(), reply.cost(), ms(t0), modelMs, at.toString()));
+        iterations.add(new Trajectory.Iteration(index, from, to, response, outcome.runs(), outcome.finalAnswer(),
+                outcome.note(), reply.in(), reply.out(), reply.cost(), ms(t0), modelMs, at.toString()));
         run.turn(index, depth);
-        return new Turn(finalAnswer != null, error);
+        return new Turn(outcome.finalAnswer() != null, outcome.error());
+    }
+
+    /** What a turn came to: its code as run, the answer it gave (or null), a note, and whether it failed. */
+    private record Outcome(List<Trajectory.CodeRun> runs, String finalAnswer, String note, boolean error) {
+    }
+
+    /**
+     * Runs the turn's blocks in order, until one sets the answer ready. Their output goes back to the
+     * model, and so does an answer written outside them: asked for again now that the output is seen.
+     */
+    private Outcome withCode(CodeBlocks parsed) throws InterruptedException {
+        List<Trajectory.CodeRun> runs = new ArrayList<>();
+        StringBuilder shown = new StringBuilder();
+        boolean several = parsed.code().size() > 1;
+        boolean error = false;
+        for (int b = 0; b < parsed.code().size(); b++) {
+            Block block = runBlock(parsed.code().get(b));
+            runs.add(block.run());
+            error |= block.failed();
+            shown.append(shown.isEmpty() ? "" : "\n\n")
+                    .append(several ? "REPL output (block " + (b + 1) + "):\n" : "REPL output:\n").append(block.shown());
+            if (block.answer() != null && !block.answer().content().isEmpty()) {
+                best = block.answer().content();
+            }
+            if (block.answer() != null && block.answer().ready()) {
+                ranCode = true;
+                return new Outcome(List.copyOf(runs), block.answer().content(), null, error);
+            }
+            if (block.fatal() || Thread.currentThread().isInterrupted()) {
+                break;
+            }
+        }
+        ranCode = true;
+        String note = null;
+        if (parsed.answers()) {
+            note = "an answer came with code: asked again after the code ran";
+            shown.append("\n\n").append(LoopPrompt.ASK_AGAIN);
+            if (parsed.finalText() != null) {
+                best = parsed.finalText();
+            }
+        }
+        addMessage(LlmMessage.user(shown.toString()));
+        return new Outcome(List.copyOf(runs), null, note, error);
+    }
+
+    /** A turn without code: its answer counts once code of this RLM has run; else it is refused. */
+    private Outcome withoutCode(CodeBlocks parsed) {
+        if (!parsed.answers() || !ranCode) {
+            addMessage(LlmMessage.user(parsed.answers() ? LoopPrompt.NO_CODE_YET : LoopPrompt.NO_CODE));
+            return new Outcome(List.of(), null,
+                    parsed.answers() ? "an answer without any code run was refused" : "no code in this turn", true);
+        }
+        String answer = parsed.finalText() != null ? parsed.finalText() : variable(parsed.finalVar());
+        if (answer != null) {
+            return new Outcome(List.of(), answer, null, false);
+        }
+        addMessage(LlmMessage.user("FINAL_VAR(" + parsed.finalVar() + ") names no variable: define it in a ```repl "
+                + "block first, or answer with answer[\"content\"] and answer[\"ready\"] = True."));
+        return new Outcome(List.of(), null, "FINAL_VAR named " + parsed.finalVar() + ", which is not a variable", true);
     }
 
     /** A code block as run: what the trajectory keeps, what the model is shown, and the answer dict after it. */
