@@ -28,9 +28,16 @@ class OverLimitNoteTest {
     private final List<Process> kernels = new CopyOnWriteArrayList<>();
     private final List<Path> cutBack = new CopyOnWriteArrayList<>();
 
+    /**
+     * The sandbox's own processes first: a kernel killed right after its start may not have armed its
+     * die-with-parent yet, and would outlive the test.
+     */
     @AfterEach
     void endKernels() {
-        kernels.forEach(Process::destroyForcibly);
+        for (Process kernel : kernels) {
+            kernel.descendants().forEach(ProcessHandle::destroyForcibly);
+            kernel.destroyForcibly();
+        }
     }
 
     private BwrapLauncher launcher() {
