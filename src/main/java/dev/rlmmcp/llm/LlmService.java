@@ -59,8 +59,8 @@ public final class LlmService {
 
     /**
      * The calls of one step of an RLM at {@code depth} (0: the root), answered by {@code backend} (one
-     * that {@link #backendFor} gave, wrapped by the run): its calls are at depth + 1, which the limits'
-     * max depth bounds instead of the nesting of kernel callbacks.
+     * that {@link #backendFor} gave, wrapped by the run): its calls are at depth + 1, within the run's
+     * depth limit, so the session's limit on the nesting of kernel callbacks does not apply.
      */
     public LlmStep step(LlmAccount account, LlmBackend backend, int depth) {
         return new LlmStep(account, backend, depth, json);

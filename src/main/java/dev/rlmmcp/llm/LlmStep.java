@@ -87,8 +87,8 @@ public final class LlmStep implements KernelCallbacks {
         if (unavailable != null) {
             throw new LlmException("NOT_CONFIGURED", unavailable);
         }
-        int at = depth != null ? depth + 1 : CallbackDepth.current();
-        if (at > limits.maxDepth()) {
+        // in an RLM run the run's own depth limit decides (its RLMs are all above it); else the nesting of callbacks
+        if (depth == null && CallbackDepth.current() > limits.maxDepth()) {
             throw new LlmException("DEPTH_LIMIT", "llm_max_depth", "sub-LLM calls nest at most %d deep here (llm_max_depth)"
                     .formatted(limits.maxDepth()));
         }

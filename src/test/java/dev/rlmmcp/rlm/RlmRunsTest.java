@@ -42,7 +42,7 @@ class RlmRunsTest {
     private void start(ScriptedBackend.Policy policy, RlmConfig config) {
         model = new ScriptedBackend(policy);
         LlmService llm = new LlmService(LlmService.Mode.OPENAI, model,
-                new LlmLimits(1000, 100_000, 16, 1_000_000, null, Duration.ofSeconds(30), 3), JSON);
+                new LlmLimits(1000, 100_000, 16, 1_000_000, null, Duration.ofSeconds(30), 1), JSON);
         Path home = dir.resolve("run" + (++started));
         KernelFactory kernels = new KernelFactory(TestSettings.in(home), new ProcessLauncher(), JSON);
         sessions = new Sessions(kernels, llm, StateStore.open(home.resolve("state"), Duration.ofHours(1)));
@@ -94,6 +94,7 @@ class RlmRunsTest {
         }
         return repl("""
                 import re
+                seen = llm_query("a leaf's own sub-call")
                 m = re.search(r"magic number is (\\d+)", context)
                 answer["content"] = m.group(1) if m else "none"
                 answer["ready"] = True
@@ -122,7 +123,9 @@ class RlmRunsTest {
         assertThat(outcome.ready()).isTrue();
         assertThat(outcome.stoppedBy()).isNull();
         assertThat(outcome.figures().children()).isEqualTo(6);
-        assertThat(outcome.figures().depthReached()).isEqualTo(2);
+        // the leaves' own llm_query calls are at depth 3, past the session's own llm_max_depth of 1: the run decides
+        assertThat(outcome.figures().depthReached()).isEqualTo(3);
+        assertThat(outcome.figures().llmCalls() + outcome.figures().cacheHits()).isEqualTo(4);
         assertThat(outcome.figures().iterations()).isEqualTo(2 + 2 * 2 + 4);
         JsonNode entry = lastTrace(s);
         assertThat(entry.path("kind").asText()).isEqualTo("rlm");
