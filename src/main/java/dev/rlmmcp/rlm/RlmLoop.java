@@ -106,42 +106,12 @@ final class RlmLoop {
     Trajectory.Node run() {
         long t0 = System.nanoTime();
         StopReason stoppedBy = null;
-        boolean ready = false;
         String failure = null;
+        boolean ready = false;
         try (CallContext.Registration stop = run.onStop(this::cancel)) {
             start();
-            MeteredBackend turns = MeteredBackend.turns(run, env.backend());
-            int errors = 0;
-            for (int i = 1; ; i++) {
-                if (run.stopped() != null || cancelled) {
-                    stoppedBy = run.stopped() != null ? run.stopped() : StopReason.CANCELLED;
-                    break;
-                }
-                if (i > maxIterations) {
-                    stoppedBy = StopReason.MAX_ITERATIONS;
-                    if (depth == 0) {
-                        run.stop(StopReason.MAX_ITERATIONS, ("the root RLM took its %d turns without an answer "
-                                + "(max_iterations)").formatted(maxIterations));
-                    }
-                    break;
-                }
-                compactIfFull(turns);
-                Turn turn = turn(i, turns);
-                if (turn.answered) {
-                    ready = true;
-                    break;
-                }
-                errors = turn.error ? errors + 1 : 0;
-                if (errors >= run.limits.maxConsecutiveErrors()) {
-                    stoppedBy = StopReason.MAX_CONSECUTIVE_ERRORS;
-                    // a child's failing turns end that child alone: its parent gets an error in its place and goes on
-                    if (depth == 0) {
-                        run.stop(StopReason.MAX_CONSECUTIVE_ERRORS, "%d turns in a row failed (max_consecutive_errors)"
-                                .formatted(errors));
-                    }
-                    break;
-                }
-            }
+            stoppedBy = turns();
+            ready = stoppedBy == null;
         } catch (RlmException e) {
             failure = e.getMessage();
         } catch (InterruptedException e) {
@@ -153,13 +123,44 @@ final class RlmLoop {
         if (cancelled) {
             Thread.interrupted(); // the loop's own interrupt of a model call: not its caller's
         }
-        if (!ready && stoppedBy == null && failure == null) {
-            stoppedBy = run.stopped();
+        String ended = failure != null ? "error: " + failure : stoppedBy == null ? null : stoppedBy.wireName();
+        return new Trajectory.Node(id, depth, prompt, model != null ? model : answeredBy, contextInfo,
+                List.copyOf(log), List.copyOf(iterations), best, ready, ended, inputTokens, outputTokens,
+                costKnown ? costUsd : null, (System.nanoTime() - t0) / 1e6, started.toString());
+    }
+
+    /**
+     * Asks the model turn after turn: null once it has answered, else what stopped it. Iterations and
+     * consecutive errors end this RLM; at the root they end the run, a child's parent goes on.
+     */
+    private StopReason turns() throws InterruptedException {
+        MeteredBackend turns = MeteredBackend.turns(run, env.backend());
+        int errors = 0;
+        for (int i = 1; ; i++) {
+            if (run.stopped() != null || cancelled) {
+                return run.stopped() != null ? run.stopped() : StopReason.CANCELLED;
+            }
+            if (i > maxIterations) {
+                if (depth == 0) {
+                    run.stop(StopReason.MAX_ITERATIONS, ("the root RLM took its %d turns without an answer "
+                            + "(max_iterations)").formatted(maxIterations));
+                }
+                return StopReason.MAX_ITERATIONS;
+            }
+            compactIfFull(turns);
+            Turn turn = turn(i, turns);
+            if (turn.answered) {
+                return null;
+            }
+            errors = turn.error ? errors + 1 : 0;
+            if (errors >= run.limits.maxConsecutiveErrors()) {
+                if (depth == 0) {
+                    run.stop(StopReason.MAX_CONSECUTIVE_ERRORS, "%d turns in a row failed (max_consecutive_errors)"
+                            .formatted(errors));
+                }
+                return StopReason.MAX_CONSECUTIVE_ERRORS;
+            }
         }
-        return new Trajectory.Node(id, depth, prompt, model != null ? model : answeredBy, contextInfo, List.copyOf(log), List.copyOf(iterations),
-                failure != null && best == null ? null : best, ready,
-                failure != null ? "error: " + failure : stoppedBy == null ? null : stoppedBy.wireName(), inputTokens,
-                outputTokens, costKnown ? costUsd : null, (System.nanoTime() - t0) / 1e6, started.toString());
     }
 
     private void start() {
