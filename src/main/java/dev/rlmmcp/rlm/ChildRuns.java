@@ -148,7 +148,7 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
 
     /** rlm_query past the depth limit: a plain completion of the prompt, the context described after it. */
     private String plain(String prompt, JsonNode context, String asked) throws LlmException, InterruptedException {
-        String text = context == null ? prompt : prompt + "\n\n" + describe(context);
+        String text = context == null ? prompt : prompt + "\n\n" + describe("The context", context);
         LlmAnswer a = MeteredBackend.subCalls(run, env.backend(), depth + 1, recorder)
                 .complete(MeteredBackend.plain(text, asked), parent.llmLimits().callTimeout());
         return a.text();
@@ -215,9 +215,7 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
             String info = null;
             if (file != null || inline != null) {
                 load(child, file, inline);
-                info = LoopPrompt.describe(context.path("type").asText("object"),
-                        context.path("length").isIntegralNumber() ? context.path("length").asLong() : null,
-                        context.path("preview").asText(null));
+                info = describe("The variable `context`", context);
             }
             RlmLoop loop = new RlmLoop(env, run, child, id, depth + 1, prompt, asked, info, maxIterations);
             running.add(loop);
@@ -274,10 +272,11 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
                 "the child RLM ended without an answer (" + why + ")" + (last == null ? "" : "; its last turn: " + last));
     }
 
-    private static String describe(JsonNode context) {
-        return LoopPrompt.describe(context.path("type").asText("object"),
+    /** What the parent's kernel said of a context it handed over: type, length and preview. */
+    private static String describe(String subject, JsonNode context) {
+        return LoopPrompt.describe(subject, context.path("type").asText("object"),
                 context.path("length").isIntegralNumber() ? context.path("length").asLong() : null,
-                context.path("preview").asText(null)).replace("The variable `context`", "The context");
+                context.path("preview").asText(null));
     }
 
     private static String digest(Path file, byte[] inline) {

@@ -46,7 +46,12 @@ final class LoopPrompt {
     }
 
     static String describe(String type, Long length, String preview) {
-        return "The variable `context` holds a " + type + (length == null ? "" : " of length " + length) + ".\nPreview: "
+        return describe("The variable `context`", type, length, preview);
+    }
+
+    /** What {@code subject} holds: its type, length where it has one, and a preview. */
+    static String describe(String subject, String type, Long length, String preview) {
+        return subject + " holds a " + type + (length == null ? "" : " of length " + length) + ".\nPreview: "
                 + (preview == null ? "(none)" : preview);
     }
 

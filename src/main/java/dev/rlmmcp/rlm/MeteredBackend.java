@@ -46,14 +46,11 @@ final class MeteredBackend implements LlmBackend {
 
     @Override
     public LlmAnswer complete(LlmRequest request, Duration timeout) throws LlmException, InterruptedException {
-        StopReason stopped = run.stopped();
-        if (stopped != null) {
-            throw new LlmException("LIMIT_EXCEEDED", stopped.wireName(), "the run has stopped: " + run.stopMessage());
-        }
-        Duration left = run.timeLeft(timeout);
         if (recorder == null) {
-            return call(request, left).answer();
+            return charged(request, timeout).answer();
         }
+        refuseIfStopped();
+        Duration left = run.timeLeft(timeout);
         long started = System.nanoTime();
         boolean[] hit = {false};
         Charged charged;
@@ -79,11 +76,15 @@ final class MeteredBackend implements LlmBackend {
 
     /** An RLM's turn: the answer with what it was charged (never from the cache). */
     Charged charged(LlmRequest request, Duration timeout) throws LlmException, InterruptedException {
+        refuseIfStopped();
+        return call(request, run.timeLeft(timeout));
+    }
+
+    private void refuseIfStopped() throws LlmException {
         StopReason stopped = run.stopped();
         if (stopped != null) {
             throw new LlmException("LIMIT_EXCEEDED", stopped.wireName(), "the run has stopped: " + run.stopMessage());
         }
-        return call(request, run.timeLeft(timeout));
     }
 
     /** An answer with what it was charged. */

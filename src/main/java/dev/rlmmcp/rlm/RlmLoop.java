@@ -13,7 +13,6 @@ import dev.rlmmcp.kernel.protocol.LoopAnswer;
 import dev.rlmmcp.llm.LlmException;
 import dev.rlmmcp.llm.LlmMessage;
 import dev.rlmmcp.llm.LlmRequest;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -76,10 +75,6 @@ final class RlmLoop {
         this.maxIterations = maxIterations == null ? run.limits.maxIterations()
                 : Math.min(maxIterations, run.limits.maxIterations());
         this.system = LoopPrompt.system(run.limits.outputCap(), depth + 1 < run.limits.maxDepth());
-    }
-
-    String id() {
-        return id;
     }
 
     synchronized String nextChildId() {
@@ -457,7 +452,4 @@ final class RlmLoop {
         return Math.round((System.nanoTime() - t0) / 1e4) / 100.0;
     }
 
-    static Duration min(Duration a, Duration b) {
-        return a.compareTo(b) <= 0 ? a : b;
-    }
 }

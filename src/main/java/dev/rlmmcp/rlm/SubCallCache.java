@@ -2,6 +2,7 @@ package dev.rlmmcp.rlm;
 
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -15,15 +16,11 @@ final class SubCallCache {
     record Key(String kind, String model, String system, List<String> messages, String parameters, String context) {
     }
 
-    interface Compute<T> {
-        T get() throws Exception;
-    }
-
     private final Map<Key, CompletableFuture<Object>> answers = new ConcurrentHashMap<>();
 
     /** The answer for {@code key}: computed now, or the one already computed (then {@code hit} runs). */
     @SuppressWarnings("unchecked")
-    <T> T get(Key key, Compute<T> compute, Runnable hit) throws Exception {
+    <T> T get(Key key, Callable<T> compute, Runnable hit) throws Exception {
         CompletableFuture<Object> mine = new CompletableFuture<>();
         CompletableFuture<Object> earlier = answers.putIfAbsent(key, mine);
         if (earlier != null) {
@@ -33,11 +30,11 @@ final class SubCallCache {
                 return answer;
             } catch (RuntimeException e) {
                 // the earlier call failed: compute it here
-                return compute.get();
+                return compute.call();
             }
         }
         try {
-            T answer = compute.get();
+            T answer = compute.call();
             mine.complete(answer);
             return answer;
         } catch (Exception | Error e) {
