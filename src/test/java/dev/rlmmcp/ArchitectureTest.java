@@ -60,11 +60,23 @@ class ArchitectureTest {
             .whereLayer("Tools").mayOnlyBeAccessedByLayers("Face", "Cli")
             .whereLayer("Rlm").mayOnlyBeAccessedByLayers("Tools", "Face", "Cli")
             .whereLayer("Core").mayOnlyBeAccessedByLayers("Rlm", "Tools", "Face", "Cli")
-            .whereLayer("Kernel").mayOnlyBeAccessedByLayers("Llm", "Rlm", "Core", "Tools", "Face", "Cli")
+            .whereLayer("Kernel").mayOnlyBeAccessedByLayers("Llm", "Core", "Cli")
             .whereLayer("Data").mayOnlyBeAccessedByLayers("Store", "Rlm", "Core", "Tools", "Face", "Cli")
             .whereLayer("Store").mayOnlyBeAccessedByLayers("Rlm", "Core", "Tools", "Face", "Cli")
             .whereLayer("Llm").mayOnlyBeAccessedByLayers("Rlm", "Core", "Tools", "Face", "Cli")
             .whereLayer("Bridge").mayOnlyBeAccessedByLayers("BridgeSdk", "Rlm", "Core", "Tools", "Face", "Cli");
+
+    /**
+     * The kernel's types stop at core: core maps the kernel's protocol records to its own, so that a
+     * change to a harness reply field reaches no tool and no rendering. Only cli (which wires the
+     * kernel factory) and llm (the callback interface, below) see the kernel besides core.
+     */
+    @ArchTest
+    static final ArchRule kernelStopsAtCore = noClasses()
+            .that().resideOutsideOfPackages("dev.rlmmcp.core..", "dev.rlmmcp.kernel..", "dev.rlmmcp.cli..",
+                    "dev.rlmmcp.llm..")
+            .should().dependOnClassesThat().resideInAPackage("dev.rlmmcp.kernel..")
+            .because("core returns its own records; the kernel's wire records stop there");
 
     /** What llm may know of the kernel: its callback interface, nothing else. */
     @ArchTest

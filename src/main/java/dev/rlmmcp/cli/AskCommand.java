@@ -8,7 +8,7 @@ import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.kernel.protocol.DataType;
+import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.llm.LlmService;
 import dev.rlmmcp.rlm.RlmConfig;
 import dev.rlmmcp.rlm.RunOptions;

@@ -1,7 +1,6 @@
 package dev.rlmmcp.core;
 
 import dev.rlmmcp.base.Text;
-import dev.rlmmcp.kernel.channel.KernelDiedException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -13,9 +12,15 @@ import java.util.List;
  * a snapshot store; {@code restoredVariables} and {@code restoredDefinitions} count what the fresh
  * kernel got back from it (null if none started). {@link #message()} says it plainly for the agent.
  */
-public record KernelLoss(KernelDiedException.Cause cause, String exit, String detail, Duration timeout,
+public record KernelLoss(Cause cause, String exit, String detail, Duration timeout,
         boolean persisted, String startFailure, Instant snapshotAt, Integer restoredVariables,
         Integer restoredDefinitions, List<String> lost, int restarts) {
+
+    /**
+     * Why the kernel ended: killed after ignoring a timeout's interrupt, crashed, broke the protocol,
+     * stopped by the server, or stopped answering.
+     */
+    public enum Cause { KILLED_AFTER_TIMEOUT, CRASHED, PROTOCOL_VIOLATION, STOPPED, UNANSWERED }
 
     public boolean betweenCalls() {
         return timeout == null;
@@ -35,11 +40,11 @@ public record KernelLoss(KernelDiedException.Cause cause, String exit, String de
     }
 
     public String message() {
-        boolean ownDeath = cause == KernelDiedException.Cause.CRASHED
-                || cause == KernelDiedException.Cause.KILLED_AFTER_TIMEOUT;
+        boolean ownDeath = cause == Cause.CRASHED
+                || cause == Cause.KILLED_AFTER_TIMEOUT;
         String what = betweenCalls() ? (ownDeath ? "The kernel had died since the last call (" + exit + ")"
                 : "Since the last call, " + detail)
-                : cause == KernelDiedException.Cause.KILLED_AFTER_TIMEOUT
+                : cause == Cause.KILLED_AFTER_TIMEOUT
                 ? "the code ran past its %s s timeout and ignored the interrupt, so the kernel was killed"
                         .formatted(Text.seconds(timeout))
                 : detail;

@@ -1,7 +1,6 @@
 package dev.rlmmcp.core;
 
 import dev.rlmmcp.data.Transfer;
-import dev.rlmmcp.kernel.protocol.Loaded;
 import java.util.List;
 
 /**
@@ -10,7 +9,7 @@ import java.util.List;
  * what a durable reply could not save, what is still being written and what a stop of the server
  * lost (see {@link StepResult}), and a kernel found dead and replaced before it ran.
  */
-public record LoadResult(String sessionId, Loaded loaded, String path, Long fileBytes, Transfer transfer,
+public record LoadResult(String sessionId, LoadedVar loaded, String path, Long fileBytes, Transfer transfer,
         GuardrailStop guardrail, List<String> notSaved, List<String> stillWriting, List<String> lostAtStop,
         KernelLoss replacedBefore) {
 }

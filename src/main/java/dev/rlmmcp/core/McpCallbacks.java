@@ -8,9 +8,6 @@ import dev.rlmmcp.bridge.BridgeException;
 import dev.rlmmcp.bridge.BridgedServers;
 import dev.rlmmcp.bridge.BridgedTool;
 import dev.rlmmcp.bridge.ServerDefinition;
-import dev.rlmmcp.kernel.channel.CallbackException;
-import dev.rlmmcp.kernel.channel.KernelCallbacks;
-import dev.rlmmcp.kernel.protocol.McpSetup;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -21,7 +18,7 @@ import java.util.Map;
  * Requests: {@code {"op": "call_tool", "server", "tool", "arguments"}}, {@code {"op": "list_tools",
  * "server"}}, {@code {"op": "list_servers"}}.
  */
-public final class McpCallbacks implements KernelCallbacks {
+public final class McpCallbacks implements HostCallbacks {
 
     public static final String KIND = "mcp";
 
@@ -37,13 +34,13 @@ public final class McpCallbacks implements KernelCallbacks {
         this.json = json;
     }
 
-    /** These callbacks under their kind, for {@link KernelCallbacks#byKind}. */
-    public KernelCallbacks byKind() {
-        return KernelCallbacks.byKind(Map.of(KIND, this));
+    /** These callbacks under their kind, for {@link HostCallbacks#byKind}. */
+    public HostCallbacks byKind() {
+        return HostCallbacks.byKind(Map.of(KIND, this));
     }
 
     @Override
-    public JsonNode handle(String kind, JsonNode request) throws CallbackException, InterruptedException {
+    public JsonNode handle(String kind, JsonNode request) throws CallbackRefused, InterruptedException {
         String op = request.path("op").asText();
         try {
             return switch (op) {
@@ -51,10 +48,10 @@ public final class McpCallbacks implements KernelCallbacks {
                 case "list_tools" -> tools(server(request));
                 case "call_tool" -> bridge.callTool(server(request), request.path("tool").asText(),
                         request.get("arguments"), callTimeout);
-                default -> throw new CallbackException("UNKNOWN_OP", "unknown mcp request '" + op + "'");
+                default -> throw new CallbackRefused("UNKNOWN_OP", "unknown mcp request '" + op + "'");
             };
         } catch (BridgeException e) {
-            throw new CallbackException(e.code(), e.getMessage());
+            throw new CallbackRefused(e.code(), e.getMessage());
         }
     }
 
@@ -85,15 +82,15 @@ public final class McpCallbacks implements KernelCallbacks {
      * What the kernel is told before the code runs: the allowed servers with Python aliases for them and
      * their tools, and the names of every configured server. Never a command, env value, URL or header.
      */
-    public McpSetup kernelSetup() {
+    public BridgeSetup kernelSetup() {
         Map<String, String> serverAliases = Aliases.of(allowed, "server");
-        List<McpSetup.Server> servers = allowed.stream().map(name -> {
+        List<BridgeSetup.Server> servers = allowed.stream().map(name -> {
             List<BridgedTool> tools = bridge.listTools(name);
             Map<String, String> toolAliases = Aliases.of(tools.stream().map(BridgedTool::name).toList(), "tool");
-            return new McpSetup.Server(name, serverAliases.get(name), tools.stream()
-                    .map(t -> new McpSetup.Tool(t.name(), toolAliases.get(t.name()), t.description(), t.inputSchema()))
+            return new BridgeSetup.Server(name, serverAliases.get(name), tools.stream()
+                    .map(t -> new BridgeSetup.Tool(t.name(), toolAliases.get(t.name()), t.description(), t.inputSchema()))
                     .toList());
         }).toList();
-        return new McpSetup(servers, bridge.discovered().stream().map(ServerDefinition::name).sorted().toList());
+        return new BridgeSetup(servers, bridge.discovered().stream().map(ServerDefinition::name).sorted().toList());
     }
 }

@@ -1,16 +1,15 @@
 package dev.rlmmcp.core;
 
-import dev.rlmmcp.kernel.protocol.VarEntry;
 import java.time.Instant;
 import java.util.List;
 
 /** A session's variables as its kernel last listed them, for those who watch it without waiting on it. */
 final class SeenVariables {
 
-    private volatile List<VarEntry> list;
+    private volatile List<Variable> list;
     private volatile Instant at;
 
-    void see(List<VarEntry> variables) {
+    void see(List<Variable> variables) {
         if (variables != null) {
             list = List.copyOf(variables);
             at = Instant.now();
@@ -27,11 +26,11 @@ final class SeenVariables {
      * from: {@code asked} says the kernel was asked just now.
      */
     VariablesView view(String sessionId, boolean running, boolean asked, Trace trace) {
-        List<VarEntry> seen = list;
+        List<Variable> seen = list;
         String note = asked ? null : !running ? "the kernel is not running; shown as last known, values are not loaded"
                 : "code is running; shown as last seen";
         return new VariablesView(sessionId, running, asked ? "kernel" : seen != null ? "last_seen" : "trace", note,
                 at == null ? null : at.toString(),
-                seen != null ? seen : trace.variableNames().stream().map(VarEntry::named).toList());
+                seen != null ? seen : trace.variableNames().stream().map(Variable::named).toList());
     }
 }

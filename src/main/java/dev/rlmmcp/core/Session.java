@@ -15,19 +15,14 @@ import dev.rlmmcp.kernel.channel.KernelDiedException;
 import dev.rlmmcp.kernel.channel.KernelReply;
 import dev.rlmmcp.kernel.channel.TransferAbortedException;
 import dev.rlmmcp.kernel.protocol.Cleared;
-import dev.rlmmcp.kernel.protocol.DataType;
 import dev.rlmmcp.kernel.protocol.ExecResult;
 import dev.rlmmcp.kernel.protocol.KernelRequest;
 import dev.rlmmcp.kernel.protocol.Loaded;
-import dev.rlmmcp.kernel.protocol.McpSetup;
 import dev.rlmmcp.kernel.protocol.MemoryUse;
-import dev.rlmmcp.kernel.protocol.Page;
 import dev.rlmmcp.kernel.protocol.Refusal;
 import dev.rlmmcp.kernel.protocol.SnapshotWritten;
-import dev.rlmmcp.kernel.protocol.VarEntry;
 import dev.rlmmcp.kernel.protocol.VarList;
 import dev.rlmmcp.llm.LlmAccount;
-import dev.rlmmcp.llm.LlmBackend;
 import dev.rlmmcp.llm.LlmLimits;
 import dev.rlmmcp.llm.LlmService;
 import dev.rlmmcp.llm.LlmStep;
@@ -45,6 +40,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -196,25 +192,15 @@ public final class Session implements AutoCloseable {
 
     /**
      * Runs code as the session's next step: what it printed and changed, the error if it raised, what
-     * happened to the kernel, the step index and the guardrail the step tripped, if any.
+     * happened to the kernel, the step index and the guardrail the step tripped, if any. llm_query
+     * calls go to the backend the request's {@link StepExtras} choose, its other callbacks to theirs;
+     * what llm_query used is in the result and trace.
      */
-    public StepResult execute(String code, Duration timeout, CallContext context) {
-        return execute(code, timeout, StepExtras.NONE, context);
-    }
-
-    /**
-     * Runs code as the session's next step; llm_query calls go to the configured backend, where the
-     * calling client's MCP sampling ({@code clientSampling}, null if it has none) may be one; other
-     * requests from the code go to {@code callbacks}. What llm_query used is in the result and trace.
-     * {@code mcp} (or null) sets up the bridged MCP servers the code may call before it runs.
-     */
-    public StepResult execute(String code, Duration timeout, LlmBackend clientSampling, KernelCallbacks callbacks,
-            McpSetup mcp, CallContext context) {
-        return execute(code, timeout, StepExtras.of(clientSampling, callbacks, mcp), context);
-    }
-
-    /** Runs code as the session's next step, with what {@code extras} adds (see {@link StepExtras}). */
-    public StepResult execute(String code, Duration timeout, StepExtras extras, CallContext context) {
+    public StepResult execute(StepRequest step) {
+        String code = step.code();
+        Duration timeout = step.timeout();
+        StepExtras extras = step.extras();
+        CallContext context = step.context();
         acquire(timeout);
         try {
             requireOpen();
@@ -227,7 +213,7 @@ public final class Session implements AutoCloseable {
             long started = System.nanoTime();
             LlmStep llmStep = extras.llm() != null ? llm.step(llmAccount, extras.llm(), extras.depth())
                     : llm.step(llmAccount, extras.clientSampling());
-            KernelCallbacks callbacks = extras.callbacks();
+            KernelCallbacks callbacks = WireRecords.callbacks(extras.callbacks());
             KernelCallbacks answering = (kind, request) -> "llm".equals(kind)
                     ? llmStep.handle(kind, request) : callbacks.handle(kind, request);
             ExecResult exec = null;
@@ -235,8 +221,8 @@ public final class Session implements AutoCloseable {
             long interruptedAfter = -1;
             Accepted<ExecResult> accepted = null;
             try {
-                KernelReply<ExecResult> reply = exchange(new KernelRequest.Exec(code, extras.mcp(),
-                        extras.loopAnswer()), null, limit, answering, context);
+                KernelReply<ExecResult> reply = exchange(new KernelRequest.Exec(code,
+                        WireRecords.mcp(extras.mcp()), extras.loopAnswer()), null, limit, answering, context);
                 accepted = accept(reply);
                 exec = accepted.body();
                 interruptedAfter = reply.interrupted() && exec.interrupted() ? reply.interruptedAfterMs() : -1;
@@ -252,7 +238,7 @@ public final class Session implements AutoCloseable {
             String tripped = guardrails.afterStep(Math.round(ms), io);
             GuardrailStop guardrail = settle(index, tripped, exec == null ? null : exec.memory());
             LlmUsage usage = llmStep.usage();
-            StepResult result = new StepResult(id, status, index, exec, limit, interruptedAfter, usage, guardrail,
+            StepResult result = new StepResult(id, status, index, WireRecords.output(exec), limit, interruptedAfter, usage, guardrail,
                     accepted == null ? null : accepted.notSaved(), accepted == null ? null : accepted.stillWriting(),
                     accepted == null ? null : accepted.lostAtStop(), loss,
                     accepted == null ? null : accepted.replaced());
@@ -307,7 +293,7 @@ public final class Session implements AutoCloseable {
 
     public LoadResult loadData(String name, String data, DataType type, CallContext context) {
         long io = guardrails.limits().budgetBytes() == null ? data.length() : Text.utf8Length(data);
-        return load(new KernelRequest.Load(name, type, null), data, io, "rlm_load_data " + name + " (" + type.wireName()
+        return load(new KernelRequest.Load(name, WireRecords.dataType(type), null), data, io, "rlm_load_data " + name + " (" + type.wireName()
                 + ")", null, null, context);
     }
 
@@ -325,7 +311,7 @@ public final class Session implements AutoCloseable {
                             Bytes.human(settings.memoryLimitBytes())),
                     "path", "load a smaller file or a slice of it, or raise RLM_MAX_MEMORY_MB / --max-memory-mb");
         }
-        return load(new KernelRequest.Load(name, type, file.toString()), null, size,
+        return load(new KernelRequest.Load(name, WireRecords.dataType(type), file.toString()), null, size,
                 "rlm_load_file " + name + " <- " + shownPath, shownPath, size, context);
     }
 
@@ -346,7 +332,7 @@ public final class Session implements AutoCloseable {
             try {
                 lastActive = Instant.now();
                 Kernel k = bindable(ready(settings.maxTimeout()), name);
-                accepted = accept(k.callStreaming(new KernelRequest.Load(name, type, null), stream.body(),
+                accepted = accept(k.callStreaming(new KernelRequest.Load(name, WireRecords.dataType(type), null), stream.body(),
                         left(settings.maxTimeout(), started), settings.interruptGrace(), context));
             } catch (KernelDiedException e) {
                 throw kernelError(e, settings.maxTimeout());
@@ -360,7 +346,7 @@ public final class Session implements AutoCloseable {
             Loaded loaded = accepted.body();
             GuardrailStop guardrail = settle(null, guardrails.afterLoad(sent), loaded.memory());
             recordLoad(what, loaded, ms, sent, guardrail);
-            return new LoadResult(id, loaded, null, null, stream.transfer(ms), guardrail, accepted.notSaved(),
+            return new LoadResult(id, WireRecords.loaded(loaded), null, null, stream.transfer(ms), guardrail, accepted.notSaved(),
                     accepted.stillWriting(), accepted.lostAtStop(), accepted.replaced());
         } finally {
             lock.unlock();
@@ -378,7 +364,7 @@ public final class Session implements AutoCloseable {
             Loaded loaded = accepted.body();
             GuardrailStop guardrail = settle(null, guardrails.afterLoad(ioBytes), loaded.memory());
             recordLoad(what, loaded, ms, ioBytes, guardrail);
-            return new LoadResult(id, loaded, path, fileBytes, null, guardrail, accepted.notSaved(),
+            return new LoadResult(id, WireRecords.loaded(loaded), path, fileBytes, null, guardrail, accepted.notSaved(),
                     accepted.stillWriting(), accepted.lostAtStop(), accepted.replaced());
         } finally {
             lock.unlock();
@@ -391,9 +377,9 @@ public final class Session implements AutoCloseable {
     }
 
     /** One page of a variable's value, rendered for a model (the text itself, JSON, or repr). */
-    public KernelAnswer<Page> getVar(String name, long offset, long maxChars) {
+    public KernelAnswer<VarPage> getVar(String name, long offset, long maxChars) {
         return answer(call(new KernelRequest.Get(name, offset, maxChars), null, settings.defaultTimeout(),
-                CallContext.NONE));
+                CallContext.NONE), WireRecords::page);
     }
 
     /**
@@ -566,9 +552,9 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    public KernelAnswer<VarList> listVars() {
-        KernelAnswer<VarList> answer = answer(call(new KernelRequest.Vars(), null, settings.defaultTimeout(),
-                CallContext.NONE));
+    public KernelAnswer<Variables> listVars() {
+        KernelAnswer<Variables> answer = answer(call(new KernelRequest.Vars(), null, settings.defaultTimeout(),
+                CallContext.NONE), WireRecords::variables);
         seen.see(answer.body().variables());
         return answer;
     }
@@ -588,7 +574,7 @@ public final class Session implements AutoCloseable {
                     KernelReply<VarList> reply = k.call(new KernelRequest.Vars(), settings.defaultTimeout(),
                             settings.interruptGrace());
                     if (reply.ok()) {
-                        seen.see(reply.body().variables());
+                        seen.see(WireRecords.variables(reply.body().variables()));
                         asked = true;
                     }
                 }
@@ -649,22 +635,25 @@ public final class Session implements AutoCloseable {
         return lock.isLocked();
     }
 
-    public KernelAnswer<VarEntry> varInfo(String name) {
-        return answer(call(new KernelRequest.VarInfo(name), null, settings.defaultTimeout(), CallContext.NONE));
+    public KernelAnswer<Variable> varInfo(String name) {
+        return answer(call(new KernelRequest.VarInfo(name), null, settings.defaultTimeout(), CallContext.NONE),
+                WireRecords::variable);
     }
 
-    public KernelAnswer<Cleared> clear(String name) {
-        return answer(call(KernelRequest.Clear.one(name), null, settings.defaultTimeout(), CallContext.NONE));
+    public KernelAnswer<ClearResult> clear(String name) {
+        return answer(call(KernelRequest.Clear.one(name), null, settings.defaultTimeout(), CallContext.NONE),
+                WireRecords::cleared);
     }
 
-    public KernelAnswer<Cleared> clearAll() {
-        return answer(call(KernelRequest.Clear.every(), null, settings.defaultTimeout(), CallContext.NONE));
+    public KernelAnswer<ClearResult> clearAll() {
+        return answer(call(KernelRequest.Clear.every(), null, settings.defaultTimeout(), CallContext.NONE),
+                WireRecords::cleared);
     }
 
     public KernelAnswer<MemoryReport> memory() {
         Accepted<MemoryUse> use = call(new KernelRequest.Memory(), null, settings.defaultTimeout(), CallContext.NONE);
         var python = kernels.pythonIfKnown();
-        return new KernelAnswer<>(id, new MemoryReport(use.body(), kernels.launcherName(),
+        return new KernelAnswer<>(id, new MemoryReport(WireRecords.memory(use.body()), kernels.launcherName(),
                 python == null ? null : python.executable().toString(), python == null ? null : python.version()),
                 use.notSaved(), use.stillWriting(), use.lostAtStop(), use.replaced());
     }
@@ -693,8 +682,8 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    private <R> KernelAnswer<R> answer(Accepted<R> accepted) {
-        return new KernelAnswer<>(id, accepted.body(), accepted.notSaved(), accepted.stillWriting(),
+    private <R, T> KernelAnswer<T> answer(Accepted<R> accepted, Function<R, T> ours) {
+        return new KernelAnswer<>(id, ours.apply(accepted.body()), accepted.notSaved(), accepted.stillWriting(),
                 accepted.lostAtStop(), accepted.replaced());
     }
 
@@ -800,7 +789,7 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    /** Snapshots now what changed (for tests, benchmarks and eviction); the kernel's reply, or null. */
+    /** Snapshots now what changed (for tests and benchmarks); the kernel's reply, or null. */
     public SnapshotWritten snapshotNow() {
         lock.lock();
         try {

@@ -226,7 +226,7 @@ final class SessionKernel {
         boolean counted = store != null && kernel != null && restored != null;
         Set<String> all = new java.util.LinkedHashSet<>(lost);
         all.addAll(takeUnwritten());
-        return new KernelLoss(e.reason(), e.exit(), e.getMessage(), timeout, store != null, startFailure, snapshotAt,
+        return new KernelLoss(WireRecords.cause(e.reason()), e.exit(), e.getMessage(), timeout, store != null, startFailure, snapshotAt,
                 counted ? restored.spilled().size() : null, counted ? restored.restored().size() : null,
                 store == null ? List.of() : List.copyOf(all), restarts);
     }

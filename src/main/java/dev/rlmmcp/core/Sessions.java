@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.base.ErrorCode;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.kernel.KernelFactory;
@@ -286,8 +287,30 @@ public final class Sessions implements AutoCloseable {
         return byId.values().stream().sorted(Comparator.comparing(Session::lastActive).reversed()).toList();
     }
 
+    /** The kernel factory, for the wiring (cli) and core's tests; the layers above use {@link #settings()}. */
     public KernelFactory kernels() {
         return kernels;
+    }
+
+    /** What the layers above may know of the kernels' settings (timeouts, output cap, memory policy). */
+    public KernelSettings settings() {
+        return WireRecords.settings(kernels.settings());
+    }
+
+    /** The JSON mapper the server's replies and records are made with. */
+    public ObjectMapper json() {
+        return kernels.json();
+    }
+
+    /** The kernels now, for the health endpoint: sandbox, capacity in use, interpreter. */
+    public KernelHealth health() {
+        var budget = kernels.budget();
+        var python = kernels.pythonIfKnown();
+        return new KernelHealth(kernels.launcherName(), kernels.cgroup(), kernels.cgroupLimits(),
+                kernels.sessionKernels(), kernels.warmKernels(), kernels.warmTarget(), budget.waiting(),
+                budget.maxKernels(), budget.usedBytes(), budget.maxBytes(),
+                python == null ? null : python.executable().toString(), python == null ? null : python.version(),
+                kernels.settings().memoryLimitBytes());
     }
 
     void sweep(Duration idle) {

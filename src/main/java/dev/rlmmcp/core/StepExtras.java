@@ -1,8 +1,6 @@
 package dev.rlmmcp.core;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.rlmmcp.kernel.channel.KernelCallbacks;
-import dev.rlmmcp.kernel.protocol.McpSetup;
 import dev.rlmmcp.llm.LlmBackend;
 import java.util.function.Supplier;
 
@@ -18,17 +16,17 @@ import java.util.function.Supplier;
  * <li>{@code rlm}: asked once the step is over, the child RLMs it ran, for its trace entry (or null).</li>
  * </ul>
  */
-public record StepExtras(LlmBackend clientSampling, LlmBackend llm, int depth, KernelCallbacks callbacks, McpSetup mcp,
+public record StepExtras(LlmBackend clientSampling, LlmBackend llm, int depth, HostCallbacks callbacks, BridgeSetup mcp,
         boolean loopAnswer, Supplier<JsonNode> rlm) {
 
-    public static final StepExtras NONE = of(null, KernelCallbacks.NONE, null);
+    public static final StepExtras NONE = of(null, HostCallbacks.NONE, null);
 
     /** An agent's own step: the server picks the llm_query backend. */
-    public static StepExtras of(LlmBackend clientSampling, KernelCallbacks callbacks, McpSetup mcp) {
+    public static StepExtras of(LlmBackend clientSampling, HostCallbacks callbacks, BridgeSetup mcp) {
         return new StepExtras(clientSampling, null, 0, callbacks, mcp, false, null);
     }
 
-    public StepExtras withRlm(KernelCallbacks callbacks, Supplier<JsonNode> rlm) {
+    public StepExtras withRlm(HostCallbacks callbacks, Supplier<JsonNode> rlm) {
         return new StepExtras(clientSampling, llm, depth, callbacks, mcp, loopAnswer, rlm);
     }
 }

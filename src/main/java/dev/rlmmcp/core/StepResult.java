@@ -1,7 +1,6 @@
 package dev.rlmmcp.core;
 
 import dev.rlmmcp.base.Text;
-import dev.rlmmcp.kernel.protocol.ExecResult;
 import dev.rlmmcp.llm.LlmUsage;
 import java.time.Duration;
 import java.util.List;
@@ -15,7 +14,7 @@ import java.util.List;
  * stop before that ends loses them); {@code lostAtStop}, on a session's first call after the server
  * stopped, those a reply had reported and whose write that stop cut short (null: none).
  */
-public record StepResult(String sessionId, StepStatus status, Integer step, ExecResult exec, Duration timeout,
+public record StepResult(String sessionId, StepStatus status, Integer step, StepOutput exec, Duration timeout,
         long interruptedAfterMs, LlmUsage llmUsage, GuardrailStop guardrail, List<String> notSaved,
         List<String> stillWriting, List<String> lostAtStop, KernelLoss loss, KernelLoss replacedBefore) {
 

@@ -1,6 +1,5 @@
 package dev.rlmmcp.core;
 
-import dev.rlmmcp.kernel.protocol.VarEntry;
 import java.util.List;
 
 /**
@@ -8,5 +7,5 @@ import java.util.List;
  * its kernel last listed them, {@code asOf}) or trace (names only); {@code note} says why not asked.
  */
 public record VariablesView(String sessionId, boolean kernelRunning, String source, String note, String asOf,
-        List<VarEntry> variables) {
+        List<Variable> variables) {
 }

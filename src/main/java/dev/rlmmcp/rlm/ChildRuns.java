@@ -6,8 +6,9 @@ import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.data.Download;
-import dev.rlmmcp.kernel.channel.CallbackException;
-import dev.rlmmcp.kernel.channel.KernelCallbacks;
+import dev.rlmmcp.core.CallbackRefused;
+import dev.rlmmcp.core.DataType;
+import dev.rlmmcp.core.HostCallbacks;
 import dev.rlmmcp.llm.LlmAnswer;
 import dev.rlmmcp.llm.LlmException;
 import java.io.ByteArrayInputStream;
@@ -37,7 +38,7 @@ import java.util.function.Consumer;
  * is a plain sub-LLM call. A failed child is an error in its place, never a failed batch. Other kinds
  * of request go to {@code others}. Closing deletes the contexts handed over.
  */
-final class ChildRuns implements KernelCallbacks, AutoCloseable {
+final class ChildRuns implements HostCallbacks, AutoCloseable {
 
     /** Contexts up to this size are digested to answer identical calls from the cache. */
     private static final long DIGESTED = 64L << 20;
@@ -51,7 +52,7 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
     private final int depth;
     private final String model;
     private final Consumer<Trajectory.SubCall> recorder;
-    private final KernelCallbacks others;
+    private final HostCallbacks others;
     private final ContextFiles files;
     private final Set<RlmLoop> running = ConcurrentHashMap.newKeySet();
     /** Children getting their kernel (it may wait for a place): interrupted to stop them. */
@@ -61,7 +62,7 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
     private int started;
 
     ChildRuns(RlmRuns.Env env, Run run, RlmLoop parentLoop, Session parent, int depth, String model,
-            Consumer<Trajectory.SubCall> recorder, KernelCallbacks others) {
+            Consumer<Trajectory.SubCall> recorder, HostCallbacks others) {
         this.env = env;
         this.run = run;
         this.parentLoop = parentLoop;
@@ -74,7 +75,7 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
     }
 
     @Override
-    public JsonNode handle(String kind, JsonNode request) throws CallbackException, InterruptedException {
+    public JsonNode handle(String kind, JsonNode request) throws CallbackRefused, InterruptedException {
         if (!"rlm".equals(kind)) {
             return others.handle(kind, request);
         }
@@ -86,12 +87,12 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
         int concurrency = Math.max(1, Math.min(run.limits.concurrency(), request.path("concurrency").isIntegralNumber()
                 ? request.path("concurrency").asInt() : run.limits.concurrency()));
         if (!prompts.isArray() || prompts.isEmpty()) {
-            throw new CallbackException("INVALID_ARGUMENT", "prompts must be a non-empty list of str");
+            throw new CallbackRefused("INVALID_ARGUMENT", "prompts must be a non-empty list of str");
         }
         List<ObjectNode> answers = runAll(prompts, contexts, asked, maxIterations, concurrency);
         if (!request.path("batched").asBoolean() && answers.getFirst().has("error")) {
             JsonNode error = answers.getFirst().path("error");
-            throw new CallbackException(error.path("code").asText(), error.path("message").asText());
+            throw new CallbackRefused(error.path("code").asText(), error.path("message").asText());
         }
         ObjectNode reply = env.json().createObjectNode();
         reply.putArray("answers").addAll(answers);
@@ -252,7 +253,7 @@ final class ChildRuns implements KernelCallbacks, AutoCloseable {
                 child.loadPickle("context", file, CallContext.NONE);
             } else {
                 InputStream in = new ByteArrayInputStream(inline);
-                child.loadStream("context", dev.rlmmcp.kernel.protocol.DataType.PICKLE,
+                child.loadStream("context", DataType.PICKLE,
                         new Download(in, inline.length, "context", null), "context", "rlm_query context", CallContext.NONE);
             }
         } catch (IOException e) {

@@ -5,11 +5,11 @@ import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.StepExtras;
+import dev.rlmmcp.core.StepRequest;
 import dev.rlmmcp.core.StepResult;
-import dev.rlmmcp.kernel.channel.KernelCallbacks;
-import dev.rlmmcp.kernel.protocol.DataType;
-import dev.rlmmcp.kernel.protocol.ExecResult;
-import dev.rlmmcp.kernel.protocol.LoopAnswer;
+import dev.rlmmcp.core.HostCallbacks;
+import dev.rlmmcp.core.DataType;
+import dev.rlmmcp.core.StepOutput;
 import dev.rlmmcp.llm.LlmException;
 import dev.rlmmcp.llm.LlmMessage;
 import dev.rlmmcp.llm.LlmRequest;
@@ -270,7 +270,7 @@ final class RlmLoop {
     }
 
     /** A code block as run: what the trajectory keeps, what the model is shown, and the answer dict after it. */
-    private record Block(Trajectory.CodeRun run, String shown, LoopAnswer answer, boolean failed, boolean fatal) {
+    private record Block(Trajectory.CodeRun run, String shown, StepOutput.RlmAnswer answer, boolean failed, boolean fatal) {
     }
 
     private Block runBlock(String code) throws InterruptedException {
@@ -278,7 +278,7 @@ final class RlmLoop {
         blockCalls = calls;
         long t0 = System.nanoTime();
         ChildRuns children = new ChildRuns(env, run, this, session, depth, model, this::recordCall,
-                KernelCallbacks.NONE);
+                HostCallbacks.NONE);
         StepExtras extras = new StepExtras(null, MeteredBackend.subCalls(run, env.backend(), depth + 1,
                 this::recordCall), depth, children, null, true, null);
         CallContext context = CallContext.create();
@@ -288,7 +288,7 @@ final class RlmLoop {
             if (cancelled) {
                 throw new InterruptedException("cancelled");
             }
-            result = session.execute(code, run.timeLeft(session.defaultStepTimeout()), extras, context);
+            result = session.execute(new StepRequest(code, run.timeLeft(session.defaultStepTimeout()), extras, context));
         } finally {
             step = null;
             children.close();
@@ -296,7 +296,7 @@ final class RlmLoop {
         if (cancelled && run.stopped() == StopReason.CANCELLED) {
             throw new InterruptedException("the run was cancelled");
         }
-        ExecResult exec = result.exec();
+        StepOutput exec = result.exec();
         String out = output(result);
         List<Trajectory.SubCall> made;
         synchronized (calls) {
@@ -326,7 +326,7 @@ final class RlmLoop {
 
     /** What the model is shown of a block: its output, error and what happened to the kernel, capped. */
     private String output(StepResult result) {
-        ExecResult exec = result.exec();
+        StepOutput exec = result.exec();
         StringBuilder out = new StringBuilder();
         if (exec != null) {
             out.append(exec.stdout());

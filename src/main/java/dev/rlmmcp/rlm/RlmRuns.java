@@ -9,8 +9,9 @@ import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.StepExtras;
+import dev.rlmmcp.core.StepRequest;
 import dev.rlmmcp.core.StepResult;
-import dev.rlmmcp.kernel.protocol.VarEntry;
+import dev.rlmmcp.core.Variable;
 import dev.rlmmcp.llm.LlmAnswer;
 import dev.rlmmcp.llm.LlmBackend;
 import dev.rlmmcp.llm.LlmException;
@@ -39,7 +40,7 @@ public final class RlmRuns {
     public RlmRuns(Sessions sessions, RlmConfig config) {
         this.sessions = sessions;
         this.config = config;
-        this.json = sessions.kernels().json();
+        this.json = sessions.json();
     }
 
     public RlmConfig config() {
@@ -87,9 +88,10 @@ public final class RlmRuns {
     /**
      * Runs an agent's step whose code may call rlm_query: each call starts child RLMs under a run of its
      * own (the server's default limits) with this session as their root; their trees go into the step's
-     * trace entry. Other requests go where {@code extras} sends them.
+     * trace entry. Other requests go where the request's extras send them.
      */
-    public StepResult execute(Session session, String code, Duration timeout, StepExtras extras, CallContext context) {
+    public StepResult execute(Session session, StepRequest request) {
+        StepExtras extras = request.extras();
         Run run = new Run(config.defaults(), config, RunProgress.NONE);
         List<Trajectory.SubCall> calls = new ArrayList<>();
         ChildRuns children = new ChildRuns(new Env(sessions, json, lazyBackend(extras.clientSampling())), run, null,
@@ -99,7 +101,7 @@ public final class RlmRuns {
                     }
                 }, extras.callbacks());
         try (children) {
-            return session.execute(code, timeout, extras.withRlm(children, () -> stepTrace(run, calls)), context);
+            return session.execute(request.with(extras.withRlm(children, () -> stepTrace(run, calls))));
         }
     }
 
@@ -146,9 +148,9 @@ public final class RlmRuns {
 
     /** What the first message says of the root's data: its {@code context}, else the session's variables. */
     private static String describe(Session session) {
-        List<VarEntry> vars = session.listVars().body().variables().stream()
+        List<Variable> vars = session.listVars().body().variables().stream()
                 .filter(v -> !"answer".equals(v.name()) && !"history".equals(v.name())).toList();
-        for (VarEntry v : vars) {
+        for (Variable v : vars) {
             if ("context".equals(v.name())) {
                 return LoopPrompt.describe(v.type(), v.length(), v.preview());
             }

@@ -1,7 +1,7 @@
 package dev.rlmmcp.tools;
 
 import dev.rlmmcp.base.RlmException;
-import dev.rlmmcp.kernel.protocol.DataType;
+import dev.rlmmcp.core.DataType;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.List;

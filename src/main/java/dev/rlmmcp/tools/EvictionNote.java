@@ -1,8 +1,8 @@
 package dev.rlmmcp.tools;
 
 import dev.rlmmcp.base.Bytes;
-import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.kernel.protocol.Evicted;
+import dev.rlmmcp.core.KernelSettings;
+import dev.rlmmcp.core.Eviction;
 import java.util.List;
 
 /** Tells the agent, in a reply's {@code memory_note}, which variables the kernel moved out of memory and why. */
@@ -12,14 +12,14 @@ final class EvictionNote {
     }
 
     /** The note for what a step or load evicted; null if nothing was. */
-    static String of(List<Evicted> evicted, Settings settings) {
+    static String of(List<Eviction> evicted, KernelSettings settings) {
         if (evicted == null || evicted.isEmpty()) {
             return null;
         }
         StringBuilder spilled = new StringBuilder();
         StringBuilder dropped = new StringBuilder();
         long bytes = 0;
-        for (Evicted v : evicted) {
+        for (Eviction v : evicted) {
             StringBuilder names = v.spilled() ? spilled : dropped;
             names.append(names.isEmpty() ? "" : ", ").append(v.name());
             if (!v.spilled() && v.reason() != null) {

@@ -14,7 +14,7 @@ import dev.rlmmcp.core.SessionSummary;
 import dev.rlmmcp.core.StepResult;
 import dev.rlmmcp.core.TraceView;
 import dev.rlmmcp.core.VariablesView;
-import dev.rlmmcp.kernel.Settings;
+import dev.rlmmcp.core.KernelSettings;
 import java.util.List;
 
 /**
@@ -36,7 +36,7 @@ public final class Replies {
         return JSON.valueToTree(value);
     }
 
-    public static ObjectNode step(StepResult result, Settings settings) {
+    public static ObjectNode step(StepResult result, KernelSettings settings) {
         return tree(StepReply.of(result, settings));
     }
 
@@ -47,7 +47,7 @@ public final class Replies {
         return told(reply, answer.notSaved(), answer.stillWriting(), answer.lostAtStop(), answer.replacedBefore());
     }
 
-    public static ObjectNode load(LoadResult result, Settings settings) {
+    public static ObjectNode load(LoadResult result, KernelSettings settings) {
         ObjectNode reply = JSON.createObjectNode().put("session_id", result.sessionId());
         reply.setAll(tree(result.loaded()));
         String note = EvictionNote.of(result.loaded().evicted(), settings);

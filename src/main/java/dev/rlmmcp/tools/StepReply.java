@@ -3,13 +3,11 @@ package dev.rlmmcp.tools;
 import dev.rlmmcp.core.KernelLoss;
 import dev.rlmmcp.core.StepResult;
 import dev.rlmmcp.core.StepStatus;
-import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.kernel.protocol.Evicted;
-import dev.rlmmcp.kernel.protocol.ExecResult;
-import dev.rlmmcp.kernel.protocol.MemoryUse;
-import dev.rlmmcp.kernel.protocol.PyError;
-import dev.rlmmcp.kernel.protocol.Truncation;
-import dev.rlmmcp.kernel.protocol.Unspilled;
+import dev.rlmmcp.core.KernelSettings;
+import dev.rlmmcp.core.Eviction;
+import dev.rlmmcp.core.StepOutput;
+import dev.rlmmcp.core.MemoryUsage;
+import dev.rlmmcp.core.CodeError;
 import dev.rlmmcp.llm.LlmUsage;
 import java.util.List;
 import java.util.Map;
@@ -19,10 +17,10 @@ import java.util.Map;
  * and, in sentences, what the agent must know (interrupted, kernel lost, evictions, guardrail). Its
  * output schema is derived from this record ({@link ReplySchema}), so reply and schema cannot drift.
  */
-public record StepReply(StepStatus status, String sessionId, Integer step, String stdout, String stderr, PyError error,
-        List<String> variablesChanged, List<String> variablesDeleted, Double durationMs, List<Evicted> evicted,
-        MemoryUse memory, Map<String, Truncation> truncated, Map<String, String> notPersisted,
-        Unspilled loadedFromSnapshot, String message, String memoryNote, LlmUsage llmUsage, String guardrailStop,
+public record StepReply(StepStatus status, String sessionId, Integer step, String stdout, String stderr, CodeError error,
+        List<String> variablesChanged, List<String> variablesDeleted, Double durationMs, List<Eviction> evicted,
+        MemoryUsage memory, Map<String, StepOutput.Truncated> truncated, Map<String, String> notPersisted,
+        StepOutput.SnapshotLoad loadedFromSnapshot, String message, String memoryNote, LlmUsage llmUsage, String guardrailStop,
         String guardrailMessage, List<String> notSaved, List<String> stillWriting, List<String> lostAtStop,
         Boolean variablesLost, List<String> lostVariables,
         String snapshotAt, String kernelExit, Integer kernelRestarts, LossReply kernelRestarted) {
@@ -37,8 +35,8 @@ public record StepReply(StepStatus status, String sessionId, Integer step, Strin
         }
     }
 
-    public static StepReply of(StepResult r, Settings settings) {
-        ExecResult e = r.exec();
+    public static StepReply of(StepResult r, KernelSettings settings) {
+        StepOutput e = r.exec();
         KernelLoss loss = r.loss();
         KernelLoss before = r.replacedBefore();
         String message = r.message();

@@ -10,14 +10,11 @@ import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.data.Download;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.kernel.channel.CallbackException;
 import dev.rlmmcp.kernel.channel.Kernel;
-import dev.rlmmcp.kernel.channel.KernelCallbacks;
 import dev.rlmmcp.kernel.channel.KernelReply;
 import dev.rlmmcp.kernel.process.BwrapLauncher;
 import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
-import dev.rlmmcp.kernel.protocol.DataType;
 import dev.rlmmcp.kernel.protocol.ExecResult;
 import dev.rlmmcp.kernel.protocol.KernelRequest;
 import dev.rlmmcp.kernel.protocol.LoopAnswer;
@@ -75,8 +72,8 @@ class ChildContextTransferTest {
         return store.snapshots().root().resolve(session.id());
     }
 
-    private static ObjectNode run(Session session, String code, KernelCallbacks callbacks) {
-        ObjectNode reply = TestReplies.step(session.execute(code, T, null, callbacks, null, CallContext.NONE));
+    private static ObjectNode run(Session session, String code, HostCallbacks callbacks) {
+        ObjectNode reply = TestReplies.step(session.execute(new StepRequest(code, T, StepExtras.of(null, callbacks, null), CallContext.NONE)));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("ok");
         return reply;
     }
@@ -97,7 +94,7 @@ class ChildContextTransferTest {
         Session parent = sessions.create("parent", Limits.NONE);
         AtomicReference<JsonNode> seen = new AtomicReference<>();
         AtomicReference<Path> file = new AtomicReference<>();
-        KernelCallbacks rlm = KernelCallbacks.byKind(Map.of("rlm", (kind, request) -> {
+        HostCallbacks rlm = HostCallbacks.byKind(Map.of("rlm", (kind, request) -> {
             seen.set(request);
             JsonNode ctx = request.path("contexts").path(0);
             Path path = snapshotDir(parent).resolve(ctx.path("file").asText());
@@ -108,7 +105,7 @@ class ChildContextTransferTest {
                 String proto = head.length == 2 && head[0] == (byte) 0x80 ? "pickle " + head[1] : "not a pickle";
                 return answers(proto + ", " + Files.size(path) + " bytes");
             } catch (IOException e) {
-                throw new CallbackException("NO_FILE", e.toString());
+                throw new CallbackRefused("NO_FILE", e.toString());
             }
         }));
 
@@ -136,7 +133,7 @@ class ChildContextTransferTest {
         try (var entries = Files.list(file.get().getParent())) {
             assertThat(entries).isEmpty();
         }
-        assertThat(run(parent, "print(len(big))", KernelCallbacks.NONE).path("stdout").asText())
+        assertThat(run(parent, "print(len(big))", HostCallbacks.NONE).path("stdout").asText())
                 .isEqualTo("50000000\n");
     }
 
@@ -146,7 +143,7 @@ class ChildContextTransferTest {
         open(sandbox);
         Session parent = sessions.create("parent", Limits.NONE);
         Session child = sessions.create("child", Limits.NONE);
-        KernelCallbacks rlm = KernelCallbacks.byKind(Map.of("rlm", (kind, request) -> {
+        HostCallbacks rlm = HostCallbacks.byKind(Map.of("rlm", (kind, request) -> {
             JsonNode ctx = request.path("contexts").path(0);
             Path path = snapshotDir(parent).resolve(ctx.path("file").asText());
             try {
@@ -154,10 +151,10 @@ class ChildContextTransferTest {
                 child.loadStream("context", DataType.PICKLE, new Download(Files.newInputStream(path),
                         Files.size(path), "context", null), "context", "the context", CallContext.NONE);
             } catch (IOException e) {
-                throw new CallbackException("NO_FILE", e.toString());
+                throw new CallbackRefused("NO_FILE", e.toString());
             }
             return answers(run(child, "print(type(context).__name__, context['rows'][-1], context['name'])",
-                    KernelCallbacks.NONE).path("stdout").asText().strip());
+                    HostCallbacks.NONE).path("stdout").asText().strip());
         }));
 
         ObjectNode reply = run(parent, """
@@ -166,7 +163,7 @@ class ChildContextTransferTest {
                 """, rlm);
 
         assertThat(reply.path("stdout").asText()).isEqualTo("dict 99999 héllo\n");
-        assertThat(run(child, "print(len(context['blob']), sorted(context))", KernelCallbacks.NONE)
+        assertThat(run(child, "print(len(context['blob']), sorted(context))", HostCallbacks.NONE)
                 .path("stdout").asText()).isEqualTo("1000 ['blob', 'name', 'rows']\n");
     }
 
@@ -174,7 +171,7 @@ class ChildContextTransferTest {
     void batchedChildrenThatFailGiveErrorStringsInTheirPlaces() {
         open("process");
         Session parent = sessions.create("parent", Limits.NONE);
-        KernelCallbacks rlm = KernelCallbacks.byKind(Map.of("rlm", (kind, request) -> {
+        HostCallbacks rlm = HostCallbacks.byKind(Map.of("rlm", (kind, request) -> {
             ObjectNode result = JSON.createObjectNode();
             result.withArray("answers").addObject().put("text", "first");
             result.withArray("answers").addObject().putObject("error").put("code", "CHILD_FAILED")
@@ -184,7 +181,7 @@ class ChildContextTransferTest {
         ObjectNode reply = run(parent, "print(rlm_query_batched(['a', 'b'], ['x', None], concurrency=2))", rlm);
         assertThat(reply.path("stdout").asText())
                 .isEqualTo("['first', '[rlm_query failed: CHILD_FAILED: its kernel died]']\n");
-        ObjectNode refused = TestReplies.step(parent.execute("rlm_query('q')", T, CallContext.NONE));
+        ObjectNode refused = TestReplies.step(parent.execute(StepRequest.of("rlm_query('q')", T)));
         assertThat(refused.path("error").path("type").asText()).isEqualTo("RLMQueryError");
         assertThat(refused.path("error").path("message").asText()).contains("no host callbacks of kind 'rlm'");
     }

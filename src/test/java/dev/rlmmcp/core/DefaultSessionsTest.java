@@ -48,7 +48,7 @@ class DefaultSessionsTest {
     void anEmptyDefaultSessionEndsWithItsConnection() {
         Sessions sessions = server(true);
         Session session = sessions.resolve(null, "c1");
-        session.execute("print('nothing kept')", T, CallContext.NONE);
+        session.execute(StepRequest.of("print('nothing kept')", T));
         sessions.connectionClosed("c1");
         assertThat(ids(sessions)).doesNotContain(session.id());
         assertThat(session.hasKernel()).isFalse();
@@ -58,12 +58,12 @@ class DefaultSessionsTest {
     void aDefaultSessionWithVariablesOutlivesItsConnectionAndAnotherConnectionUsesIt() {
         Sessions sessions = server(true);
         Session session = sessions.resolve(null, "c1");
-        session.execute("x = 41", T, CallContext.NONE);
+        session.execute(StepRequest.of("x = 41", T));
         sessions.connectionClosed("c1");
         assertThat(ids(sessions)).contains(session.id());
         Session again = sessions.resolve(session.id(), "c2");
         assertThat(again).isSameAs(session);
-        assertThat(again.execute("print(x + 1)", T, CallContext.NONE).exec().stdout()).isEqualTo("42\n");
+        assertThat(again.execute(StepRequest.of("print(x + 1)", T)).exec().stdout()).isEqualTo("42\n");
         assertThat(sessions.resolve(null, "c2")).isNotSameAs(session);
     }
 
@@ -71,8 +71,8 @@ class DefaultSessionsTest {
     void aDefaultSessionWhoseVariablesWereDeletedEndsWithItsConnection() {
         Sessions sessions = server(false);
         Session session = sessions.resolve(null, "c1");
-        session.execute("x = 1", T, CallContext.NONE);
-        session.execute("del x", T, CallContext.NONE);
+        session.execute(StepRequest.of("x = 1", T));
+        session.execute(StepRequest.of("del x", T));
         sessions.connectionClosed("c1");
         assertThat(ids(sessions)).doesNotContain(session.id());
     }
@@ -82,7 +82,7 @@ class DefaultSessionsTest {
         Sessions sessions = server(false);
         Session named = sessions.create("context", Limits.NONE);
         Session shared = sessions.resolve(null, "rpc");
-        shared.execute("print(1)", T, CallContext.NONE);
+        shared.execute(StepRequest.of("print(1)", T));
         sessions.sweep(Duration.ZERO);
         assertThat(ids(sessions)).contains(named.id(), shared.id());
     }
@@ -92,7 +92,7 @@ class DefaultSessionsTest {
         Sessions sessions = server(false);
         Session session = sessions.resolve(null, "c1");
         CompletableFuture<ObjectNode> slow = CompletableFuture.supplyAsync(
-                () -> TestReplies.step(session.execute("__import__('time').sleep(1)", T, CallContext.NONE)));
+                () -> TestReplies.step(session.execute(StepRequest.of("__import__('time').sleep(1)", T))));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!session.busy() && System.nanoTime() < deadline) {
             Thread.sleep(5);
@@ -101,7 +101,7 @@ class DefaultSessionsTest {
         assertThat(ids(sessions)).contains(session.id());
         slow.get(30, TimeUnit.SECONDS);
         Session other = sessions.resolve(null, "c2");
-        other.execute("y = 2", T, CallContext.NONE);
+        other.execute(StepRequest.of("y = 2", T));
         sessions.connectionClosed("c2");
         sessions.sweep(Duration.ZERO);
         assertThat(ids(sessions)).doesNotContain(session.id()).contains(other.id());
@@ -111,7 +111,7 @@ class DefaultSessionsTest {
     void atShutdownTheEmptyDefaultSessionsOfOpenConnectionsAreNotKept() {
         Sessions first = server(true);
         Session empty = first.resolve(null, "stdio");
-        empty.execute("print(1)", T, CallContext.NONE);
+        empty.execute(StepRequest.of("print(1)", T));
         Session named = first.create("context", Limits.NONE);
         first.close();
         opened.remove(first);

@@ -7,10 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.channel.CallbackDepth;
-import dev.rlmmcp.kernel.channel.CallbackException;
-import dev.rlmmcp.kernel.channel.KernelCallbacks;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
-import dev.rlmmcp.kernel.protocol.DataType;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -46,19 +43,18 @@ class KernelCallbackChannelTest {
         sessions.close();
     }
 
-    private ObjectNode run(String code, KernelCallbacks callbacks) {
+    private ObjectNode run(String code, HostCallbacks callbacks) {
         return run(code, callbacks, CallContext.NONE);
     }
 
-    private ObjectNode run(String code, KernelCallbacks callbacks, CallContext context) {
-        return TestReplies.step(session.execute("import rlm_harness as h\n" + code, Duration.ofSeconds(20), null,
-                callbacks, null, context));
+    private ObjectNode run(String code, HostCallbacks callbacks, CallContext context) {
+        return TestReplies.step(session.execute(new StepRequest("import rlm_harness as h\n" + code, Duration.ofSeconds(20), StepExtras.of(null, callbacks, null), context)));
     }
 
     @Test
     void aRequestFromUserCodeIsAnsweredByItsKindsHandler() {
         List<Integer> depths = new CopyOnWriteArrayList<>();
-        KernelCallbacks callbacks = KernelCallbacks.byKind(Map.of("echo", (kind, request) -> {
+        HostCallbacks callbacks = HostCallbacks.byKind(Map.of("echo", (kind, request) -> {
             depths.add(CallbackDepth.current());
             return JSON.createObjectNode().put("kind", kind).set("got", request);
         }));
@@ -76,10 +72,10 @@ class KernelCallbackChannelTest {
     void manyRequestsAreOutstandingAtOnceAndEachAnswerFindsItsRequest() {
         int n = 8;
         CountDownLatch allArrived = new CountDownLatch(n);
-        KernelCallbacks callbacks = (kind, request) -> {
+        HostCallbacks callbacks = (kind, request) -> {
             allArrived.countDown();
             if (!allArrived.await(10, TimeUnit.SECONDS)) {
-                throw new CallbackException("NOT_CONCURRENT", "the requests did not arrive together");
+                throw new CallbackRefused("NOT_CONCURRENT", "the requests did not arrive together");
             }
             int i = request.path("i").asInt();
             Thread.sleep((n - i) * 15L);
@@ -90,14 +86,14 @@ class KernelCallbackChannelTest {
                 print([p.result() for p in waiting])
                 """, callbacks);
         assertThat(reply.path("stdout").asText()).isEqualTo("[0, 1, 4, 9, 16, 25, 36, 49]\n");
-        assertThat(run("print('next step')", KernelCallbacks.NONE).path("stdout").asText()).isEqualTo("next step\n");
+        assertThat(run("print('next step')", HostCallbacks.NONE).path("stdout").asText()).isEqualTo("next step\n");
     }
 
     @Test
     void refusalsAndFailuresAreRaisedInPythonWithTheirCode() {
-        KernelCallbacks callbacks = KernelCallbacks.byKind(Map.of(
+        HostCallbacks callbacks = HostCallbacks.byKind(Map.of(
                 "limited", (kind, request) -> {
-                    throw new CallbackException("LIMIT_EXCEEDED", "no more calls in this step");
+                    throw new CallbackRefused("LIMIT_EXCEEDED", "no more calls in this step");
                 },
                 "broken", (kind, request) -> {
                     throw new IllegalStateException("boom");
@@ -124,7 +120,7 @@ class KernelCallbackChannelTest {
     void aTimeoutInterruptsTheWaitingCodeAndAbandonsTheHandlers() throws Exception {
         CountDownLatch interrupted = new CountDownLatch(2);
         AtomicInteger started = new AtomicInteger();
-        KernelCallbacks slow = (kind, request) -> {
+        HostCallbacks slow = (kind, request) -> {
             started.incrementAndGet();
             try {
                 Thread.sleep(60_000);
@@ -134,11 +130,11 @@ class KernelCallbackChannelTest {
             }
             return JSON.nullNode();
         };
-        ObjectNode reply = TestReplies.step(session.execute("""
+        ObjectNode reply = TestReplies.step(session.execute(new StepRequest("""
                 import rlm_harness as h
                 a = h.KERNEL.callbacks.submit("slow", {})
                 h.KERNEL.callbacks.call("slow", {})
-                """, Duration.ofSeconds(1), null, slow, null, CallContext.NONE));
+                """, Duration.ofSeconds(1), StepExtras.of(null, slow, null), CallContext.NONE)));
         assertThat(reply.path("status").asText()).isEqualTo("interrupted");
         assertThat(reply.path("message").asText()).contains("all variables are intact");
         assertThat(started.get()).isEqualTo(2);
@@ -148,7 +144,7 @@ class KernelCallbackChannelTest {
                     a.result()
                 except h.CallbackError as e:
                     print(e.code)
-                """, KernelCallbacks.NONE);
+                """, HostCallbacks.NONE);
         assertThat(after.path("stdout").asText()).isEqualTo("ABANDONED\n");
     }
 
@@ -156,7 +152,7 @@ class KernelCallbackChannelTest {
     void theClientsCancellationInterruptsCodeWaitingForAnAnswer() throws Exception {
         CountDownLatch waiting = new CountDownLatch(1);
         CountDownLatch interrupted = new CountDownLatch(1);
-        KernelCallbacks slow = (kind, request) -> {
+        HostCallbacks slow = (kind, request) -> {
             waiting.countDown();
             try {
                 Thread.sleep(60_000);
@@ -178,13 +174,13 @@ class KernelCallbackChannelTest {
         ObjectNode reply = run("h.KERNEL.callbacks.call('slow', {})", slow, request);
         assertThat(reply.path("status").asText()).isEqualTo("interrupted");
         assertThat(interrupted.await(5, TimeUnit.SECONDS)).isTrue();
-        assertThat(run("print('after')", KernelCallbacks.NONE).path("stdout").asText()).isEqualTo("after\n");
+        assertThat(run("print('after')", HostCallbacks.NONE).path("stdout").asText()).isEqualTo("after\n");
     }
 
     @Test
     void codeThatIgnoresTheInterruptIsKilledAndItsHandlersAbandoned() throws Exception {
         CountDownLatch interrupted = new CountDownLatch(1);
-        KernelCallbacks slow = (kind, request) -> {
+        HostCallbacks slow = (kind, request) -> {
             try {
                 Thread.sleep(60_000);
             } catch (InterruptedException e) {
@@ -193,17 +189,17 @@ class KernelCallbackChannelTest {
             }
             return JSON.nullNode();
         };
-        ObjectNode reply = TestReplies.step(session.execute("""
+        ObjectNode reply = TestReplies.step(session.execute(new StepRequest("""
                 import rlm_harness as h
                 while True:
                     try:
                         h.KERNEL.callbacks.call("slow", {})
                     except BaseException:
                         pass
-                """, Duration.ofSeconds(1), null, slow, null, CallContext.NONE));
+                """, Duration.ofSeconds(1), StepExtras.of(null, slow, null), CallContext.NONE)));
         assertThat(reply.path("status").asText()).isEqualTo("killed");
         assertThat(interrupted.await(5, TimeUnit.SECONDS)).isTrue();
-        assertThat(run("print('fresh')", KernelCallbacks.NONE).path("stdout").asText()).isEqualTo("fresh\n");
+        assertThat(run("print('fresh')", HostCallbacks.NONE).path("stdout").asText()).isEqualTo("fresh\n");
     }
 
     @Test
@@ -222,20 +218,20 @@ class KernelCallbackChannelTest {
                 """, (kind, request) -> JSON.nullNode());
         assertThat(first.path("status").asText()).isEqualTo("ok");
         Thread.sleep(800);
-        assertThat(run("t.join(); print(late)", KernelCallbacks.NONE).path("stdout").asText())
+        assertThat(run("t.join(); print(late)", HostCallbacks.NONE).path("stdout").asText())
                 .isEqualTo("['NOT_RUNNING']\n");
     }
 
     @Test
     void answersBeyondThePipeBufferAndLoadsAfterwardsKeepTheFramesAligned() {
         String big = "x".repeat(3 * 1024 * 1024);
-        KernelCallbacks callbacks = (kind, request) -> JSON.getNodeFactory().textNode(big + request.path("i").asInt());
+        HostCallbacks callbacks = (kind, request) -> JSON.getNodeFactory().textNode(big + request.path("i").asInt());
         ObjectNode reply = run("""
                 rs = [h.KERNEL.callbacks.submit("big", {"i": i}) for i in range(4)]
                 print([len(p.result()) for p in rs], rs[3].result()[-1])
                 """, callbacks);
         assertThat(reply.path("stdout").asText()).isEqualTo("[3145729, 3145729, 3145729, 3145729] 3\n");
         assertThat(TestReplies.load(session.loadData("small", "a\nb", DataType.LINES, CallContext.NONE)).path("length").asInt()).isEqualTo(2);
-        assertThat(run("print(small)", KernelCallbacks.NONE).path("stdout").asText()).isEqualTo("['a', 'b']\n");
+        assertThat(run("print(small)", HostCallbacks.NONE).path("stdout").asText()).isEqualTo("['a', 'b']\n");
     }
 }

@@ -77,7 +77,7 @@ class KernelUidsSandboxTest {
     }
 
     private static String out(Session session, String code) {
-        ObjectNode reply = TestReplies.step(session.execute(code, Duration.ofSeconds(30), CallContext.NONE));
+        ObjectNode reply = TestReplies.step(session.execute(StepRequest.of(code, Duration.ofSeconds(30))));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("ok");
         return reply.path("stdout").asText();
     }

@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.kernel.KernelFactory;
-import dev.rlmmcp.kernel.channel.KernelCallbacks;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
 import dev.rlmmcp.llm.ChatCompletionsServer;
 import dev.rlmmcp.llm.LlmLimits;
@@ -55,7 +54,7 @@ class LlmQueryTest {
     }
 
     private static ObjectNode run(Session session, String code) {
-        return TestReplies.step(session.execute(code, Duration.ofSeconds(30), CallContext.NONE));
+        return TestReplies.step(session.execute(StepRequest.of(code, Duration.ofSeconds(30))));
     }
 
     @Test
@@ -212,17 +211,17 @@ class LlmQueryTest {
     void llmQueryFromCodeRunByACallbackIsRefusedPastTheDepthLimit() {
         Session inner = sessions.resolve(null, "inner");
         Session outer = sessions.resolve(null, "outer");
-        KernelCallbacks nested = (kind, request) -> JSON.getNodeFactory().textNode(run(inner, """
+        HostCallbacks nested = (kind, request) -> JSON.getNodeFactory().textNode(run(inner, """
                 try:
                     llm_query("deeper")
                 except LLMQueryError as e:
                     print(e.code, e)
                 """).path("stdout").asText());
-        ObjectNode reply = TestReplies.step(outer.execute("""
+        ObjectNode reply = TestReplies.step(outer.execute(new StepRequest("""
                 import rlm_harness as h
                 print(h.KERNEL.callbacks.call("nested", {}), end="")
                 print(llm_query("top"))
-                """, Duration.ofSeconds(30), null, nested, null, CallContext.NONE));
+                """, Duration.ofSeconds(30), StepExtras.of(null, nested, null), CallContext.NONE)));
         assertThat(reply.path("stdout").asText()).isEqualTo("""
                 DEPTH_LIMIT sub-LLM calls nest at most 1 deep here (llm_max_depth)
                 answer: TOP

@@ -9,7 +9,6 @@ import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.data.Download;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
-import dev.rlmmcp.kernel.protocol.DataType;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -67,7 +66,7 @@ class LoadParityTest {
     }
 
     private String run(String code) {
-        ObjectNode reply = TestReplies.step(session.execute(code, Duration.ofSeconds(60), CallContext.NONE));
+        ObjectNode reply = TestReplies.step(session.execute(StepRequest.of(code, Duration.ofSeconds(60))));
         assertThat(reply.path("error").isObject()).as("%s", reply).isFalse();
         return reply.path("stdout").asText();
     }

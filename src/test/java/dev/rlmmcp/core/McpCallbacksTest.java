@@ -14,7 +14,6 @@ import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.TestSettings;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
-import dev.rlmmcp.kernel.protocol.McpSetup;
 import dev.rlmmcp.tools.Replies;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -85,8 +84,7 @@ class McpCallbacksTest {
 
     private ObjectNode run(String code, List<String> allowed) {
         McpCallbacks callbacks = new McpCallbacks(servers, allowed, Duration.ofSeconds(5), JSON);
-        return TestReplies.step(session.execute(code, Duration.ofSeconds(20), null, callbacks.byKind(), callbacks.kernelSetup(),
-                CallContext.NONE));
+        return TestReplies.step(session.execute(new StepRequest(code, Duration.ofSeconds(20), StepExtras.of(null, callbacks.byKind(), callbacks.kernelSetup()), CallContext.NONE)));
     }
 
     @Test
@@ -134,18 +132,17 @@ class McpCallbacksTest {
 
     @Test
     void topLevelAwaitWorksInEveryCellAndTheLastExpressionIsShown() {
-        assertThat(session.execute("import asyncio\nawait asyncio.sleep(0)\nx = 7", Duration.ofSeconds(10), CallContext.NONE).exec().error()).isNull();
-        ObjectNode reply = TestReplies.step(session.execute("async def twice(n):\n    return 2 * n\nawait twice(x)", Duration.ofSeconds(10), CallContext.NONE));
+        assertThat(session.execute(StepRequest.of("import asyncio\nawait asyncio.sleep(0)\nx = 7", Duration.ofSeconds(10))).exec().error()).isNull();
+        ObjectNode reply = TestReplies.step(session.execute(StepRequest.of("async def twice(n):\n    return 2 * n\nawait twice(x)", Duration.ofSeconds(10))));
         assertThat(reply.path("stdout").asText()).isEqualTo("14\n");
-        ObjectNode failing = TestReplies.step(session.execute("async def boom():\n    raise ValueError('no')\nawait boom()",
-                Duration.ofSeconds(10), CallContext.NONE));
+        ObjectNode failing = TestReplies.step(session.execute(StepRequest.of("async def boom():\n    raise ValueError('no')\nawait boom()", Duration.ofSeconds(10))));
         assertThat(failing.path("error").path("type").asText()).isEqualTo("ValueError");
         assertThat(failing.path("error").path("traceback").asText()).doesNotContain("asyncio", "harness");
     }
 
     @Test
     void theKernelIsToldAliasesAndToolsButNoCommandOrSecret() {
-        McpSetup context = new McpCallbacks(servers, List.of("calc"), Duration.ofSeconds(5), JSON).kernelSetup();
+        BridgeSetup context = new McpCallbacks(servers, List.of("calc"), Duration.ofSeconds(5), JSON).kernelSetup();
         assertThat(Replies.tree(context).toString()).contains("\"alias\":\"add_two\"", "\"discovered\":[\"Other Server\",\"calc\"]")
                 .doesNotContain("sk-never-shown", "calc-server");
         ObjectNode reply = run("print(repr(mcp_calc), 'mcp_calc' in dir())", List.of("calc"));

@@ -8,8 +8,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
-import dev.rlmmcp.kernel.protocol.DataType;
-import dev.rlmmcp.kernel.protocol.VarEntry;
 import dev.rlmmcp.store.StateStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -54,14 +52,14 @@ class PersistenceTest {
     }
 
     private static String out(Session session, String code) {
-        ObjectNode reply = TestReplies.step(session.execute(code, T, CallContext.NONE));
+        ObjectNode reply = TestReplies.step(session.execute(StepRequest.of(code, T)));
         assertThat(reply.path("error").isObject()).as(reply.toString()).isFalse();
         return reply.path("stdout").asText();
     }
 
     private static Map<String, String> statuses(Session session) {
         return session.listVars().body().variables().stream()
-                .collect(Collectors.toMap(VarEntry::name, VarEntry::status));
+                .collect(Collectors.toMap(Variable::name, Variable::status));
     }
 
     @Test
@@ -116,7 +114,7 @@ class PersistenceTest {
     @Test
     void aChangeTooLargeToWriteBeforeTheReplyIsNamedAndWrittenRightAfter() throws Exception {
         Session session = server(1L << 30, Duration.ofHours(1)).create("s", Limits.NONE);
-        ObjectNode reply = TestReplies.step(session.execute("small = 1\nbig = 'x' * (64 << 20)", T, CallContext.NONE));
+        ObjectNode reply = TestReplies.step(session.execute(StepRequest.of("small = 1\nbig = 'x' * (64 << 20)", T)));
         assertThat(names(reply.path("still_writing"))).containsExactly("big");
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (!manifest(session).path("variables").has("big") && System.nanoTime() < deadline) {
@@ -124,7 +122,7 @@ class PersistenceTest {
         }
         assertThat(manifest(session).path("variables").has("big")).as("written in the background").isTrue();
         assertThat(manifest(session).path("pending")).isEmpty();
-        assertThat(TestReplies.step(session.execute("small = 2", T, CallContext.NONE)).has("still_writing")).isFalse();
+        assertThat(TestReplies.step(session.execute(StepRequest.of("small = 2", T))).has("still_writing")).isFalse();
     }
 
     private JsonNode manifest(Session session) throws Exception {
@@ -138,13 +136,13 @@ class PersistenceTest {
         session.snapshotNow();
         out(session, "newer = 'made just before the crash'");
         // the snapshot is due only in an hour, but the next call writes it before it runs
-        ObjectNode crash = TestReplies.step(session.execute("import os, signal\nduring = 1\nos.kill(os.getpid(), signal.SIGKILL)", T, CallContext.NONE));
+        ObjectNode crash = TestReplies.step(session.execute(StepRequest.of("import os, signal\nduring = 1\nos.kill(os.getpid(), signal.SIGKILL)", T)));
         assertThat(crash.path("status").asText()).isEqualTo("crashed");
         assertThat(crash.path("variables_lost").asBoolean()).isFalse();
         assertThat(crash.path("lost_variables")).isEmpty();
         assertThat(crash.path("message").asText()).contains("snapshot").contains("failed call itself");
         assertThat(out(session, "print(kept, newer)")).isEqualTo("[0, 1, 2, 3, 4] made just before the crash\n");
-        assertThat(TestReplies.step(session.execute("during", T, CallContext.NONE)).path("error").path("type").asText()).isEqualTo("NameError");
+        assertThat(TestReplies.step(session.execute(StepRequest.of("during", T))).path("error").path("type").asText()).isEqualTo("NameError");
     }
 
     @Test
@@ -157,14 +155,14 @@ class PersistenceTest {
         kernel.destroyForcibly();
         kernel.onExit().get(10, TimeUnit.SECONDS);
 
-        ObjectNode next = TestReplies.step(session.execute("print(kept)", T, CallContext.NONE));
+        ObjectNode next = TestReplies.step(session.execute(StepRequest.of("print(kept)", T)));
         assertThat(next.path("status").asText()).isEqualTo("ok");
         assertThat(next.path("stdout").asText()).isEqualTo("[0, 1, 2, 3, 4]\n");
         assertThat(names(next.path("lost_variables"))).containsExactly("late");
         assertThat(next.path("kernel_restarted").path("message").asText()).contains("died since the last call")
                 .contains("late").contains("This call ran on the fresh kernel");
         assertThat(session.kernelRestarts()).isEqualTo(1);
-        assertThat(TestReplies.step(session.execute("print(kept)", T, CallContext.NONE)).has("kernel_restarted")).isFalse();
+        assertThat(TestReplies.step(session.execute(StepRequest.of("print(kept)", T))).has("kernel_restarted")).isFalse();
     }
 
     @Test
@@ -184,7 +182,7 @@ class PersistenceTest {
         Session session = server(8L * 1024 * 1024, Duration.ofHours(1)).create("s", Limits.NONE);
         out(session, "a = 'a' * 3_000_000");
         out(session, "b = 'b' * 3_000_000");
-        ObjectNode third = TestReplies.step(session.execute("c = 'c' * 3_000_000", T, CallContext.NONE));
+        ObjectNode third = TestReplies.step(session.execute(StepRequest.of("c = 'c' * 3_000_000", T)));
         assertThat(third.path("evicted").get(0).path("spilled").asBoolean()).isTrue();
         assertThat(third.path("memory_note").asText()).contains("Spilled to disk: a");
         assertThat(statuses(session)).containsEntry("a", "spilled").containsEntry("c", "live");
@@ -198,8 +196,8 @@ class PersistenceTest {
     void valuesThatCannotBeSnapshottedAreReportedWithTheReason() {
         Sessions first = server(1L << 30, Duration.ofHours(1));
         Session session = first.create("s", Limits.NONE);
-        ObjectNode reply = TestReplies.step(session.execute("gen = (i for i in range(3))\nok = 1\n"
-                + "def make():\n    def inner():\n        return 1\n    return inner\nclosure = make()", T, CallContext.NONE));
+        ObjectNode reply = TestReplies.step(session.execute(StepRequest.of("gen = (i for i in range(3))\nok = 1\n"
+                + "def make():\n    def inner():\n        return 1\n    return inner\nclosure = make()", T)));
         assertThat(reply.path("not_persisted").path("gen").asText()).contains("cannot be pickled").contains("generator");
         assertThat(reply.path("not_persisted").path("closure").asText()).contains("inside a function");
         assertThat(reply.path("not_persisted").has("ok")).isFalse();

@@ -12,7 +12,6 @@ import dev.rlmmcp.data.Download;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
-import dev.rlmmcp.kernel.protocol.DataType;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -51,7 +50,7 @@ class SessionStreamTest {
     }
 
     private String run(String code) {
-        ObjectNode reply = TestReplies.step(session.execute(code, Duration.ofSeconds(30), CallContext.NONE));
+        ObjectNode reply = TestReplies.step(session.execute(StepRequest.of(code, Duration.ofSeconds(30))));
         assertThat(reply.path("error").isObject()).as("%s", reply).isFalse();
         return reply.path("stdout").asText();
     }
@@ -173,7 +172,7 @@ class SessionStreamTest {
                 base.importPolicy());
         try (Sessions own = new Sessions(new KernelFactory(quick, new ProcessLauncher(), new ObjectMapper()))) {
             Session s = own.resolve(null, "quick");
-            s.execute("kept = 1", Duration.ofSeconds(30), CallContext.NONE);
+            s.execute(StepRequest.of("kept = 1", Duration.ofSeconds(30)));
             long started = System.nanoTime();
             assertThatThrownBy(() -> TestReplies.load(s.loadStream("slow", DataType.TEXT, new Download(trickle(), -1, "test://slow", null),
                     "url", "t", CallContext.NONE))).isInstanceOfSatisfying(RlmException.class, e -> {
@@ -181,7 +180,7 @@ class SessionStreamTest {
                         assertThat(e.getMessage()).contains("time limit", "nothing was stored");
                     });
             assertThat((System.nanoTime() - started) / 1_000_000).isLessThan(6_000);
-            assertThat(s.execute("print(kept, 'slow' in globals())", Duration.ofSeconds(30), CallContext.NONE).exec().stdout())
+            assertThat(s.execute(StepRequest.of("print(kept, 'slow' in globals())", Duration.ofSeconds(30))).exec().stdout())
                     .isEqualTo("1 False\n");
             assertThat(s.kernelRestarts()).isZero();
         }

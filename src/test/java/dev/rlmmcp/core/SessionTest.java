@@ -11,7 +11,6 @@ import dev.rlmmcp.base.ErrorCode;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
-import dev.rlmmcp.kernel.protocol.DataType;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -41,7 +40,7 @@ class SessionTest {
     }
 
     private ObjectNode run(String code) {
-        return TestReplies.step(session.execute(code, Duration.ofSeconds(30), CallContext.NONE));
+        return TestReplies.step(session.execute(StepRequest.of(code, Duration.ofSeconds(30))));
     }
 
     @Test
@@ -112,7 +111,7 @@ class SessionTest {
     @Test
     void timeoutInterruptsAndKeepsVariables() {
         run("keep = list(range(10))");
-        ObjectNode reply = TestReplies.step(session.execute("while True:\n    pass", Duration.ofSeconds(1), CallContext.NONE));
+        ObjectNode reply = TestReplies.step(session.execute(StepRequest.of("while True:\n    pass", Duration.ofSeconds(1))));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("interrupted");
         assertThat(reply.path("message").asText()).contains("interrupted after", "variables are intact");
         assertThat(run("print(sum(keep))").path("stdout").asText()).isEqualTo("45\n");
@@ -121,13 +120,13 @@ class SessionTest {
     @Test
     void codeThatIgnoresTheInterruptIsKilledAndTheSessionGoesOn() {
         run("keep = 1");
-        ObjectNode reply = TestReplies.step(session.execute("""
+        ObjectNode reply = TestReplies.step(session.execute(StepRequest.of("""
                 import signal
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
                 while True:
                     pass
-                """, Duration.ofSeconds(1), CallContext.NONE));
+                """, Duration.ofSeconds(1))));
         assertThat(reply.path("status").asText()).isEqualTo("killed");
         assertThat(reply.path("variables_lost").asBoolean()).isTrue();
         assertThat(reply.path("message").asText()).contains("VARIABLES", "LOST", "fresh kernel is ready");
@@ -182,7 +181,7 @@ class SessionTest {
             assertThat(TestReplies.load(s.loadData("t", data, DataType.TEXT, CallContext.NONE)).path("length").asLong())
                     .isEqualTo(data.codePointCount(0, data.length()));
             String check = "print([len(x) for x in l], l[0][-1] == '😀', l[2], l[3], t.count('\\r'))";
-            assertThat(s.execute(check, Duration.ofSeconds(30), CallContext.NONE).exec().stdout())
+            assertThat(s.execute(StepRequest.of(check, Duration.ofSeconds(30))).exec().stdout())
                     .isEqualTo("[524288, 524284, 10, 4] True éééééééééé last 2\n");
         }
     }
@@ -239,18 +238,18 @@ class SessionTest {
     void namedSessionsCountStepsStopAtTheLimitAndFinalize() {
         Session named = sessions.create("context", new Limits(2, null, null, null));
         named.loadData("context", "alpha beta", DataType.TEXT, CallContext.NONE);
-        assertThat(TestReplies.step(named.execute("words = context.split()", Duration.ofSeconds(5), CallContext.NONE)).path("step").asInt()).isZero();
-        ObjectNode second = TestReplies.step(named.execute("answer = len(words)", Duration.ofSeconds(5), CallContext.NONE));
+        assertThat(TestReplies.step(named.execute(StepRequest.of("words = context.split()", Duration.ofSeconds(5)))).path("step").asInt()).isZero();
+        ObjectNode second = TestReplies.step(named.execute(StepRequest.of("answer = len(words)", Duration.ofSeconds(5))));
         assertThat(second.path("step").asInt()).isEqualTo(1);
         assertThat(second.has("guardrail_stop")).isFalse();
-        assertThatThrownBy(() -> TestReplies.step(named.execute("x = 1", Duration.ofSeconds(5), CallContext.NONE)))
+        assertThatThrownBy(() -> TestReplies.step(named.execute(StepRequest.of("x = 1", Duration.ofSeconds(5)))))
                 .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.GUARDRAIL_STOP));
         assertThat(named.state()).isEqualTo(SessionState.STOPPED);
         assertThat(TestReplies.answer(named.getVar("answer", 0, 100)).path("value").asText()).isEqualTo("2");
         ObjectNode done = TestReplies.finalized(named.finish(null, "answer"));
         assertThat(done.path("final_answer").asText()).isEqualTo("2");
         assertThat(done.path("state").asText()).isEqualTo("finalized");
-        assertThatThrownBy(() -> TestReplies.step(named.execute("x = 1", Duration.ofSeconds(5), CallContext.NONE)))
+        assertThatThrownBy(() -> TestReplies.step(named.execute(StepRequest.of("x = 1", Duration.ofSeconds(5)))))
                 .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.SESSION_FINALIZED));
         ObjectNode trace = TestReplies.trace(named.trace(0, 100));
         assertThat(trace.path("steps")).extracting(s -> s.path("kind").asText())

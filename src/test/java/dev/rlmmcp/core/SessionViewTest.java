@@ -39,9 +39,9 @@ class SessionViewTest {
     @Test
     void eachTraceEntryCarriesTheMemoryItLeft() {
         Session session = sessions.create("m", Limits.NONE);
-        session.execute("a = 'x' * 100_000", Duration.ofSeconds(30), CallContext.NONE);
-        session.execute("b = 'y' * 300_000", Duration.ofSeconds(30), CallContext.NONE);
-        session.execute("del a, b", Duration.ofSeconds(30), CallContext.NONE);
+        session.execute(StepRequest.of("a = 'x' * 100_000", Duration.ofSeconds(30)));
+        session.execute(StepRequest.of("b = 'y' * 300_000", Duration.ofSeconds(30)));
+        session.execute(StepRequest.of("del a, b", Duration.ofSeconds(30)));
         JsonNode steps = TestReplies.trace(session.trace(0, 10)).path("steps");
         long first = steps.path(0).path("memory_bytes").asLong();
         long second = steps.path(1).path("memory_bytes").asLong();
@@ -66,7 +66,7 @@ class SessionViewTest {
     @Test
     void variablesComeFromARunningKernelWithoutCountingAsActivity() {
         Session session = sessions.create("warm", Limits.NONE);
-        session.execute("rows = list(range(1000))", Duration.ofSeconds(30), CallContext.NONE);
+        session.execute(StepRequest.of("rows = list(range(1000))", Duration.ofSeconds(30)));
         Instant idleSince = session.lastActive();
         ObjectNode view = TestReplies.variables(session.variablesView());
         assertThat(view.path("source").asText()).isEqualTo("kernel");
@@ -81,7 +81,7 @@ class SessionViewTest {
     @Test
     void anExpiredSessionShowsItsVariablesAsLastSeen() {
         Session session = sessions.create("gone", Limits.NONE);
-        session.execute("kept = 1", Duration.ofSeconds(30), CallContext.NONE);
+        session.execute(StepRequest.of("kept = 1", Duration.ofSeconds(30)));
         session.variablesView();
         sessions.sweep(Duration.ZERO);
         assertThat(session.state()).isEqualTo(SessionState.EXPIRED);
@@ -95,10 +95,10 @@ class SessionViewTest {
     @Test
     void theTraceAndVariablesAnswerWhileCodeIsRunning() throws Exception {
         Session session = sessions.create("busy", Limits.NONE);
-        session.execute("x = 1", Duration.ofSeconds(30), CallContext.NONE);
+        session.execute(StepRequest.of("x = 1", Duration.ofSeconds(30)));
         session.variablesView();
         CompletableFuture<ObjectNode> slow = CompletableFuture.supplyAsync(
-                () -> TestReplies.step(session.execute("import time\ntime.sleep(2)", Duration.ofSeconds(30), CallContext.NONE)));
+                () -> TestReplies.step(session.execute(StepRequest.of("import time\ntime.sleep(2)", Duration.ofSeconds(30)))));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (!session.busy() && System.nanoTime() < deadline) {
             Thread.sleep(10);

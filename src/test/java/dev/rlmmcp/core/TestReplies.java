@@ -8,7 +8,7 @@ import java.nio.file.Path;
 /** The JSON replies the agent sees for a session's records, built as the tools build them. */
 public final class TestReplies {
 
-    private static final Settings DEFAULT = TestSettings.in(Path.of(System.getProperty("java.io.tmpdir")));
+    private static final KernelSettings DEFAULT = WireRecords.settings(TestSettings.in(Path.of(System.getProperty("java.io.tmpdir"))));
 
     private TestReplies() {
     }
@@ -18,7 +18,7 @@ public final class TestReplies {
     }
 
     public static ObjectNode step(StepResult result, Settings settings) {
-        return Replies.step(result, settings);
+        return Replies.step(result, WireRecords.settings(settings));
     }
 
     public static ObjectNode load(LoadResult result) {
@@ -26,7 +26,7 @@ public final class TestReplies {
     }
 
     public static ObjectNode load(LoadResult result, Settings settings) {
-        return Replies.load(result, settings);
+        return Replies.load(result, WireRecords.settings(settings));
     }
 
     public static ObjectNode answer(KernelAnswer<?> answer) {

@@ -1,5 +1,6 @@
 package dev.rlmmcp.kernel;
 
+import dev.rlmmcp.core.StepRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -79,7 +80,7 @@ class WarmKernelsTest {
     }
 
     private static String out(Session session, String code) {
-        ObjectNode reply = TestReplies.step(session.execute(code, Duration.ofSeconds(30), CallContext.NONE));
+        ObjectNode reply = TestReplies.step(session.execute(StepRequest.of(code, Duration.ofSeconds(30))));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("ok");
         return reply.path("stdout").asText();
     }

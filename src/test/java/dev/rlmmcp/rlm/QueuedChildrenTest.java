@@ -15,7 +15,7 @@ import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.kernel.process.BwrapLauncher;
 import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
-import dev.rlmmcp.kernel.protocol.DataType;
+import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.llm.LlmLimits;
 import dev.rlmmcp.llm.LlmService;
 import dev.rlmmcp.store.SnapshotPrune;

@@ -1,5 +1,7 @@
 package dev.rlmmcp.rlm;
 
+import dev.rlmmcp.core.StepExtras;
+import dev.rlmmcp.core.StepRequest;
 import static dev.rlmmcp.rlm.ScriptedBackend.repl;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -68,7 +70,7 @@ class RlmRunsTest {
 
     private Session withContext(String value) {
         Session s = sessions.create("root", Limits.NONE);
-        s.loadData("context", value, dev.rlmmcp.kernel.protocol.DataType.TEXT, CallContext.NONE);
+        s.loadData("context", value, dev.rlmmcp.core.DataType.TEXT, CallContext.NONE);
         return s;
     }
 
@@ -225,7 +227,7 @@ class RlmRunsTest {
                     """);
         }, limits(RunLimits.DEFAULTS));
         Session s = sessions.create("root", new Limits(null, null, null, Duration.ofSeconds(1)));
-        s.loadData("context", "x", dev.rlmmcp.kernel.protocol.DataType.TEXT, CallContext.NONE);
+        s.loadData("context", "x", dev.rlmmcp.core.DataType.TEXT, CallContext.NONE);
         long t0 = System.nanoTime();
         RunOutcome outcome = solve(s, "root");
         assertThat(outcome.answer()).isEqualTo("done");
@@ -384,8 +386,7 @@ class RlmRunsTest {
     void anAgentsStepCanCallRlmQueryAndItsTraceEntryHoldsTheChildren() throws Exception {
         start(t -> repl("answer['content'] = context.upper()\nanswer['ready'] = True"), limits(RunLimits.DEFAULTS));
         Session s = sessions.create("agent", Limits.NONE);
-        var result = runs.execute(s, "r = rlm_query('shout', context='hello')\nprint(r)", Duration.ofSeconds(30),
-                dev.rlmmcp.core.StepExtras.NONE, CallContext.NONE);
+        var result = runs.execute(s, new StepRequest("r = rlm_query('shout', context='hello')\nprint(r)", Duration.ofSeconds(30), dev.rlmmcp.core.StepExtras.NONE, CallContext.NONE));
         assertThat(result.exec().stdout()).isEqualTo("HELLO\n");
         JsonNode entry = lastTrace(s);
         assertThat(entry.path("rlm").path("calls").path(0).path("child").path("answer").asText()).isEqualTo("HELLO");

@@ -12,7 +12,7 @@ import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.TestSettings;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
-import dev.rlmmcp.kernel.protocol.DataType;
+import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.llm.LlmLimits;
 import dev.rlmmcp.llm.LlmService;
 import dev.rlmmcp.store.StateStore;

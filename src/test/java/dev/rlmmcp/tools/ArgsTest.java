@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.rlmmcp.base.ErrorCode;
 import dev.rlmmcp.base.RlmException;
-import dev.rlmmcp.kernel.protocol.DataType;
+import dev.rlmmcp.core.DataType;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,6 @@
 package dev.rlmmcp.tools;
 
+import dev.rlmmcp.core.StepRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -46,7 +47,7 @@ class StepReplySchemaTest {
     }
 
     private ObjectNode step(Session session, String code, Duration timeout) {
-        ObjectNode reply = Replies.step(session.execute(code, timeout, CallContext.NONE), settings);
+        ObjectNode reply = Replies.step(session.execute(StepRequest.of(code, timeout)), sessions.settings());
         JsonSchemaValidator.ValidationResponse check = validator.validate(SCHEMA, reply);
         assertThat(check.valid()).as("%s\nagainst the schema: %s", reply, check.errorMessage()).isTrue();
         return reply;

@@ -13,12 +13,13 @@ import dev.rlmmcp.core.McpCallbacks;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.StepExtras;
+import dev.rlmmcp.core.StepRequest;
 import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.core.StepResult;
-import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.kernel.protocol.ExecResult;
-import dev.rlmmcp.kernel.protocol.McpSetup;
-import dev.rlmmcp.kernel.protocol.PyError;
+import dev.rlmmcp.core.KernelSettings;
+import dev.rlmmcp.core.StepOutput;
+import dev.rlmmcp.core.BridgeSetup;
+import dev.rlmmcp.core.CodeError;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.ResponseFormat;
@@ -40,7 +41,7 @@ public final class RunPythonTool implements RlmTool {
 
     private final Sessions sessions;
     private final BridgedServers bridge;
-    private final Settings settings;
+    private final KernelSettings settings;
     private final ObjectMapper json;
 
     private final RlmRuns runs;
@@ -49,8 +50,8 @@ public final class RunPythonTool implements RlmTool {
         this.runs = runs;
         this.sessions = sessions;
         this.bridge = bridge;
-        this.settings = sessions.kernels().settings();
-        this.json = sessions.kernels().json();
+        this.settings = sessions.settings();
+        this.json = sessions.json();
     }
 
     @Override
@@ -127,7 +128,7 @@ public final class RunPythonTool implements RlmTool {
         // interrupt, then its kill) is what ends the run, reported as a timeout, never the bridge's wait
         McpCallbacks callbacks = new McpCallbacks(bridge, servers,
                 Duration.ofSeconds(timeout).plus(settings.interruptGrace()), json);
-        McpSetup setup;
+        BridgeSetup setup;
         try {
             setup = callbacks.kernelSetup();
         } catch (BridgeException e) {
@@ -140,8 +141,8 @@ public final class RunPythonTool implements RlmTool {
             session.queueForKernel(Duration.ofSeconds(timeout));
         }
         try {
-            StepResult result = runs.execute(session, code, Duration.ofSeconds(timeout),
-                    StepExtras.of(caller.sampling(), callbacks.byKind(), setup), caller.context());
+            StepResult result = runs.execute(session, new StepRequest(code, Duration.ofSeconds(timeout),
+                    StepExtras.of(caller.sampling(), callbacks.byKind(), setup), caller.context()));
             ObjectNode reply = fromStep(result, servers, timeout);
             if (existing != null) {
                 reply.put("session_id", existing.id());
@@ -157,14 +158,14 @@ public final class RunPythonTool implements RlmTool {
 
     /** Seed 004's reply for a step: success, error (the code raised, or its kernel crashed) or timeout. */
     private ObjectNode fromStep(StepResult result, List<String> servers, long timeout) {
-        ExecResult exec = result.exec();
+        StepOutput exec = result.exec();
         String stdout = exec == null ? "" : exec.stdout();
         String stderr = exec == null ? "" : exec.stderr();
         return switch (result.status()) {
             case OK -> reply("success", stdout.isEmpty() && stderr.isEmpty() ? "Success (no output)" : "Success", 0,
                     stdout, stderr, servers, null, timeout);
             case ERROR -> {
-                PyError error = exec.error();
+                CodeError error = exec.error();
                 String what = error.type() + ": " + error.message();
                 yield reply("error", "Error: " + what, 1, stdout, stderr + (error.traceback() == null ? ""
                         : error.traceback()), servers, what, timeout);

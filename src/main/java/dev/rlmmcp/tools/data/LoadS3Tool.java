@@ -5,7 +5,7 @@ import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.data.DataSources;
 import dev.rlmmcp.data.Download;
-import dev.rlmmcp.kernel.protocol.DataType;
+import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.Replies;
@@ -58,7 +58,7 @@ public final class LoadS3Tool implements RlmTool {
         Download download = sources.capped(sources.s3().open(bucket, key), "key");
         ObjectNode body = Replies.load(session.loadStream(name, type, download, "key",
                 "rlm_load_s3 " + name + " <- s3://" + bucket + "/" + key + " (" + type.wireName() + ")",
-                caller.context()), sessions.kernels().settings());
+                caller.context()), sessions.settings());
         body.put("bucket", bucket);
         body.put("key", key);
         return body;

@@ -5,7 +5,7 @@ import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.data.DataSources;
 import dev.rlmmcp.data.Download;
-import dev.rlmmcp.kernel.protocol.DataType;
+import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.Replies;
@@ -55,7 +55,7 @@ public final class LoadUrlTool implements RlmTool {
         Download download = sources.capped(sources.urls().open("url", url), "url");
         ObjectNode body = Replies.load(session.loadStream(name, type, download, "url",
                 "rlm_load_url " + name + " <- " + download.shown() + " (" + type.wireName() + ")", caller.context()),
-                sessions.kernels().settings());
+                sessions.settings());
         body.put("url", url);
         return body;
     }

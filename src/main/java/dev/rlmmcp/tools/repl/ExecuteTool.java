@@ -4,9 +4,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.StepExtras;
+import dev.rlmmcp.core.StepRequest;
 import dev.rlmmcp.rlm.RlmRuns;
-import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.kernel.channel.KernelCallbacks;
+import dev.rlmmcp.core.KernelSettings;
+import dev.rlmmcp.core.HostCallbacks;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.Replies;
@@ -18,14 +19,14 @@ import java.time.Duration;
 public final class ExecuteTool implements RlmTool {
 
     private final Sessions sessions;
-    private final Settings settings;
+    private final KernelSettings settings;
 
     private final RlmRuns runs;
 
     public ExecuteTool(Sessions sessions, RlmRuns runs) {
         this.sessions = sessions;
         this.runs = runs;
-        this.settings = sessions.kernels().settings();
+        this.settings = sessions.settings();
     }
 
     @Override
@@ -59,9 +60,9 @@ public final class ExecuteTool implements RlmTool {
         String code = args.requiredString("code");
         Long timeout = args.integer("timeout_s", 1, settings.maxTimeout().toSeconds());
         Session session = sessions.resolve(args.sessionId(), caller.connection());
-        return Replies.step(runs.execute(session, code, timeout == null ? session.defaultStepTimeout()
-                : Duration.ofSeconds(timeout), StepExtras.of(caller.sampling(), KernelCallbacks.NONE, null),
-                caller.context()), settings);
+        return Replies.step(runs.execute(session, new StepRequest(code, timeout == null
+                ? session.defaultStepTimeout() : Duration.ofSeconds(timeout),
+                StepExtras.of(caller.sampling(), HostCallbacks.NONE, null), caller.context())), settings);
     }
 
     @Override

@@ -2,7 +2,7 @@ package dev.rlmmcp.tools.repl;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.Sessions;
-import dev.rlmmcp.kernel.protocol.DataType;
+import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.Replies;
@@ -46,6 +46,6 @@ public final class LoadDataTool implements RlmTool {
         String data = args.requiredString("data");
         DataType type = args.dataType("data_type");
         return Replies.load(sessions.resolve(args.sessionId(), caller.connection()).loadData(name, data, type,
-                caller.context()), sessions.kernels().settings());
+                caller.context()), sessions.settings());
     }
 }

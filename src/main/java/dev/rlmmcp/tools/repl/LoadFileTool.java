@@ -3,7 +3,7 @@ package dev.rlmmcp.tools.repl;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.data.DataRoot;
-import dev.rlmmcp.kernel.protocol.DataType;
+import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.Replies;
@@ -53,6 +53,6 @@ public final class LoadFileTool implements RlmTool {
         String sessionId = args.sessionId();
         Path file = dataRoot.resolve("path", path);
         return Replies.load(sessions.resolve(sessionId, caller.connection()).loadFile(name, file, path, type,
-                caller.context()), sessions.kernels().settings());
+                caller.context()), sessions.settings());
     }
 }

@@ -28,7 +28,7 @@ public final class MemoryTool implements RlmTool {
                 Memory use of the REPL: total size of the variables, variable count, the session's limit and \
                 percent used, and the kernel process's resident memory. Past %s of the limit the least recently \
                 used variables are dropped."""
-                .formatted(Math.round(sessions.kernels().settings().cleanupThreshold() * 100) + "%");
+                .formatted(Math.round(sessions.settings().cleanupThreshold() * 100) + "%");
     }
 
     @Override

@@ -7,7 +7,7 @@ import dev.rlmmcp.core.Session;
 import dev.rlmmcp.data.DataRoot;
 import dev.rlmmcp.data.DataSources;
 import dev.rlmmcp.data.Download;
-import dev.rlmmcp.kernel.protocol.DataType;
+import dev.rlmmcp.core.DataType;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;

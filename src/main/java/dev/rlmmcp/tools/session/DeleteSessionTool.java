@@ -35,6 +35,6 @@ public final class DeleteSessionTool implements RlmTool {
     public ObjectNode call(Args args, Caller caller) {
         String id = args.requiredString("session_id");
         sessions.delete(id);
-        return sessions.kernels().json().createObjectNode().put("session_id", id).put("deleted", true);
+        return sessions.json().createObjectNode().put("session_id", id).put("deleted", true);
     }
 }

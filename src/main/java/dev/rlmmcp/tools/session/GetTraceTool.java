@@ -51,7 +51,7 @@ public final class GetTraceTool implements RlmTool {
                 .integer("entry", "With export: the entry's index.", 0, Integer.MAX_VALUE)
                 .integer("offset", "With export: first character (default 0).", 0, Long.MAX_VALUE)
                 .integer("max_chars", "With export: characters per page (default %d)."
-                        .formatted(sessions.kernels().settings().outputCap()), 1, MAX_PAGE);
+                        .formatted(sessions.settings().outputCap()), 1, MAX_PAGE);
     }
 
     @Override
@@ -90,9 +90,9 @@ public final class GetTraceTool implements RlmTool {
         }
         String text = TrajectoryJsonl.text(found);
         long offset = Math.min(offsetArg == null ? 0 : offsetArg, text.length());
-        long maxChars = maxCharsArg == null ? sessions.kernels().settings().outputCap() : maxCharsArg;
+        long maxChars = maxCharsArg == null ? sessions.settings().outputCap() : maxCharsArg;
         int end = (int) Math.min(text.length(), offset + maxChars);
-        ObjectNode reply = sessions.kernels().json().createObjectNode().put("session_id", session.id()).put("entry", entry)
+        ObjectNode reply = sessions.json().createObjectNode().put("session_id", session.id()).put("entry", entry)
                 .put("format", RLM_JSONL).put("jsonl", text.substring((int) offset, end)).put("offset", offset)
                 .put("returned_chars", end - offset).put("total_chars", text.length());
         return end < text.length() ? reply.put("next_offset", end) : reply.putNull("next_offset");

@@ -39,7 +39,7 @@ public final class GetVarTool implements RlmTool {
                 .string("var_name", "The variable.", true)
                 .integer("offset", "First character to return (default 0).", 0, Long.MAX_VALUE)
                 .integer("max_chars", "Most characters to return (default %d)."
-                        .formatted(sessions.kernels().settings().outputCap()), 1, MAX_PAGE);
+                        .formatted(sessions.settings().outputCap()), 1, MAX_PAGE);
     }
 
     @Override
@@ -49,6 +49,6 @@ public final class GetVarTool implements RlmTool {
         Long offset = args.integer("offset", 0, Long.MAX_VALUE);
         Long maxChars = args.integer("max_chars", 1, MAX_PAGE);
         return Replies.answer(sessions.get(id).getVar(name, offset == null ? 0 : offset,
-                maxChars == null ? sessions.kernels().settings().outputCap() : maxChars));
+                maxChars == null ? sessions.settings().outputCap() : maxChars));
     }
 }

@@ -5,7 +5,7 @@ import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
-import dev.rlmmcp.kernel.protocol.DataType;
+import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.llm.LlmLimits;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
@@ -40,7 +40,7 @@ public final class InitContextTool implements RlmTool {
 
     @Override
     public Schema schema() {
-        long maxTimeout = sessions.kernels().settings().maxTimeout().toSeconds();
+        long maxTimeout = sessions.settings().maxTimeout().toSeconds();
         LlmLimits llm = sessions.llm().defaults();
         return Schema.object()
                 .string("context_text", "The context to load (optional: load later with rlm_load_file / rlm_load_data).", false)
@@ -53,7 +53,7 @@ public final class InitContextTool implements RlmTool {
                 .integer("budget_limit", "Most bytes of I/O: code in, output out, data loaded (default: --budget-limit).",
                         1, Long.MAX_VALUE)
                 .integer("timeout_s", "Per-step timeout in seconds (default %d)."
-                        .formatted(sessions.kernels().settings().defaultTimeout().toSeconds()), 1, maxTimeout)
+                        .formatted(sessions.settings().defaultTimeout().toSeconds()), 1, maxTimeout)
                 .integer("llm_max_calls", "Most llm_query calls in the whole session (default %d)."
                         .formatted(llm.maxCalls()), 1, Integer.MAX_VALUE)
                 .integer("llm_max_calls_per_step", "Most llm_query calls in one step (default %d)."
@@ -89,7 +89,7 @@ public final class InitContextTool implements RlmTool {
         String text = args.optionalString("context_text");
         String variable = args.optionalString("name") != null ? args.variableName("name") : "context";
         DataType type = args.dataType("data_type");
-        long maxTimeout = sessions.kernels().settings().maxTimeout().toSeconds();
+        long maxTimeout = sessions.settings().maxTimeout().toSeconds();
         Long maxSteps = args.integer("max_steps", 1, Integer.MAX_VALUE);
         Long timeout = args.integer("timeout_s", 1, maxTimeout);
         Long maxRuntime = args.integer("max_runtime_ms", 1, Long.MAX_VALUE);
@@ -108,7 +108,7 @@ public final class InitContextTool implements RlmTool {
         if (text != null) {
             try {
                 body.set("context", Replies.load(session.loadData(variable, text, type, caller.context()),
-                        sessions.kernels().settings()));
+                        sessions.settings()));
             } catch (RlmException e) {
                 sessions.delete(session.id());
                 throw e;

@@ -72,7 +72,7 @@ public final class ListSessionsTool implements RlmTool {
         boolean verbose = args.flag("verbose");
         List<Session> matching = sessions.all().stream()
                 .filter(s -> state == null || s.state().wireName().equals(state)).toList();
-        ObjectNode body = sessions.kernels().json().createObjectNode();
+        ObjectNode body = sessions.json().createObjectNode();
         ArrayNode list = body.putArray("sessions");
         int end = (int) Math.min(matching.size(), (long) offset + limit);
         for (Session session : matching.subList(Math.min(offset, end), end)) {

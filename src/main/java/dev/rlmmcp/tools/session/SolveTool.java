@@ -8,7 +8,7 @@ import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.data.DataRoot;
 import dev.rlmmcp.data.DataSources;
-import dev.rlmmcp.kernel.protocol.DataType;
+import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.llm.LlmException;
 import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.rlm.RunLimits;

@@ -49,7 +49,7 @@ public final class StandardTools {
 
     public static ToolCatalog catalog(Sessions sessions, DataRoot dataRoot, BridgedServers bridge, DataSources sources,
             RlmRuns runs) {
-        ObjectMapper json = sessions.kernels().json();
+        ObjectMapper json = sessions.json();
         return new ToolCatalog(List.of(
                 new ExecuteTool(sessions, runs),
                 new LoadDataTool(sessions),

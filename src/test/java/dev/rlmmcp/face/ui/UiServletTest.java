@@ -1,5 +1,6 @@
 package dev.rlmmcp.face.ui;
 
+import dev.rlmmcp.core.StepRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -145,8 +146,8 @@ class UiServletTest {
     @Test
     void sessionsTheirTraceAndItsJsonLinesWithoutChangingTheSession() throws Exception {
         Session session = sessions.create("orders", Limits.NONE);
-        session.execute("x = 1\nprint('<script>alert(1)</script>')", Duration.ofSeconds(30), CallContext.NONE);
-        session.execute("y = x + 1", Duration.ofSeconds(30), CallContext.NONE);
+        session.execute(StepRequest.of("x = 1\nprint('<script>alert(1)</script>')", Duration.ofSeconds(30)));
+        session.execute(StepRequest.of("y = x + 1", Duration.ofSeconds(30)));
         Instant idleSince = session.lastActive();
 
         JsonNode list = JSON.readTree(get("/ui/api/sessions", "Authorization", bearer()).body());

@@ -1,5 +1,6 @@
 package dev.rlmmcp.kernel.process;
 
+import dev.rlmmcp.core.StepRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -63,7 +64,7 @@ class BwrapEscapeTest {
         if (session == null) {
             session = sessions.resolve(null, "escape-" + System.nanoTime());
         }
-        return TestReplies.step(session.execute(code, Duration.ofSeconds(20), CallContext.NONE));
+        return TestReplies.step(session.execute(StepRequest.of(code, Duration.ofSeconds(20))));
     }
 
     private String out(String code) {
@@ -270,7 +271,7 @@ class BwrapEscapeTest {
 
     @Test
     void interruptReachesThePythonProcess() {
-        ObjectNode reply = TestReplies.step(session().execute("x = 1\nwhile True:\n    pass", Duration.ofMillis(300), CallContext.NONE));
+        ObjectNode reply = TestReplies.step(session().execute(StepRequest.of("x = 1\nwhile True:\n    pass", Duration.ofMillis(300))));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("interrupted");
         assertThat(out("print(x)")).isEqualTo("1\n");
     }
@@ -278,8 +279,7 @@ class BwrapEscapeTest {
     @Test
     void killTakesTheWholeSandboxDown() throws Exception {
         out("import subprocess\nsubprocess.Popen(['sleep', '300'])");
-        ObjectNode reply = TestReplies.step(session().execute("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass",
-                Duration.ofMillis(200), CallContext.NONE));
+        ObjectNode reply = TestReplies.step(session().execute(StepRequest.of("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass", Duration.ofMillis(200))));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("killed");
         assertThat(ProcessHandle.allProcesses().filter(p -> p.info().commandLine().orElse("").equals("sleep 300")))
                 .as("the sandbox's processes die with it").isEmpty();

@@ -1,5 +1,6 @@
 package dev.rlmmcp.kernel.process;
 
+import dev.rlmmcp.core.StepRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -59,7 +60,7 @@ class CgroupLimitsTest {
     @Test
     void kernelRunsInALimitedGroupThatGoesAwayWithIt() throws Exception {
         Session session = session(new ProcessLauncher());
-        long pid = Long.parseLong(TestReplies.step(session.execute("import os\nprint(os.getpid())", Duration.ofSeconds(30), CallContext.NONE))
+        long pid = Long.parseLong(TestReplies.step(session.execute(StepRequest.of("import os\nprint(os.getpid())", Duration.ofSeconds(30))))
                 .path("stdout").asText().trim());
         String group = "rlm-kernel-" + pid;
         assertThat(Files.readString(Path.of("/proc/" + pid + "/cgroup"))).contains("/" + group + "\n");
@@ -80,21 +81,21 @@ class CgroupLimitsTest {
     @Test
     void memoryBombIsStoppedAndTheServerStaysUp() {
         Session session = session(new ProcessLauncher());
-        ObjectNode reply = TestReplies.step(session.execute("""
+        ObjectNode reply = TestReplies.step(session.execute(StepRequest.of("""
                 hog = []
                 try:
                     while True:
                         hog.append(bytearray(64 * 1024 * 1024))
                 except MemoryError:
                     print('stopped at', len(hog) * 64, 'MiB')
-                """, Duration.ofSeconds(60), CallContext.NONE));
+                """, Duration.ofSeconds(60))));
         if (reply.path("status").asText().equals("crashed")) {
             assertThat(reply.path("kernel_exit").asText()).as(reply.toString()).contains("SIGKILL");
         } else {
             assertThat(reply.path("stdout").asText()).as(reply.toString()).startsWith("stopped at");
         }
         assertThat(ProcessHandle.current().isAlive()).isTrue();
-        assertThat(session.execute("print(6 * 7)", Duration.ofSeconds(30), CallContext.NONE).exec().stdout()).isEqualTo("42\n");
+        assertThat(session.execute(StepRequest.of("print(6 * 7)", Duration.ofSeconds(30))).exec().stdout()).isEqualTo("42\n");
     }
 
     @Test
@@ -102,7 +103,7 @@ class CgroupLimitsTest {
         Optional<BwrapLauncher> bwrap = BwrapLauncher.detect(dir.resolve("spool"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune);
         assumeTrue(bwrap.isPresent(), "bubblewrap is not usable here: skipped");
         Session session = session(bwrap.get());
-        assertThat(session.execute("print(1)", Duration.ofSeconds(30), CallContext.NONE).exec().stdout()).isEqualTo("1\n");
+        assertThat(session.execute(StepRequest.of("print(1)", Duration.ofSeconds(30))).exec().stdout()).isEqualTo("1\n");
         ProcessHandle sandbox = ProcessHandle.current().children()
                 .filter(h -> h.info().command().orElse("").endsWith("bwrap")).findFirst().orElseThrow();
         String group = "/rlm-kernel-" + sandbox.pid() + "\n";

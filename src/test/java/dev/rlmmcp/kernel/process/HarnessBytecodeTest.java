@@ -1,5 +1,6 @@
 package dev.rlmmcp.kernel.process;
 
+import dev.rlmmcp.core.StepRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -59,7 +60,7 @@ class HarnessBytecodeTest {
         sessions = new Sessions(kernels, StateStore.open(dir.resolve("state"), Duration.ofHours(1)));
         Session session = sessions.create("pyc", Limits.NONE);
 
-        ObjectNode reply = TestReplies.step(session.execute(CACHED, Duration.ofSeconds(30), CallContext.NONE));
+        ObjectNode reply = TestReplies.step(session.execute(StepRequest.of(CACHED, Duration.ofSeconds(30))));
 
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("ok");
         String[] out = reply.path("stdout").asText().strip().split(" ", 3);

@@ -1,5 +1,6 @@
 package dev.rlmmcp.kernel.process;
 
+import dev.rlmmcp.core.StepRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -43,7 +44,7 @@ class SnapshotSandboxTest {
     }
 
     private static String out(Session session, String code) {
-        ObjectNode reply = TestReplies.step(session.execute(code, Duration.ofSeconds(30), CallContext.NONE));
+        ObjectNode reply = TestReplies.step(session.execute(StepRequest.of(code, Duration.ofSeconds(30))));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("ok");
         return reply.path("stdout").asText();
     }
