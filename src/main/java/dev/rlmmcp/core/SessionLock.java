@@ -11,7 +11,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * One call at a time on a session. A caller never waits on another call (or a snapshot) longer than
  * its own time limit, and no more than {@link #MAX_WAITING} callers wait at once, so that calls
  * piling up on one busy session tie up neither threads nor time without end; either way the caller
- * gets a TIMEOUT saying why.
+ * gets a TIMEOUT saying why. Every way in returns a {@link Held}, closed by a try-with-resources,
+ * so that every path out releases the lock by construction.
  */
 final class SessionLock extends ReentrantLock {
 
@@ -24,6 +25,44 @@ final class SessionLock extends ReentrantLock {
 
     SessionLock(String sessionId) {
         this.sessionId = sessionId;
+    }
+
+    /** The lock, held until closed; a way in that did not get the lock returns null (a try skips closing it). */
+    interface Held extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    /** Takes the lock for a call, waiting at most {@code wait} (see {@link #acquire}). */
+    Held call(Duration wait) {
+        acquire(wait);
+        return this::unlock;
+    }
+
+    /** Takes the lock, waiting as long as it takes (a snapshot, a look at the variables, a close). */
+    Held hold() {
+        lock();
+        return this::unlock;
+    }
+
+    /** The lock if it is free now, else null. */
+    Held tryHold() {
+        return tryLock() ? this::unlock : null;
+    }
+
+    /** The lock if it comes free within {@code wait}, else null (also if the wait is interrupted). */
+    Held tryHold(Duration wait) {
+        try {
+            return tryLock(Math.max(0, wait.toMillis()), TimeUnit.MILLISECONDS) ? this::unlock : null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+    }
+
+    /** The lock unless a call holds it or comes to (see {@link #tryLockUnlessCall}), else null. */
+    Held tryHoldUnlessCall(Duration wait) {
+        return tryLockUnlessCall(wait) ? this::unlock : null;
     }
 
     /** Takes the lock, waiting at most {@code wait}; re-entrant for the thread that holds it. */

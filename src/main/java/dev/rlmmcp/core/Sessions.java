@@ -304,13 +304,7 @@ public final class Sessions implements AutoCloseable {
 
     /** The kernels now, for the health endpoint: sandbox, capacity in use, interpreter. */
     public KernelHealth health() {
-        var budget = kernels.budget();
-        var python = kernels.pythonIfKnown();
-        return new KernelHealth(kernels.launcherName(), kernels.cgroup(), kernels.cgroupLimits(),
-                kernels.sessionKernels(), kernels.warmKernels(), kernels.warmTarget(), budget.waiting(),
-                budget.maxKernels(), budget.usedBytes(), budget.maxBytes(),
-                python == null ? null : python.executable().toString(), python == null ? null : python.version(),
-                kernels.settings().memoryLimitBytes());
+        return WireRecords.health(kernels);
     }
 
     void sweep(Duration idle) {
@@ -441,7 +435,7 @@ public final class Sessions implements AutoCloseable {
         List<Session> all = List.copyOf(byId.values());
         try {
             if (store != null) {
-                saveBeforeStop(all, timeout);
+                ShutdownSnapshots.save(all, timeout);
             }
         } catch (RuntimeException e) {
             log.warn("snapshots at shutdown: {}", e.toString());
@@ -459,50 +453,6 @@ public final class Sessions implements AutoCloseable {
             if (store != null) {
                 store.close();
             }
-        }
-    }
-
-    private void saveBeforeStop(List<Session> all, Duration timeout) {
-        long started = System.nanoTime();
-        Instant deadline = Instant.now().plus(timeout);
-        Map<Session, CompletableFuture<Map<String, String>>> saving = new java.util.LinkedHashMap<>();
-        for (Session session : all) {
-            CompletableFuture<Map<String, String>> saved = new CompletableFuture<>();
-            Thread.ofVirtual().name("shutdown-snapshot-" + session.id()).start(() -> {
-                try {
-                    saved.complete(session.saveBeforeStop(deadline));
-                } catch (RuntimeException e) {
-                    saved.complete(session.unsavedNow("the snapshot failed: " + e));
-                }
-            });
-            saving.put(session, saved);
-        }
-        int complete = 0;
-        for (Map.Entry<Session, CompletableFuture<Map<String, String>>> entry : saving.entrySet()) {
-            Session session = entry.getKey();
-            Map<String, String> notSaved;
-            try {
-                long left = Math.max(0, Duration.between(Instant.now(), deadline).toMillis());
-                notSaved = entry.getValue().get(left, TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.TimeoutException e) {
-                notSaved = session.unsavedNow("its snapshot was still being written at the shutdown deadline ("
-                        + timeout.toSeconds() + " s, --shutdown-timeout-s)");
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                notSaved = session.unsavedNow("shutdown was interrupted");
-            } catch (java.util.concurrent.ExecutionException e) {
-                notSaved = session.unsavedNow("the snapshot failed: " + e.getCause());
-            }
-            if (notSaved.isEmpty()) {
-                complete++;
-            } else {
-                log.warn("session {}: not saved at shutdown: {}", session.id(), notSaved.entrySet().stream()
-                        .map(e -> e.getKey() + " (" + e.getValue() + ")").collect(java.util.stream.Collectors.joining(", ")));
-            }
-        }
-        if (!all.isEmpty()) {
-            log.info("shutdown: {} sessions saved in {} ms, {} of them with nothing left unsaved", all.size(),
-                    (System.nanoTime() - started) / 1_000_000, complete);
         }
     }
 }

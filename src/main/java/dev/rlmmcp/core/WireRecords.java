@@ -1,5 +1,6 @@
 package dev.rlmmcp.core;
 
+import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.kernel.channel.CallbackException;
 import dev.rlmmcp.kernel.channel.KernelCallbacks;
@@ -113,6 +114,16 @@ final class WireRecords {
     static KernelSettings settings(Settings s) {
         return new KernelSettings(s.defaultTimeout(), s.maxTimeout(), s.interruptGrace(), s.outputCap(),
                 s.memoryLimitBytes(), s.cleanupThreshold(), s.cleanupTarget());
+    }
+
+    static KernelHealth health(KernelFactory kernels) {
+        var budget = kernels.budget();
+        var python = kernels.pythonIfKnown();
+        return new KernelHealth(kernels.launcherName(), kernels.cgroup(), kernels.cgroupLimits(),
+                kernels.sessionKernels(), kernels.warmKernels(), kernels.warmTarget(), budget.waiting(),
+                budget.maxKernels(), budget.usedBytes(), budget.maxBytes(),
+                python == null ? null : python.executable().toString(), python == null ? null : python.version(),
+                kernels.settings().memoryLimitBytes());
     }
 
     static KernelLoss.Cause cause(dev.rlmmcp.kernel.channel.KernelDiedException.Cause cause) {

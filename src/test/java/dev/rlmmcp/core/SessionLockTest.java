@@ -74,6 +74,38 @@ class SessionLockTest {
         other.release();
     }
 
+    @Test
+    void everyWayInIsReleasedByClosingWhatItReturns() throws Exception {
+        try (var call = lock.call(Duration.ofSeconds(1))) {
+            assertThat(lock.callRunning()).isTrue();
+            try (var again = lock.call(Duration.ofSeconds(1))) {
+                assertThat(lock.getHoldCount()).isEqualTo(2);
+            }
+            assertThat(lock.callRunning()).as("still the outer call's").isTrue();
+        }
+        assertThat(lock.isLocked()).isFalse();
+        assertThat(lock.callRunning()).isFalse();
+        try (var held = lock.hold()) {
+            assertThat(lock.callRunning()).isFalse();
+        }
+        try (var held = lock.tryHold()) {
+            assertThat(held).isNotNull();
+        }
+        try (var held = lock.tryHold(Duration.ofMillis(10))) {
+            assertThat(held).isNotNull();
+        }
+        assertThat(lock.isLocked()).isFalse();
+        Holder other = hold(true);
+        try (var none = lock.tryHold(); var late = lock.tryHold(Duration.ofMillis(50));
+                var unlessCall = lock.tryHoldUnlessCall(Duration.ofSeconds(5))) {
+            assertThat(none).isNull();
+            assertThat(late).isNull();
+            assertThat(unlessCall).isNull();
+        }
+        other.release();
+        assertThat(lock.isLocked()).isFalse();
+    }
+
     /** The lock, held by another thread (as a call, or as a snapshot writer) until released. */
     private Holder hold(boolean asCall) throws InterruptedException {
         CountDownLatch held = new CountDownLatch(1);
