@@ -3,7 +3,7 @@ package dev.rlmmcp.core;
 import java.time.Duration;
 
 /**
- * Counts a session's steps, runtime and I/O against its {@link Limits}, with seed 003's semantics:
+ * Counts a session's steps, runtime and I/O against its {@link Limits}, so that a runaway agent stops:
  * a step whose index reaches max_steps is not run; runtime and budget stop the session once passed.
  * Not thread-safe: the session calls it under its lock.
  */

@@ -11,7 +11,7 @@ import java.util.List;
  */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record Trajectory(String runId, String question, String model, String backend, RunLimits limits,
+record Trajectory(String runId, String question, String model, String backend, RunLimits limits,
         String started, RunOutcome outcome, Node root) {
 
     /**

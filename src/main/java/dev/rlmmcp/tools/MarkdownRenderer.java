@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
  * tool and status, scalars as {@code key: value}, output and code in fenced blocks, lists of objects
  * as bullets, nested objects on one line, and errors as {@code **ERROR CODE**: message}.
  */
-public final class MarkdownRenderer {
+final class MarkdownRenderer {
 
     /** Strings shown verbatim (in code) even when they fit on one line. */
     private static final Set<String> VERBATIM = Set.of("stdout", "stderr", "traceback", "preview", "code", "value",

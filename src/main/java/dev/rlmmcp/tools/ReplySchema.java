@@ -16,7 +16,7 @@ import java.util.Map;
  * property per component in snake_case, primitives required, no other properties. Schema and reply
  * come from one declaration, so they cannot drift.
  */
-public final class ReplySchema {
+final class ReplySchema {
 
     private static final PropertyNamingStrategies.SnakeCaseStrategy SNAKE =
             new PropertyNamingStrategies.SnakeCaseStrategy();

@@ -17,7 +17,7 @@ import java.util.Map;
  * and, in sentences, what the agent must know (interrupted, kernel lost, evictions, guardrail). Its
  * output schema is derived from this record ({@link ReplySchema}), so reply and schema cannot drift.
  */
-public record StepReply(StepStatus status, String sessionId, Integer step, String stdout, String stderr, CodeError error,
+record StepReply(StepStatus status, String sessionId, Integer step, String stdout, String stderr, CodeError error,
         List<String> variablesChanged, List<String> variablesDeleted, Double durationMs, List<Eviction> evicted,
         MemoryUsage memory, Map<String, StepOutput.Truncated> truncated, Map<String, String> notPersisted,
         StepOutput.SnapshotLoad loadedFromSnapshot, String message, String memoryNote, LlmUsage llmUsage, String guardrailStop,

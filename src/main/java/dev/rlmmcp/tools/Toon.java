@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
  * arrays inline. The only maintained Java library (JToon) brings Jackson 3; this is the encoder alone,
  * checked against the specification's encoder fixtures. Every header uses the document delimiter.
  */
-public final class Toon {
+final class Toon {
 
     private static final Pattern UNQUOTED_KEY = Pattern.compile("[A-Za-z_][A-Za-z0-9_.]*");
     private static final Pattern NUMERIC_LIKE = Pattern.compile("[+-]?[0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?");

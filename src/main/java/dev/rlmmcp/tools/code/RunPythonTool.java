@@ -31,7 +31,7 @@ import java.util.List;
 import java.util.stream.Collectors;
 
 /**
- * run_python (seed 004's code-execution mode): one program that may call the tools of other MCP
+ * run_python (the code-execution mode): one program that may call the tools of other MCP
  * servers through {@code mcp_<alias>} proxies. It runs in a fresh kernel that is thrown away after
  * the run, or in an existing session's kernel when session_id is given.
  */
@@ -99,31 +99,40 @@ public final class RunPythonTool implements RlmTool {
         return !"success".equals(reply.path("status").asText());
     }
 
+    /** What a call asks for, its arguments checked: the code, the servers it may call, its limit, its session. */
+    private record Asked(String code, List<String> servers, long timeout, Session existing) {
+    }
+
+    private Asked asked(Args args) {
+        String code = args.requiredString("code");
+        if (code.isBlank()) {
+            throw RlmException.invalid("code", "code is empty", "pass the Python program to run as code");
+        }
+        List<String> servers = List.copyOf(new LinkedHashSet<>(args.stringList("servers")));
+        for (String server : servers) {
+            if (bridge.find(server).isEmpty()) {
+                throw RlmException.invalid("servers", "no MCP server named '" + server + "' is configured",
+                        "use one of: " + configured() + " (from the MCP config files, or --mcp-config)");
+            }
+        }
+        Long timeout = args.integer("timeout", 1, settings.maxTimeout().toSeconds());
+        String sessionId = args.sessionId();
+        return new Asked(code, servers, timeout == null ? DEFAULT_TIMEOUT_S : timeout,
+                sessionId == null ? null : sessions.get(sessionId));
+    }
+
     @Override
     public ObjectNode call(Args args, Caller caller) {
-        String code;
-        List<String> servers;
-        long timeout;
-        Session existing;
+        Asked asked;
         try {
-            code = args.requiredString("code");
-            if (code.isBlank()) {
-                throw RlmException.invalid("code", "code is empty", "pass the Python program to run as code");
-            }
-            servers = List.copyOf(new LinkedHashSet<>(args.stringList("servers")));
-            for (String server : servers) {
-                if (bridge.find(server).isEmpty()) {
-                    throw RlmException.invalid("servers", "no MCP server named '" + server + "' is configured",
-                            "use one of: " + configured() + " (from the MCP config files, or --mcp-config)");
-                }
-            }
-            Long asked = args.integer("timeout", 1, settings.maxTimeout().toSeconds());
-            timeout = asked == null ? DEFAULT_TIMEOUT_S : asked;
-            String sessionId = args.sessionId();
-            existing = sessionId == null ? null : sessions.get(sessionId);
+            asked = asked(args);
         } catch (RlmException e) {
             return validationError(e);
         }
+        String code = asked.code();
+        List<String> servers = asked.servers();
+        long timeout = asked.timeout();
+        Session existing = asked.existing();
         // a bridged call may run past the run's own limit by the interrupt grace: the run's limit (its
         // interrupt, then its kill) is what ends the run, reported as a timeout, never the bridge's wait
         McpCallbacks callbacks = new McpCallbacks(bridge, servers,
@@ -156,7 +165,7 @@ public final class RunPythonTool implements RlmTool {
         }
     }
 
-    /** Seed 004's reply for a step: success, error (the code raised, or its kernel crashed) or timeout. */
+    /** The reply for a step: success, error (the code raised, or its kernel crashed) or timeout. */
     private ObjectNode fromStep(StepResult result, List<String> servers, long timeout) {
         StepOutput exec = result.exec();
         String stdout = exec == null ? "" : exec.stdout();
@@ -192,7 +201,7 @@ public final class RunPythonTool implements RlmTool {
         return reply;
     }
 
-    /** Seed 004's reply: status, summary, exitCode, servers, stdout and stderr as lines, error, timeoutSeconds. */
+    /** The reply, in the shape code-execution clients read: status, summary, exitCode, servers, stdout and stderr as lines, error, timeoutSeconds. */
     private ObjectNode reply(String status, String summary, Integer exitCode, String stdout, String stderr,
             List<String> servers, String error, long timeout) {
         ObjectNode reply = json.createObjectNode().put("status", status).put("summary", summary);
