@@ -232,8 +232,8 @@ final class KernelCalls {
     void snapshotWhenDue() {
         // a call that holds the session all that time writes the snapshot first itself
         try (var held = lock.tryHold(settings.maxTimeout())) {
-            Kernel k = kernel.current();
-            if (held != null && store != null && k != null && k.isAlive() && snapshots.isDue()) {
+            Kernel k = held == null ? null : kernel.current();
+            if (store != null && k != null && k.isAlive() && snapshots.isDue()) {
                 takeSnapshot(k);
             }
         }
