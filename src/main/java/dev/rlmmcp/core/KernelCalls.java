@@ -110,9 +110,11 @@ final class KernelCalls {
     /** A request that is no step, under the lock; a kernel that dies during it is replaced, and the loss refused. */
     <R> Accepted<R> call(KernelRequest<R> request, String data, Duration timeout, CallContext context) {
         try (var held = enter(timeout)) {
-            return accept(exchange(request, data, timeout, KernelCallbacks.NONE, context));
-        } catch (KernelDiedException e) {
-            throw kernelError(e, timeout);
+            try {
+                return accept(exchange(request, data, timeout, KernelCallbacks.NONE, context));
+            } catch (KernelDiedException e) {
+                throw kernelError(e, timeout); // under the lock: the replacement is this call's
+            }
         }
     }
 
