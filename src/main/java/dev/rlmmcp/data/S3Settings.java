@@ -17,7 +17,7 @@ public record S3Settings(URI endpoint, String region, String accessKey, String s
             + "for https), MINIO_ACCESS_KEY and MINIO_SECRET_KEY in the server's environment, or the standard "
             + "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_REGION (or AWS_PROFILE), and restart the server";
 
-    public static S3Settings notConfigured(String defaultBucket) {
+    static S3Settings notConfigured(String defaultBucket) {
         return new S3Settings(null, null, null, null, false, defaultBucket, "S3 is not configured");
     }
 

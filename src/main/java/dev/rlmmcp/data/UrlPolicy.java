@@ -27,7 +27,7 @@ public final class UrlPolicy {
         this.networks = List.copyOf(networks);
     }
 
-    public static UrlPolicy publicOnly() {
+    static UrlPolicy publicOnly() {
         return new UrlPolicy(false, List.of(), List.of());
     }
 
