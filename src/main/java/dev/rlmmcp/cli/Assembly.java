@@ -30,7 +30,7 @@ import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The layers wired together: core, then tools over it, then the MCP server factory the faces use. */
+/** The layers wired together: core, then tools over it, then the MCP server factory the transports use. */
 record Assembly(ObjectMapper json, Sessions sessions, RlmRuns runs, Parts parts, BridgedServers bridge,
         ToolCatalog catalog, McpServers servers, PythonCheck python) implements AutoCloseable {
 

@@ -96,24 +96,14 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        KernelOptions.require(spec, port >= 0 && port <= 65535, "--port must be 0..65535, not " + port);
-        KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
-        KernelOptions.require(spec, sessionIdleS >= 1, "--session-idle-s must be at least 1");
-        KernelOptions.require(spec, sseKeepAliveS >= 1 && sseKeepAliveS <= 30, "--sse-keepalive-s must be 1..30");
+        checkRanges();
         Duration shutdownTimeout = kernel.shutdownTimeout(spec);
         Set<String> origins = list(corsOrigins);
         KernelOptions.require(spec, !origins.contains("*"),
                 "--cors-origins must list origins; * (any site, with credentials) is not allowed");
         ApiKey apiKey = ApiKey.of(System.getenv("RLM_API_KEY"));
         boolean loopback = HttpFace.isLoopback(host);
-        KernelOptions.require(spec, loopback || apiKey != null || allowNoAuth,
-                "refusing to listen on non-loopback --host " + host + " without an API key: set RLM_API_KEY "
-                        + "(clients then send Authorization: Bearer <key>), or pass --allow-no-auth if every "
-                        + "host that can reach this port is trusted");
-        if (!loopback && apiKey == null) {
-            log.warn("!!! --allow-no-auth: listening on {} WITHOUT authentication; anyone who can reach this port "
-                    + "can run code in the kernels !!!", host);
-        }
+        checkAuthentication(loopback, apiKey);
         Settings settings = kernel.settings(spec);
         ObjectMapper json = Assembly.mapper();
         RlmConfig rlmConfig = rlm.config(spec, json);
@@ -133,6 +123,38 @@ final class ServeCommand implements Callable<Integer> {
             app.close();
             return PythonCheck.EXIT_CODE;
         }
+        started(face, app);
+        int bound = face.address().getPort();
+        closedAtShutdown(face, app, portFile == null ? null : PortFile.write(portFile, bound), shutdownTimeout);
+        log.info("rlm-mcp listening on http://{}:{}/mcp (also /sse, /rpc, /healthz, /health; auth: {}, data root: {}, "
+                        + "sandbox: {}{})", host, bound, apiKey == null ? "off" : "bearer key",
+                app.sessions().kernels().settings().dataRoot(), app.sessions().kernels().launcherName(),
+                extra.equals(McpServers.Features.NONE) ? "" : ", extra MCP features on");
+        face.join();
+        return 0;
+    }
+
+    private void checkRanges() {
+        KernelOptions.require(spec, port >= 0 && port <= 65535, "--port must be 0..65535, not " + port);
+        KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
+        KernelOptions.require(spec, sessionIdleS >= 1, "--session-idle-s must be at least 1");
+        KernelOptions.require(spec, sseKeepAliveS >= 1 && sseKeepAliveS <= 30, "--sse-keepalive-s must be 1..30");
+    }
+
+    /** A port others can reach runs code for anyone who reaches it, so it needs a key or an explicit flag. */
+    private void checkAuthentication(boolean loopback, ApiKey apiKey) {
+        KernelOptions.require(spec, loopback || apiKey != null || allowNoAuth,
+                "refusing to listen on non-loopback --host " + host + " without an API key: set RLM_API_KEY "
+                        + "(clients then send Authorization: Bearer <key>), or pass --allow-no-auth if every "
+                        + "host that can reach this port is trusted");
+        if (!loopback && apiKey == null) {
+            log.warn("!!! --allow-no-auth: listening on {} WITHOUT authentication; anyone who can reach this port "
+                    + "can run code in the kernels !!!", host);
+        }
+    }
+
+    /** Starts listening; when that fails, the server and the app are closed before the failure is told. */
+    private void started(HttpFace face, Assembly app) throws Exception {
         try {
             face.start();
         } catch (Exception e) {
@@ -143,8 +165,10 @@ final class ServeCommand implements Callable<Integer> {
             }
             throw cannotListen(e);
         }
-        int bound = face.address().getPort();
-        PortFile written = portFile == null ? null : PortFile.write(portFile, bound);
+    }
+
+    /** At JVM shutdown: the server stops taking requests, then the kernels stop, then the port file goes. */
+    private static void closedAtShutdown(HttpFace face, Assembly app, PortFile written, Duration shutdownTimeout) {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
                 face.close();
@@ -158,12 +182,6 @@ final class ServeCommand implements Callable<Integer> {
                 }
             }
         }, "shutdown"));
-        log.info("rlm-mcp listening on http://{}:{}/mcp (also /sse, /rpc, /healthz, /health; auth: {}, data root: {}, "
-                        + "sandbox: {}{})", host, bound, apiKey == null ? "off" : "bearer key",
-                app.sessions().kernels().settings().dataRoot(), app.sessions().kernels().launcherName(),
-                extra.equals(McpServers.Features.NONE) ? "" : ", extra MCP features on");
-        face.join();
-        return 0;
     }
 
     /** A port in use or an address not of this host is a bad flag: one line naming it, exit code 2. */
