@@ -14,6 +14,7 @@ import dev.rlmmcp.kernel.process.CgroupLimits;
 import dev.rlmmcp.kernel.process.ContainerLauncher;
 import dev.rlmmcp.kernel.process.DelegatingLauncher;
 import dev.rlmmcp.kernel.process.Harness;
+import dev.rlmmcp.kernel.process.KernelHandle;
 import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.kernel.process.KernelSpec;
 import dev.rlmmcp.kernel.process.KernelUids;
@@ -129,7 +130,7 @@ public final class KernelFactory implements AutoCloseable {
     static KernelLauncher startingOn(ExecutorService thread, KernelLauncher launcher) {
         return new DelegatingLauncher(launcher) {
             @Override
-            public Process start(KernelSpec spec) throws IOException {
+            public KernelHandle start(KernelSpec spec) throws IOException {
                 try {
                     // join, not get: an interrupted caller must not leave a started process unowned
                     return CompletableFuture.supplyAsync(() -> {
@@ -372,11 +373,11 @@ public final class KernelFactory implements AutoCloseable {
     private KernelLauncher counted(KernelBudget.Slot slot) {
         return new DelegatingLauncher(launcher) {
             @Override
-            public Process start(KernelSpec spec) throws IOException {
-                Process process = inner.start(spec);
-                slot.track(process);
-                process.onExit().thenRun(slot::release);
-                return process;
+            public KernelHandle start(KernelSpec spec) throws IOException {
+                KernelHandle kernel = inner.start(spec);
+                slot.track(kernel.process());
+                kernel.process().onExit().thenRun(slot::release);
+                return kernel;
             }
         };
     }
@@ -395,14 +396,15 @@ public final class KernelFactory implements AutoCloseable {
         KernelSpec spec = new KernelSpec(configured.executable(), probe, List.of(), settings.dataRoot(), readable(configured));
         String why;
         try {
-            Process process = launcher.start(spec);
+            KernelHandle kernel = launcher.start(spec);
+            Process process = kernel.process();
             process.getOutputStream().close();
             CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> readAll(process.getInputStream()),
                     Thread::startVirtualThread);
             CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> readAll(process.getErrorStream()),
                     Thread::startVirtualThread);
             if (!process.waitFor(settings.kernelStartTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
-                launcher.kill(process);
+                kernel.kill();
                 why = "it did not answer within " + settings.kernelStartTimeout().toSeconds() + " s";
             } else if (process.exitValue() != 0) {
                 why = "it failed: " + lastLine(new String(err.join(), StandardCharsets.UTF_8));

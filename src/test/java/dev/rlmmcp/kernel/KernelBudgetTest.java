@@ -236,7 +236,7 @@ class KernelBudgetTest {
             }
 
             @Override
-            public Process start(dev.rlmmcp.kernel.process.KernelSpec spec) {
+            public dev.rlmmcp.kernel.process.KernelHandle start(dev.rlmmcp.kernel.process.KernelSpec spec) {
                 throw new UnsupportedOperationException();
             }
 
