@@ -119,7 +119,7 @@ final class AskCommand implements Callable<Integer> {
                         + "set --llm-base-url / RLM_LLM_BASE_URL, --llm-model / RLM_LLM_MODEL and, if the API needs one, "
                         + "RLM_LLM_API_KEY; --llm-backend must be auto or openai");
         Duration shutdownTimeout = kernel.shutdownTimeout(spec);
-        Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(service,
+        Assembly app = Assembly.of(settings, kernel.hostPolicy(spec, settings), json, new Assembly.Parts(service,
                 new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
                 data.sources(spec, kernel.snapshotArea()), kernel.store(spec, data), kernel.defaultLimits(),
                 McpServers.Features.NONE, config));

@@ -68,7 +68,7 @@ final class TrainCommand implements Callable<Integer> {
         Settings settings = kernel.settings(spec);
         // a throwaway state store, so that opening SQLite and snapshotting are in the cache too
         Path state = Files.createTempDirectory("rlm-train-state-");
-        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings),
+        try (Assembly app = Assembly.of(settings, kernel.hostPolicy(spec, settings),
                 CompletableFuture.completedFuture(StateStore.open(state, Duration.ZERO)))) {
             PipedOutputStream toServer = new PipedOutputStream();
             PipedInputStream serverIn = new PipedInputStream(toServer, 1 << 16);
