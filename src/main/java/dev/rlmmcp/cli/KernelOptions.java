@@ -131,7 +131,7 @@ final class KernelOptions {
     Long budgetLimit;
 
     @Option(names = "--blocked-imports", paramLabel = "MODULES",
-            defaultValue = "${env:RLM_BLOCKED_IMPORTS:-" + ImportPolicy.SEED_BLOCKED + "}",
+            defaultValue = "${env:RLM_BLOCKED_IMPORTS:-" + ImportPolicy.DEFAULT_BLOCKED + "}",
             description = "Modules user code may not import by name, comma-separated, or none: a guard rail against mistakes, NOT security (RLM_BLOCKED_IMPORTS; default: ${DEFAULT-VALUE}).")
     String blockedImports;
 
