@@ -32,11 +32,6 @@ public record HostPolicy(KernelLauncher launcher, String asked, CgroupLimits cgr
         rlimits = Map.copyOf(rlimits);
     }
 
-    /** {@link #decide(Settings, KernelLauncher, String)} for a launcher given directly, not by --sandbox. */
-    public static HostPolicy decide(Settings settings, KernelLauncher launcher) {
-        return decide(settings, launcher, launcher.name());
-    }
-
     /**
      * The policy for {@code launcher} on this machine. A cgroup per kernel where the machine lets the
      * server make them (not for containers). As root under bwrap without a pids cgroup, kernels have
@@ -57,12 +52,12 @@ public record HostPolicy(KernelLauncher launcher, String asked, CgroupLimits cgr
     }
 
     /** True if kernels run in containers, whose Python is the image's. */
-    public boolean containerKernels() {
+    boolean containerKernels() {
         return launcher instanceof ContainerLauncher;
     }
 
     /** True if each kernel's processes are limited by a pids cgroup of its own. */
-    public boolean pidsByCgroup() {
+    boolean pidsByCgroup() {
         return cgroups != null && cgroups.limitsPids();
     }
 

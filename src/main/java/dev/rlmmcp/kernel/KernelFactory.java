@@ -65,7 +65,7 @@ public final class KernelFactory implements AutoCloseable {
 
     /** Kernels started by {@code launcher} under the policy this host gives it ({@link HostPolicy#decide}). */
     public KernelFactory(Settings settings, KernelLauncher launcher, ObjectMapper json) {
-        this(settings, HostPolicy.decide(settings, launcher), json);
+        this(settings, HostPolicy.decide(settings, launcher, launcher.name()), json);
     }
 
     public KernelFactory(Settings settings, HostPolicy policy, ObjectMapper json) {
