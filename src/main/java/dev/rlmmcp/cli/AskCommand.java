@@ -109,7 +109,7 @@ final class AskCommand implements Callable<Integer> {
         RlmConfig config = rlm.config(spec, json);
         LlmService service = apiService(json);
         Duration shutdownTimeout = kernel.shutdownTimeout(spec);
-        Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(service,
+        Assembly app = Assembly.of(settings, kernel.hostPolicy(spec, settings), json, new Assembly.Parts(service,
                 new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
                 data.sources(spec, kernel.snapshotArea()), kernel.store(spec, data), kernel.defaultLimits(),
                 McpServers.Features.NONE, config));

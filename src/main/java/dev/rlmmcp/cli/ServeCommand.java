@@ -8,7 +8,7 @@ import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.face.PortFile;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.rlm.RlmConfig;
-import dev.rlmmcp.kernel.process.KernelLauncher;
+import dev.rlmmcp.kernel.HostPolicy;
 import dev.rlmmcp.store.StateStore;
 import java.net.BindException;
 import java.nio.file.Path;
@@ -108,14 +108,14 @@ final class ServeCommand implements Callable<Integer> {
         ObjectMapper json = Assembly.mapper();
         RlmConfig rlmConfig = rlm.config(spec, json);
         CompletableFuture<StateStore> store = kernel.store(spec, data);
-        KernelLauncher launcher = kernel.launcher(spec, settings);
-        KernelOptions.require(spec, !launcher.name().equals("process") || allowUnsandboxed || loopback,
+        HostPolicy policy = kernel.hostPolicy(spec, settings);
+        KernelOptions.require(spec, !policy.launcher().name().equals("process") || allowUnsandboxed || loopback,
                 "kernels would run unsandboxed (--sandbox process) on a non-loopback --host " + host
                         + ": install bubblewrap, or pass --allow-unsandboxed if every client is trusted");
         HttpSettings http = new HttpSettings(host, port, maxRequestMb * 1024 * 1024, apiKey, list(allowedHosts),
                 origins, Duration.ofSeconds(sessionIdleS), Duration.ofSeconds(sseKeepAliveS), portFile,
                 shutdownTimeout);
-        Assembly app = Assembly.of(settings, launcher, json, new Assembly.Parts(llm.service(spec, json,
+        Assembly app = Assembly.of(settings, policy, json, new Assembly.Parts(llm.service(spec, json,
                 rlm.maxDepth(spec)), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
                 data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(), extra, rlmConfig));
         HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);

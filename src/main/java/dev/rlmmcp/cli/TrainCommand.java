@@ -68,7 +68,7 @@ final class TrainCommand implements Callable<Integer> {
         Settings settings = kernel.settings(spec);
         // a throwaway state store, so that opening SQLite and snapshotting are in the cache too
         Path state = Files.createTempDirectory("rlm-train-state-");
-        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings),
+        try (Assembly app = Assembly.of(settings, kernel.hostPolicy(spec, settings),
                 CompletableFuture.completedFuture(StateStore.open(state, Duration.ZERO)))) {
             // the answers a stdio start gives before the server is ready are kept, then given by a front
             Path kept = state.resolve("startup-answers.tsv");
