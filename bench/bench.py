@@ -1608,6 +1608,69 @@ def bench_context():
           + ("" if not missing_any else "; SOME ANSWERS ARE MISSING"))
 
 
+DOCS = os.path.join(ROOT, "docs", "benchmarks.md")
+
+
+class Recorder:
+    """Stdout as always, and a copy of what the running section prints, for docs/benchmarks.md."""
+
+    def __init__(self, stream):
+        self.stream, self.parts = stream, []
+
+    def write(self, text):
+        self.parts.append(text)
+        return self.stream.write(text)
+
+    def flush(self):
+        self.stream.flush()
+
+    def take(self):
+        text, self.parts = "".join(self.parts), []
+        return text
+
+
+def machine():
+    """The cores and the load average when a section starts: figures from a busy machine read differently."""
+    one, five, fifteen = os.getloadavg()
+    return f"{os.cpu_count()} cores, load average {one:.2f} / {five:.2f} / {fifteen:.2f}"
+
+
+def record(path, section, output, when, where, command):
+    """Puts a section's output in the benchmarks page between its markers, in place of the last run's; a
+    section the page does not have yet is added at its end. The page is replaced whole, never half written."""
+    begin, end = f"<!-- bench:{section} -->", f"<!-- /bench:{section} -->"
+    block = (f"{begin}\nLast run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(when))}, {where}, "
+             f"`{command}`\n\n```text\n{output.rstrip()}\n```\n{end}")
+    with open(path, encoding="utf-8") as f:
+        page = f.read()
+    found = re.search(re.escape(begin) + ".*?" + re.escape(end), page, re.DOTALL)
+    if found:
+        page = page[:found.start()] + block + page[found.end():]
+    else:
+        page = page.rstrip("\n") + f"\n\n## {section}\n\n{block}\n"
+    temporary = path + ".tmp"
+    with open(temporary, "w", encoding="utf-8") as f:
+        f.write(page)
+    os.replace(temporary, path)
+
+
+def run_sections(only, sections, docs, command):
+    """Runs the chosen sections in order; each one's output also goes to the benchmarks page once it ends."""
+    recorder = Recorder(sys.stdout)
+    sys.stdout = recorder
+    try:
+        for name in SECTIONS:
+            if name not in only:
+                continue
+            when, where = time.time(), machine()
+            recorder.take()
+            sections[name]()
+            if docs:
+                record(docs, name, recorder.take(), when, where, command)
+    finally:
+        sys.stdout = recorder.stream
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=SECTIONS,
@@ -1622,58 +1685,46 @@ def main():
                         help="task sizes in tokens for --only rlm with the scripted model")
     parser.add_argument("--rlm-real-tokens", default="8192,65536,262144",
                         help="task sizes in tokens for --only rlm against a real endpoint (RLM_LLM_BASE_URL)")
+    parser.add_argument("--docs", default=DOCS,
+                        help="the page each section's figures are written to (default docs/benchmarks.md); '' for none")
     args = parser.parse_args()
     only = set(args.only or SECTIONS)
     subprocess.run([LAUNCHER, "--version"], check=True, stdout=subprocess.DEVNULL)
     workdir = tempfile.mkdtemp(prefix="rlm-bench-")
     os.chmod(workdir, 0o755)  # a data root as users have them: the sandboxed kernel (another uid) reads it
     os.environ.setdefault("RLM_STATE_DIR", os.path.join(workdir, "state-default"))  # not the user's
+
+    def rlm():
+        import rlm_bench
+        rlm_bench.bench_rlm(workdir, args.rlm_tokens, args.rlm_real_tokens)
+
+    sections = {
+        "start": bench_start,
+        "stdio": lambda: bench_stdio(args.calls, args.warmup),
+        "http": lambda: bench_http(args.calls, args.warmup),
+        "concurrency": bench_concurrency,
+        "load": lambda: bench_load_data(workdir),
+        "file": lambda: bench_load_file(workdir),
+        "loads": lambda: bench_loads(workdir, args.load_sizes.split(","), args.load_repeat, args.load_types.split(",")),
+        "sandbox": bench_sandbox,
+        "llm": bench_llm,
+        "bridge": lambda: bench_bridge(workdir),
+        "s3": lambda: bench_s3(workdir),
+        "snapshot": lambda: bench_snapshot(workdir),
+        "snapshot-s3": lambda: bench_snapshot_s3(workdir),
+        "durable": bench_durable,
+        "context": bench_context,
+        "new-session": bench_new_session,
+        "burst": bench_burst,
+        "at-capacity": bench_at_capacity,
+        "lean": bench_lean,
+        "http-floor": bench_http_floor,
+        "many-sessions": bench_many_sessions,
+        "rlm": rlm,
+    }
+    command = " ".join(["bin/bench"] + sys.argv[1:])
     try:
-        if "start" in only:
-            bench_start()
-        if "stdio" in only:
-            bench_stdio(args.calls, args.warmup)
-        if "http" in only:
-            bench_http(args.calls, args.warmup)
-        if "concurrency" in only:
-            bench_concurrency()
-        if "load" in only:
-            bench_load_data(workdir)
-        if "file" in only:
-            bench_load_file(workdir)
-        if "loads" in only:
-            bench_loads(workdir, args.load_sizes.split(","), args.load_repeat, args.load_types.split(","))
-        if "sandbox" in only:
-            bench_sandbox()
-        if "llm" in only:
-            bench_llm()
-        if "bridge" in only:
-            bench_bridge(workdir)
-        if "s3" in only:
-            bench_s3(workdir)
-        if "snapshot" in only:
-            bench_snapshot(workdir)
-        if "snapshot-s3" in only:
-            bench_snapshot_s3(workdir)
-        if "durable" in only:
-            bench_durable()
-        if "context" in only:
-            bench_context()
-        if "new-session" in only:
-            bench_new_session()
-        if "burst" in only:
-            bench_burst()
-        if "at-capacity" in only:
-            bench_at_capacity()
-        if "lean" in only:
-            bench_lean()
-        if "http-floor" in only:
-            bench_http_floor()
-        if "many-sessions" in only:
-            bench_many_sessions()
-        if "rlm" in only:
-            import rlm_bench
-            rlm_bench.bench_rlm(workdir, args.rlm_tokens, args.rlm_real_tokens)
+        run_sections(only, sections, args.docs, command)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -60,7 +60,7 @@ final class StdioCommand implements Callable<Integer> {
         Duration shutdownTimeout = kernel.shutdownTimeout(spec);
         PrintStream protocol = System.out;
         System.setOut(System.err);
-        Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(
+        Assembly app = Assembly.of(settings, kernel.hostPolicy(spec, settings), json, new Assembly.Parts(
                 llm.service(spec, json, rlm.maxDepth(spec)), new Assembly.Bridge(kernel.mcpLocations(spec),
                         kernel.mcpIdleTimeout()), data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(),
                 extra, rlmConfig));
