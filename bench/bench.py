@@ -968,6 +968,18 @@ def wait_for_snapshot(client, sid, after, timeout=600):
     raise RuntimeError("no snapshot came")
 
 
+def wait_for_snapshot_at(client, sid, after, timeout=60):
+    """Waits until the session's snapshot_at is newer than `after`. A small change is written by the kernel
+    before its reply, so it moves snapshot_at but makes no background snapshot (last_snapshot)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for s in client.tool("rlm_sessions", verbose=True, limit=200)["sessions"]:
+            if s["session_id"] == sid and s.get("snapshot_at") and s["snapshot_at"] > after:
+                return
+        time.sleep(0.05)
+    raise RuntimeError("the small change never reached the snapshot")
+
+
 def disk_baseline(directory, size):
     data = b"z" * size
     path = os.path.join(directory, "baseline.tmp")
@@ -998,7 +1010,7 @@ def bench_snapshot(workdir):
         last = snap["at"]
         written[name] = (snap["bytes_written"], snap["duration_ms"] / 1000)
     client.tool("rlm_run_repl", session_id=sid, code="small = 1")
-    wait_for_snapshot(client, sid, last)
+    wait_for_snapshot_at(client, sid, last)
     os.kill(client.proc.pid, 9)
     client.proc.wait()
     baseline = disk_baseline(state, size)
