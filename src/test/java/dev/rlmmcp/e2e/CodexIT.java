@@ -2,11 +2,18 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rlmmcp.e2e.support.CodexCli;
+import dev.rlmmcp.e2e.support.Journey;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ResponsesEndpoint;
+import dev.rlmmcp.e2e.support.UserLaunch;
+import dev.rlmmcp.e2e.support.UserServer;
+import dev.rlmmcp.e2e.support.WebLog;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.e2e.ResponsesEndpoint.Exec;
-import dev.rlmmcp.e2e.ResponsesEndpoint.Say;
+import dev.rlmmcp.e2e.support.ResponsesEndpoint.Exec;
+import dev.rlmmcp.e2e.support.ResponsesEndpoint.Say;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

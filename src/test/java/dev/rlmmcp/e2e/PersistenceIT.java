@@ -1,8 +1,11 @@
 package dev.rlmmcp.e2e;
 
-import static dev.rlmmcp.e2e.McpDriver.json;
+import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
+import dev.rlmmcp.e2e.support.SessionCalls;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.file.Files;

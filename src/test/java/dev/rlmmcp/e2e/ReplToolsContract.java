@@ -1,8 +1,9 @@
 package dev.rlmmcp.e2e;
 
-import static dev.rlmmcp.e2e.McpDriver.json;
+import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rlmmcp.e2e.support.McpDriver;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Files;
 import java.nio.file.Path;

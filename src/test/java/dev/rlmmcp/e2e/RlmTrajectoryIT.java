@@ -2,6 +2,9 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
+import dev.rlmmcp.e2e.support.SessionCalls;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.llm.ChatCompletionsServer;

@@ -1,5 +1,7 @@
 package dev.rlmmcp.e2e;
 
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

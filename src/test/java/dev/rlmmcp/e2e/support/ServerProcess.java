@@ -1,4 +1,4 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
 import java.io.BufferedReader;
 import java.io.File;
@@ -193,7 +193,7 @@ public final class ServerProcess implements AutoCloseable {
         }
     }
 
-    static void deleteTree(Path dir) {
+    public static void deleteTree(Path dir) {
         try (Stream<Path> tree = Files.walk(dir)) {
             tree.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException ignored) {
