@@ -26,6 +26,13 @@ abstract class ReplToolsContract {
     static final List<String> SERVER_FLAGS = List.of("--interrupt-grace-ms", "500", "--output-cap", "500",
             "--blocked-imports", "none");
 
+    /** {@code first}, then {@link #SERVER_FLAGS}. */
+    static List<String> withServerFlags(String... first) {
+        List<String> args = new java.util.ArrayList<>(List.of(first));
+        args.addAll(SERVER_FLAGS);
+        return args;
+    }
+
     JsonNode ok(String tool, Map<String, ?> args) {
         JsonNode result = client().call(tool, args);
         assertThat(result.path("isError").asBoolean()).as("%s %s -> %s", tool, args, result).isFalse();

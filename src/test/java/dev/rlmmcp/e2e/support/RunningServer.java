@@ -34,7 +34,7 @@ public final class RunningServer implements BeforeAllCallback, AfterAllCallback,
         ServerProcess start() throws IOException;
     }
 
-    private static final int LOG_LINES_ON_FAILURE = 200;
+    static final int LOG_LINES_ON_FAILURE = 200;
 
     private final Start start;
     private final Supplier<List<String>> stdioArgs;
@@ -119,8 +119,7 @@ public final class RunningServer implements BeforeAllCallback, AfterAllCallback,
 
     @Override
     public void testFailed(ExtensionContext context, Throwable cause) {
-        String log = process != null ? process.log() : client != null ? client.stderr() : "";
-        List<String> lines = log.lines().toList();
+        List<String> lines = (process != null ? process.log() : client != null ? client.stderr() : "").lines().toList();
         String test = context.getRequiredTestClass().getSimpleName() + "." + context.getRequiredTestMethod().getName()
                 + " " + context.getDisplayName();
         System.err.printf("--- %s failed; the server's log (last %d lines) ---%n%s%n--- end of the server's log ---%n",
@@ -143,6 +142,10 @@ public final class RunningServer implements BeforeAllCallback, AfterAllCallback,
 
     public String mcpUrl() {
         return process().mcpUrl();
+    }
+
+    public long pid() {
+        return process().pid();
     }
 
     public String log() {
