@@ -223,6 +223,12 @@ public final class ServerProcess implements AutoCloseable {
         return log.toString();
     }
 
+    /** The last {@code lines} lines of the log, for a test that failed. */
+    public String logTail(int lines) {
+        List<String> all = log().lines().toList();
+        return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+    }
+
     public long pid() {
         return process.pid();
     }
