@@ -20,7 +20,8 @@ public abstract class RawClient implements AutoCloseable {
     static final ObjectMapper MAPPER = new ObjectMapper();
 
     private final List<JsonNode> received = new ArrayList<>();
-    private final StringBuffer failures = new StringBuffer();
+    /** What the server wrote besides messages (its stderr on stdio), and what went wrong reading them. */
+    private final StringBuffer diagnostics = new StringBuffer();
 
     /** A client of {@code rlm-mcp stdio} run with this command line, initialized. */
     public static RawClient stdio(List<String> command) throws IOException {
@@ -47,11 +48,6 @@ public abstract class RawClient implements AutoCloseable {
     @Override
     public abstract void close();
 
-    /** What the server wrote besides messages (its stderr on stdio), and what went wrong reading them. */
-    public String diagnostics() {
-        return failures.toString();
-    }
-
     /** Every message received so far, in order; one that was not JSON is a text node. */
     public synchronized List<JsonNode> received() {
         return List.copyOf(received);
@@ -71,7 +67,7 @@ public abstract class RawClient implements AutoCloseable {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     throw new AssertionError("nothing wanted arrived within " + timeout + " on " + this + "; received "
-                            + received.subList(mark, received.size()) + "\n" + failures);
+                            + received.subList(mark, received.size()) + "\n" + diagnostics);
                 }
                 wait(Math.max(1, left / 1_000_000));
             }
@@ -129,7 +125,7 @@ public abstract class RawClient implements AutoCloseable {
     }
 
     final void note(String line) {
-        failures.append(line).append('\n');
+        diagnostics.append(line).append('\n');
     }
 
     /** Sends initialize and notifications/initialized; fails unless initialize is answered with a result. */
