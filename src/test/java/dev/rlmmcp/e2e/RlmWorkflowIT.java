@@ -11,7 +11,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The seed-003 workflow through a real client: init, run, get_var, finalize, trace, and the guardrails. */
+/** The RLM tools' workflow through a real client: init, run, get_var, finalize, trace, and the guardrails. */
 class RlmWorkflowIT {
 
     @RegisterExtension

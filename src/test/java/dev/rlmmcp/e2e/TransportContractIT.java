@@ -90,8 +90,10 @@ class TransportContractIT {
         RawClient client = clients.get(transport);
         int mark = client.mark();
         String cancelled = id();
-        client.send(requestJson(cancelled, "tools/call", executeWithMeta("import time\ntime.sleep(60)", null)));
-        Thread.sleep(1_500);
+        client.send(requestJson(cancelled, "tools/call", executeWithMeta("import time\ntime.sleep(60)",
+                "{\"progressToken\":\"running-" + cancelled + "\"}")));
+        // its first progress notification says the call is being served, so the cancellation finds it
+        client.await(mark, m -> m.path("params").path("progressToken").asText().equals("running-" + cancelled), ANSWER);
         client.send(notificationJson("notifications/cancelled",
                 "{\"requestId\":\"" + cancelled + "\",\"reason\":\"the test gave up\"}"));
 
