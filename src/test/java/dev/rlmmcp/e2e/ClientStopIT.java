@@ -35,9 +35,9 @@ class ClientStopIT {
     private static final String LAST = "last = {'k': 'v', 'n': 42}";
     private static final String CHECK = "print(first, last)";
     private static final String EXPECTED = "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9] {'k': 'v', 'n': 42}\n";
-    /** Too large to write before the reply (an in-memory size of some 200 MB), and slow to pickle. */
     /** A call still running on another session when the client stops the server. */
     private static final String LONG = "import time\ntime.sleep(60)";
+    /** Too large to write before the reply (an in-memory size of some 200 MB), and slow to pickle. */
     private static final String BIG = "big = [str(i) for i in range(3_000_000)]";
 
     @TempDir
