@@ -1,4 +1,4 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
  * way a service manager stops it (SIGTERM), or killed. The launcher execs the JVM (through setpriv and env
  * when run as another user), so the process's pid is the server's.
  */
-final class UserServer implements AutoCloseable {
+public final class UserServer implements AutoCloseable {
 
     private final Process process;
     private final String baseUrl;
@@ -35,11 +35,11 @@ final class UserServer implements AutoCloseable {
         }
     }
 
-    static UserServer start(UserLaunch launch, String... args) throws IOException {
+    public static UserServer start(UserLaunch launch, String... args) throws IOException {
         return new UserServer(launch, List.of(args));
     }
 
-    String mcpUrl() {
+    public String mcpUrl() {
         return baseUrl + "/mcp";
     }
 
@@ -47,11 +47,11 @@ final class UserServer implements AutoCloseable {
         return baseUrl;
     }
 
-    String log() {
+    public String log() {
         return log.toString();
     }
 
-    long pid() {
+    public long pid() {
         return process.pid();
     }
 
@@ -60,7 +60,7 @@ final class UserServer implements AutoCloseable {
     }
 
     /** SIGTERM, then waits for the server to exit; returns its exit code. */
-    int terminate() throws InterruptedException {
+    public int terminate() throws InterruptedException {
         process.destroy();
         if (!process.waitFor(60, TimeUnit.SECONDS)) {
             process.destroyForcibly();
@@ -84,7 +84,7 @@ final class UserServer implements AutoCloseable {
      * The kernel of one session: the one whose sandbox binds the session's snapshot directory (the
      * others are warm kernels, or other sessions').
      */
-    List<ProcessHandle> kernelOf(String sessionId) {
+    public List<ProcessHandle> kernelOf(String sessionId) {
         return kernels().stream().filter(p -> {
             try {
                 return Files.readAllLines(Path.of("/proc", Long.toString(p.pid()), "mountinfo")).stream()
@@ -106,7 +106,7 @@ final class UserServer implements AutoCloseable {
     }
 
     /** A process's argv as /proc has it (empty when it is gone). */
-    static List<String> argv(long pid) {
+    public static List<String> argv(long pid) {
         try {
             byte[] raw = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline"));
             List<String> argv = new ArrayList<>();

@@ -1,4 +1,4 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
 import java.io.BufferedReader;
 import java.io.File;
@@ -193,7 +193,7 @@ public final class ServerProcess implements AutoCloseable {
         }
     }
 
-    static void deleteTree(Path dir) {
+    public static void deleteTree(Path dir) {
         try (Stream<Path> tree = Files.walk(dir)) {
             tree.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException ignored) {
@@ -221,6 +221,12 @@ public final class ServerProcess implements AutoCloseable {
 
     public String log() {
         return log.toString();
+    }
+
+    /** The last {@code lines} lines of the log, for a test that failed. */
+    public String logTail(int lines) {
+        List<String> all = log().lines().toList();
+        return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
     }
 
     public long pid() {

@@ -1,4 +1,4 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -22,20 +22,20 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /** What the user-journey tests set up the way a user would: directories, files, venvs, a user account. */
-final class Journey {
+public final class Journey {
 
     /** The non-root user the tests create (idempotently) and leave in place. */
-    static final String USER = "rlmjourney";
+    public static final String USER = "rlmjourney";
 
     private Journey() {
     }
 
-    static boolean isRoot() {
+    public static boolean isRoot() {
         return "root".equals(System.getProperty("user.name"));
     }
 
     /** Creates {@code base/parts...} with every new directory 0755 (a user's ordinary project tree). */
-    static Path dirs(Path base, String... parts) throws IOException {
+    public static Path dirs(Path base, String... parts) throws IOException {
         Path dir = base;
         for (String part : parts) {
             dir = dir.resolve(part);
@@ -48,19 +48,19 @@ final class Journey {
     }
 
     /** Writes a file with mode 0644. */
-    static Path file(Path dir, String name, String content) throws IOException {
+    public static Path file(Path dir, String name, String content) throws IOException {
         Path file = dir.resolve(name);
         Files.writeString(file, content, StandardCharsets.UTF_8);
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
         return file;
     }
 
-    static void mode(Path path, String mode) throws IOException {
+    public static void mode(Path path, String mode) throws IOException {
         Files.setPosixFilePermissions(path, PosixFilePermissions.fromString(mode));
     }
 
     /** Four files, one per data type, 0644. */
-    static void typicalFiles(Path dir) throws IOException {
+    public static void typicalFiles(Path dir) throws IOException {
         file(dir, "notes.txt", "Quarterly notes\nrevenue up\nü€ fine\n");
         StringBuilder log = new StringBuilder();
         for (int i = 0; i < 1000; i++) {
@@ -72,7 +72,7 @@ final class Journey {
     }
 
     /** Loads the {@link #typicalFiles} through rlm_load_file and checks what the kernel holds. */
-    static void loadsTypicalFiles(SessionCalls calls, Path dataRoot, String sessionId) {
+    public static void loadsTypicalFiles(SessionCalls calls, Path dataRoot, String sessionId) {
         Map<String, Object> base = sessionId == null ? Map.of() : Map.of("session_id", sessionId);
         record Load(String name, String path, String type) {
         }
@@ -95,7 +95,7 @@ final class Journey {
      * A file of {@code bytes} bytes of numbered text lines (a 1 MiB block repeated, so {@code bytes} should be a
      * multiple of 1 MiB), written fast.
      */
-    static BigFile bigFile(Path file, long bytes) throws IOException {
+    public static BigFile bigFile(Path file, long bytes) throws IOException {
         StringBuilder block = new StringBuilder(1 << 20);
         int n = 0;
         while (block.length() < (1 << 20) - 64) {
@@ -128,7 +128,7 @@ final class Journey {
     }
 
     /** A generated file's SHA-256 (hex) and its number of lines. */
-    record BigFile(String sha256, long lines) {
+    public record BigFile(String sha256, long lines) {
     }
 
     static MessageDigest sha256() {
@@ -140,11 +140,11 @@ final class Journey {
     }
 
     /** Runs a command to completion (5 minutes at most) and returns its stdout; a non-zero exit fails. */
-    static String run(List<String> command) throws IOException, InterruptedException {
+    public static String run(List<String> command) throws IOException, InterruptedException {
         return run(command, null);
     }
 
-    static String run(List<String> command, Path cwd) throws IOException, InterruptedException {
+    public static String run(List<String> command, Path cwd) throws IOException, InterruptedException {
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         if (cwd != null) {
             builder.directory(cwd.toFile());
@@ -166,7 +166,7 @@ final class Journey {
      * A venv of {@code python} made with {@code -m venv --without-pip}, with a package {@code pkg} of ours in
      * its site-packages that knows its own name. Returns the venv's directory.
      */
-    static Path venv(List<String> asUser, String python, Path dir, String pkg) throws IOException, InterruptedException {
+    public static Path venv(List<String> asUser, String python, Path dir, String pkg) throws IOException, InterruptedException {
         List<String> make = new ArrayList<>(asUser);
         make.addAll(List.of(python, "-m", "venv", "--without-pip", dir.toString()));
         run(make);
@@ -186,7 +186,7 @@ final class Journey {
     }
 
     /** {@code setpriv} to the test user, as a prefix for commands run as that user. */
-    static List<String> asUser() {
+    public static List<String> asUser() {
         return List.of("setpriv", "--reuid=" + USER, "--regid=" + USER, "--init-groups",
                 "env", "-i", "HOME=" + userHome(), "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8");
     }
@@ -196,7 +196,7 @@ final class Journey {
     }
 
     /** The test user with a 0750 home directory; created only if missing (the user stays afterwards). */
-    static Path ensureUser() throws IOException, InterruptedException {
+    public static Path ensureUser() throws IOException, InterruptedException {
         ProcessBuilder probe = new ProcessBuilder("id", "-u", USER).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD);
         if (probe.start().waitFor() != 0) {
@@ -215,7 +215,7 @@ final class Journey {
      * every user can read, so the checkout itself (perhaps below /root) is never opened up. Its target/
      * belongs to root: the launcher keeps no caches there, as on a read-only install.
      */
-    static Path distribution(Path into) throws IOException {
+    public static Path distribution(Path into) throws IOException {
         Path root = McpDriver.projectRoot();
         mode(into, "rwxr-xr-x");
         for (String dir : List.of("bin", "scripts")) {
@@ -242,18 +242,18 @@ final class Journey {
         }
     }
 
-    static void deleteTree(Path dir) {
+    public static void deleteTree(Path dir) {
         if (dir != null && Files.exists(dir)) {
             ServerProcess.deleteTree(dir);
         }
     }
 
-    static void chownToUser(Path path) throws IOException, InterruptedException {
+    public static void chownToUser(Path path) throws IOException, InterruptedException {
         run(List.of("chown", "-R", USER + ":" + USER, path.toString()));
     }
 
     /** The one project's state directory under a state root ({@code <root>/projects/<name>-<hash>}). */
-    static Path projectStateDir(Path stateRoot) throws IOException {
+    public static Path projectStateDir(Path stateRoot) throws IOException {
         try (Stream<Path> projects = Files.list(stateRoot.resolve("projects"))) {
             List<Path> all = projects.toList();
             assertThat(all).as("project state directories under %s", stateRoot).hasSize(1);

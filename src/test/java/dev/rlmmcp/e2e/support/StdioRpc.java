@@ -1,6 +1,6 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
-import static dev.rlmmcp.e2e.McpDriver.MAPPER;
+import static dev.rlmmcp.e2e.support.McpDriver.MAPPER;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * made to do exactly: close stdin and then only wait (the SDK's client sends SIGTERM 2 s after closing
  * stdin, and SIGKILL 2 s later). One request at a time.
  */
-final class StdioRpc implements AutoCloseable {
+public final class StdioRpc implements AutoCloseable {
 
     private final Process process;
     private final OutputStream stdin;
@@ -30,12 +30,12 @@ final class StdioRpc implements AutoCloseable {
     /** For a client of protocol 2026-07-28: the _meta every request carries (no initialize); else null. */
     private final Map<String, Object> meta;
 
-    StdioRpc(List<String> command) throws IOException {
+    public StdioRpc(List<String> command) throws IOException {
         this(command, null);
     }
 
     /** A client of protocol 2026-07-28 with these capabilities: no initialize, its version and capabilities in every request. */
-    static StdioRpc stateless(List<String> command, Map<String, ?> capabilities) throws IOException {
+    public static StdioRpc stateless(List<String> command, Map<String, ?> capabilities) throws IOException {
         return new StdioRpc(command, Map.of("io.modelcontextprotocol/protocolVersion", "2026-07-28",
                 "io.modelcontextprotocol/clientCapabilities", capabilities));
     }
@@ -77,26 +77,26 @@ final class StdioRpc implements AutoCloseable {
      * Sends a tool call and returns at once, for a call left running while others are made; its
      * answer, when it comes, is passed over by later requests.
      */
-    void callWithoutWaiting(String tool, Map<String, ?> args) throws IOException {
+    public void callWithoutWaiting(String tool, Map<String, ?> args) throws IOException {
         Map<String, Object> json = new java.util.HashMap<>(args);
         json.putIfAbsent("response_format", "json");
         send(message(++ids, "tools/call", Map.of("name", tool, "arguments", json)));
     }
 
     /** The id of the last request sent. */
-    long lastId() {
+    public long lastId() {
         return ids;
     }
 
     /** Sends a notification, such as notifications/cancelled. */
-    void notify(String method, Map<String, ?> params) throws IOException {
+    public void notify(String method, Map<String, ?> params) throws IOException {
         ObjectNode msg = MAPPER.createObjectNode().put("jsonrpc", "2.0").put("method", method);
         msg.set("params", MAPPER.valueToTree(params));
         send(msg);
     }
 
     /** Sends a request and waits for its answer's {@code result}; a JSON-RPC error fails the test. */
-    JsonNode request(String method, Map<String, ?> params) throws IOException {
+    public JsonNode request(String method, Map<String, ?> params) throws IOException {
         long id = ++ids;
         send(message(id, method, params));
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
@@ -125,7 +125,7 @@ final class StdioRpc implements AutoCloseable {
     }
 
     /** The tool's JSON reply (asked for as response_format json); the call must not be flagged isError. */
-    JsonNode call(String tool, Map<String, ?> args) throws IOException {
+    public JsonNode call(String tool, Map<String, ?> args) throws IOException {
         Map<String, Object> json = new java.util.HashMap<>(args);
         json.putIfAbsent("response_format", "json");
         JsonNode result = request("tools/call", Map.of("name", tool, "arguments", json));
@@ -150,7 +150,7 @@ final class StdioRpc implements AutoCloseable {
     }
 
     /** Closes stdin (end of file, as when the client goes away) and waits for the server to leave by itself. */
-    int closeStdinAndWait(long seconds) throws IOException, InterruptedException {
+    public int closeStdinAndWait(long seconds) throws IOException, InterruptedException {
         long start = System.nanoTime();
         stdin.close();
         if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
@@ -161,7 +161,7 @@ final class StdioRpc implements AutoCloseable {
         return process.exitValue();
     }
 
-    long pid() {
+    public long pid() {
         return process.pid();
     }
 

@@ -1,4 +1,4 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -24,16 +24,16 @@ import java.util.concurrent.TimeUnit;
  * {@link ResponsesEndpoint} on loopback, declared as a custom provider. Every process it starts (the MCP
  * servers it spawns, their kernels) is seen while it runs, so that what outlives it can be told and ended.
  */
-final class CodexCli {
+public final class CodexCli {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     static final String KEY_VARIABLE = "SCRIPTED_MODEL_KEY";
 
     /** One {@code codex exec} run: its exit code, its JSONL events and its log. */
-    record Run(int exit, String stdout, String stderr, Duration took, Set<ProcessHandle> started) {
+    public record Run(int exit, String stdout, String stderr, Duration took, Set<ProcessHandle> started) {
 
         /** The thread (session) id of Codex's {@code thread.started} event. */
-        String threadId() {
+        public String threadId() {
             for (String line : stdout.split("\n")) {
                 try {
                     JsonNode event = JSON.readTree(line);
@@ -61,7 +61,7 @@ final class CodexCli {
      * A Codex whose home is {@code home} ({@code HOME}, {@code CODEX_HOME=home/.codex}, {@code TMPDIR}) and
      * whose working directory is {@code workDir}, with this {@code config.toml}.
      */
-    CodexCli(Path home, Path workDir, String configToml) throws IOException {
+    public CodexCli(Path home, Path workDir, String configToml) throws IOException {
         this.home = home;
         this.workDir = workDir;
         Files.createDirectories(home.resolve(".codex"));
@@ -71,7 +71,7 @@ final class CodexCli {
     }
 
     /** The head of a config.toml that makes {@code endpoint} Codex's model provider (no OpenAI account). */
-    static String providerConfig(ResponsesEndpoint endpoint) {
+    public static String providerConfig(ResponsesEndpoint endpoint) {
         return """
                 model_provider = "scripted"
 
@@ -86,11 +86,11 @@ final class CodexCli {
                 """.formatted(endpoint.baseUrl(), KEY_VARIABLE);
     }
 
-    Run exec(String prompt, Duration timeout) throws IOException, InterruptedException {
+    public Run exec(String prompt, Duration timeout) throws IOException, InterruptedException {
         return run(List.of("exec", "--json", "--skip-git-repo-check", prompt), timeout);
     }
 
-    Run resume(String threadId, String prompt, Duration timeout) throws IOException, InterruptedException {
+    public Run resume(String threadId, String prompt, Duration timeout) throws IOException, InterruptedException {
         return run(List.of("exec", "resume", "--json", "--skip-git-repo-check", threadId, prompt), timeout);
     }
 

@@ -1,6 +1,6 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
-import static dev.rlmmcp.e2e.McpDriver.MAPPER;
+import static dev.rlmmcp.e2e.support.McpDriver.MAPPER;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link ChatApiSampler}, and the call is sent again with the answers and the round's request state,
  * until it completes.
  */
-final class RevisionClient {
+public final class RevisionClient {
 
     private static final int MAX_ROUNDS = 500;
     private static final TypeReference<Map<String, Object>> MAP = new TypeReference<>() {
@@ -45,7 +45,7 @@ final class RevisionClient {
     }
 
     /** A client of the server at {@code mcpUrl}, one HTTP request per JSON-RPC request. */
-    static RevisionClient http(String mcpUrl, ChatApiSampler sampler) {
+    public static RevisionClient http(String mcpUrl, ChatApiSampler sampler) {
         return new RevisionClient(new HttpWire(URI.create(mcpUrl)), sampler);
     }
 
@@ -53,7 +53,7 @@ final class RevisionClient {
      * A client on {@code rpc}, made with {@link StdioRpc#stateless} declaring sampling (it adds the _meta
      * itself, and fails the test on a JSON-RPC error).
      */
-    static RevisionClient stdio(StdioRpc rpc, ChatApiSampler sampler) {
+    public static RevisionClient stdio(StdioRpc rpc, ChatApiSampler sampler) {
         return new RevisionClient((method, name, params) -> {
             ObjectNode response = MAPPER.createObjectNode();
             response.set("result", rpc.request(method, MAPPER.convertValue(params, MAP)));
@@ -65,7 +65,7 @@ final class RevisionClient {
      * tools/call with the arguments as given plus response_format json, its rounds answered; returns the
      * complete result. A JSON-RPC error, or a round asking anything but sampling, fails the test.
      */
-    JsonNode callTool(String name, Map<String, ?> arguments) throws IOException, InterruptedException {
+    public JsonNode callTool(String name, Map<String, ?> arguments) throws IOException, InterruptedException {
         ObjectNode params = MAPPER.createObjectNode().put("name", name);
         ObjectNode args = params.putObject("arguments");
         args.setAll((ObjectNode) MAPPER.valueToTree(arguments));
@@ -99,12 +99,12 @@ final class RevisionClient {
     }
 
     /** The params of every sampling request answered so far, in the order they were asked. */
-    List<JsonNode> sampled() {
+    public List<JsonNode> sampled() {
         return List.copyOf(sampled);
     }
 
     /** How many requests each input_required round asked. */
-    List<Integer> roundSizes() {
+    public List<Integer> roundSizes() {
         return List.copyOf(roundSizes);
     }
 

@@ -1,4 +1,4 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -357,7 +357,7 @@ public final class McpDriver implements AutoCloseable {
         return t.toString();
     }
 
-    static Path projectRoot() {
+    public static Path projectRoot() {
         for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
             if (Files.isRegularFile(p.resolve("pom.xml"))) {
                 return p;
@@ -366,7 +366,7 @@ public final class McpDriver implements AutoCloseable {
         throw new IllegalStateException("no pom.xml above " + Path.of("").toAbsolutePath());
     }
 
-    static Path findNode() {
+    public static Path findNode() {
         for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
             Path p = Path.of(dir.isEmpty() ? "." : dir, "node");
             if (Files.isExecutable(p) && !Files.isDirectory(p)) {
@@ -376,7 +376,7 @@ public final class McpDriver implements AutoCloseable {
         throw new IllegalStateException("node (Node.js >= 20) not found on PATH; see scripts/e2e-deps.sh");
     }
 
-    static void ensureDeps(Path root) {
+    public static void ensureDeps(Path root) {
         synchronized (DEPS_LOCK) {
             if (depsReady) {
                 return;

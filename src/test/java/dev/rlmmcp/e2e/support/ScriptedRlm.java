@@ -1,4 +1,4 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -12,29 +12,29 @@ import java.util.concurrent.atomic.AtomicInteger;
  * would. It reads the requests as the loop sends them (an RLM turn has the system prompt "You are a
  * Recursive Language Model"; anything else is a plain llm_query) and answers with usage.
  */
-final class ScriptedRlm implements ChatCompletionsServer.Behaviour {
+public final class ScriptedRlm implements ChatCompletionsServer.Behaviour {
 
     /**
      * Root: looks at the context, then splits it into 4 chunks and counts the ERROR lines in each with a
      * child RLM (2 turns of its own, 4 children of one turn each).
      */
-    static final String COUNT_ERRORS = "How many ERROR lines are in the log?";
-    static final String CHILD_COUNT = "Count the ERROR lines in context.";
+    public static final String COUNT_ERRORS = "How many ERROR lines are in the log?";
+    public static final String CHILD_COUNT = "Count the ERROR lines in context.";
     /** Never declares its answer ready: each turn writes a better partial answer. */
-    static final String NEVER_DONE = "Keep refining forever.";
+    public static final String NEVER_DONE = "Keep refining forever.";
     /** Root: three children whose code sleeps a minute. */
-    static final String SLEEPY = "Wait for your children.";
+    public static final String SLEEPY = "Wait for your children.";
     static final String CHILD_SLEEP = "Sleep for a minute.";
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    final AtomicInteger rlmTurns = new AtomicInteger();
-    final AtomicInteger childTurns = new AtomicInteger();
+    public final AtomicInteger rlmTurns = new AtomicInteger();
+    public final AtomicInteger childTurns = new AtomicInteger();
     private final long rootDelayMs;
     private final long childDelayMs;
 
     /** How long each turn of the root RLM and of a child takes, as a real model's would. */
-    ScriptedRlm(long rootDelayMs, long childDelayMs) {
+    public ScriptedRlm(long rootDelayMs, long childDelayMs) {
         this.rootDelayMs = rootDelayMs;
         this.childDelayMs = childDelayMs;
     }

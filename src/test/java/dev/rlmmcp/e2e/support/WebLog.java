@@ -1,4 +1,4 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -22,7 +22,7 @@ import java.util.TreeMap;
  * @param status  lines per HTTP status code
  * @param methods lines per request method
  */
-record WebLog(long lines, Map<String, Long> status, Map<String, Long> methods) {
+public record WebLog(long lines, Map<String, Long> status, Map<String, Long> methods) {
 
     private static final DateTimeFormatter TIME =
             DateTimeFormatter.ofPattern("dd/MMM/yyyy:HH:mm:ss Z", Locale.ROOT);
@@ -38,7 +38,7 @@ record WebLog(long lines, Map<String, Long> status, Map<String, Long> methods) {
             "https://www.google.com/", "https://shop.example.com/products");
 
     /** Writes at least {@code bytes} bytes of log to {@code file}. */
-    static WebLog write(Path file, long bytes) throws IOException {
+    public static WebLog write(Path file, long bytes) throws IOException {
         Random random = new Random(29);
         Map<String, Long> status = new TreeMap<>();
         Map<String, Long> methods = new TreeMap<>();
@@ -70,14 +70,14 @@ record WebLog(long lines, Map<String, Long> status, Map<String, Long> methods) {
     }
 
     /** What Python prints for {@code len(log), sorted(by_status.items())} on this log. */
-    String countLine() {
+    public String countLine() {
         StringBuilder out = new StringBuilder().append(lines).append(" [");
         status.forEach((code, n) -> out.append(out.charAt(out.length() - 1) == '[' ? "" : ", ")
                 .append("('").append(code).append("', ").append(n).append(')'));
         return out.append(']').toString();
     }
 
-    long serverErrors() {
+    public long serverErrors() {
         return status.entrySet().stream().filter(e -> e.getKey().startsWith("5")).mapToLong(Map.Entry::getValue).sum();
     }
 

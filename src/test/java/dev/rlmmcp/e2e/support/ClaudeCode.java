@@ -1,4 +1,4 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.File;
@@ -21,11 +21,11 @@ import java.util.concurrent.TimeUnit;
  * {@code ~/.claude/} live there) and its model requests sent to a loopback {@link AnthropicEndpoint}. Nothing
  * else is reachable, so every optional network use is switched off.
  */
-final class ClaudeCode {
+public final class ClaudeCode {
 
-    record Result(int exit, String stdout, String stderr, long millis) {
+    public record Result(int exit, String stdout, String stderr, long millis) {
         /** The JSON object {@code --output-format json} prints. */
-        JsonNode json() {
+        public JsonNode json() {
             try {
                 return AnthropicEndpoint.JSON.readTree(stdout);
             } catch (IOException e) {
@@ -45,7 +45,7 @@ final class ClaudeCode {
     private final Path project;
     private final String modelUrl;
 
-    ClaudeCode(Path home, Path project, String modelUrl) {
+    public ClaudeCode(Path home, Path project, String modelUrl) {
         this.home = home;
         this.project = project;
         this.modelUrl = modelUrl;
@@ -58,14 +58,14 @@ final class ClaudeCode {
     }
 
     /** {@code claude mcp add ARGS} (a local-scope server of the project directory, in ~/.claude.json). */
-    Result mcpAdd(String... args) {
+    public Result mcpAdd(String... args) {
         List<String> all = new ArrayList<>(List.of("mcp", "add"));
         all.addAll(List.of(args));
         return run(all, COMMAND_TIMEOUT);
     }
 
     /** {@code claude ARGS}, waited for up to {@code timeout}; the whole process tree is killed after it. */
-    Result run(List<String> args, Duration timeout) {
+    public Result run(List<String> args, Duration timeout) {
         List<String> command = new ArrayList<>(List.of(binary().toString()));
         command.addAll(args);
         ProcessBuilder builder = new ProcessBuilder(command).directory(project.toFile())
@@ -115,7 +115,7 @@ final class ClaudeCode {
     }
 
     /** The processes whose command line mentions {@code path} (a server and the sandboxes of its kernels). */
-    static List<ProcessHandle> processesMentioning(Path path) {
+    public static List<ProcessHandle> processesMentioning(Path path) {
         String needle = path.toString();
         long self = ProcessHandle.current().pid();
         return ProcessHandle.allProcesses()
@@ -125,7 +125,7 @@ final class ClaudeCode {
     }
 
     /** Lines of a debug log that contain any of the words (the tail of what Claude Code said about a thing). */
-    static String grep(Path log, String... words) {
+    public static String grep(Path log, String... words) {
         try {
             if (!Files.exists(log)) {
                 return "(no " + log + ")";

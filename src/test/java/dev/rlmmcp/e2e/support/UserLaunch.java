@@ -1,4 +1,4 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -18,14 +18,14 @@ import java.util.Map;
  *                  with the test's environment)
  * @param userHome  that user's home directory (HOME of its environment)
  */
-record UserLaunch(Path launcher, Path cwd, Map<String, String> env, String user, Path userHome) {
+public record UserLaunch(Path launcher, Path cwd, Map<String, String> env, String user, Path userHome) {
 
     /** The checkout's launcher, run as the test's own user in {@code cwd}. */
-    static UserLaunch here(Path cwd, Map<String, String> env) {
+    public static UserLaunch here(Path cwd, Map<String, String> env) {
         return new UserLaunch(McpDriver.projectRoot().resolve("bin/rlm-mcp"), cwd, env, null, null);
     }
 
-    UserLaunch with(String name, String value) {
+    public UserLaunch with(String name, String value) {
         Map<String, String> more = new LinkedHashMap<>(env);
         more.put(name, value);
         return new UserLaunch(launcher, cwd, more, user, userHome);
@@ -36,7 +36,7 @@ record UserLaunch(Path launcher, Path cwd, Map<String, String> env, String user,
      * sets the working directory and the variables; as another user, {@code setpriv} drops to that user
      * first and {@code env -i} gives it its own environment, as a login would.
      */
-    List<String> command(List<String> args) {
+    public List<String> command(List<String> args) {
         List<String> command = new ArrayList<>();
         if (user != null) {
             command.addAll(List.of("setpriv", "--reuid=" + user, "--regid=" + user, "--init-groups"));

@@ -1,6 +1,6 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
-import static dev.rlmmcp.e2e.McpDriver.MAPPER;
+import static dev.rlmmcp.e2e.support.McpDriver.MAPPER;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -17,13 +17,13 @@ import java.time.Duration;
  * OpenAI-compatible chat completions endpoint, as {@code e2e/mcp-driver.mjs --sampling-url} does (the
  * system prompt first, then the request's messages, its token limit and the model it hints at first).
  */
-final class ChatApiSampler {
+public final class ChatApiSampler {
 
     private final URI chatCompletions;
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     /** {@code baseUrl}: the endpoint's base, e.g. {@code http://127.0.0.1:8000/v1}. */
-    ChatApiSampler(URI baseUrl) {
+    public ChatApiSampler(URI baseUrl) {
         this.chatCompletions = URI.create(baseUrl.toString().replaceAll("/+$", "") + "/chat/completions");
     }
 

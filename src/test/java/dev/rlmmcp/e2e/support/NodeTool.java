@@ -1,4 +1,4 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,10 +16,10 @@ import java.util.concurrent.TimeUnit;
  * The pinned npm clients in {@code e2e/} (installed by {@code scripts/e2e-deps.sh}), run as
  * processes: the official conformance suite and the MCP Inspector CLI.
  */
-final class NodeTool {
+public final class NodeTool {
 
-    record Result(int exit, String stdout, String stderr) {
-        String both() {
+    public record Result(int exit, String stdout, String stderr) {
+        public String both() {
             return "--- stdout ---\n" + stdout + "\n--- stderr ---\n" + stderr;
         }
     }
@@ -28,7 +28,7 @@ final class NodeTool {
     }
 
     /** {@code conformance server --url URL}: the active server suite. */
-    static Result conformance(String url, Path outputDir) {
+    public static Result conformance(String url, Path outputDir) {
         // conformance 0.1.16 imports fs.globSync, which Node 20 lacks; the preload stubs it there
         return run(List.of("--import", "./node20-globsync.mjs",
                 "node_modules/@modelcontextprotocol/conformance/dist/index.js", "server", "--url", url,
@@ -40,13 +40,13 @@ final class NodeTool {
      * {@code conformance-2026}): every scenario that revision requires, and for 2026-07-28 the tasks
      * extension's; the run fails on any failure.
      */
-    static Result conformanceRequirements(String url, String revision, Path outputDir) {
+    public static Result conformanceRequirements(String url, String revision, Path outputDir) {
         return run(List.of("--import", "./node20-globsync.mjs", "node_modules/conformance-2026/dist/index.js", "server",
                 "--url", url, "--requirements", revision, "-o", outputDir.toString()), Map.of(), Duration.ofMinutes(8));
     }
 
     /** The Inspector CLI with these arguments; its catalog file goes to {@code home}. */
-    static Result inspector(Path home, List<String> args) {
+    public static Result inspector(Path home, List<String> args) {
         List<String> all = new ArrayList<>(List.of(
                 "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js", "--cli"));
         all.addAll(args);

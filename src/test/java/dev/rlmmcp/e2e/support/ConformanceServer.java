@@ -1,4 +1,4 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.cli.Main;

@@ -1,4 +1,4 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -36,16 +36,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ({@code toolu_<run>_<step>_<n>}). So a resumed conversation, whose history holds an earlier run's calls,
  * starts the new run's script at its first step.
  */
-final class AnthropicEndpoint implements AutoCloseable {
+public final class AnthropicEndpoint implements AutoCloseable {
 
-    static final ObjectMapper JSON = new ObjectMapper();
+    public static final ObjectMapper JSON = new ObjectMapper();
 
     /** One request as it arrived. */
-    record Request(int index, String method, String path, Map<String, List<String>> headers, JsonNode body,
+    public record Request(int index, String method, String path, Map<String, List<String>> headers, JsonNode body,
             boolean main, String run) {
 
         /** Every block of every message, in order. */
-        List<JsonNode> blocks() {
+        public List<JsonNode> blocks() {
             List<JsonNode> all = new ArrayList<>();
             for (JsonNode message : body.path("messages")) {
                 JsonNode content = message.path("content");
@@ -60,7 +60,7 @@ final class AnthropicEndpoint implements AutoCloseable {
         }
 
         /** The whole request as the model reads it (messages, system, tools), as one string. */
-        String text() {
+        public String text() {
             return body.toString();
         }
 
@@ -75,7 +75,7 @@ final class AnthropicEndpoint implements AutoCloseable {
         }
 
         /** The {@code tool_result} blocks, in order. */
-        List<JsonNode> toolResults() {
+        public List<JsonNode> toolResults() {
             return blocks().stream().filter(b -> "tool_result".equals(b.path("type").asText())).toList();
         }
 
@@ -87,7 +87,7 @@ final class AnthropicEndpoint implements AutoCloseable {
     }
 
     /** What a {@code tool_result} block puts in front of the model: its string, or its text blocks joined. */
-    static String resultText(JsonNode toolResult) {
+    public static String resultText(JsonNode toolResult) {
         JsonNode content = toolResult.path("content");
         if (content.isTextual()) {
             return content.asText();
@@ -100,19 +100,19 @@ final class AnthropicEndpoint implements AutoCloseable {
     }
 
     /** One block of an answer: text, or a call of a tool with an input object (the endpoint gives it its id). */
-    record Block(String text, String tool, JsonNode input, String id) {
-        static Block say(String text) {
+    public record Block(String text, String tool, JsonNode input, String id) {
+        public static Block say(String text) {
             return new Block(text, null, null, null);
         }
 
-        static Block call(String tool, Map<String, ?> input) {
+        public static Block call(String tool, Map<String, ?> input) {
             return new Block(null, tool, JSON.valueToTree(input), null);
         }
     }
 
     /** One step of a script: what the model answers to the request in front of it. */
     @FunctionalInterface
-    interface Step {
+    public interface Step {
         List<Block> answer(Request request);
     }
 
@@ -124,7 +124,7 @@ final class AnthropicEndpoint implements AutoCloseable {
     private volatile List<Step> steps = List.of();
     private final List<Throwable> failures = new CopyOnWriteArrayList<>();
 
-    AnthropicEndpoint() throws IOException {
+    public AnthropicEndpoint() throws IOException {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.createContext("/", this::handle);
         server.setExecutor(executor);
@@ -132,12 +132,12 @@ final class AnthropicEndpoint implements AutoCloseable {
     }
 
     /** The value for {@code ANTHROPIC_BASE_URL}. */
-    String baseUrl() {
+    public String baseUrl() {
         return "http://127.0.0.1:" + server.getAddress().getPort();
     }
 
     /** The script main turns follow from now on, under a run name that tells its tool calls apart. */
-    void script(String runName, List<Step> script) {
+    public void script(String runName, List<Step> script) {
         if (!runName.matches("[a-z0-9]+")) {
             throw new IllegalArgumentException("run names are lower-case letters and digits: " + runName);
         }
@@ -145,22 +145,22 @@ final class AnthropicEndpoint implements AutoCloseable {
         this.run = runName;
     }
 
-    List<Request> requests() {
+    public List<Request> requests() {
         return List.copyOf(requests);
     }
 
     /** The main turns of one run, in order. */
-    List<Request> mainTurns(String runName) {
+    public List<Request> mainTurns(String runName) {
         return requests.stream().filter(r -> r.main() && runName.equals(r.run())).toList();
     }
 
     /** What went wrong inside the endpoint (a step that threw, a request it could not read). */
-    List<Throwable> failures() {
+    public List<Throwable> failures() {
         return List.copyOf(failures);
     }
 
     /** Every recorded request, one JSON object a line, for a test's failure report. */
-    void dump(Path file) throws IOException {
+    public void dump(Path file) throws IOException {
         Files.createDirectories(file.getParent());
         StringBuilder out = new StringBuilder();
         for (Request r : requests) {

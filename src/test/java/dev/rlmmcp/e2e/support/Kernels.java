@@ -1,10 +1,10 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
 import java.nio.file.Path;
 import java.util.function.IntPredicate;
 
 /** The kernels a server with its own --runtime-dir has running, counted from the process table. */
-final class Kernels {
+public final class Kernels {
 
     private Kernels() {
     }
@@ -14,7 +14,7 @@ final class Kernels {
      * one per kernel: a process whose parent names one too is part of its parent's kernel. The server's
      * own command line names the directory itself, not a path under it.
      */
-    static int running(Path runtimeDir) {
+    public static int running(Path runtimeDir) {
         String dir = runtimeDir + "/";
         return (int) ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
                 .filter(p -> p.info().commandLine().orElse("").contains(dir))
@@ -23,7 +23,7 @@ final class Kernels {
     }
 
     /** Waits up to {@code ms} for the count to satisfy {@code until}; returns the milliseconds it took, or -1. */
-    static long await(Path runtimeDir, IntPredicate until, long ms) throws InterruptedException {
+    public static long await(Path runtimeDir, IntPredicate until, long ms) throws InterruptedException {
         long start = System.nanoTime();
         while ((System.nanoTime() - start) / 1_000_000 < ms) {
             if (until.test(running(runtimeDir))) {

@@ -1,4 +1,4 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
  * {@code bench/scripted_model.py}, the scripted OpenAI-compatible model endpoint (policies chosen by the
  * model name "scripted-<policy>" or the question's words), run as a process on a loopback port.
  */
-final class ScriptedModel implements AutoCloseable {
+public final class ScriptedModel implements AutoCloseable {
 
     private final Process process;
     private final URI baseUrl;
@@ -22,7 +22,7 @@ final class ScriptedModel implements AutoCloseable {
         this.baseUrl = URI.create("http://127.0.0.1:" + port + "/v1");
     }
 
-    static ScriptedModel start() throws IOException {
+    public static ScriptedModel start() throws IOException {
         Process process = new ProcessBuilder("python3", McpDriver.projectRoot().resolve("bench/scripted_model.py").toString(),
                 "--port", "0").redirectError(ProcessBuilder.Redirect.INHERIT).start();
         process.getOutputStream().close();
@@ -55,7 +55,7 @@ final class ScriptedModel implements AutoCloseable {
     }
 
     /** The base URL clients are given, ending in /v1. */
-    URI baseUrl() {
+    public URI baseUrl() {
         return baseUrl;
     }
 

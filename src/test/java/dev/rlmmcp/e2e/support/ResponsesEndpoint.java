@@ -1,4 +1,4 @@
-package dev.rlmmcp.e2e;
+package dev.rlmmcp.e2e.support;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -29,20 +29,20 @@ import java.util.function.Function;
  * conversation, tool outputs included), so a later turn can act on what an earlier tool call answered.
  * Anything else Codex asks for is recorded and answered 404.
  */
-final class ResponsesEndpoint implements AutoCloseable {
+public final class ResponsesEndpoint implements AutoCloseable {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** What the model does at one turn. */
-    sealed interface Turn permits Exec, Say {
+    public sealed interface Turn permits Exec, Say {
     }
 
     /** Calls Codex's code-mode tool {@code exec} with this JavaScript. */
-    record Exec(String js) implements Turn {
+    public record Exec(String js) implements Turn {
     }
 
     /** Answers in text, which ends Codex's turn. */
-    record Say(String text) implements Turn {
+    public record Say(String text) implements Turn {
     }
 
     /** One request as Codex sent it. */
@@ -62,7 +62,7 @@ final class ResponsesEndpoint implements AutoCloseable {
         server.start();
     }
 
-    static ResponsesEndpoint start() throws IOException {
+    public static ResponsesEndpoint start() throws IOException {
         return new ResponsesEndpoint();
     }
 
@@ -72,12 +72,12 @@ final class ResponsesEndpoint implements AutoCloseable {
     }
 
     /** Appends a turn to the script. */
-    ResponsesEndpoint then(Function<JsonNode, Turn> turn) {
+    public ResponsesEndpoint then(Function<JsonNode, Turn> turn) {
         script.addLast(turn);
         return this;
     }
 
-    ResponsesEndpoint then(Turn turn) {
+    public ResponsesEndpoint then(Turn turn) {
         return then(request -> turn);
     }
 
@@ -86,16 +86,16 @@ final class ResponsesEndpoint implements AutoCloseable {
     }
 
     /** The model requests ({@code POST .../responses}), in order. */
-    List<JsonNode> turns() {
+    public List<JsonNode> turns() {
         return requests.stream().filter(r -> r.path().endsWith("/responses")).map(Request::body).toList();
     }
 
     /** Turns that failed (a script step that threw, a request past the script's end), each with why. */
-    List<String> failures() {
+    public List<String> failures() {
         return List.copyOf(failures);
     }
 
-    int turnsLeft() {
+    public int turnsLeft() {
         return script.size();
     }
 
@@ -176,7 +176,7 @@ final class ResponsesEndpoint implements AutoCloseable {
     }
 
     /** Every recorded request in full, one JSON document a line, for a failure's evidence. */
-    Path dump(Path file) {
+    public Path dump(Path file) {
         List<String> lines = new ArrayList<>();
         for (Request r : requests) {
             ObjectNode line = JSON.createObjectNode().put("method", r.method()).put("path", r.path());
@@ -196,7 +196,7 @@ final class ResponsesEndpoint implements AutoCloseable {
      * The conversation as the model saw it at its last request, without the (long, fixed) developer
      * prompts: one line per item, texts clipped.
      */
-    String transcript() {
+    public String transcript() {
         StringBuilder out = new StringBuilder();
         List<JsonNode> turns = turns();
         out.append(requests.size()).append(" requests, ").append(turns.size()).append(" to /responses\n");
