@@ -52,7 +52,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
     private final int maxRequestBytes;
     private final transient Consumer<String> sessionEnded;
     private final transient Map<String, Stream> streams = new ConcurrentHashMap<>();
-    private final transient ServedRequests served = new ServedRequests();
+    private final transient InboundRouter router;
     private final transient ExecutorService calls = Executors.newVirtualThreadPerTaskExecutor();
     private final transient ScheduledExecutorService keepAlive;
     private transient McpServerSession.Factory sessionFactory;
@@ -62,6 +62,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
         this.mapper = mapper;
         this.maxRequestBytes = maxRequestBytes;
         this.sessionEnded = sessionEnded;
+        this.router = new InboundRouter(mapper);
         this.keepAlive = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("sse-keepalive").factory());
         long ms = keepAliveEvery.toMillis();
         keepAlive.scheduleAtFixedRate(() -> streams.values().forEach(Stream::keepAlive), ms, ms, TimeUnit.MILLISECONDS);
@@ -145,7 +146,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
         }
         McpSchema.JSONRPCMessage message;
         try {
-            message = JsonRpc.parse(mapper, body);
+            message = router.parse(body);
         } catch (JsonRpc.Refused e) {
             // refused on the POST itself, which the client checks before it waits on the stream
             byte[] answer = mapper.writeValueAsBytes(e.answer());
@@ -156,27 +157,26 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
             return;
         }
         McpServerSession session = stream.session;
-        switch (message) {
-            case McpSchema.JSONRPCRequest call -> calls.execute(() -> serve(session, call));
-            case McpSchema.JSONRPCNotification n when ClientCancellation.handled(served, session.getId(), n) -> {
-            }
-            default -> {
+        router.dispatch(session.getId(), message, new InboundRouter.Session() {
+            @Override
+            public void call(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
                 try {
-                    session.handle(message).block();
+                    served.carrying(session.handle(call)).block();
                 } catch (RuntimeException e) {
-                    log.warn("handling {} failed", message, e);
+                    log.warn("serving {} failed", call.method(), e);
                 }
             }
-        }
-        response.setStatus(202);
-    }
 
-    private void serve(McpServerSession session, McpSchema.JSONRPCRequest call) {
-        try (ServedRequests.Served request = served.serve(session.getId(), call.id())) {
-            request.carrying(session.handle(call)).block();
-        } catch (RuntimeException e) {
-            log.warn("serving {} failed", call.method(), e);
-        }
+            @Override
+            public void accept(McpSchema.JSONRPCMessage notificationOrResponse) {
+                try {
+                    session.handle(notificationOrResponse).block();
+                } catch (RuntimeException e) {
+                    log.warn("handling {} failed", notificationOrResponse, e);
+                }
+            }
+        }, calls);
+        response.setStatus(202);
     }
 
     @Override
@@ -256,6 +256,9 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
         @Override
         public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
             return Mono.fromRunnable(() -> {
+                if (router.withheld(session.getId(), message)) {
+                    return;
+                }
                 try {
                     event("message", mapper.writeValueAsString(JsonRpc.withoutTraces(message)));
                 } catch (IOException e) {

@@ -3,6 +3,7 @@ package dev.rlmmcp.face;
 import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.tools.ToolCatalog;
 import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.spec.McpSchema;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Mono;
@@ -44,6 +45,24 @@ final class ServedRequests {
         return request != null && request.context.cancelled();
     }
 
+    /**
+     * Whether {@code outgoing}, a message for {@code connection}, is not to be sent: the answer to a request
+     * its client cancelled (see {@link #withholds(CallContext, McpSchema.JSONRPCMessage)}).
+     */
+    boolean withholds(String connection, McpSchema.JSONRPCMessage outgoing) {
+        Served request = outgoing instanceof McpSchema.JSONRPCResponse answer
+                ? served.get(new Key(connection, normalized(answer.id()))) : null;
+        return request != null && request.withholds(outgoing);
+    }
+
+    /**
+     * The one rule for what a cancelled request sends: no answer, as the MCP specification asks (the client
+     * has stopped waiting for it and may reuse its id); what it says before the answer still goes out.
+     */
+    static boolean withholds(CallContext context, McpSchema.JSONRPCMessage outgoing) {
+        return outgoing instanceof McpSchema.JSONRPCResponse && context.cancelled();
+    }
+
     /** {@code dispatch} with {@code context} in its Reactor context, where the SDK finds it for the tool's exchange. */
     static <T> Mono<T> carrying(Mono<T> dispatch, CallContext context) {
         return carrying(dispatch, context, null);
@@ -79,6 +98,11 @@ final class ServedRequests {
 
         CallContext context() {
             return context;
+        }
+
+        /** Whether {@code outgoing}, a message of this request, is not to be sent: its answer, once cancelled. */
+        boolean withholds(McpSchema.JSONRPCMessage outgoing) {
+            return ServedRequests.withholds(context, outgoing);
         }
 
         /** {@code dispatch} carrying this request's context to the tool handler. */

@@ -41,6 +41,7 @@ final class StatelessRevision {
     static final int UNSUPPORTED_VERSION = -32022;
 
     static final String METHOD_DISCOVER = "server/discover";
+    static final String VERSION_HEADER = "MCP-Protocol-Version";
     static final String METHOD_HEADER = "Mcp-Method";
     static final String NAME_HEADER = "Mcp-Name";
 
@@ -128,7 +129,7 @@ final class StatelessRevision {
      * error to answer with (its HTTP status in {@link Refusal#status}), or null when it may be served.
      */
     Refusal check(UnaryOperator<String> headers, McpSchema.JSONRPCRequest call) {
-        String header = headers.apply(StreamableHttpTransport.PROTOCOL_VERSION_HEADER);
+        String header = headers.apply(VERSION_HEADER);
         String method = stripped(headers.apply(METHOD_HEADER));
         if (method == null) {
             return new Refusal(400, HEADER_MISMATCH, "the " + METHOD_HEADER + " header is missing; it must repeat the "
@@ -158,7 +159,7 @@ final class StatelessRevision {
         Refusal refusal = check(call);
         Object version = refusal == null ? meta(call).get(META_VERSION) : null;
         if (version != null && !version.equals(header == null ? null : header.strip())) {
-            return new Refusal(400, HEADER_MISMATCH, "the " + StreamableHttpTransport.PROTOCOL_VERSION_HEADER + " header ("
+            return new Refusal(400, HEADER_MISMATCH, "the " + VERSION_HEADER + " header ("
                     + header + ") does not match params._meta " + META_VERSION + " (" + version + ")", null);
         }
         return refusal;
@@ -357,19 +358,5 @@ final class StatelessRevision {
 
     private static String stripped(String header) {
         return header == null ? null : header.strip();
-    }
-
-    /** A request refused before it is served: the HTTP status, and the JSON-RPC error. */
-    record Refusal(int status, int code, String message, Object data) {
-
-        Map<String, Object> answer(Object id) {
-            Map<String, Object> body = JsonRpc.error(id, code, message);
-            if (data != null) {
-                Map<String, Object> error = new LinkedHashMap<>(Map.of("code", code, "message", message));
-                error.put("data", data);
-                body.put("error", error);
-            }
-            return body;
-        }
     }
 }

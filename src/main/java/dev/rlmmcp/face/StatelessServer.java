@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /**
  * The requests of protocol 2026-07-28 once their transport has checked them, the same on HTTP and stdio:
@@ -44,15 +45,56 @@ final class StatelessServer {
         this.earlierVersions = earlierVersions;
     }
 
+    /** Whether a message with this MCP-Protocol-Version header (null when absent) is one of this revision. */
+    boolean claims(String headerVersion, McpSchema.JSONRPCMessage message) {
+        return StatelessRevision.claims(headerVersion, message);
+    }
+
+    /** Whether the MCP-Protocol-Version header (null when absent) names this revision. */
+    boolean claimsHeader(String headerVersion) {
+        return StatelessRevision.claimsHeader(headerVersion);
+    }
+
+    /**
+     * What is wrong with a request of this revision, as the error to answer with, or null when it may be
+     * served: {@code headers} looks up an HTTP request's headers by name; null on stdio, which has none.
+     */
+    Refusal check(UnaryOperator<String> headers, McpSchema.JSONRPCRequest call) {
+        return headers == null ? revision.check(call) : revision.check(headers, call);
+    }
+
+    /** The refusal of a body that asks for a method this revision removed, or null if it asks for none. */
+    Refusal removedMethod(byte[] body) {
+        return revision.removedMethod(body);
+    }
+
+    /** The refusal of a request that names a protocol version the transport does not speak. */
+    Refusal unsupported(String requested) {
+        return StatelessRevision.unsupported(requested, supportedVersions());
+    }
+
+    /** The refusal of a response from a client, which this revision has no place for. */
+    Refusal noResponses() {
+        return new Refusal(400, McpSchema.ErrorCodes.INVALID_REQUEST, "protocol " + StatelessRevision.VERSION
+                + " has no responses from clients: answers to a server's input requests come in the retried request",
+                null);
+    }
+
+    /** How this revision sends what the SDK sends while serving {@code call}; null: not sent. */
+    UnaryOperator<McpSchema.JSONRPCMessage> outgoing(McpSchema.JSONRPCRequest call) {
+        return message -> revision.outgoing(call, message);
+    }
+
+    /** The HTTP status of an answer of this revision. */
+    int status(McpSchema.JSONRPCResponse answer) {
+        return StatelessRevision.status(answer);
+    }
+
     /** Every protocol version the transport speaks, oldest first: the earlier ones, then this revision. */
     List<String> supportedVersions() {
         List<String> all = new ArrayList<>(earlierVersions.get());
         all.addAll(StatelessRevision.VERSIONS);
         return all;
-    }
-
-    StatelessRevision revision() {
-        return revision;
     }
 
     void setSessionFactory(McpStreamableServerSession.Factory factory) {

@@ -54,7 +54,6 @@ public final class StdioTransport implements McpServerTransportProvider {
     private final OutputStream out;
     private final int maxMessageBytes;
     private final CountDownLatch closed = new CountDownLatch(1);
-    private final ServedRequests served = new ServedRequests();
     private final ExecutorService threads = Executors.newCachedThreadPool(
             Thread.ofPlatform().name("mcp-stdio-", 0).daemon().factory());
     private byte[] buffer = new byte[BUFFER_SIZE];
@@ -63,8 +62,8 @@ public final class StdioTransport implements McpServerTransportProvider {
     private volatile McpServerSession session;
     private volatile boolean closing;
 
-    /** Requests of protocol 2026-07-28 (no initialize: each names its version in its _meta). */
-    private final StatelessServer stateless;
+    /** Every message's way in; requests of protocol 2026-07-28 name their version in their _meta. */
+    private final InboundRouter router;
     private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().daemon().name("mcp-stdio-sweeper").factory());
 
@@ -93,8 +92,8 @@ public final class StdioTransport implements McpServerTransportProvider {
         this.in = in;
         this.out = out;
         this.maxMessageBytes = maxMessageBytes;
-        this.stateless = new StatelessServer(mapper, tools, served, this::protocolVersions);
-        sweeper.scheduleWithFixedDelay(stateless::sweep, 1, 1, TimeUnit.MINUTES);
+        this.router = new InboundRouter(mapper, tools, this::protocolVersions);
+        sweeper.scheduleWithFixedDelay(router.stateless()::sweep, 1, 1, TimeUnit.MINUTES);
     }
 
     /**
@@ -105,7 +104,7 @@ public final class StdioTransport implements McpServerTransportProvider {
         return new McpStreamableServerTransportProvider() {
             @Override
             public void setSessionFactory(McpStreamableServerSession.Factory factory) {
-                stateless.setSessionFactory(factory);
+                router.stateless().setSessionFactory(factory);
             }
 
             @Override
@@ -122,7 +121,7 @@ public final class StdioTransport implements McpServerTransportProvider {
 
     private void closeRevision() {
         sweeper.shutdownNow();
-        stateless.close();
+        router.stateless().close();
     }
 
     @Override
@@ -270,7 +269,7 @@ public final class StdioTransport implements McpServerTransportProvider {
     private void dispatchParsed(Line json) {
         McpSchema.JSONRPCMessage message;
         try {
-            message = JsonRpc.parse(mapper, json.bytes(), json.offset(), json.length());
+            message = router.parse(json.bytes(), json.offset(), json.length());
         } catch (JsonRpc.Refused e) {
             if (e.answerable()) {
                 write(e.answer());
@@ -285,53 +284,64 @@ public final class StdioTransport implements McpServerTransportProvider {
                 answerKeys.put(StartupAnswers.idKey(asked.id()), key);
             }
         }
-        if (!StartupMethods.answeredAtOnce(message)) {
-            String unavailable = unavailable();
-            if (unavailable != null) {
-                if (message instanceof McpSchema.JSONRPCRequest request) {
-                    write(JsonRpc.error(request.id(), McpSchema.ErrorCodes.INTERNAL_ERROR, unavailable));
-                }
-                return;
-            }
+        if (!StartupMethods.answeredAtOnce(message) && refusedUntilReady(message)) {
+            return;
         }
         String connection = session.getId();
-        if (ClientCancellation.handled(served, connection, message)) {
-            return;
-        }
-        if (StatelessRevision.claims(null, message)) {
-            if (message instanceof McpSchema.JSONRPCRequest request) {
-                serveRevision(request, connection);
+        try {
+            if (router.isStateless(null, message)) {
+                // a call without session_id uses the default REPL session of this stream's earlier-revision calls
+                router.dispatchStateless(connection, connection, null, message, statelessAnswers);
+            } else {
+                router.dispatch(connection, message, sessionCalls);
             }
-            return;
-        }
-        if (!(message instanceof McpSchema.JSONRPCRequest request)) {
-            handle(message, session.handle(message));
-            return;
-        }
-        try (ServedRequests.Served call = served.serve(connection, request.id())) {
-            handle(message, call.carrying(session.handle(message)));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
-    /**
-     * A request of protocol 2026-07-28: checked, then served as on HTTP (see {@link StatelessServer}); a call
-     * without session_id uses the default REPL session this stream's earlier-revision calls use.
-     */
-    private void serveRevision(McpSchema.JSONRPCRequest request, String connection) {
-        StatelessRevision.Refusal refusal = stateless.revision().check(request);
-        if (refusal != null) {
-            write(refusal.answer(request.id()));
-            return;
+    /** Whether the message was answered (or, a notification, dropped) because the server will never be ready. */
+    private boolean refusedUntilReady(McpSchema.JSONRPCMessage message) {
+        String unavailable = unavailable();
+        if (unavailable != null && message instanceof McpSchema.JSONRPCRequest request) {
+            write(JsonRpc.error(request.id(), McpSchema.ErrorCodes.INTERNAL_ERROR, unavailable));
         }
-        try (ServedRequests.Served call = served.serve(connection, request.id())) {
-            stateless.serve(request, connection, new RevisionChannel(request, call));
-        } catch (RuntimeException e) {
-            if (JsonRpc.protocolError(e) == null) {
-                log.warn("handling {} failed", request, e);
-            }
-            write(JsonRpc.withoutTraces(McpSchema.JSONRPCResponse.error(request.id(), JsonRpc.failure(e))));
-        }
+        return unavailable != null;
     }
+
+    /** Messages of the 2025 revisions, for the stream's SDK session, handled on the reading thread. */
+    private final InboundRouter.Session sessionCalls = new InboundRouter.Session() {
+        @Override
+        public void call(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
+            handle(call, served.carrying(session.handle(call)));
+        }
+
+        @Override
+        public void accept(McpSchema.JSONRPCMessage message) {
+            handle(message, session.handle(message));
+        }
+    };
+
+    /** Requests of protocol 2026-07-28, answered as lines on the stream (see {@link StatelessServer}). */
+    private final InboundRouter.Stateless statelessAnswers = new InboundRouter.Stateless() {
+        @Override
+        public void refuse(Refusal refusal, Object id) {
+            write(refusal.answer(id));
+        }
+
+        @Override
+        public CallChannel channel(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
+            return new LineChannel(call, served);
+        }
+
+        @Override
+        public void failed(McpSchema.JSONRPCRequest call, RuntimeException e) {
+            if (JsonRpc.protocolError(e) == null) {
+                log.warn("handling {} failed", call, e);
+            }
+            write(JsonRpc.withoutTraces(McpSchema.JSONRPCResponse.error(call.id(), JsonRpc.failure(e))));
+        }
+    };
 
     /** Handles a message on this thread; a request's context goes with it in {@code handling}. */
     private static void handle(McpSchema.JSONRPCMessage message, Mono<Void> handling) {
@@ -422,34 +432,15 @@ public final class StdioTransport implements McpServerTransportProvider {
     }
 
     /** What a request of protocol 2026-07-28 sends back: lines on the stream, dressed for the revision. */
-    private final class RevisionChannel extends RequestTransport implements StatelessServer.Channel {
+    private final class LineChannel extends CallChannel {
 
-        private final McpSchema.JSONRPCRequest call;
-        private final ServedRequests.Served served;
-
-        RevisionChannel(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
-            super(mapper);
-            this.call = call;
-            this.served = served;
+        LineChannel(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
+            super(mapper, served, router.stateless().outgoing(call));
         }
 
         @Override
-        void deliver(McpSchema.JSONRPCMessage message) {
-            send(message);
-        }
-
-        /** The answer to a request the client cancelled is not sent, as the MCP specification asks. */
-        @Override
-        public void send(McpSchema.JSONRPCMessage message) {
-            McpSchema.JSONRPCMessage dressed = stateless.revision().outgoing(call, message);
-            if (dressed != null && !(dressed instanceof McpSchema.JSONRPCResponse && served.context().cancelled())) {
-                StdioTransport.this.send(JsonRpc.withoutTraces(dressed));
-            }
-        }
-
-        @Override
-        public void answer(McpStreamableServerSession session, McpSchema.JSONRPCRequest request, String connection) {
-            served.carrying(session.responseStream(request, this), connection).block();
+        void write(McpSchema.JSONRPCMessage message) {
+            send(JsonRpc.withoutTraces(message));
         }
 
         /** The stream's own lines: every subscription shares them, told apart by its subscription id. */
@@ -476,8 +467,7 @@ public final class StdioTransport implements McpServerTransportProvider {
         @Override
         public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
             return Mono.fromRunnable(() -> {
-                if (!(message instanceof McpSchema.JSONRPCResponse answer
-                        && served.isCancelled(session.getId(), answer.id()))) {
+                if (!router.withheld(session.getId(), message)) {
                     send(JsonRpc.withoutTraces(message));
                 }
             });

@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
@@ -50,14 +51,13 @@ import reactor.core.publisher.Mono;
 public final class StreamableHttpTransport extends HttpServlet implements McpStreamableServerTransportProvider {
 
     static final String SESSION_HEADER = "Mcp-Session-Id";
-    static final String PROTOCOL_VERSION_HEADER = "MCP-Protocol-Version";
+    static final String PROTOCOL_VERSION_HEADER = StatelessRevision.VERSION_HEADER;
     private static final Logger log = LoggerFactory.getLogger(StreamableHttpTransport.class);
 
     private final transient McpJsonMapper mapper;
     private final int maxRequestBytes;
     private final transient Consumer<String> sessionEnded;
     private final transient Map<String, McpStreamableServerSession> sessions = new ConcurrentHashMap<>();
-    private final transient ServedRequests served = new ServedRequests();
     private static final AtomicInteger ZERO = new AtomicInteger();
     private static final AtomicLong STATELESS_CALLS = new AtomicLong();
 
@@ -67,7 +67,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     private final long idleNanos;
     private transient McpStreamableServerSession.Factory sessionFactory;
     private transient McpStreamableServerSession direct;
-    private final transient StatelessServer stateless;
+    private final transient InboundRouter router;
     private volatile boolean closing;
 
     /**
@@ -80,7 +80,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         this.maxRequestBytes = maxRequestBytes;
         this.sessionEnded = sessionEnded;
         this.idleNanos = idle.toNanos();
-        this.stateless = new StatelessServer(mapper, tools, served, this::protocolVersions);
+        this.router = new InboundRouter(mapper, tools, this::protocolVersions);
         this.sweeper = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().daemon().name("mcp-session-sweeper").factory());
         long every = Math.max(1, Math.min(idle.toMillis() / 4, 60_000));
@@ -88,7 +88,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     }
 
     private void sweep() {
-        stateless.sweep();
+        router.stateless().sweep();
         long now = System.nanoTime();
         lastUsed.forEach((id, used) -> {
             if (now - used > idleNanos && busy.getOrDefault(id, ZERO).get() == 0) {
@@ -115,50 +115,37 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     @Override
     public void setSessionFactory(McpStreamableServerSession.Factory sessionFactory) {
         this.sessionFactory = sessionFactory;
-        stateless.setSessionFactory(sessionFactory);
+        router.stateless().setSessionFactory(sessionFactory);
     }
 
     @Override
     protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        if (closing) {
-            HttpFace.refuseUnread(request, response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR,
-                    "the server is shutting down");
-            return;
-        }
-        String accept = request.getHeader("Accept");
-        boolean json = accepts(accept, "application/json");
-        boolean sse = accepts(accept, "text/event-stream");
-        if (!json && !sse) {
-            HttpFace.refuseUnread(request, response, 406, McpSchema.ErrorCodes.INVALID_REQUEST,
-                    "the Accept header must allow application/json and text/event-stream");
-            return;
-        }
-        byte[] body = HttpFace.readBody(request, response, maxRequestBytes);
+        Accepted accepted = accepted(request, response);
+        byte[] body = accepted == null ? null : HttpFace.readBody(request, response, maxRequestBytes);
         if (body == null) {
             return;
         }
+        String version = request.getHeader(PROTOCOL_VERSION_HEADER);
         McpSchema.JSONRPCMessage message;
         try {
-            message = JsonRpc.parse(mapper, body);
+            message = router.parse(body);
         } catch (JsonRpc.Refused e) {
-            StatelessRevision.Refusal removed = StatelessRevision.claimsHeader(request.getHeader(PROTOCOL_VERSION_HEADER))
-                    ? stateless.revision().removedMethod(body) : null;
-            if (removed != null) {
-                // a method 2026-07-28 dropped, whose params are checked as the earlier revisions define them
-                writeJson(response, removed.status(), removed.answer(e.id()));
-                return;
-            }
-            // a client error, whatever the message was: the specification's 400 for what cannot be accepted
-            writeJson(response, 400, e.answer());
+            Refusal refusal = router.refusal(e, version, body);
+            writeJson(response, refusal.status(), refusal.answer(e.id()));
             return;
         }
-        String version = request.getHeader(PROTOCOL_VERSION_HEADER);
-        if (StatelessRevision.claims(version, message)) {
-            serveStateless(request, response, message, json, sse);
+        if (!(message instanceof McpSchema.JSONRPCRequest)) {
+            response.setStatus(202);
+        }
+        if (router.isStateless(version, message)) {
+            // each POST is a connection of its own; a call without session_id uses the default REPL session
+            String replConnection = message instanceof McpSchema.JSONRPCRequest ? direct().getId() : null;
+            router.dispatchStateless("stateless-" + STATELESS_CALLS.incrementAndGet(), replConnection,
+                    request::getHeader, message, new StatelessPost(request, response, accepted));
             return;
         }
         if (version != null && !protocolVersions().contains(version)) {
-            StatelessRevision.Refusal refusal = StatelessRevision.unsupported(version, stateless.supportedVersions());
+            Refusal refusal = router.stateless().unsupported(version);
             writeJson(response, refusal.status(), refusal.answer(idOf(message)));
             return;
         }
@@ -171,37 +158,106 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
             return;
         }
         try {
-            switch (message) {
-                case McpSchema.JSONRPCRequest call -> {
-                    AtomicInteger running = busy.computeIfAbsent(session.getId(), k -> new AtomicInteger());
-                    running.incrementAndGet();
-                    try (ServedRequests.Served serving = served.serve(session.getId(), call.id())) {
-                        new Exchange(request, response, json, sse, serving, null).answer(session, call, null);
-                    } finally {
-                        running.decrementAndGet();
-                        lastUsed.computeIfPresent(session.getId(), (k, v) -> System.nanoTime());
-                    }
-                }
-                case McpSchema.JSONRPCNotification notification when ClientCancellation.handled(served,
-                        session.getId(), notification) -> response.setStatus(202);
-                case McpSchema.JSONRPCNotification notification -> {
-                    session.accept(notification).block();
-                    response.setStatus(202);
-                }
-                case McpSchema.JSONRPCResponse reply -> {
-                    try {
-                        session.accept(reply).block();
-                    } catch (RuntimeException e) {
-                        error(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "a response for id " + reply.id()
-                                + ", which names no request of this server that awaits an answer", null);
-                        return;
-                    }
-                    response.setStatus(202);
-                }
-                default -> error(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "unknown message type", null);
-            }
+            router.dispatch(session.getId(), message, new SessionPost(request, response, accepted, session));
         } catch (RuntimeException e) {
             failed(response, message, e);
+        }
+    }
+
+    /** What the client's Accept header allows the answer to be. */
+    private record Accepted(boolean json, boolean sse) {
+    }
+
+    /** What the POST's answer may be, or null after refusing it (shutting down, or an Accept header that fits not). */
+    private Accepted accepted(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        if (closing) {
+            HttpFace.refuseUnread(request, response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR,
+                    "the server is shutting down");
+            return null;
+        }
+        String accept = request.getHeader("Accept");
+        Accepted accepted = new Accepted(accepts(accept, "application/json"), accepts(accept, "text/event-stream"));
+        if (!accepted.json() && !accepted.sse()) {
+            HttpFace.refuseUnread(request, response, 406, McpSchema.ErrorCodes.INVALID_REQUEST,
+                    "the Accept header must allow application/json and text/event-stream");
+            return null;
+        }
+        return accepted;
+    }
+
+    /** A POSTed message of the 2025 revisions, for its MCP session. */
+    private final class SessionPost implements InboundRouter.Session {
+
+        private final HttpServletRequest request;
+        private final HttpServletResponse response;
+        private final Accepted accepted;
+        private final McpStreamableServerSession session;
+
+        SessionPost(HttpServletRequest request, HttpServletResponse response, Accepted accepted,
+                McpStreamableServerSession session) {
+            this.request = request;
+            this.response = response;
+            this.accepted = accepted;
+            this.session = session;
+        }
+
+        @Override
+        public void call(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
+            AtomicInteger running = busy.computeIfAbsent(session.getId(), k -> new AtomicInteger());
+            running.incrementAndGet();
+            try {
+                new Exchange(request, response, accepted, served, InboundRouter.asSent(), false)
+                        .answer(session, call, null);
+            } finally {
+                running.decrementAndGet();
+                lastUsed.computeIfPresent(session.getId(), (k, v) -> System.nanoTime());
+            }
+        }
+
+        @Override
+        public void accept(McpSchema.JSONRPCMessage message) throws IOException {
+            if (message instanceof McpSchema.JSONRPCResponse reply) {
+                try {
+                    session.accept(reply).block();
+                } catch (RuntimeException e) {
+                    error(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "a response for id " + reply.id()
+                            + ", which names no request of this server that awaits an answer", null);
+                }
+            } else if (message instanceof McpSchema.JSONRPCNotification notification) {
+                session.accept(notification).block();
+            }
+        }
+    }
+
+    /**
+     * A POSTed message of protocol 2026-07-28: served by the SDK session for its client's capabilities, in
+     * rounds where its handler may ask the client for input (see {@link StatelessServer}).
+     */
+    private final class StatelessPost implements InboundRouter.Stateless {
+
+        private final HttpServletRequest request;
+        private final HttpServletResponse response;
+        private final Accepted accepted;
+
+        StatelessPost(HttpServletRequest request, HttpServletResponse response, Accepted accepted) {
+            this.request = request;
+            this.response = response;
+            this.accepted = accepted;
+        }
+
+        @Override
+        public void refuse(Refusal refusal, Object id) throws IOException {
+            writeJson(response, refusal.status(), refusal.answer(id));
+        }
+
+        @Override
+        public CallChannel channel(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
+            return new Exchange(request, response, accepted, served, router.stateless().outgoing(call), true);
+        }
+
+        @Override
+        public void failed(McpSchema.JSONRPCRequest call, RuntimeException e) throws IOException {
+            StreamableHttpTransport.this.failed(response, call, e);
         }
     }
 
@@ -218,35 +274,6 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
         log.warn("handling {} failed", message, e);
         if (!response.isCommitted()) {
             error(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, JsonRpc.internalError(e), idOf(message));
-        }
-    }
-
-    /**
-     * A request of protocol 2026-07-28: checked, then served by the SDK session for its client's
-     * capabilities, in rounds where its handler may ask the client for input (see {@link InputRounds});
-     * a call without session_id uses the default REPL session of session-less requests.
-     */
-    private void serveStateless(HttpServletRequest request, HttpServletResponse response,
-            McpSchema.JSONRPCMessage message, boolean json, boolean sse) throws IOException {
-        if (message instanceof McpSchema.JSONRPCNotification) {
-            response.setStatus(202);
-            return;
-        }
-        if (!(message instanceof McpSchema.JSONRPCRequest call)) {
-            error(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "protocol " + StatelessRevision.VERSION
-                    + " has no responses from clients: answers to a server's input requests come in the retried request",
-                    null);
-            return;
-        }
-        StatelessRevision.Refusal refusal = stateless.revision().check(request::getHeader, call);
-        if (refusal != null) {
-            writeJson(response, refusal.status(), refusal.answer(call.id()));
-            return;
-        }
-        try (ServedRequests.Served serving = served.serve("stateless-" + STATELESS_CALLS.incrementAndGet(), call.id())) {
-            stateless.serve(call, direct().getId(), new Exchange(request, response, json, sse, serving, call));
-        } catch (RuntimeException e) {
-            failed(response, call, e);
         }
     }
 
@@ -364,14 +391,14 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
 
     /** Ends the subscription streams of protocol 2026-07-28, each with its listen request's result. */
     void endStreams() {
-        stateless.endSubscriptions();
+        router.stateless().endSubscriptions();
     }
 
     @Override
     public Mono<Void> closeGracefully() {
         closing = true;
         sweeper.shutdownNow();
-        stateless.close();
+        router.stateless().close();
         List<McpStreamableServerSession> open = new ArrayList<>(sessions.values());
         synchronized (this) {
             if (direct != null) {
@@ -387,32 +414,24 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
      * The answer to one POSTed request: JSON if the response is the first thing the session sends,
      * an SSE stream from the first message that comes before it.
      */
-    private final class Exchange extends RequestTransport implements StatelessServer.Channel {
+    private final class Exchange extends CallChannel {
 
         private final HttpServletRequest httpRequest;
         private final HttpServletResponse response;
         private final boolean json;
         private final boolean sse;
-        private final ServedRequests.Served request;
-        /** The request when it is one of protocol 2026-07-28, whose answers are dressed for it; else null. */
-        private final McpSchema.JSONRPCRequest statelessCall;
+        /** Whether the request is one of protocol 2026-07-28, whose answers have statuses of their own. */
+        private final boolean stateless;
         private OutputStream stream;
 
-        Exchange(HttpServletRequest httpRequest, HttpServletResponse response, boolean json, boolean sse,
-                ServedRequests.Served request, McpSchema.JSONRPCRequest statelessCall) {
-            super(mapper);
+        Exchange(HttpServletRequest httpRequest, HttpServletResponse response, Accepted accepted,
+                ServedRequests.Served request, UnaryOperator<McpSchema.JSONRPCMessage> outgoing, boolean stateless) {
+            super(mapper, request, outgoing);
             this.httpRequest = httpRequest;
             this.response = response;
-            this.json = json;
-            this.sse = sse;
-            this.request = request;
-            this.statelessCall = statelessCall;
-        }
-
-        /** Serves the call; {@code connection} names whose default REPL session it uses (null: the MCP session's). */
-        @Override
-        public void answer(McpStreamableServerSession session, McpSchema.JSONRPCRequest call, String connection) {
-            request.carrying(session.responseStream(call, this), connection).block();
+            this.json = accepted.json();
+            this.sse = accepted.sse();
+            this.stateless = stateless;
         }
 
         /** The response as a long-lived event stream, if the client accepts one. */
@@ -428,36 +447,26 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
             }
         }
 
+        /** A withheld answer: the POST still gets its status, if nothing went out before. */
         @Override
-        void deliver(McpSchema.JSONRPCMessage message) {
-            send(message);
+        synchronized void withheld() {
+            if (stream == null) {
+                response.setStatus(202);
+            }
         }
 
-        /** The answer to a request the client cancelled is not sent, as the MCP specification asks. */
         @Override
-        public synchronized void send(McpSchema.JSONRPCMessage message) {
+        synchronized void write(McpSchema.JSONRPCMessage message) {
+            if (!sse && message instanceof McpSchema.JSONRPCRequest request) {
+                // answered at once rather than left waiting for a reply the client can never send
+                throw new IllegalStateException("cannot send " + request.method() + " to this client during this "
+                        + "call: its Accept header allows only application/json; a request to the client needs "
+                        + "text/event-stream");
+            }
             try {
-                if (message instanceof McpSchema.JSONRPCResponse && request.context().cancelled()) {
-                    if (stream == null) {
-                        response.setStatus(202);
-                    }
-                    return;
-                }
-                if (statelessCall != null) {
-                    message = stateless.revision().outgoing(statelessCall, message);
-                    if (message == null) {
-                        return;
-                    }
-                }
-                if (!sse && message instanceof McpSchema.JSONRPCRequest request) {
-                    // answered at once rather than left waiting for a reply the client can never send
-                    throw new IllegalStateException("cannot send " + request.method() + " to this client during this "
-                            + "call: its Accept header allows only application/json; a request to the client needs "
-                            + "text/event-stream");
-                }
                 if (stream == null && json && (message instanceof McpSchema.JSONRPCResponse || !sse)) {
                     if (message instanceof McpSchema.JSONRPCResponse answer) {
-                        writeJson(response, statelessCall == null ? 200 : StatelessRevision.status(answer),
+                        writeJson(response, stateless ? router.stateless().status(answer) : 200,
                                 JsonRpc.withoutTraces(message));
                     }
                     return;

@@ -58,7 +58,7 @@ class StatelessRevisionTest {
                 headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "TOOLS/CALL", "Mcp-Name", "rlm_execute"),
                 headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call"),
                 headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "rlm_load_data"))) {
-            StatelessRevision.Refusal refusal = revision.check(wrong, call);
+            Refusal refusal = revision.check(wrong, call);
             assertThat(refusal).isNotNull();
             assertThat(refusal.status()).isEqualTo(400);
             assertThat(refusal.code()).isEqualTo(StatelessRevision.HEADER_MISMATCH);
@@ -68,14 +68,14 @@ class StatelessRevisionTest {
     @Test
     void metaWithoutTheVersionOrCapabilitiesIsInvalidParamsAndAVersionUnlikeTheHeaderAMismatch() {
         UnaryOperator<String> headers = headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "server/discover");
-        StatelessRevision.Refusal none = revision.check(headers, call("server/discover", Map.of()));
+        Refusal none = revision.check(headers, call("server/discover", Map.of()));
         assertThat(none.code()).isEqualTo(McpSchema.ErrorCodes.INVALID_PARAMS);
         assertThat(none.message()).contains("missing: _meta");
-        StatelessRevision.Refusal partial = revision.check(headers, call("server/discover",
+        Refusal partial = revision.check(headers, call("server/discover",
                 Map.of("_meta", Map.of(StatelessRevision.META_VERSION, "2026-07-28"))));
         assertThat(partial.status()).isEqualTo(400);
         assertThat(partial.message()).contains("missing: " + StatelessRevision.META_CAPABILITIES);
-        StatelessRevision.Refusal other = revision.check(headers, call("server/discover", Map.of("_meta",
+        Refusal other = revision.check(headers, call("server/discover", Map.of("_meta",
                 Map.of(StatelessRevision.META_VERSION, "v999", StatelessRevision.META_CAPABILITIES, Map.of()))));
         assertThat(other.code()).isEqualTo(StatelessRevision.HEADER_MISMATCH);
     }
@@ -83,7 +83,7 @@ class StatelessRevisionTest {
     @Test
     void methodsTheRevisionRemovedAreNotFound() {
         for (String method : List.of("initialize", "ping", "logging/setLevel", "resources/subscribe")) {
-            StatelessRevision.Refusal refusal = revision.check(headers("MCP-Protocol-Version", "2026-07-28",
+            Refusal refusal = revision.check(headers("MCP-Protocol-Version", "2026-07-28",
                     "Mcp-Method", method), call(method, Map.of("_meta", META)));
             assertThat(refusal.status()).as(method).isEqualTo(404);
             assertThat(refusal.code()).isEqualTo(McpSchema.ErrorCodes.METHOD_NOT_FOUND);
@@ -96,7 +96,7 @@ class StatelessRevisionTest {
 
     @Test
     void anUnsupportedVersionNamesTheSupportedOnesAndEchoesTheRequestedOne() {
-        StatelessRevision.Refusal refusal = StatelessRevision.unsupported("v999", List.of("2025-11-25", "2026-07-28"));
+        Refusal refusal = StatelessRevision.unsupported("v999", List.of("2025-11-25", "2026-07-28"));
         assertThat(refusal.status()).isEqualTo(400);
         assertThat(refusal.answer(5)).containsEntry("id", 5);
         assertThat(refusal.answer(5).get("error")).isEqualTo(Map.of("code", StatelessRevision.UNSUPPORTED_VERSION,
