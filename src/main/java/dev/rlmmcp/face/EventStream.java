@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  * A long-lived event stream on an HTTP response, held without a thread (asynchronous servlet): each
  * message an event, and a comment every {@link #KEEP_ALIVE_SECONDS} seconds, which finds a client gone.
  */
-final class EventStream implements Subscriptions.Sink, AsyncListener {
+final class EventStream implements StatelessServer.Sink, AsyncListener {
 
     static final long KEEP_ALIVE_SECONDS = 15;
     private static final byte[] KEEP_ALIVE = ": keep-alive\n\n".getBytes(StandardCharsets.UTF_8);

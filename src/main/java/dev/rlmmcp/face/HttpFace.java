@@ -65,7 +65,7 @@ public final class HttpFace implements AutoCloseable {
         jetty.setRequestLog(new AccessLog(System.err));
 
         streamable = new StreamableHttpTransport(servers.mapper(), settings.maxRequestBytes(),
-                settings.sessionIdle(), sessions::connectionClosed, servers.revisionTools());
+                settings.sessionIdle(), sessions::connectionClosed, servers.statelessTools());
         sse = new LegacySseTransport(servers.mapper(), settings.maxRequestBytes(), settings.sseKeepAlive(),
                 sessions::connectionClosed);
         mcp = List.of(servers.serve(streamable), servers.serve(sse));

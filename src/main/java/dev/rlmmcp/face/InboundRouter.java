@@ -45,7 +45,7 @@ final class InboundRouter {
     private final StatelessServer stateless;
 
     /** {@code earlierVersions}: the protocol versions before the stateless revision that the transport speaks. */
-    InboundRouter(McpJsonMapper mapper, RevisionTools tools, Supplier<List<String>> earlierVersions) {
+    InboundRouter(McpJsonMapper mapper, StatelessTools tools, Supplier<List<String>> earlierVersions) {
         this.mapper = mapper;
         this.stateless = new StatelessServer(mapper, tools, served, earlierVersions);
     }

@@ -74,8 +74,8 @@ final class InputRounds {
         if (params.containsKey("inputResponses") || params.containsKey("requestState")) {
             return true;
         }
-        Map<String, Object> meta = StatelessRevision.meta(call);
-        return meta != null && meta.get(StatelessRevision.META_CAPABILITIES) instanceof Map<?, ?> declared
+        Map<String, Object> meta = StatelessProtocol.meta(call);
+        return meta != null && meta.get(StatelessProtocol.META_CAPABILITIES) instanceof Map<?, ?> declared
                 && declared.keySet().stream().anyMatch(ASKABLE::contains);
     }
 

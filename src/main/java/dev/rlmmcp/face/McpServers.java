@@ -79,13 +79,13 @@ public final class McpServers {
      * What protocol 2026-07-28 needs to know of the tools: the catalog's that may run long (REPL steps, loads,
      * run_python) may run as tasks when they do, the extra features' as they say; and their Mcp-Param headers.
      */
-    RevisionTools revisionTools() {
+    StatelessTools statelessTools() {
         Map<String, TaskSupport> support = new HashMap<>();
         catalog.mayRunLong().forEach(name -> support.put(name, TaskSupport.OPTIONAL));
         support.putAll(extra.taskSupport());
         List<McpSchema.Tool> tools = new ArrayList<>(catalog.definitions());
         extra.tools().forEach(spec -> tools.add(spec.tool()));
-        return RevisionTools.of(tools, support);
+        return StatelessTools.of(tools, support);
     }
 
     public McpJsonMapper mapper() {

@@ -33,7 +33,7 @@ public final class StartupAnswers {
     private static final byte[] ID_JSON = ('"' + ID + '"').getBytes(StandardCharsets.US_ASCII);
     private static final Set<String> LISTS = Set.of(McpSchema.METHOD_PING, McpSchema.METHOD_TOOLS_LIST,
             McpSchema.METHOD_PROMPT_LIST);
-    private static final Set<String> REVISION_LISTS = Set.of(StatelessRevision.METHOD_DISCOVER,
+    private static final Set<String> STATELESS_LISTS = Set.of(StatelessServer.METHOD_DISCOVER,
             McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_PROMPT_LIST);
     /** Files kept in the directory: one per configuration recently started. */
     private static final int KEPT = 32;
@@ -88,16 +88,15 @@ public final class StartupAnswers {
     /**
      * The key of a request's answer if it depends on nothing but the server's configuration and the
      * protocol version asked for; else null (then it is never answered early). For protocol 2026-07-28 the
-     * request must also be one {@link StatelessRevision#check} lets through.
+     * request must also be one {@link StatelessServer#check} lets through.
      */
     static String key(String method, Object params) {
         Map<?, ?> p = params instanceof Map<?, ?> m ? m : Map.of();
         Map<?, ?> meta = p.get("_meta") instanceof Map<?, ?> m ? m : null;
         boolean onlyMeta = p.keySet().stream().allMatch("_meta"::equals);
-        if (meta != null && meta.get(StatelessRevision.META_VERSION) instanceof String version
-                && StatelessRevision.VERSIONS.contains(version)) {
-            return onlyMeta && meta.get(StatelessRevision.META_CAPABILITIES) instanceof Map<?, ?>
-                    && REVISION_LISTS.contains(method) ? version + " " + method : null;
+        if (StatelessServer.isOwn(meta)) {
+            return onlyMeta && StatelessServer.isComplete(meta) && STATELESS_LISTS.contains(method)
+                    ? StatelessServer.VERSION + " " + method : null;
         }
         if (McpSchema.METHOD_INITIALIZE.equals(method)) {
             return p.get("protocolVersion") instanceof String version ? method + " " + version : null;

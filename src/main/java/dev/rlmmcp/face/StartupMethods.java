@@ -14,7 +14,7 @@ final class StartupMethods {
     private static final Set<String> AT_ONCE = Set.of(McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING,
             McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_PROMPT_LIST, McpSchema.METHOD_PROMPT_GET,
             McpSchema.METHOD_RESOURCES_LIST, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST,
-            McpSchema.METHOD_LOGGING_SET_LEVEL, StatelessRevision.METHOD_DISCOVER);
+            McpSchema.METHOD_LOGGING_SET_LEVEL, StatelessServer.METHOD_DISCOVER);
 
     private StartupMethods() {
     }

@@ -17,42 +17,71 @@ import java.util.function.UnaryOperator;
  */
 final class StatelessServer {
 
+    /** Where a subscription's messages go: an event stream of the transport's. */
+    interface Sink {
+        /** Sends a message; false once the client is gone. */
+        boolean send(McpSchema.JSONRPCMessage message);
+
+        /** Ends the stream (after its last message). */
+        void close();
+    }
+
     /** How a transport carries what a request of this revision sends back. */
     interface Channel {
-        /** Sends a message of the request, dressed for the revision ({@link StatelessRevision#outgoing}). */
+        /** Sends a message of the request, dressed for the revision ({@link StatelessProtocol#outgoing}). */
         void send(McpSchema.JSONRPCMessage message);
 
         /** Serves the request through the SDK session on this thread, its messages sent on this channel. */
         void answer(McpStreamableServerSession session, McpSchema.JSONRPCRequest call, String connection);
 
         /** A stream for a subscription, or null where this request can have none. */
-        Subscriptions.Sink stream();
+        StatelessServer.Sink stream();
     }
 
-    private final StatelessRevision revision;
+    /** The protocol version of this revision, and the header an HTTP request names its version in. */
+    static final String VERSION = StatelessProtocol.VERSION;
+    static final String VERSION_HEADER = StatelessProtocol.VERSION_HEADER;
+    /** The method that tells a client what this server offers, in place of initialize. */
+    static final String METHOD_DISCOVER = StatelessProtocol.METHOD_DISCOVER;
+
+    private final StatelessProtocol protocol;
     private final Tasks tasks;
     private final InputRounds rounds;
     private final Subscriptions subscriptions;
     private final Supplier<List<String>> earlierVersions;
 
     /** {@code earlierVersions}: the protocol versions before this revision that the transport speaks. */
-    StatelessServer(McpJsonMapper mapper, RevisionTools tools, ServedRequests served,
+    StatelessServer(McpJsonMapper mapper, StatelessTools tools, ServedRequests served,
             Supplier<List<String>> earlierVersions) {
-        this.revision = new StatelessRevision(mapper, tools);
+        this.protocol = new StatelessProtocol(mapper, tools);
         this.tasks = new Tasks(mapper);
         this.rounds = new InputRounds(mapper, served, tasks);
-        this.subscriptions = new Subscriptions(tasks, result -> revision.dressed(Subscriptions.METHOD, result));
+        this.subscriptions = new Subscriptions(tasks, result -> protocol.dressed(Subscriptions.METHOD, result));
         this.earlierVersions = earlierVersions;
+    }
+
+    /**
+     * Whether a request's _meta names this revision and holds the client's capabilities (what a request of it
+     * needs to be served, besides a method it has); null _meta: no.
+     */
+    static boolean isComplete(Map<?, ?> meta) {
+        return isOwn(meta) && meta.get(StatelessProtocol.META_CAPABILITIES) instanceof Map<?, ?>;
+    }
+
+    /** Whether a request's _meta (null: none) names this revision as its protocol version. */
+    static boolean isOwn(Map<?, ?> meta) {
+        return meta != null && meta.get(StatelessProtocol.META_VERSION) instanceof String version
+                && StatelessProtocol.VERSIONS.contains(version);
     }
 
     /** Whether a message with this MCP-Protocol-Version header (null when absent) is one of this revision. */
     boolean claims(String headerVersion, McpSchema.JSONRPCMessage message) {
-        return StatelessRevision.claims(headerVersion, message);
+        return StatelessProtocol.claims(headerVersion, message);
     }
 
     /** Whether the MCP-Protocol-Version header (null when absent) names this revision. */
     boolean claimsHeader(String headerVersion) {
-        return StatelessRevision.claimsHeader(headerVersion);
+        return StatelessProtocol.claimsHeader(headerVersion);
     }
 
     /**
@@ -60,51 +89,51 @@ final class StatelessServer {
      * served: {@code headers} looks up an HTTP request's headers by name; null on stdio, which has none.
      */
     Refusal check(UnaryOperator<String> headers, McpSchema.JSONRPCRequest call) {
-        return headers == null ? revision.check(call) : revision.check(headers, call);
+        return headers == null ? protocol.check(call) : protocol.check(headers, call);
     }
 
     /** The refusal of a body that asks for a method this revision removed, or null if it asks for none. */
     Refusal removedMethod(byte[] body) {
-        return revision.removedMethod(body);
+        return protocol.removedMethod(body);
     }
 
     /** The refusal of a request that names a protocol version the transport does not speak. */
     Refusal unsupported(String requested) {
-        return StatelessRevision.unsupported(requested, supportedVersions());
+        return StatelessProtocol.unsupported(requested, supportedVersions());
     }
 
     /** The refusal of a response from a client, which this revision has no place for. */
     Refusal noResponses() {
-        return new Refusal(400, McpSchema.ErrorCodes.INVALID_REQUEST, "protocol " + StatelessRevision.VERSION
+        return new Refusal(400, McpSchema.ErrorCodes.INVALID_REQUEST, "protocol " + StatelessProtocol.VERSION
                 + " has no responses from clients: answers to a server's input requests come in the retried request",
                 null);
     }
 
     /** How this revision sends what the SDK sends while serving {@code call}; null: not sent. */
     UnaryOperator<McpSchema.JSONRPCMessage> outgoing(McpSchema.JSONRPCRequest call) {
-        return message -> revision.outgoing(call, message);
+        return message -> protocol.outgoing(call, message);
     }
 
     /** The HTTP status of an answer of this revision. */
     int status(McpSchema.JSONRPCResponse answer) {
-        return StatelessRevision.status(answer);
+        return StatelessProtocol.status(answer);
     }
 
     /** Every protocol version the transport speaks, oldest first: the earlier ones, then this revision. */
     List<String> supportedVersions() {
         List<String> all = new ArrayList<>(earlierVersions.get());
-        all.addAll(StatelessRevision.VERSIONS);
+        all.addAll(StatelessProtocol.VERSIONS);
         return all;
     }
 
     void setSessionFactory(McpStreamableServerSession.Factory factory) {
-        revision.setSessionFactory(factory);
+        protocol.setSessionFactory(factory);
     }
 
     /** Serves a checked request; a call without session_id uses the default REPL session of {@code connection}. */
     void serve(McpSchema.JSONRPCRequest call, String connection, Channel channel) {
-        if (StatelessRevision.METHOD_DISCOVER.equals(call.method())) {
-            channel.send(McpSchema.JSONRPCResponse.result(call.id(), revision.discover(call, supportedVersions())));
+        if (StatelessProtocol.METHOD_DISCOVER.equals(call.method())) {
+            channel.send(McpSchema.JSONRPCResponse.result(call.id(), protocol.discover(call, supportedVersions())));
             return;
         }
         if (Tasks.handles(call.method())) {
@@ -115,7 +144,7 @@ final class StatelessServer {
             listen(call, channel);
             return;
         }
-        TaskSupport support = revision.taskSupport(call);
+        TaskSupport support = protocol.taskSupport(call);
         boolean declared = Tasks.declared(call);
         if (support == TaskSupport.REQUIRED && !declared) {
             channel.send(Tasks.undeclared(call, "tool " + ((Map<?, ?>) call.params()).get("name")));
@@ -123,9 +152,9 @@ final class StatelessServer {
         }
         TaskSupport asTask = declared ? support : TaskSupport.FORBIDDEN;
         if (InputRounds.resumable(call) || asTask != TaskSupport.FORBIDDEN) {
-            channel.send(rounds.serve(call, () -> revision.session(call), connection, channel::send, asTask));
+            channel.send(rounds.serve(call, () -> protocol.session(call), connection, channel::send, asTask));
         } else {
-            channel.answer(revision.session(call), call, connection);
+            channel.answer(protocol.session(call), call, connection);
         }
     }
 
@@ -135,7 +164,7 @@ final class StatelessServer {
             channel.send(refused);
             return;
         }
-        Subscriptions.Sink stream = channel.stream();
+        StatelessServer.Sink stream = channel.stream();
         if (stream == null) {
             channel.send(JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.INVALID_REQUEST, "subscriptions/listen answers "
                     + "with an event stream: the Accept header must allow text/event-stream"));

@@ -11,7 +11,7 @@ public final class StdioFace implements AutoCloseable {
     private final StdioTransport transport;
     private final McpSyncServer server;
     /** The SDK server for requests of protocol 2026-07-28, which come without initialize. */
-    private final McpSyncServer revision;
+    private final McpSyncServer stateless;
 
     public StdioFace(McpServers servers, InputStream in, OutputStream out, int maxMessageBytes) {
         this(servers, in, out, maxMessageBytes, CompletableFuture.completedFuture(null));
@@ -33,10 +33,10 @@ public final class StdioFace implements AutoCloseable {
      */
     public StdioFace(McpServers servers, InputStream in, OutputStream out, int maxMessageBytes,
             CompletableFuture<?> answerable, StartupAnswers answers) {
-        transport = new StdioTransport(servers.mapper(), in, out, maxMessageBytes, servers.revisionTools(), answerable,
+        transport = new StdioTransport(servers.mapper(), in, out, maxMessageBytes, servers.statelessTools(), answerable,
                 answers);
         server = servers.serve(transport);
-        revision = servers.serve(transport.revisionProvider());
+        stateless = servers.serve(transport.statelessProvider());
     }
 
     public void awaitClientGone() throws InterruptedException {
@@ -45,7 +45,7 @@ public final class StdioFace implements AutoCloseable {
 
     @Override
     public void close() {
-        revision.closeGracefully();
+        stateless.closeGracefully();
         server.closeGracefully();
     }
 }

@@ -80,12 +80,12 @@ public final class StdioTransport implements McpServerTransportProvider {
     private final Map<String, String> answerKeys = new ConcurrentHashMap<>();
 
     public StdioTransport(McpJsonMapper mapper, InputStream in, OutputStream out, int maxMessageBytes,
-            RevisionTools tools, CompletableFuture<?> answerable) {
+            StatelessTools tools, CompletableFuture<?> answerable) {
         this(mapper, in, out, maxMessageBytes, tools, answerable, StartupAnswers.none());
     }
 
     public StdioTransport(McpJsonMapper mapper, InputStream in, OutputStream out, int maxMessageBytes,
-            RevisionTools tools, CompletableFuture<?> answerable, StartupAnswers answers) {
+            StatelessTools tools, CompletableFuture<?> answerable, StartupAnswers answers) {
         this.answers = answers;
         this.answerable = answerable;
         this.mapper = mapper;
@@ -100,7 +100,7 @@ public final class StdioTransport implements McpServerTransportProvider {
      * The provider whose SDK sessions serve requests of protocol 2026-07-28 on this stream (an SDK server
      * of their own, built from the same tools: the SDK needs one per provider).
      */
-    public McpStreamableServerTransportProvider revisionProvider() {
+    public McpStreamableServerTransportProvider statelessProvider() {
         return new McpStreamableServerTransportProvider() {
             @Override
             public void setSessionFactory(McpStreamableServerSession.Factory factory) {
@@ -114,12 +114,12 @@ public final class StdioTransport implements McpServerTransportProvider {
 
             @Override
             public Mono<Void> closeGracefully() {
-                return Mono.fromRunnable(StdioTransport.this::closeRevision);
+                return Mono.fromRunnable(StdioTransport.this::closeStateless);
             }
         };
     }
 
-    private void closeRevision() {
+    private void closeStateless() {
         sweeper.shutdownNow();
         router.stateless().close();
     }
@@ -140,7 +140,7 @@ public final class StdioTransport implements McpServerTransportProvider {
             log.warn("stdin closed with calls still running; not waiting for them longer than {}", DRAIN);
         }
         closing = true;
-        closeRevision();
+        closeStateless();
         session.close();
     }
 
@@ -445,8 +445,8 @@ public final class StdioTransport implements McpServerTransportProvider {
 
         /** The stream's own lines: every subscription shares them, told apart by its subscription id. */
         @Override
-        public Subscriptions.Sink stream() {
-            return new Subscriptions.Sink() {
+        public StatelessServer.Sink stream() {
+            return new StatelessServer.Sink() {
                 @Override
                 public boolean send(McpSchema.JSONRPCMessage message) {
                     write(JsonRpc.withoutTraces(message));

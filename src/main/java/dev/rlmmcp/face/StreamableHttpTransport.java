@@ -51,7 +51,7 @@ import reactor.core.publisher.Mono;
 public final class StreamableHttpTransport extends HttpServlet implements McpStreamableServerTransportProvider {
 
     static final String SESSION_HEADER = "Mcp-Session-Id";
-    static final String PROTOCOL_VERSION_HEADER = StatelessRevision.VERSION_HEADER;
+    static final String PROTOCOL_VERSION_HEADER = StatelessServer.VERSION_HEADER;
     private static final Logger log = LoggerFactory.getLogger(StreamableHttpTransport.class);
 
     private final transient McpJsonMapper mapper;
@@ -75,7 +75,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
      * release what it held; a session unused for {@code idle} ends.
      */
     public StreamableHttpTransport(McpJsonMapper mapper, int maxRequestBytes, Duration idle,
-            Consumer<String> sessionEnded, RevisionTools tools) {
+            Consumer<String> sessionEnded, StatelessTools tools) {
         this.mapper = mapper;
         this.maxRequestBytes = maxRequestBytes;
         this.sessionEnded = sessionEnded;
@@ -436,7 +436,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
 
         /** The response as a long-lived event stream, if the client accepts one. */
         @Override
-        public Subscriptions.Sink stream() {
+        public StatelessServer.Sink stream() {
             if (!sse) {
                 return null;
             }

@@ -14,22 +14,13 @@ import java.util.function.UnaryOperator;
  * acknowledging what the server agreed to send. What this server lists never changes while it runs, so of
  * the filter it honours the tasks extension's {@code taskIds}: a notifications/tasks with the task as
  * tasks/get shows it, at once and at each change of its status. The stream ends when its client goes, or
- * at shutdown with the listen request's result. The transport provides the stream ({@link Sink}): an event
+ * at shutdown with the listen request's result. The transport provides the stream ({@link StatelessServer.Sink}): an event
  * stream on HTTP, the shared channel on stdio.
  */
 final class Subscriptions {
 
     static final String METHOD = "subscriptions/listen";
     static final String META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId";
-
-    /** Where a subscription's messages go. */
-    interface Sink {
-        /** Sends a message; false once the client is gone. */
-        boolean send(McpSchema.JSONRPCMessage message);
-
-        /** Ends the stream (after its last message). */
-        void close();
-    }
 
     private final Tasks tasks;
     /** Dresses the stream's closing result as every result of the revision. */
@@ -63,7 +54,7 @@ final class Subscriptions {
     }
 
     /** Opens the subscription {@code call} asks for (checked by {@link #refusal}) on {@code sink}. */
-    void open(McpSchema.JSONRPCRequest call, Sink sink) {
+    void open(McpSchema.JSONRPCRequest call, StatelessServer.Sink sink) {
         Object ids = ((Map<?, ?>) ((Map<?, ?>) call.params()).get("notifications")).get("taskIds");
         Set<String> followed = ids == null ? Set.of()
                 : tasks.known(((List<?>) ids).stream().map(String.class::cast).toList());
@@ -90,12 +81,12 @@ final class Subscriptions {
     private final class Subscription {
 
         private final Object id;
-        private final Sink sink;
+        private final StatelessServer.Sink sink;
         private volatile Runnable unwatch = () -> {
         };
         private volatile boolean gone;
 
-        Subscription(Object id, Sink sink) {
+        Subscription(Object id, StatelessServer.Sink sink) {
             this.id = id;
             this.sink = sink;
         }

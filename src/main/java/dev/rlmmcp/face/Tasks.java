@@ -125,17 +125,17 @@ final class Tasks {
 
     /** Whether a request declares the extension in its client capabilities. */
     static boolean declared(McpSchema.JSONRPCRequest call) {
-        Map<String, Object> meta = StatelessRevision.meta(call);
-        return meta != null && meta.get(StatelessRevision.META_CAPABILITIES) instanceof Map<?, ?> capabilities
+        Map<String, Object> meta = StatelessProtocol.meta(call);
+        return meta != null && meta.get(StatelessProtocol.META_CAPABILITIES) instanceof Map<?, ?> capabilities
                 && capabilities.get("extensions") instanceof Map<?, ?> extensions && extensions.containsKey(EXTENSION);
     }
 
     /** The refusal of a request that needs the extension but does not declare it (HTTP 400). */
     static McpSchema.JSONRPCResponse undeclared(McpSchema.JSONRPCRequest call, String what) {
         return McpSchema.JSONRPCResponse.error(call.id(), new McpSchema.JSONRPCResponse.JSONRPCError(
-                StatelessRevision.MISSING_CLIENT_CAPABILITY, what + " needs the " + EXTENSION + " extension, which "
+                StatelessProtocol.MISSING_CLIENT_CAPABILITY, what + " needs the " + EXTENSION + " extension, which "
                         + "this request's client capabilities do not declare; declare it in _meta "
-                        + StatelessRevision.META_CAPABILITIES + ".extensions",
+                        + StatelessProtocol.META_CAPABILITIES + ".extensions",
                 Map.of("requiredCapabilities", Map.of("extensions", Map.of(EXTENSION, Map.of())))));
     }
 
@@ -155,7 +155,7 @@ final class Tasks {
         if (REMOVED.contains(call.method()) || !Set.of(GET, UPDATE, CANCEL).contains(call.method())) {
             return JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "method not found: " + call.method()
                     + (REMOVED.contains(call.method()) ? " is not part of the " + EXTENSION + " extension of protocol "
-                            + StatelessRevision.VERSION + "; tasks/get shows a task's result" : ""));
+                            + StatelessProtocol.VERSION + "; tasks/get shows a task's result" : ""));
         }
         if (!declared(call)) {
             return undeclared(call, call.method());

@@ -13,10 +13,10 @@ import org.junit.jupiter.api.Test;
 
 class TasksTest {
 
-    private static final Map<String, Object> DECLARED = Map.of(StatelessRevision.META_VERSION, "2026-07-28",
-            StatelessRevision.META_CAPABILITIES, Map.of("extensions", Map.of(Tasks.EXTENSION, Map.of())));
-    private static final Map<String, Object> UNDECLARED = Map.of(StatelessRevision.META_VERSION, "2026-07-28",
-            StatelessRevision.META_CAPABILITIES, Map.of());
+    private static final Map<String, Object> DECLARED = Map.of(StatelessProtocol.META_VERSION, "2026-07-28",
+            StatelessProtocol.META_CAPABILITIES, Map.of("extensions", Map.of(Tasks.EXTENSION, Map.of())));
+    private static final Map<String, Object> UNDECLARED = Map.of(StatelessProtocol.META_VERSION, "2026-07-28",
+            StatelessProtocol.META_CAPABILITIES, Map.of());
 
     private final McpJsonMapper mapper = new JacksonMcpJsonMapper(new ObjectMapper());
     private final ServedRequests served = new ServedRequests();
@@ -131,7 +131,7 @@ class TasksTest {
     @Test
     void theExtensionMustBeDeclaredBeforeAnyTaskIsLookedUp() {
         McpSchema.JSONRPCResponse refused = request(Tasks.GET, UNDECLARED, "taskId", "gate-test");
-        assertThat(refused.error().code()).isEqualTo(StatelessRevision.MISSING_CLIENT_CAPABILITY);
+        assertThat(refused.error().code()).isEqualTo(StatelessProtocol.MISSING_CLIENT_CAPABILITY);
         assertThat(refused.error().data()).isEqualTo(Map.of("requiredCapabilities",
                 Map.of("extensions", Map.of(Tasks.EXTENSION, Map.of()))));
         assertThat(request(Tasks.GET, DECLARED, "taskId", "nonexistent").error().code())

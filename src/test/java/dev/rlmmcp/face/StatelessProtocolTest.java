@@ -12,13 +12,13 @@ import java.util.TreeMap;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
-class StatelessRevisionTest {
+class StatelessProtocolTest {
 
-    private static final Map<String, Object> META = Map.of(StatelessRevision.META_VERSION, "2026-07-28",
-            StatelessRevision.META_CAPABILITIES, Map.of());
+    private static final Map<String, Object> META = Map.of(StatelessProtocol.META_VERSION, "2026-07-28",
+            StatelessProtocol.META_CAPABILITIES, Map.of());
 
-    private final StatelessRevision revision = new StatelessRevision(new JacksonMcpJsonMapper(new ObjectMapper()),
-            RevisionTools.NONE);
+    private final StatelessProtocol revision = new StatelessProtocol(new JacksonMcpJsonMapper(new ObjectMapper()),
+            StatelessTools.NONE);
 
     private static UnaryOperator<String> headers(String... pairs) {
         Map<String, String> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
@@ -35,11 +35,11 @@ class StatelessRevisionTest {
     @Test
     void aRequestOfTheRevisionIsKnownByItsHeaderOrWithoutOneByItsMeta() {
         McpSchema.JSONRPCRequest withMeta = call("tools/list", Map.of("_meta", META));
-        assertThat(StatelessRevision.claims("2026-07-28", call("tools/list", Map.of()))).isTrue();
-        assertThat(StatelessRevision.claims(" 2026-07-28 ", withMeta)).isTrue();
-        assertThat(StatelessRevision.claims(null, withMeta)).isTrue();
-        assertThat(StatelessRevision.claims("2025-11-25", withMeta)).isFalse();
-        assertThat(StatelessRevision.claims(null, call("tools/list", Map.of()))).isFalse();
+        assertThat(StatelessProtocol.claims("2026-07-28", call("tools/list", Map.of()))).isTrue();
+        assertThat(StatelessProtocol.claims(" 2026-07-28 ", withMeta)).isTrue();
+        assertThat(StatelessProtocol.claims(null, withMeta)).isTrue();
+        assertThat(StatelessProtocol.claims("2025-11-25", withMeta)).isFalse();
+        assertThat(StatelessProtocol.claims(null, call("tools/list", Map.of()))).isFalse();
     }
 
     @Test
@@ -61,7 +61,7 @@ class StatelessRevisionTest {
             Refusal refusal = revision.check(wrong, call);
             assertThat(refusal).isNotNull();
             assertThat(refusal.status()).isEqualTo(400);
-            assertThat(refusal.code()).isEqualTo(StatelessRevision.HEADER_MISMATCH);
+            assertThat(refusal.code()).isEqualTo(StatelessProtocol.HEADER_MISMATCH);
         }
     }
 
@@ -72,12 +72,12 @@ class StatelessRevisionTest {
         assertThat(none.code()).isEqualTo(McpSchema.ErrorCodes.INVALID_PARAMS);
         assertThat(none.message()).contains("missing: _meta");
         Refusal partial = revision.check(headers, call("server/discover",
-                Map.of("_meta", Map.of(StatelessRevision.META_VERSION, "2026-07-28"))));
+                Map.of("_meta", Map.of(StatelessProtocol.META_VERSION, "2026-07-28"))));
         assertThat(partial.status()).isEqualTo(400);
-        assertThat(partial.message()).contains("missing: " + StatelessRevision.META_CAPABILITIES);
+        assertThat(partial.message()).contains("missing: " + StatelessProtocol.META_CAPABILITIES);
         Refusal other = revision.check(headers, call("server/discover", Map.of("_meta",
-                Map.of(StatelessRevision.META_VERSION, "v999", StatelessRevision.META_CAPABILITIES, Map.of()))));
-        assertThat(other.code()).isEqualTo(StatelessRevision.HEADER_MISMATCH);
+                Map.of(StatelessProtocol.META_VERSION, "v999", StatelessProtocol.META_CAPABILITIES, Map.of()))));
+        assertThat(other.code()).isEqualTo(StatelessProtocol.HEADER_MISMATCH);
     }
 
     @Test
@@ -96,10 +96,10 @@ class StatelessRevisionTest {
 
     @Test
     void anUnsupportedVersionNamesTheSupportedOnesAndEchoesTheRequestedOne() {
-        Refusal refusal = StatelessRevision.unsupported("v999", List.of("2025-11-25", "2026-07-28"));
+        Refusal refusal = StatelessProtocol.unsupported("v999", List.of("2025-11-25", "2026-07-28"));
         assertThat(refusal.status()).isEqualTo(400);
         assertThat(refusal.answer(5)).containsEntry("id", 5);
-        assertThat(refusal.answer(5).get("error")).isEqualTo(Map.of("code", StatelessRevision.UNSUPPORTED_VERSION,
+        assertThat(refusal.answer(5).get("error")).isEqualTo(Map.of("code", StatelessProtocol.UNSUPPORTED_VERSION,
                 "message", refusal.message(), "data", Map.of("supported", List.of("2025-11-25", "2026-07-28"),
                         "requested", "v999")));
     }
@@ -115,12 +115,12 @@ class StatelessRevisionTest {
 
     @Test
     void answersGetTheStatusTheRevisionAsks() {
-        assertThat(StatelessRevision.status(McpSchema.JSONRPCResponse.result(1, Map.of()))).isEqualTo(200);
-        assertThat(StatelessRevision.status(McpSchema.JSONRPCResponse.error(1, new McpSchema.JSONRPCResponse.JSONRPCError(
+        assertThat(StatelessProtocol.status(McpSchema.JSONRPCResponse.result(1, Map.of()))).isEqualTo(200);
+        assertThat(StatelessProtocol.status(McpSchema.JSONRPCResponse.error(1, new McpSchema.JSONRPCResponse.JSONRPCError(
                 McpSchema.ErrorCodes.METHOD_NOT_FOUND, "no", null)))).isEqualTo(404);
-        assertThat(StatelessRevision.status(McpSchema.JSONRPCResponse.error(1, new McpSchema.JSONRPCResponse.JSONRPCError(
-                StatelessRevision.MISSING_CLIENT_CAPABILITY, "no", null)))).isEqualTo(400);
-        assertThat(StatelessRevision.status(McpSchema.JSONRPCResponse.error(1, new McpSchema.JSONRPCResponse.JSONRPCError(
+        assertThat(StatelessProtocol.status(McpSchema.JSONRPCResponse.error(1, new McpSchema.JSONRPCResponse.JSONRPCError(
+                StatelessProtocol.MISSING_CLIENT_CAPABILITY, "no", null)))).isEqualTo(400);
+        assertThat(StatelessProtocol.status(McpSchema.JSONRPCResponse.error(1, new McpSchema.JSONRPCResponse.JSONRPCError(
                 McpSchema.ErrorCodes.INTERNAL_ERROR, "no", null)))).isEqualTo(200);
     }
 }

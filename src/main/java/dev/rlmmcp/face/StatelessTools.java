@@ -10,17 +10,17 @@ import java.util.Map;
  * {@link Tasks}), and which of their arguments a request repeats in an {@code Mcp-Param-*} header (an
  * input schema property's {@code x-mcp-header}), for the server to check (see {@link ParamHeaders}).
  */
-record RevisionTools(Map<String, TaskSupport> taskSupport, Map<String, Map<String, String>> paramHeaders) {
+record StatelessTools(Map<String, TaskSupport> taskSupport, Map<String, Map<String, String>> paramHeaders) {
 
-    static final RevisionTools NONE = new RevisionTools(Map.of(), Map.of());
+    static final StatelessTools NONE = new StatelessTools(Map.of(), Map.of());
 
-    RevisionTools {
+    StatelessTools {
         taskSupport = Map.copyOf(taskSupport);
         paramHeaders = Map.copyOf(paramHeaders);
     }
 
     /** From the tools' definitions (their x-mcp-header properties) and which of them may run as tasks. */
-    static RevisionTools of(List<McpSchema.Tool> tools, Map<String, TaskSupport> taskSupport) {
+    static StatelessTools of(List<McpSchema.Tool> tools, Map<String, TaskSupport> taskSupport) {
         Map<String, Map<String, String>> headers = new LinkedHashMap<>();
         for (McpSchema.Tool tool : tools) {
             if (tool.inputSchema() != null && tool.inputSchema().get("properties") instanceof Map<?, ?> properties) {
@@ -35,7 +35,7 @@ record RevisionTools(Map<String, TaskSupport> taskSupport, Map<String, Map<Strin
                 }
             }
         }
-        return new RevisionTools(taskSupport, headers);
+        return new StatelessTools(taskSupport, headers);
     }
 
     /** Whether a call of this tool may run as a task. */

@@ -25,7 +25,7 @@ import java.util.function.UnaryOperator;
  * nothing of a client. What a handler asks the client comes back as input_required results
  * ({@link InputRounds}); long calls may become tasks ({@link Tasks}).
  */
-final class StatelessRevision {
+final class StatelessProtocol {
 
     static final String VERSION = "2026-07-28";
     static final List<String> VERSIONS = List.of(VERSION);
@@ -64,9 +64,9 @@ final class StatelessRevision {
     };
     private McpStreamableServerSession.Factory factory;
     private volatile McpSchema.InitializeResult server;
-    private final RevisionTools tools;
+    private final StatelessTools tools;
 
-    StatelessRevision(McpJsonMapper mapper, RevisionTools tools) {
+    StatelessProtocol(McpJsonMapper mapper, StatelessTools tools) {
         this.mapper = mapper;
         this.tools = tools;
     }
