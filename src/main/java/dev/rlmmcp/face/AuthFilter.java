@@ -34,7 +34,7 @@ final class AuthFilter extends HttpFilter {
             return;
         }
         response.setHeader("WWW-Authenticate", "Bearer realm=\"rlm-mcp\"");
-        HttpFace.refuseUnread(request, response, 401, -32001,
+        JsonResponse.refuseUnread(request, response, 401, -32001,
                 "authentication required: send the header Authorization: Bearer <RLM_API_KEY>");
     }
 

@@ -57,16 +57,14 @@ final class HealthServlet extends HttpServlet {
         memory.put("jvm_heap_max_bytes", rt.maxMemory());
         memory.put("jvm_heap_peak_bytes", heapPeak());
         memory.put("session_limit_bytes", sessions.kernels().settings().memoryLimitBytes());
-        response.setStatus(200);
-        response.setContentType("application/json");
         response.setHeader("Cache-Control", "no-store");
-        json.writeValue(response.getOutputStream(), body);
+        JsonResponse.write(response, 200, json.writeValueAsBytes(body));
     }
 
     @Override
     protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
         response.setHeader("Allow", "GET");
-        HttpFace.refuseUnread(request, response, 405, -32600, "GET only");
+        JsonResponse.refuseUnread(request, response, 405, -32600, "GET only");
     }
 
     /** The heap's high-water mark since start: the sum of each heap pool's peak (an upper bound). */

@@ -13,17 +13,14 @@ final class HealthzServlet extends HttpServlet {
 
     @Override
     protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        response.setStatus(200);
-        response.setContentType("application/json");
         response.setHeader("Cache-Control", "no-store");
-        response.setContentLength(OK.length);
-        response.getOutputStream().write(OK);
+        JsonResponse.write(response, 200, OK);
     }
 
     @Override
     protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
         response.setHeader("Allow", "GET");
-        HttpFace.refuseUnread(request, response, 405, -32600, "GET only");
+        JsonResponse.refuseUnread(request, response, 405, -32600, "GET only");
     }
 
     @Override

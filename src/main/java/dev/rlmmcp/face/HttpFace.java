@@ -8,13 +8,9 @@ import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
-import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
-import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
@@ -173,68 +169,5 @@ public final class HttpFace implements AutoCloseable {
         String servletPath = request.getServletPath();
         String info = request.getPathInfo();
         return (servletPath == null ? "" : servletPath) + (info == null ? "" : info);
-    }
-
-    /**
-     * A refusal before the body was read: the connection is closed after the answer (Jetty would
-     * otherwise close it anyway to skip the unread body, under a client about to reuse it).
-     */
-    static void refuseUnread(HttpServletRequest request, HttpServletResponse response, int status, int code,
-            String message) throws IOException {
-        if (request.getContentLengthLong() != 0) {
-            response.setHeader("Connection", "close");
-        }
-        jsonError(response, status, code, message);
-    }
-
-    /** A JSON-RPC error body (id null) with an HTTP status: the one error shape of every endpoint. */
-    static void jsonError(HttpServletResponse response, int status, int code, String message) throws IOException {
-        String body = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":" + code + ",\"message\":"
-                + quote(message) + "}}";
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        response.setStatus(status);
-        response.setContentType("application/json");
-        response.setContentLength(bytes.length);
-        response.getOutputStream().write(bytes);
-    }
-
-    private static String quote(String s) {
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            switch (c) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                default -> {
-                    if (c < 0x20) {
-                        b.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-                }
-            }
-        }
-        return b.append('"').toString();
-    }
-
-    /** The body, or null after answering 413 when it is larger than {@code max} bytes. */
-    static byte[] readBody(HttpServletRequest request, HttpServletResponse response, int max) throws IOException {
-        if (request.getContentLengthLong() > max) {
-            tooLarge(response, max);
-            return null;
-        }
-        try (InputStream in = request.getInputStream()) {
-            byte[] body = in.readNBytes(max + 1);
-            if (body.length > max) {
-                tooLarge(response, max);
-                return null;
-            }
-            return body;
-        }
-    }
-
-    private static void tooLarge(HttpServletResponse response, int max) throws IOException {
-        response.setHeader("Connection", "close");
-        jsonError(response, 413, -32600, "request body larger than " + max
-                + " bytes; raise --max-request-mb / RLM_MAX_REQUEST_MB, or load large data from a file");
     }
 }

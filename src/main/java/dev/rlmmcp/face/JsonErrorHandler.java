@@ -2,7 +2,6 @@ package dev.rlmmcp.face;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.Charset;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.eclipse.jetty.ee11.servlet.ErrorHandler;
 import org.eclipse.jetty.http.HttpHeader;
@@ -23,8 +22,7 @@ final class JsonErrorHandler extends ErrorHandler {
             String contentType, List<Charset> charsets, int code, String message, Throwable cause) {
         int jsonRpcCode = code >= 500 ? -32603 : -32600;
         String reason = code >= 500 ? "internal error; the server log has the details" : HttpStatus.getMessage(code);
-        byte[] body = ("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":" + jsonRpcCode + ",\"message\":\""
-                + reason.replace("\\", "\\\\").replace("\"", "\\\"") + "\"}}").getBytes(StandardCharsets.UTF_8);
+        byte[] body = JsonResponse.errorBody(jsonRpcCode, reason);
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
         response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
         response.write(true, ByteBuffer.wrap(body), callback);

@@ -337,7 +337,10 @@ final class JsonRpc {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("jsonrpc", McpSchema.JSONRPC_VERSION);
         body.put("id", id);
-        body.put("error", Map.of("code", code, "message", message));
+        Map<String, Object> error = new LinkedHashMap<>();
+        error.put("code", code);
+        error.put("message", message);
+        body.put("error", error);
         return body;
     }
 

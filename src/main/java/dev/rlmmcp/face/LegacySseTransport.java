@@ -86,7 +86,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
             return;
         }
         if (closing) {
-            HttpFace.jsonError(response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down");
+            JsonResponse.error(response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down");
             return;
         }
         EventStream.begin(response);
@@ -126,7 +126,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
             return;
         }
         if (closing) {
-            HttpFace.refuseUnread(request, response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down");
+            JsonResponse.refuseUnread(request, response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down");
             return;
         }
         String id = request.getParameter("session_id");
@@ -135,12 +135,12 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
         }
         Stream stream = id == null ? null : streams.get(id);
         if (stream == null) {
-            HttpFace.refuseUnread(request, response, id == null ? 400 : 404, McpSchema.ErrorCodes.INVALID_REQUEST, id == null
+            JsonResponse.refuseUnread(request, response, id == null ? 400 : 404, McpSchema.ErrorCodes.INVALID_REQUEST, id == null
                     ? "missing session_id: open GET /sse first and POST to the endpoint it names"
                     : "no SSE session " + id + " (its stream closed): open GET /sse again");
             return;
         }
-        byte[] body = HttpFace.readBody(request, response, maxRequestBytes);
+        byte[] body = JsonResponse.readBody(request, response, maxRequestBytes);
         if (body == null) {
             return;
         }
@@ -149,11 +149,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
             message = router.parse(body);
         } catch (JsonRpc.Refused e) {
             // refused on the POST itself, which the client checks before it waits on the stream
-            byte[] answer = mapper.writeValueAsBytes(e.answer());
-            response.setStatus(400);
-            response.setContentType("application/json");
-            response.setContentLength(answer.length);
-            response.getOutputStream().write(answer);
+            JsonResponse.write(response, 400, mapper.writeValueAsBytes(e.answer()));
             return;
         }
         McpServerSession session = stream.session;
@@ -192,7 +188,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
     private static void notAllowed(HttpServletRequest request, HttpServletResponse response, String allow)
             throws IOException {
         response.setHeader("Allow", allow);
-        HttpFace.refuseUnread(request, response, 405, McpSchema.ErrorCodes.INVALID_REQUEST, "use " + allow + " here");
+        JsonResponse.refuseUnread(request, response, 405, McpSchema.ErrorCodes.INVALID_REQUEST, "use " + allow + " here");
     }
 
     @Override

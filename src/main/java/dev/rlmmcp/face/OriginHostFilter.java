@@ -83,12 +83,12 @@ final class OriginHostFilter extends HttpFilter {
             throws IOException, ServletException {
         String host = request.getHeader("Host");
         if (!policy.hostAllowed(host)) {
-            HttpFace.refuseUnread(request, response, 403, -32000, "Host header not allowed (DNS rebinding protection); "
+            JsonResponse.refuseUnread(request, response, 403, -32000, "Host header not allowed (DNS rebinding protection); "
                     + "add the name to --allowed-hosts if this server is meant to be reached by it");
             return;
         }
         if (!policy.originAllowed(request.getHeader("Origin"), host)) {
-            HttpFace.refuseUnread(request, response, 403, -32000, "Origin not allowed; add it to --cors-origins to allow it");
+            JsonResponse.refuseUnread(request, response, 403, -32000, "Origin not allowed; add it to --cors-origins to allow it");
             return;
         }
         chain.doFilter(request, response);

@@ -40,7 +40,7 @@ final class PlainRpcServlet extends HttpServlet {
 
     @Override
     protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        byte[] body = HttpFace.readBody(request, response, maxRequestBytes);
+        byte[] body = JsonResponse.readBody(request, response, maxRequestBytes);
         if (body == null) {
             return;
         }
@@ -153,10 +153,6 @@ final class PlainRpcServlet extends HttpServlet {
     }
 
     private void write(HttpServletResponse response, int status, JsonNode body) throws IOException {
-        byte[] bytes = json.writeValueAsBytes(body);
-        response.setStatus(status);
-        response.setContentType("application/json");
-        response.setContentLength(bytes.length);
-        response.getOutputStream().write(bytes);
+        JsonResponse.write(response, status, json.writeValueAsBytes(body));
     }
 }

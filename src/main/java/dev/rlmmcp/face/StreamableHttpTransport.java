@@ -121,7 +121,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     @Override
     protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
         Accepted accepted = accepted(request, response);
-        byte[] body = accepted == null ? null : HttpFace.readBody(request, response, maxRequestBytes);
+        byte[] body = accepted == null ? null : JsonResponse.readBody(request, response, maxRequestBytes);
         if (body == null) {
             return;
         }
@@ -171,14 +171,14 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     /** What the POST's answer may be, or null after refusing it (shutting down, or an Accept header that fits not). */
     private Accepted accepted(HttpServletRequest request, HttpServletResponse response) throws IOException {
         if (closing) {
-            HttpFace.refuseUnread(request, response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR,
+            JsonResponse.refuseUnread(request, response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR,
                     "the server is shutting down");
             return null;
         }
         String accept = request.getHeader("Accept");
         Accepted accepted = new Accepted(accepts(accept, "application/json"), accepts(accept, "text/event-stream"));
         if (!accepted.json() && !accepted.sse()) {
-            HttpFace.refuseUnread(request, response, 406, McpSchema.ErrorCodes.INVALID_REQUEST,
+            JsonResponse.refuseUnread(request, response, 406, McpSchema.ErrorCodes.INVALID_REQUEST,
                     "the Accept header must allow application/json and text/event-stream");
             return null;
         }
@@ -280,7 +280,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     @Override
     protected void doPut(HttpServletRequest request, HttpServletResponse response) throws IOException {
         response.setHeader("Allow", "POST, DELETE");
-        HttpFace.refuseUnread(request, response, 405, McpSchema.ErrorCodes.INVALID_REQUEST,
+        JsonResponse.refuseUnread(request, response, 405, McpSchema.ErrorCodes.INVALID_REQUEST,
                 "POST requests to this endpoint");
     }
 
@@ -369,11 +369,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
     }
 
     private void writeJson(HttpServletResponse response, int status, Object body) throws IOException {
-        byte[] bytes = mapper.writeValueAsBytes(body);
-        response.setStatus(status);
-        response.setContentType("application/json");
-        response.setContentLength(bytes.length);
-        response.getOutputStream().write(bytes);
+        JsonResponse.write(response, status, mapper.writeValueAsBytes(body));
     }
 
     @Override
