@@ -6,7 +6,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
-/** GET /healthz: {"ok": true}, with no authentication and nothing about the server (seed 002). */
+/** GET /healthz: {"ok": true}, with no authentication and nothing about the server: a liveness probe for load balancers. */
 final class HealthzServlet extends HttpServlet {
 
     private static final byte[] OK = "{\"ok\": true}".getBytes(StandardCharsets.UTF_8);

@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Every HTTP endpoint on one port of embedded Jetty: Streamable HTTP MCP at /mcp, legacy HTTP+SSE
- * at /sse and /message, seed 002's plain /rpc and /healthz, and /health. Each MCP transport has its
+ * at /sse and /message, the plain /rpc and /healthz, and /health. Each MCP transport has its
  * own SDK server built from the same tools, and /rpc calls the same catalog, so every endpoint ends
  * in the same handlers. In front of all of them: the access log, Host/Origin validation, CORS and
  * (with an API key) authentication.

@@ -40,9 +40,8 @@ import reactor.core.publisher.Mono;
  * idle stream alive. A POSTed request is answered 202 at once and served on its own virtual thread,
  * so a tool call waiting for the client's sampling answer never holds up the POST that carries it.
  * A POST whose body is not well-formed JSON-RPC, or whose params have the wrong shape, is refused
- * with 400 and a JSON-RPC error body (see {@link JsonRpc}). Every request gets a
- * {@link dev.rlmmcp.base.CallContext}, handed to the SDK with it; a client's notifications/cancelled
- * cancels the context of the call it names (see {@link ServedRequests}).
+ * with 400 and a JSON-RPC error body; the rest goes to the {@link InboundRouter} (cancellations,
+ * dispatch), and the answer to a cancelled request is not sent on the stream.
  */
 final class LegacySseTransport extends HttpServlet implements McpServerTransportProvider {
 
@@ -132,15 +131,8 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
             JsonResponse.refuseUnread(request, response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down");
             return;
         }
-        String id = request.getParameter("session_id");
-        if (id == null) {
-            id = request.getParameter("sessionId");
-        }
-        Stream stream = id == null ? null : streams.get(id);
+        Stream stream = stream(request, response);
         if (stream == null) {
-            JsonResponse.refuseUnread(request, response, id == null ? 400 : 404, McpSchema.ErrorCodes.INVALID_REQUEST, id == null
-                    ? "missing session_id: open GET /sse first and POST to the endpoint it names"
-                    : "no SSE session " + id + " (its stream closed): open GET /sse again");
             return;
         }
         byte[] body = JsonResponse.readBody(request, response, maxRequestBytes);
@@ -176,6 +168,21 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
             }
         }, calls);
         response.setStatus(202);
+    }
+
+    /** The stream the POST's session_id names, or null after refusing a POST that names none that is open. */
+    private Stream stream(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        String id = request.getParameter("session_id");
+        if (id == null) {
+            id = request.getParameter("sessionId");
+        }
+        Stream stream = id == null ? null : streams.get(id);
+        if (stream == null) {
+            JsonResponse.refuseUnread(request, response, id == null ? 400 : 404, McpSchema.ErrorCodes.INVALID_REQUEST, id == null
+                    ? "missing session_id: open GET /sse first and POST to the endpoint it names"
+                    : "no SSE session " + id + " (its stream closed): open GET /sse again");
+        }
+        return stream;
     }
 
     @Override

@@ -20,7 +20,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Seed 002's plain adapter: {@code POST /rpc {"method": ..., "params": {...}}} calls a tool by name
+ * A plain adapter for clients that speak no MCP: {@code POST /rpc {"method": ..., "params": {...}}} calls a tool by name
  * through the same catalog as every MCP face (or lists them with {@code tools/list}) and answers the
  * tool's JSON reply without MCP framing. Refusals keep their {@code {error:{code, ...}}} body, with an
  * HTTP status that says what kind of failure it is. Calls without a session_id share one default session.
@@ -45,30 +45,11 @@ final class PlainRpcServlet extends HttpServlet {
         if (body == null) {
             return;
         }
-        JsonNode envelope;
-        try {
-            envelope = json.readTree(body);
-        } catch (IOException e) {
-            refuse(response, 400, "PARSE_ERROR", JsonRpc.notJson(e));
-            return;
-        }
-        if (envelope == null || envelope.isMissingNode() || !envelope.isObject()) {
-            refuse(response, 400, ErrorCode.INVALID_ARGUMENT.name(), "the body must be a JSON object "
-                    + "{\"method\": NAME, \"params\": {...}}, not " + kind(envelope));
-            return;
-        }
-        if (!envelope.path("method").isTextual()) {
-            refuse(response, 400, ErrorCode.INVALID_ARGUMENT.name(), envelope.has("method")
-                    ? "method must be a string, a tool name or tools/list, not " + kind(envelope.get("method"))
-                    : "method is missing: {\"method\": NAME, \"params\": {...}} with a tool name or tools/list");
+        JsonNode envelope = envelope(body, response);
+        if (envelope == null) {
             return;
         }
         JsonNode params = envelope.path("params");
-        if (!params.isMissingNode() && !params.isNull() && !params.isObject()) {
-            refuse(response, 400, ErrorCode.INVALID_ARGUMENT.name(),
-                    "params must be a JSON object of the tool's arguments, not " + kind(params));
-            return;
-        }
         String method = envelope.get("method").asText();
         if (method.equals("tools/list")) {
             ObjectNode list = json.createObjectNode();
@@ -95,6 +76,33 @@ final class PlainRpcServlet extends HttpServlet {
         // the body is the reply object, whatever format was asked
         ToolCatalog.Reply reply = catalog.reply(tool.get(), arguments, new Caller(CONNECTION, null, CallContext.create()));
         write(response, status(reply), reply.body());
+    }
+
+    /** The body as {method, params}, or null after refusing a body of another shape. */
+    private JsonNode envelope(byte[] body, HttpServletResponse response) throws IOException {
+        JsonNode envelope;
+        try {
+            envelope = json.readTree(body);
+        } catch (IOException e) {
+            refuse(response, 400, "PARSE_ERROR", JsonRpc.notJson(e));
+            return null;
+        }
+        String wrong = null;
+        if (envelope == null || envelope.isMissingNode() || !envelope.isObject()) {
+            wrong = "the body must be a JSON object {\"method\": NAME, \"params\": {...}}, not " + kind(envelope);
+        } else if (!envelope.path("method").isTextual()) {
+            wrong = envelope.has("method")
+                    ? "method must be a string, a tool name or tools/list, not " + kind(envelope.get("method"))
+                    : "method is missing: {\"method\": NAME, \"params\": {...}} with a tool name or tools/list";
+        } else if (!envelope.path("params").isMissingNode() && !envelope.path("params").isNull()
+                && !envelope.path("params").isObject()) {
+            wrong = "params must be a JSON object of the tool's arguments, not " + kind(envelope.path("params"));
+        }
+        if (wrong != null) {
+            refuse(response, 400, ErrorCode.INVALID_ARGUMENT.name(), wrong);
+            return null;
+        }
+        return envelope;
     }
 
     private static String kind(JsonNode node) {

@@ -50,12 +50,12 @@ import reactor.core.publisher.Mono;
  * gets a {@link dev.rlmmcp.base.CallContext}, handed to the SDK with it; a client's
  * notifications/cancelled cancels the context of the call it names (see {@link ServedRequests}).
  *
- * <p>A request POSTed without a session and without an initialize first (seed 000's "direct" mode)
- * is served by one shared default session. A session unused for the idle time is ended as if the
+ * <p>A request POSTed without a session and without an initialize first (a client that only ever
+ * calls tools) is served by one shared default session. A session unused for the idle time is ended as if the
  * client had sent DELETE. An {@code MCP-Protocol-Version} header naming a version this server does
  * not speak is refused with 400.
  */
-public final class StreamableHttpTransport extends HttpServlet implements McpStreamableServerTransportProvider {
+final class StreamableHttpTransport extends HttpServlet implements McpStreamableServerTransportProvider {
 
     static final String SESSION_HEADER = "Mcp-Session-Id";
     static final String PROTOCOL_VERSION_HEADER = StatelessServer.VERSION_HEADER;
@@ -81,7 +81,7 @@ public final class StreamableHttpTransport extends HttpServlet implements McpStr
      * {@code sessionEnded} hears the id of every MCP session that ends (DELETE, idle, shutdown), to
      * release what it held; a session unused for {@code idle} ends.
      */
-    public StreamableHttpTransport(McpJsonMapper mapper, int maxRequestBytes, Duration idle,
+    StreamableHttpTransport(McpJsonMapper mapper, int maxRequestBytes, Duration idle,
             Consumer<String> sessionEnded, StatelessTools tools) {
         this.mapper = mapper;
         this.maxRequestBytes = maxRequestBytes;

@@ -137,23 +137,29 @@ public final class JsonRpc {
                     : new McpSchema.JSONRPCNotification(McpSchema.JSONRPC_VERSION, method, params);
         }
         if (response) {
-            if (usableId == null) {
-                throw new Refused(McpSchema.ErrorCodes.INVALID_REQUEST,
-                        "a response needs the string or integer id of the request it answers", null, false);
-            }
-            if (map.get("error") != null && !(map.get("error") instanceof Map<?, ?> error
-                    && error.get("code") instanceof Integer && error.get("message") instanceof String)) {
-                throw new Refused(McpSchema.ErrorCodes.INVALID_REQUEST,
-                        "error must be an object with an integer code and a string message", null, false);
-            }
-            try {
-                return mapper.convertValue(map, McpSchema.JSONRPCResponse.class);
-            } catch (RuntimeException e) {
-                throw new Refused(McpSchema.ErrorCodes.INVALID_REQUEST, "not a JSON-RPC response", null, false);
-            }
+            return response(mapper, map, usableId);
         }
         throw invalid(usableId, "method is missing: a request or notification needs a method (a response needs a "
                 + "result or an error)");
+    }
+
+    /** A client's response (to a request of the server's), or why it is none: never answered, as JSON-RPC says. */
+    private static McpSchema.JSONRPCResponse response(McpJsonMapper mapper, Map<?, ?> map, Object usableId)
+            throws Refused {
+        if (usableId == null) {
+            throw new Refused(McpSchema.ErrorCodes.INVALID_REQUEST,
+                    "a response needs the string or integer id of the request it answers", null, false);
+        }
+        if (map.get("error") != null && !(map.get("error") instanceof Map<?, ?> error
+                && error.get("code") instanceof Integer && error.get("message") instanceof String)) {
+            throw new Refused(McpSchema.ErrorCodes.INVALID_REQUEST,
+                    "error must be an object with an integer code and a string message", null, false);
+        }
+        try {
+            return mapper.convertValue(map, McpSchema.JSONRPCResponse.class);
+        } catch (RuntimeException e) {
+            throw new Refused(McpSchema.ErrorCodes.INVALID_REQUEST, "not a JSON-RPC response", null, false);
+        }
     }
 
     private static Refused invalid(Object id, String message) {

@@ -122,12 +122,7 @@ final class InputRounds {
         }
         ResumableCall.Outcome outcome;
         try {
-            long patience = switch (asTask) {
-                case FORBIDDEN -> Long.MAX_VALUE / 4;
-                case OPTIONAL -> TASK_AFTER_NANOS;
-                case REQUIRED -> 0;
-            };
-            outcome = resumed.await(given, notifications, System.nanoTime() + patience);
+            outcome = resumed.await(given, notifications, System.nanoTime() + patience(asTask));
         } catch (ResumableCall.InvalidInput e) {
             if (fresh) {
                 // no state went out to resume it by: nothing will answer what it asked
@@ -139,6 +134,21 @@ final class InputRounds {
             waiting.remove(resumed.id());
             throw e;
         }
+        return answer(call, resumed, outcome);
+    }
+
+    /** How long a round waits before its call becomes a task, as {@code asTask} allows. */
+    private static long patience(TaskSupport asTask) {
+        return switch (asTask) {
+            case FORBIDDEN -> Long.MAX_VALUE / 4;
+            case OPTIONAL -> TASK_AFTER_NANOS;
+            case REQUIRED -> 0;
+        };
+    }
+
+    /** The answer to a round that ended with {@code outcome}: the call's answer, input_required, or a task. */
+    private McpSchema.JSONRPCResponse answer(McpSchema.JSONRPCRequest call, ResumableCall resumed,
+            ResumableCall.Outcome outcome) {
         return switch (outcome) {
             case ResumableCall.Answered answered -> {
                 waiting.remove(resumed.id());

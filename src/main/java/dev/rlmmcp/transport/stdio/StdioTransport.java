@@ -46,11 +46,11 @@ import reactor.core.publisher.Mono;
  * load. Here the thread that reads a message hands the reading on to another thread and handles
  * the message itself (leader/follower), so a call's critical path has no thread hand-off, and a
  * long call never stops the next message (a cancellation, a sampling reply) from being read.
- * A malformed line is answered with a JSON-RPC error (see {@link JsonRpc}) instead of ending the session. A client's
- * notifications/cancelled cancels the {@link dev.rlmmcp.base.CallContext} of the call it names, which
- * this transport creates for every request and hands to the SDK with it (see {@link ServedRequests}).
+ * Each line goes to the {@link InboundRouter}, which refuses a malformed one (answered with a JSON-RPC
+ * error instead of ending the session), acts on cancellations and chooses the revision; what is left here
+ * is the framing, and holding the requests that need the start-up checks until they have passed.
  */
-public final class StdioTransport implements McpServerTransportProvider {
+final class StdioTransport implements McpServerTransportProvider {
 
     private static final Logger log = LoggerFactory.getLogger(StdioTransport.class);
     private static final Duration DRAIN = Duration.ofSeconds(10);
@@ -87,12 +87,12 @@ public final class StdioTransport implements McpServerTransportProvider {
     /** The key of the answer to each request under way whose answer {@link #answers} keeps, by {@link StartupAnswers#idKey}. */
     private final Map<String, String> answerKeys = new ConcurrentHashMap<>();
 
-    public StdioTransport(McpJsonMapper mapper, InputStream in, OutputStream out, int maxMessageBytes,
+    StdioTransport(McpJsonMapper mapper, InputStream in, OutputStream out, int maxMessageBytes,
             StatelessTools tools, CompletableFuture<?> answerable) {
         this(mapper, in, out, maxMessageBytes, tools, answerable, StartupAnswers.none());
     }
 
-    public StdioTransport(McpJsonMapper mapper, InputStream in, OutputStream out, int maxMessageBytes,
+    StdioTransport(McpJsonMapper mapper, InputStream in, OutputStream out, int maxMessageBytes,
             StatelessTools tools, CompletableFuture<?> answerable, StartupAnswers answers) {
         this.answers = answers;
         this.answerable = answerable;

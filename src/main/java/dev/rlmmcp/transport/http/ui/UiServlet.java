@@ -77,29 +77,35 @@ public final class UiServlet extends HttpServlet {
         } else if (path.equals("/api/sessions")) {
             sendSessions(response);
         } else {
-            Matcher m = SESSION.matcher(path);
-            if (!m.matches()) {
-                error(response, 404, "NOT_FOUND", "no such page: /ui" + path, "open /ui/");
-                return;
-            }
-            Session session;
-            try {
-                session = sessions.get(m.group(1));
-            } catch (RlmException e) {
-                error(response, 404, "SESSION_NOT_FOUND", "no session with id " + m.group(1),
-                        "it may have been deleted; pick one from /ui/api/sessions");
-                return;
-            }
-            if (m.group(3) != null) {
-                sendRun(response, session, Integer.parseInt(m.group(3)));
-                return;
-            }
-            String part = m.group(2) == null ? "" : m.group(2);
-            switch (part) {
-                case "/variables" -> send(response, Replies.variables(session.variablesView()));
-                case "/trace.jsonl" -> sendJsonLines(response, session);
-                default -> sendSession(request, response, session);
-            }
+            sendSessionPart(request, response, path);
+        }
+    }
+
+    /** A session's page, variables, trace or run, by the path under /ui. */
+    private void sendSessionPart(HttpServletRequest request, HttpServletResponse response, String path)
+            throws IOException {
+        Matcher m = SESSION.matcher(path);
+        if (!m.matches()) {
+            error(response, 404, "NOT_FOUND", "no such page: /ui" + path, "open /ui/");
+            return;
+        }
+        Session session;
+        try {
+            session = sessions.get(m.group(1));
+        } catch (RlmException e) {
+            error(response, 404, "SESSION_NOT_FOUND", "no session with id " + m.group(1),
+                    "it may have been deleted; pick one from /ui/api/sessions");
+            return;
+        }
+        if (m.group(3) != null) {
+            sendRun(response, session, Integer.parseInt(m.group(3)));
+            return;
+        }
+        String part = m.group(2) == null ? "" : m.group(2);
+        switch (part) {
+            case "/variables" -> send(response, Replies.variables(session.variablesView()));
+            case "/trace.jsonl" -> sendJsonLines(response, session);
+            default -> sendSession(request, response, session);
         }
     }
 
