@@ -10,7 +10,7 @@ import java.io.IOException;
 /**
  * The SDK's JSON mapper, with conversion failures turned into JSON-RPC invalid-params errors that name
  * the field. The SDK converts every request's params with {@link #convertValue}; a value of the wrong
- * JSON type there (one the faces' own envelope check does not know, e.g. {@code prompts/get} with
+ * JSON type there (one the transports' own envelope check does not know, e.g. {@code prompts/get} with
  * string arguments) would otherwise be answered -32603 with Jackson's text.
  */
 final class ProtocolMapper implements McpJsonMapper {

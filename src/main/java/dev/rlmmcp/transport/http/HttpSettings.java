@@ -5,7 +5,7 @@ import java.time.Duration;
 import java.util.Set;
 
 /**
- * How the HTTP face listens and whom it lets in.
+ * How the HTTP transports listen and whom it lets in.
  *
  * @param apiKey         required as a bearer token when not null
  * @param allowedHosts   extra names the Host header may carry besides the loopback names

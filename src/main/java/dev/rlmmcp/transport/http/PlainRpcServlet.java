@@ -21,7 +21,7 @@ import java.util.Optional;
 
 /**
  * A plain adapter for clients that speak no MCP: {@code POST /rpc {"method": ..., "params": {...}}} calls a tool by name
- * through the same catalog as every MCP face (or lists them with {@code tools/list}) and answers the
+ * through the same catalog as every MCP transport (or lists them with {@code tools/list}) and answers the
  * tool's JSON reply without MCP framing. Refusals keep their {@code {error:{code, ...}}} body, with an
  * HTTP status that says what kind of failure it is. Calls without a session_id share one default session.
  */

@@ -3,7 +3,7 @@ package dev.rlmmcp.transport.jsonrpc;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.util.Map;
 
-/** A client's notifications/cancelled, which the SDK has no handler for, taken to the face's {@link ServedRequests}. */
+/** A client's notifications/cancelled, which the SDK has no handler for, taken to the {@link ServedRequests} of its transport. */
 public final class ClientCancellation {
 
     private static final String METHOD = "notifications/cancelled";

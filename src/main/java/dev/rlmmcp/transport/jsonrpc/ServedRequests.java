@@ -9,10 +9,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Mono;
 
 /**
- * The requests a face is serving, each with the {@link CallContext} it created for it, by connection
+ * The requests a transport is serving, each with the {@link CallContext} it created for it, by connection
  * and JSON-RPC id: a client's notifications/cancelled (see {@link ClientCancellation}) finds the
  * context here and cancels it. The context reaches the tool handler through the SDK's dispatch, not
- * through this registry: {@link #carrying} writes it into the Reactor context of the Mono the face
+ * through this registry: {@link #carrying} writes it into the Reactor context of the Mono the transport
  * blocks on, where the SDK reads its {@link McpTransportContext} for the exchange it hands the tool.
  */
 public final class ServedRequests {

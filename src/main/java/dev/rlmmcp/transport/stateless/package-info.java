@@ -4,7 +4,7 @@
  * that asks the client something answers input_required and is resumed by the retried request; tasks for
  * long calls; subscriptions/listen.
  *
- * <p>Entry type: {@link dev.rlmmcp.transport.stateless.StatelessServer}, the one face transports call.
+ * <p>Entry type: {@link dev.rlmmcp.transport.stateless.StatelessServer}, the one type transports call.
  * May use {@code .jsonrpc}, tools and the layers below; knows no transport.
  */
 package dev.rlmmcp.transport.stateless;

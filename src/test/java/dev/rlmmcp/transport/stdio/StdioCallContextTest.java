@@ -28,8 +28,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The context a face creates for a request reaches the tool through the SDK's dispatch (no thread
- * local), and the client's notifications/cancelled reaches it, through the whole stdio face in process.
+ * The context a transport creates for a request reaches the tool through the SDK's dispatch (no thread
+ * local), and the client's notifications/cancelled reaches it, through the whole stdio transport in process.
  */
 class StdioCallContextTest {
 
