@@ -20,11 +20,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -54,19 +50,14 @@ final class StdioTransport implements McpServerTransportProvider {
 
     private static final Logger log = LoggerFactory.getLogger(StdioTransport.class);
     private static final Duration DRAIN = Duration.ofSeconds(10);
-    private static final int BUFFER_SIZE = 1 << 16;
-    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     private final McpJsonMapper mapper;
     private final InputStream in;
     private final OutputStream out;
-    private final int maxMessageBytes;
     private final CountDownLatch closed = new CountDownLatch(1);
     private final ExecutorService threads = Executors.newCachedThreadPool(
             Thread.ofPlatform().name("mcp-stdio-", 0).daemon().factory());
-    private byte[] buffer = new byte[BUFFER_SIZE];
-    private int position;
-    private int limit;
+    private final LineReader lines;
     private volatile McpServerSession session;
     private volatile boolean closing;
 
@@ -99,7 +90,8 @@ final class StdioTransport implements McpServerTransportProvider {
         this.mapper = mapper;
         this.in = in;
         this.out = out;
-        this.maxMessageBytes = maxMessageBytes;
+        this.lines = new LineReader(in, maxMessageBytes, () -> closing,
+                tooLarge -> reject(McpSchema.ErrorCodes.INVALID_REQUEST, tooLarge));
         this.router = new InboundRouter(mapper, tools, this::protocolVersions);
         sweeper.scheduleWithFixedDelay(router.stateless()::sweep, 1, 1, TimeUnit.MINUTES);
     }
@@ -154,9 +146,9 @@ final class StdioTransport implements McpServerTransportProvider {
 
     /** Reads the next message, passes the reading on, then handles the message on this thread. */
     private void lead() {
-        Line message;
+        LineReader.Line message;
         try {
-            message = nextMessage();
+            message = lines.next();
         } catch (IOException e) {
             if (!closing) {
                 log.warn("stdin failed: {}", e.toString());
@@ -172,109 +164,13 @@ final class StdioTransport implements McpServerTransportProvider {
         dispatch(message);
     }
 
-    /** One message: bytes[offset, offset + length). */
-    record Line(byte[] bytes, int offset, int length) {
-    }
-
-    /**
-     * The next non-empty line, or null at end of input. Only the current leader calls this; the
-     * hand-off through the executor orders one leader's reads before the next one's. A line is read
-     * straight into the buffer, which grows for a long line and is then handed over whole.
-     */
-    private Line nextMessage() throws IOException {
-        boolean oversize = false;
-        int scanned = position;
-        while (!closing) {
-            int newline = indexOf(buffer, scanned, limit, (byte) '\n');
-            if (newline >= 0) {
-                int start = position;
-                position = scanned = newline + 1;
-                if (oversize) {
-                    reject(McpSchema.ErrorCodes.INVALID_REQUEST, "message larger than the limit of " + maxMessageBytes
-                            + " bytes (raise --max-request-mb / RLM_MAX_REQUEST_MB)");
-                    oversize = false;
-                } else if (!isBlank(buffer, start, newline)) {
-                    return take(start, newline);
-                }
-                continue;
-            }
-            if (oversize || limit - position > maxMessageBytes) {
-                oversize = true;
-                position = limit = 0;
-            } else if (limit == buffer.length) {
-                makeRoom();
-            }
-            scanned = limit;
-            int n = in.read(buffer, limit, buffer.length - limit);
-            if (n < 0) {
-                return null;
-            }
-            limit += n;
-        }
-        return null;
-    }
-
-    /** Moves the unread bytes to the front, and doubles the buffer if they fill it. */
-    private void makeRoom() {
-        if (position > 0) {
-            System.arraycopy(buffer, position, buffer, 0, limit - position);
-            limit -= position;
-            position = 0;
-        }
-        if (limit == buffer.length) {
-            buffer = Arrays.copyOf(buffer, buffer.length * 2);
-        }
-    }
-
-    /** The line [start, end) as a message: copied out of a buffer of the usual size, else the buffer itself. */
-    private Line take(int start, int end) {
-        if (buffer.length == BUFFER_SIZE) {
-            return new Line(Arrays.copyOfRange(buffer, start, end), 0, end - start);
-        }
-        Line line = new Line(buffer, start, end - start);
-        byte[] rest = new byte[Math.max(BUFFER_SIZE, limit - position)];
-        System.arraycopy(buffer, position, rest, 0, limit - position);
-        buffer = rest;
-        limit -= position;
-        position = 0;
-        return line;
-    }
-
-    /** Index of {@code b} in a[from, to), or -1; eight bytes at a time. */
-    static int indexOf(byte[] a, int from, int to, byte b) {
-        long pattern = 0x0101010101010101L * (b & 0xFF);
-        int i = from;
-        for (; i + Long.BYTES <= to; i += Long.BYTES) {
-            long x = (long) LONGS.get(a, i) ^ pattern;
-            if (((x - 0x0101010101010101L) & ~x & 0x8080808080808080L) != 0) {
-                break;
-            }
-        }
-        for (; i < to; i++) {
-            if (a[i] == b) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    private static boolean isBlank(byte[] bytes, int from, int to) {
-        for (int i = from; i < to; i++) {
-            byte b = bytes[i];
-            if (b != ' ' && b != '\t' && b != '\r') {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private void dispatch(Line json) {
+    private void dispatch(LineReader.Line json) {
         try (HeapReturn.Scope scope = HeapReturn.handling(json.length())) {
             dispatchParsed(json);
         }
     }
 
-    private void dispatchParsed(Line json) {
+    private void dispatchParsed(LineReader.Line json) {
         McpSchema.JSONRPCMessage message;
         try {
             message = router.parse(json.bytes(), json.offset(), json.length());
