@@ -18,9 +18,7 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,7 +30,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
-import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
@@ -172,7 +169,7 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
     }
 
     /** What the client's Accept header allows the answer to be. */
-    private record Accepted(boolean json, boolean sse) {
+    record Accepted(boolean json, boolean sse) {
     }
 
     /** What the POST's answer may be, or null after refusing it (shutting down, or an Accept header that fits not). */
@@ -213,8 +210,8 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
             AtomicInteger running = busy.computeIfAbsent(session.getId(), k -> new AtomicInteger());
             running.incrementAndGet();
             try {
-                new Exchange(request, response, accepted, served, InboundRouter.asSent(), false)
-                        .answer(session, call, null);
+                new HttpExchange(mapper, sweeper, request, response, accepted, served, InboundRouter.asSent(),
+                        answer -> 200).answer(session, call, null);
             } finally {
                 running.decrementAndGet();
                 lastUsed.computeIfPresent(session.getId(), (k, v) -> System.nanoTime());
@@ -259,7 +256,8 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
 
         @Override
         public CallChannel channel(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
-            return new Exchange(request, response, accepted, served, router.stateless().outgoing(call), true);
+            return new HttpExchange(mapper, sweeper, request, response, accepted, served,
+                    router.stateless().outgoing(call), router.stateless()::status);
         }
 
         @Override
@@ -411,83 +409,5 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
         sessions.clear();
         lastUsed.clear();
         return Flux.fromIterable(open).flatMap(s -> s.closeGracefully().onErrorComplete()).then();
-    }
-
-    /**
-     * The answer to one POSTed request: JSON if the response is the first thing the session sends,
-     * an SSE stream from the first message that comes before it.
-     */
-    private final class Exchange extends CallChannel {
-
-        private final HttpServletRequest httpRequest;
-        private final HttpServletResponse response;
-        private final boolean json;
-        private final boolean sse;
-        /** Whether the request is one of protocol 2026-07-28, whose answers have statuses of their own. */
-        private final boolean stateless;
-        private OutputStream stream;
-
-        Exchange(HttpServletRequest httpRequest, HttpServletResponse response, Accepted accepted,
-                ServedRequests.Served request, UnaryOperator<McpSchema.JSONRPCMessage> outgoing, boolean stateless) {
-            super(mapper, request, outgoing);
-            this.httpRequest = httpRequest;
-            this.response = response;
-            this.json = accepted.json();
-            this.sse = accepted.sse();
-            this.stateless = stateless;
-        }
-
-        /** The response as a long-lived event stream, if the client accepts one. */
-        @Override
-        public StatelessServer.Sink stream() {
-            if (!sse) {
-                return null;
-            }
-            try {
-                return EventStream.open(httpRequest, response, mapper, sweeper);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-
-        /** A withheld answer: the POST still gets its status, if nothing went out before. */
-        @Override
-        protected synchronized void withheld() {
-            if (stream == null) {
-                response.setStatus(202);
-            }
-        }
-
-        @Override
-        protected synchronized void write(McpSchema.JSONRPCMessage message) {
-            if (!sse && message instanceof McpSchema.JSONRPCRequest request) {
-                // answered at once rather than left waiting for a reply the client can never send
-                throw new IllegalStateException("cannot send " + request.method() + " to this client during this "
-                        + "call: its Accept header allows only application/json; a request to the client needs "
-                        + "text/event-stream");
-            }
-            try {
-                if (stream == null && json && (message instanceof McpSchema.JSONRPCResponse || !sse)) {
-                    if (message instanceof McpSchema.JSONRPCResponse answer) {
-                        writeJson(response, stateless ? router.stateless().status(answer) : 200,
-                                JsonRpc.withoutTraces(message));
-                    }
-                    return;
-                }
-                if (stream == null) {
-                    response.setStatus(200);
-                    response.setContentType("text/event-stream");
-                    response.setCharacterEncoding("UTF-8");
-                    response.setHeader("Cache-Control", "no-cache");
-                    stream = response.getOutputStream();
-                }
-                stream.write("event: message\ndata: ".getBytes(StandardCharsets.UTF_8));
-                stream.write(mapper.writeValueAsBytes(JsonRpc.withoutTraces(message)));
-                stream.write("\n\n".getBytes(StandardCharsets.UTF_8));
-                stream.flush();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
     }
 }
