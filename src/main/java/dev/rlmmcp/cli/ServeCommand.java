@@ -1,15 +1,15 @@
 package dev.rlmmcp.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.face.ApiKey;
-import dev.rlmmcp.face.HttpFace;
-import dev.rlmmcp.face.HttpSettings;
-import dev.rlmmcp.face.McpServers;
-import dev.rlmmcp.face.PortFile;
 import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.rlm.RlmConfig;
 import dev.rlmmcp.kernel.HostPolicy;
+import dev.rlmmcp.rlm.RlmConfig;
 import dev.rlmmcp.store.StateStore;
+import dev.rlmmcp.transport.McpServers;
+import dev.rlmmcp.transport.http.ApiKey;
+import dev.rlmmcp.transport.http.HttpFace;
+import dev.rlmmcp.transport.http.HttpSettings;
+import dev.rlmmcp.transport.http.PortFile;
 import java.net.BindException;
 import java.nio.file.Path;
 import java.time.Duration;

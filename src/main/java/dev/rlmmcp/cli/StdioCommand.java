@@ -1,13 +1,13 @@
 package dev.rlmmcp.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.face.McpServers;
-import dev.rlmmcp.face.StartupAnswers;
-import dev.rlmmcp.face.StdioFace;
-import dev.rlmmcp.face.StdioFront;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.rlm.RlmConfig;
 import dev.rlmmcp.store.StateStore;
+import dev.rlmmcp.transport.McpServers;
+import dev.rlmmcp.transport.stdio.StartupAnswers;
+import dev.rlmmcp.transport.stdio.StdioFace;
+import dev.rlmmcp.transport.stdio.StdioFront;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.concurrent.Callable;

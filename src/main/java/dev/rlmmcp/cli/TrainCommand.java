@@ -2,13 +2,13 @@ package dev.rlmmcp.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.face.HttpFace;
-import dev.rlmmcp.face.HttpSettings;
-import dev.rlmmcp.face.StartupAnswers;
-import dev.rlmmcp.face.StdioFace;
-import dev.rlmmcp.face.StdioFront;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.store.StateStore;
+import dev.rlmmcp.transport.http.HttpFace;
+import dev.rlmmcp.transport.http.HttpSettings;
+import dev.rlmmcp.transport.stdio.StartupAnswers;
+import dev.rlmmcp.transport.stdio.StdioFace;
+import dev.rlmmcp.transport.stdio.StdioFront;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
