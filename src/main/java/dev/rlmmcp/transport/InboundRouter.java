@@ -107,7 +107,7 @@ public final class InboundRouter {
      */
     public void dispatch(String connection, McpSchema.JSONRPCMessage message, Session session, Executor calls)
             throws IOException {
-        if (ClientCancellation.handled(served, connection, message)) {
+        if (ClientCancellation.handled(served, connection, message) || unused(message)) {
             return;
         }
         if (!(message instanceof McpSchema.JSONRPCRequest call)) {
@@ -125,6 +125,16 @@ public final class InboundRouter {
             serving.close();
             throw e;
         }
+    }
+
+    /**
+     * A notification the server has no use for: it uses no roots, and the SDK would answer a changed roots
+     * list by asking the client for its roots, which a client that declared no roots capability cannot
+     * answer (on legacy SSE, the POST of the notification then waited for that answer).
+     */
+    private static boolean unused(McpSchema.JSONRPCMessage message) {
+        return message instanceof McpSchema.JSONRPCNotification n
+                && McpSchema.METHOD_NOTIFICATION_ROOTS_LIST_CHANGED.equals(n.method());
     }
 
     /**

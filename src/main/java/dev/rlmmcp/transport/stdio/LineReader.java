@@ -53,7 +53,8 @@ final class LineReader {
             if (newline >= 0) {
                 int start = position;
                 position = scanned = newline + 1;
-                if (oversize) {
+                // a line whose newline came in the read that carried it past the limit is oversize too
+                if (oversize || newline - start > maxMessageBytes) {
                     tooLarge.accept("message larger than the limit of " + maxMessageBytes
                             + " bytes (raise --max-request-mb / RLM_MAX_REQUEST_MB)");
                     oversize = false;
