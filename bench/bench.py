@@ -129,7 +129,8 @@ class StdioClient:
     def encode(self, method, params=None):
         """A request as the bytes to send, so that a benchmark can leave the client's encoding out."""
         self.next_id += 1
-        return json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}}).encode() + b"\n"
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}}
+        return json.dumps(message).encode() + b"\n"
 
     def send_request(self, line):
         self.send_encoded(line)
@@ -264,7 +265,9 @@ def start_once(env):
     proc = subprocess.Popen([LAUNCHER, "stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, env=env)
     try:
-        send = lambda m: (proc.stdin.write(json.dumps(m).encode() + b"\n"), proc.stdin.flush())
+        def send(m):
+            proc.stdin.write(json.dumps(m).encode() + b"\n")
+            proc.stdin.flush()
         send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
         if json.loads(proc.stdout.readline()).get("id") != 1:
             raise RuntimeError("no initialize answer")
@@ -319,7 +322,8 @@ def bench_start(starts=10, cold_starts=5):
           f"one CPU-bound process on one core; targets for tools/list: idle <= 300 ms, one core busy <= 800 ms):")
     for load, (warm, cold) in results.items():
         print(f"  {load}: initialize {figure(warm, 0)}, tools/list {figure(warm, 1)}; a configuration's first start "
-              f"({cold_starts} starts, no answers kept yet): initialize {figure(cold, 0)}, tools/list {figure(cold, 1)}")
+              f"({cold_starts} starts, no answers kept yet): initialize {figure(cold, 0)}, "
+              f"tools/list {figure(cold, 1)}")
 
 
 def bench_stdio(calls, warmup):
@@ -502,7 +506,8 @@ def bench_load_data(workdir):
           f"second load into a new variable (warm server) ({loaded['length']:,} lines; target <= 0.4 s; from the "
           f"first byte sent to the answer: the client's own JSON encoding, {encode_s:.3f} s, is left out); "
           f"counting ERROR lines: {count_s:.3f} s; RSS growth server + kernel after the first load: "
-          f"{(jvm + kernels - before) / 2**20:.0f} MiB (JVM now {jvm / 2**20:.0f} MiB, kernel {kernels / 2**20:.0f} MiB)")
+          f"{(jvm + kernels - before) / 2**20:.0f} MiB (JVM now {jvm / 2**20:.0f} MiB, "
+          f"kernel {kernels / 2**20:.0f} MiB)")
 
 
 def bench_load_file(workdir):
@@ -551,10 +556,12 @@ def make_load_files(workdir, name, size):
         levels = ["INFO", "DEBUG", "WARN", "ERROR"]
         head, rows, records, in_csv, in_json = "ts,level,worker,path,ms,message\r\n", [], [], 0, 0
         for i in itertools.count():
-            ts, level, path = f"2026-11-20T12:{i // 60 % 60:02d}:{i % 60:02d}", levels[i % 4], f"/api/v1/items/{i * 7 % 10007}"
+            ts, level = f"2026-11-20T12:{i // 60 % 60:02d}:{i % 60:02d}", levels[i % 4]
+            path = f"/api/v1/items/{i * 7 % 10007}"
             message = f"request {i} handled, said \"ok\"" + " x" * (i % 40)
             if in_csv < size:
-                rows.append(f'{ts},{level},worker-{i % 16},{path},{i % 250},"{message.replace(chr(34), chr(34) * 2)}"\r\n')
+                quoted = message.replace(chr(34), chr(34) * 2)
+                rows.append(f'{ts},{level},worker-{i % 16},{path},{i % 250},"{quoted}"\r\n')
                 in_csv += len(rows[-1])
             if in_json < size:
                 records.append(json.dumps({"ts": ts, "level": level, "worker": i % 16, "path": path,
@@ -583,7 +590,8 @@ def make_load_files(workdir, name, size):
             left = size - len(head) - len(end)
             first = True
             while left > 0:
-                piece = body if left >= len(body) else body[:body.rfind(sep, 0, left) + (0 if kind == "json" else len(sep))]
+                cut = body.rfind(sep, 0, left) + (0 if kind == "json" else len(sep))
+                piece = body if left >= len(body) else body[:cut]
                 if kind == "json" and not first:
                     out.write(sep)
                 out.write(piece)
@@ -618,8 +626,8 @@ def bench_loads(workdir, sizes=("100mib", "1gib"), repeat=None, types=("text", "
     (stdio, default bwrap sandbox), against python3 reading and parsing the same file in the same run."""
     os.chmod(workdir, 0o755)  # the sandboxed kernel (uid 65534) reads the files itself
     proxy = S3Proxy(workdir)
-    web = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", workdir],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    web = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1",
+                            "--directory", workdir], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         port = int(re.search(r"port (\d+)", web.stdout.readline()).group(1))
         for ext, body in (("log", "a\r\nb\n"), ("csv", "k,v\r\na,1\r\n"), ("json", '{"k": [1, 2]}')):
@@ -671,7 +679,8 @@ def bench_loads(workdir, sizes=("100mib", "1gib"), repeat=None, types=("text", "
                     ours = statistics.median(times[source])
                     rows.append((source, data_type, size_name, ours, py, same[source]))
                     print(f"  {source:4} {data_type:5} {size_name:6} ours {ours:7.3f} s  python3 {py:7.3f} s  "
-                          f"ratio {ours / py:5.2f}; from the same source {same[source]:7.3f} s, ratio {ours / same[source]:5.2f}  "
+                          f"ratio {ours / py:5.2f}; from the same source {same[source]:7.3f} s, "
+                          f"ratio {ours / same[source]:5.2f}  "
                           f"({reply.get('length'):,} items; {os.path.getsize(path) / 2**20:.0f} MiB; "
                           f"runs: ours {' '.join(f'{x:.2f}' for x in times[source])}, "
                           f"python3 {' '.join(f'{x:.2f}' for x in times['python3'])}, "
@@ -683,7 +692,8 @@ def bench_loads(workdir, sizes=("100mib", "1gib"), repeat=None, types=("text", "
               f"{repeat or 1} at 1 GiB; "
               "target ratio <= 1.25). 'same source': python3 fetching the URL with urllib and parsing as it reads; "
               "for s3, the file parse plus a plain streaming GET of the object with the server's own S3 SDK client")
-        print(f"  {'source':6} {'type':5} {'size':6} {'ours s':>8} {'python s':>8} {'ratio':>6} {'same src s':>10} {'ratio':>6}")
+        print(f"  {'source':6} {'type':5} {'size':6} {'ours s':>8} {'python s':>8} {'ratio':>6} "
+              f"{'same src s':>10} {'ratio':>6}")
         for source, data_type, size_name, ours, py, same in sorted(rows, key=lambda r: (r[2], r[0], r[1])):
             print(f"  {source:6} {data_type:5} {size_name:6} {ours:8.3f} {py:8.3f} {ours / py:6.2f} {same:10.3f} "
                   f"{ours / same:6.2f}")
@@ -790,7 +800,8 @@ def bench_s3(workdir):
               f"Floor for any load into a str: python3 reading the same 1 GiB from a cached file, {floor:.3f} s; "
               f"ratio {ours / floor:.2f}")
         for key, (_, _, before, after, sampled) in results.items():
-            print(f"  JVM heap during the {key[:-4]} load (fresh server): peak {after['jvm_heap_peak_bytes'] / 2**20:.0f} MiB "
+            print(f"  JVM heap during the {key[:-4]} load (fresh server): "
+                  f"peak {after['jvm_heap_peak_bytes'] / 2**20:.0f} MiB "
                   f"(start-up and warm-up load: {before['jvm_heap_peak_bytes'] / 2**20:.0f} MiB), highest sampled use "
                   f"{sampled / 2**20:.0f} MiB, max heap {after['jvm_heap_max_bytes'] / 2**20:.0f} MiB")
     finally:
@@ -798,7 +809,8 @@ def bench_s3(workdir):
 
 
 def bench_sandbox(starts=20, calls=2000):
-    """Kernel start, per-call round trip and idle memory (PSS and RSS) per kernel, for each launcher this machine has."""
+    """Kernel start, per-call round trip and idle memory (PSS and RSS) per kernel, for each launcher this machine
+    has."""
     for sandbox in ("process", "bwrap"):
         try:
             client = StdioClient("--sandbox", sandbox)
@@ -826,7 +838,8 @@ def bench_sandbox(starts=20, calls=2000):
         print(f"sandbox {sandbox}: first call on a new session (kernel start included) median "
               f"{statistics.median(first):.1f} ms over {starts} kernels; rlm_run_repl x = 1 median "
               f"{statistics.median(samples):.3f} ms (p99 {percentile(samples, 99):.3f}); idle kernel memory, all "
-              f"processes of a kernel ({len(kernels)} processes for {starts} kernels): {per_kernel_memory(used, starts)}")
+              f"processes of a kernel ({len(kernels)} processes for {starts} kernels): "
+              f"{per_kernel_memory(used, starts)}")
 
 
 class ChatApi:
@@ -955,6 +968,18 @@ def wait_for_snapshot(client, sid, after, timeout=600):
     raise RuntimeError("no snapshot came")
 
 
+def wait_for_snapshot_at(client, sid, after, timeout=60):
+    """Waits until the session's snapshot_at is newer than `after`. A small change is written by the kernel
+    before its reply, so it moves snapshot_at but makes no background snapshot (last_snapshot)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for s in client.tool("rlm_sessions", verbose=True, limit=200)["sessions"]:
+            if s["session_id"] == sid and s.get("snapshot_at") and s["snapshot_at"] > after:
+                return
+        time.sleep(0.05)
+    raise RuntimeError("the small change never reached the snapshot")
+
+
 def disk_baseline(directory, size):
     data = b"z" * size
     path = os.path.join(directory, "baseline.tmp")
@@ -985,7 +1010,7 @@ def bench_snapshot(workdir):
         last = snap["at"]
         written[name] = (snap["bytes_written"], snap["duration_ms"] / 1000)
     client.tool("rlm_run_repl", session_id=sid, code="small = 1")
-    wait_for_snapshot(client, sid, last)
+    wait_for_snapshot_at(client, sid, last)
     os.kill(client.proc.pid, 9)
     client.proc.wait()
     baseline = disk_baseline(state, size)
@@ -993,7 +1018,8 @@ def bench_snapshot(workdir):
           f"{1024 / baseline:.0f} MiB/s (the ceiling for the figures below)")
     for name, (nbytes, secs) in written.items():
         print(f"snapshot {name} (1 GiB {'str' if name == 'text' else 'bytes'}): {nbytes / 2**20:.0f} MiB in "
-              f"{secs:.3f} s = {nbytes / 2**20 / secs:.0f} MiB/s (written by the kernel, fsync included; target >= 500)")
+              f"{secs:.3f} s = {nbytes / 2**20 / secs:.0f} MiB/s "
+              f"(written by the kernel, fsync included; target >= 500)")
     for first in ("rlm_list_vars", "small", "text"):
         subprocess.run(["sync"], check=False)
         t = time.perf_counter()
@@ -1003,18 +1029,21 @@ def bench_snapshot(workdir):
         else:
             reply = client.tool("rlm_run_repl", session_id=sid, code=f"len({first})" if first == "text" else first)
         took = time.perf_counter() - t
+        call = first if first == "rlm_list_vars" else "rlm_run_repl " + (f"len({first})" if first == "text" else first)
         print(f"restart (kill -9 before) to first answered call on a session with 2 GiB of variables, "
-              f"first call {first if first == 'rlm_list_vars' else 'rlm_run_repl ' + (f'len({first})' if first == 'text' else first)}: "
+              f"first call {call}: "
               f"{took:.3f} s (target <= 3 s)")
         if first == "text":
             loaded = reply["loaded_from_snapshot"]
             print(f"restore text (1 GiB str) on first use: {loaded['bytes'] / 2**20:.0f} MiB in "
-                  f"{loaded['duration_ms'] / 1000:.3f} s = {loaded['bytes'] / 2**20 / (loaded['duration_ms'] / 1000):.0f} MiB/s "
+                  f"{loaded['duration_ms'] / 1000:.3f} s = "
+                  f"{loaded['bytes'] / 2**20 / (loaded['duration_ms'] / 1000):.0f} MiB/s "
                   f"(target >= 500)")
             reply = client.tool("rlm_run_repl", session_id=sid, code="len(blob)")
             loaded = reply["loaded_from_snapshot"]
             print(f"restore blob (1 GiB bytes) on first use: {loaded['bytes'] / 2**20:.0f} MiB in "
-                  f"{loaded['duration_ms'] / 1000:.3f} s = {loaded['bytes'] / 2**20 / (loaded['duration_ms'] / 1000):.0f} MiB/s "
+                  f"{loaded['duration_ms'] / 1000:.3f} s = "
+                  f"{loaded['bytes'] / 2**20 / (loaded['duration_ms'] / 1000):.0f} MiB/s "
                   f"(target >= 500)")
         os.kill(client.proc.pid, 9)
         client.proc.wait()
@@ -1041,7 +1070,8 @@ def bench_snapshot_s3(workdir, mib=256):
         nbytes = mib << 20
         print(f"snapshot to S3 (--snapshot-s3, local S3Proxy) of a {mib} MiB bytes variable: kernel write "
               f"{snap['duration_ms'] / 1000:.3f} s, then the copy to S3 {snap['stored_ms'] / 1000:.3f} s = "
-              f"{nbytes / 1e6 / (snap['stored_ms'] / 1000):.0f} MB/s ({nbytes / 2**20 / (snap['stored_ms'] / 1000):.0f} MiB/s)")
+              f"{nbytes / 1e6 / (snap['stored_ms'] / 1000):.0f} MB/s "
+              f"({nbytes / 2**20 / (snap['stored_ms'] / 1000):.0f} MiB/s)")
         os.kill(a.proc.pid, 9)
         a.proc.wait()
         servers.remove(a)
@@ -1073,7 +1103,8 @@ def bench_durable(calls=2000, warmup=300, big_runs=3):
         samples = {label: [] for label, _ in steps}
         for i in range(warmup + calls):
             for label, code in steps:
-                line = client.encode("tools/call", {"name": "rlm_execute", "arguments": {"session_id": sid, "code": code}})
+                arguments = {"session_id": sid, "code": code}
+                line = client.encode("tools/call", {"name": "rlm_execute", "arguments": arguments})
                 t = time.perf_counter()
                 client.send_request(line)
                 if i >= warmup:
@@ -1100,9 +1131,11 @@ def bench_durable(calls=2000, warmup=300, big_runs=3):
                 exec_ms.append(reply["duration_ms"])
                 writing.append(name in reply.get("still_writing", []))
                 client.tool("rlm_execute", session_id=sid, code=f"del {name}")
-            print(f"durable: rlm_execute of a step that makes a {label} str: reply in {statistics.median(replies):.1f} ms "
-                  f"(the code itself {statistics.median(exec_ms):.1f} ms), on disk {statistics.median(disk):.1f} ms after the "
-                  f"call was sent; named as still being written in {sum(writing)} of {big_runs} replies (median of {big_runs})")
+            print(f"durable: rlm_execute of a step that makes a {label} str: "
+                  f"reply in {statistics.median(replies):.1f} ms "
+                  f"(the code itself {statistics.median(exec_ms):.1f} ms), "
+                  f"on disk {statistics.median(disk):.1f} ms after the call was sent; "
+                  f"named as still being written in {sum(writing)} of {big_runs} replies (median of {big_runs})")
     finally:
         client.close()
 
@@ -1166,9 +1199,11 @@ def bench_at_capacity(max_kernels=24, idle_s=65, runs=15):
         for _ in range(runs):
             time.sleep(1)
             times.append(new_session_ms(client))
-        print(f"new session on a server at --max-kernels {max_kernels}, its {max_kernels - 2} sessions idle {idle_s} s: "
+        print(f"new session on a server at --max-kernels {max_kernels}, "
+              f"its {max_kernels - 2} sessions idle {idle_s} s: "
               f"rlm_init_context + first rlm_run_repl p50 {statistics.median(times):.1f} ms, max {max(times):.1f} ms "
-              f"({runs} sessions 1 s apart; goal p50 <= 5 ms as for any new session; ratio {statistics.median(times) / 5:.1f}x)")
+              f"({runs} sessions 1 s apart; goal p50 <= 5 ms as for any new session; "
+              f"ratio {statistics.median(times) / 5:.1f}x)")
     finally:
         client.close()
 
@@ -1203,7 +1238,8 @@ def _burst_of_run_python(client, count):
 
 
 def _at_once(server, count, call):
-    """count clients, each on its own MCP session and thread, making one call at the same moment: (ms each, failures)."""
+    """count clients, each on its own MCP session and thread, making one call at the same moment:
+    (ms each, failures)."""
     clients = [HttpClient(server.host, server.port) for _ in range(count)]
     barrier = threading.Barrier(count)
     times, failures = [], []
@@ -1281,9 +1317,11 @@ def bench_burst(count=20, runs=3, pause_s=5.0, at_once=64):
                     time.sleep(pause_s)
             finally:
                 server.close()
-    print(f"burst: new kernels, median of {runs} fresh servers (range); the goal for {count} back to back is p50 <= 10 ms")
+    print(f"burst: new kernels, median of {runs} fresh servers (range); "
+          f"the goal for {count} back to back is p50 <= 10 ms")
     for key, values in figures.items():
-        print(f"  {key}: " + (median_range(values, "{:.0f}") if key.endswith("failures") else median_range(values) + " ms"))
+        shown = median_range(values, "{:.0f}") if key.endswith("failures") else median_range(values) + " ms"
+        print(f"  {key}: " + shown)
 
 
 def bench_lean(mib=100, settle_s=5):
@@ -1301,7 +1339,8 @@ def bench_lean(mib=100, settle_s=5):
         at_answer = rss(client.proc.pid)
         time.sleep(settle_s)
         after = rss(client.proc.pid)
-        print(f"JVM RSS after a {len(text) / 2**20:.0f} MiB inline rlm_load_data: {(at_answer - before) / 2**20:+.0f} MiB "
+        print(f"JVM RSS after a {len(text) / 2**20:.0f} MiB inline rlm_load_data: "
+              f"{(at_answer - before) / 2**20:+.0f} MiB "
               f"at the answer, {(after - before) / 2**20:+.0f} MiB {settle_s} s later (from {before / 2**20:.0f} MiB; "
               f"goal <= +150 MiB; ratio {(after - before) / 2**20 / 150:.1f}x the goal)")
     finally:
@@ -1402,7 +1441,8 @@ def bench_http_floor(seconds=10):
         wrk(url, execute, 1, 3, client.session)  # warm-up
         wrk(url, floor, 1, 3, client.session)
         for conns in (1, 8):
-            rows.append(("ours: floor (rlm_sessions, no kernel)", conns, wrk(url, floor, conns, seconds, client.session)))
+            floor_figures = wrk(url, floor, conns, seconds, client.session)
+            rows.append(("ours: floor (rlm_sessions, no kernel)", conns, floor_figures))
             rows.append(("ours: rlm_execute x = 1", conns, wrk(url, execute, conns, seconds, client.session)))
             if conns == 8:
                 rows.append(("ours: rlm_execute, a session per conn", conns,
@@ -1415,7 +1455,8 @@ def bench_http_floor(seconds=10):
         print(f"http floor (wrk, {seconds} s per row; goal: rlm_execute p50 within 60 us of the floor, and on 8 "
               f"connections >= 2x the seed server's calls/s)")
         for label, conns, (p50, rps, bad) in rows:
-            print(f"  {label:<40} {conns} conn  p50 {p50:8.0f} us  {rps:8.0f} calls/s" + (f"  {bad} non-2xx" if bad else ""))
+            print(f"  {label:<40} {conns} conn  p50 {p50:8.0f} us  {rps:8.0f} calls/s"
+                  + (f"  {bad} non-2xx" if bad else ""))
         for conns in (1, 8):
             floor_row = [r for label, c, r in rows if c == conns and label.startswith("ours: floor")][0]
             seed_row = [r for label, c, r in rows if c == conns and label.startswith("seed")]
@@ -1522,9 +1563,9 @@ def restart_after_many(state, total, one, busy):
         client.close()
 
 
-SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "loads", "sandbox", "llm", "bridge", "s3", "snapshot",
-            "snapshot-s3", "durable", "context", "new-session", "burst", "at-capacity", "lean", "http-floor",
-            "many-sessions", "rlm"]
+SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "loads", "sandbox", "llm", "bridge", "s3",
+            "snapshot", "snapshot-s3", "durable", "context", "new-session", "burst", "at-capacity", "lean",
+            "http-floor", "many-sessions", "rlm"]
 
 
 def context_run(client, calls, log, csv_text, response_format=None):
@@ -1569,13 +1610,77 @@ def bench_context():
         totals = [a + b for a, b in zip(totals, row)]
         missing = [e for e in expect if e not in ours[2]]
         missing_any |= bool(missing)
-        print(f"  {label:<16} " + " ".join(f"{v:>6}" for v in row) + ("  ok" if not missing else f"  MISSING {missing}"))
+        print(f"  {label:<16} " + " ".join(f"{v:>6}" for v in row)
+              + ("  ok" if not missing else f"  MISSING {missing}"))
     print(f"  {'total':<16} " + " ".join(f"{v:>6}" for v in totals))
     print(f"  ratio to seed: text {totals[1] / totals[0]:.2f}x (goal <= 0.5), text + structuredContent "
           f"{totals[2] / totals[0]:.2f}x (goal <= 0.75); JSON replies (the old default) {totals[3] / totals[0]:.2f}x "
           f"and {totals[4] / totals[0]:.2f}x")
     print(f"  tools/list: ours {tools_bytes} B, seed-000 {seed['tools_list_bytes']} B"
           + ("" if not missing_any else "; SOME ANSWERS ARE MISSING"))
+
+
+DOCS = os.path.join(ROOT, "docs", "benchmarks.md")
+
+
+class Recorder:
+    """Stdout as always, and a copy of what the running section prints, for docs/benchmarks.md."""
+
+    def __init__(self, stream):
+        self.stream, self.parts = stream, []
+
+    def write(self, text):
+        self.parts.append(text)
+        return self.stream.write(text)
+
+    def flush(self):
+        self.stream.flush()
+
+    def take(self):
+        text, self.parts = "".join(self.parts), []
+        return text
+
+
+def machine():
+    """The cores and the load average when a section starts: figures from a busy machine read differently."""
+    one, five, fifteen = os.getloadavg()
+    return f"{os.cpu_count()} cores, load average {one:.2f} / {five:.2f} / {fifteen:.2f}"
+
+
+def record(path, section, output, when, where, command):
+    """Puts a section's output in the benchmarks page between its markers, in place of the last run's; a
+    section the page does not have yet is added at its end. The page is replaced whole, never half written."""
+    begin, end = f"<!-- bench:{section} -->", f"<!-- /bench:{section} -->"
+    block = (f"{begin}\nLast run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(when))}, {where}, "
+             f"`{command}`\n\n```text\n{output.rstrip()}\n```\n{end}")
+    with open(path, encoding="utf-8") as f:
+        page = f.read()
+    found = re.search(re.escape(begin) + ".*?" + re.escape(end), page, re.DOTALL)
+    if found:
+        page = page[:found.start()] + block + page[found.end():]
+    else:
+        page = page.rstrip("\n") + f"\n\n## {section}\n\n{block}\n"
+    temporary = path + ".tmp"
+    with open(temporary, "w", encoding="utf-8") as f:
+        f.write(page)
+    os.replace(temporary, path)
+
+
+def run_sections(only, sections, docs, command):
+    """Runs the chosen sections in order; each one's output also goes to the benchmarks page once it ends."""
+    recorder = Recorder(sys.stdout)
+    sys.stdout = recorder
+    try:
+        for name in SECTIONS:
+            if name not in only:
+                continue
+            when, where = time.time(), machine()
+            recorder.take()
+            sections[name]()
+            if docs:
+                record(docs, name, recorder.take(), when, where, command)
+    finally:
+        sys.stdout = recorder.stream
 
 
 def main():
@@ -1586,63 +1691,52 @@ def main():
     parser.add_argument("--warmup", type=int, default=3000)
     parser.add_argument("--load-sizes", default="100mib,1gib", help="sizes for --only loads: 100mib, 1gib or both")
     parser.add_argument("--load-types", default="text,lines,csv,json", help="data types for --only loads")
-    parser.add_argument("--load-repeat", type=int, help="runs per figure for --only loads (default 3 at 100 MiB, 1 at 1 GiB)")
+    parser.add_argument("--load-repeat", type=int,
+                        help="runs per figure for --only loads (default 3 at 100 MiB, 1 at 1 GiB)")
     parser.add_argument("--rlm-tokens", default=",".join(str(2 ** k) for k in range(13, 21)),
                         help="task sizes in tokens for --only rlm with the scripted model")
     parser.add_argument("--rlm-real-tokens", default="8192,65536,262144",
                         help="task sizes in tokens for --only rlm against a real endpoint (RLM_LLM_BASE_URL)")
+    parser.add_argument("--docs", default=DOCS,
+                        help="the page each section's figures are written to (default docs/benchmarks.md); '' for none")
     args = parser.parse_args()
     only = set(args.only or SECTIONS)
     subprocess.run([LAUNCHER, "--version"], check=True, stdout=subprocess.DEVNULL)
     workdir = tempfile.mkdtemp(prefix="rlm-bench-")
     os.chmod(workdir, 0o755)  # a data root as users have them: the sandboxed kernel (another uid) reads it
     os.environ.setdefault("RLM_STATE_DIR", os.path.join(workdir, "state-default"))  # not the user's
+
+    def rlm():
+        import rlm_bench
+        rlm_bench.bench_rlm(workdir, args.rlm_tokens, args.rlm_real_tokens)
+
+    sections = {
+        "start": bench_start,
+        "stdio": lambda: bench_stdio(args.calls, args.warmup),
+        "http": lambda: bench_http(args.calls, args.warmup),
+        "concurrency": bench_concurrency,
+        "load": lambda: bench_load_data(workdir),
+        "file": lambda: bench_load_file(workdir),
+        "loads": lambda: bench_loads(workdir, args.load_sizes.split(","), args.load_repeat, args.load_types.split(",")),
+        "sandbox": bench_sandbox,
+        "llm": bench_llm,
+        "bridge": lambda: bench_bridge(workdir),
+        "s3": lambda: bench_s3(workdir),
+        "snapshot": lambda: bench_snapshot(workdir),
+        "snapshot-s3": lambda: bench_snapshot_s3(workdir),
+        "durable": bench_durable,
+        "context": bench_context,
+        "new-session": bench_new_session,
+        "burst": bench_burst,
+        "at-capacity": bench_at_capacity,
+        "lean": bench_lean,
+        "http-floor": bench_http_floor,
+        "many-sessions": bench_many_sessions,
+        "rlm": rlm,
+    }
+    command = " ".join(["bin/bench"] + sys.argv[1:])
     try:
-        if "start" in only:
-            bench_start()
-        if "stdio" in only:
-            bench_stdio(args.calls, args.warmup)
-        if "http" in only:
-            bench_http(args.calls, args.warmup)
-        if "concurrency" in only:
-            bench_concurrency()
-        if "load" in only:
-            bench_load_data(workdir)
-        if "file" in only:
-            bench_load_file(workdir)
-        if "loads" in only:
-            bench_loads(workdir, args.load_sizes.split(","), args.load_repeat, args.load_types.split(","))
-        if "sandbox" in only:
-            bench_sandbox()
-        if "llm" in only:
-            bench_llm()
-        if "bridge" in only:
-            bench_bridge(workdir)
-        if "s3" in only:
-            bench_s3(workdir)
-        if "snapshot" in only:
-            bench_snapshot(workdir)
-        if "snapshot-s3" in only:
-            bench_snapshot_s3(workdir)
-        if "durable" in only:
-            bench_durable()
-        if "context" in only:
-            bench_context()
-        if "new-session" in only:
-            bench_new_session()
-        if "burst" in only:
-            bench_burst()
-        if "at-capacity" in only:
-            bench_at_capacity()
-        if "lean" in only:
-            bench_lean()
-        if "http-floor" in only:
-            bench_http_floor()
-        if "many-sessions" in only:
-            bench_many_sessions()
-        if "rlm" in only:
-            import rlm_bench
-            rlm_bench.bench_rlm(workdir, args.rlm_tokens, args.rlm_real_tokens)
+        run_sections(only, sections, args.docs, command)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -18,7 +18,6 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -152,7 +151,8 @@ def main():
     parser.add_argument("--reply", action="store_true", help="print the last reply too")
     args = parser.parse_args()
     result = run(args.python, args.package, args.n, args.store, args.profile, args.vars, args.code)
-    print(f"exec {args.code!r} ({'with' if args.store else 'without'} a snapshot store, {args.vars} variables, n={args.n}): "
+    print(f"exec {args.code!r} ({'with' if args.store else 'without'} a snapshot store, "
+          f"{args.vars} variables, n={args.n}): "
           f"p50 {result['p50_us']:.1f} us, p99 {result['p99_us']:.1f} us, "
           f"kernel CPU {result['kernel_cpu_us']:.1f} us/request")
     if args.reply:

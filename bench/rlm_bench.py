@@ -23,7 +23,8 @@ GOAL_ITERATION_MS = 2
 GOAL_FIRST_REQUEST_MS = 10
 # The scripted modes: the root solves the task in its own REPL; the root gives each chunk to llm_query;
 # the root gives each chunk to a child RLM (rlm_query), whose own REPL solves it.
-SCRIPTED_MODES = [("repl only, depth 1", "scripted-{task}", 1), ("llm_query per chunk, depth 1", "scripted-chunked-llm", 1),
+SCRIPTED_MODES = [("repl only, depth 1", "scripted-{task}", 1),
+                  ("llm_query per chunk, depth 1", "scripted-chunked-llm", 1),
                   ("rlm_query per chunk, depth 2", "scripted-chunked-rlm", 2)]
 
 
@@ -288,7 +289,8 @@ def child_start(solver, endpoint, children=20):
     ok = reply.get("answer") == str(sum(range(children)))
     print(f"  rlm_query to the child's first model request, {children} children one at a time: p50 {p(ms, 50):.2f} ms, "
           f"p90 {p(ms, 90):.2f} ms, max {max(ms, default=float('nan')):.2f} ms over {len(ms)} children "
-          f"(goal <= {GOAL_FIRST_REQUEST_MS} ms p50); answer {'right' if ok else 'WRONG: ' + str(reply.get('answer'))[:80]}")
+          f"(goal <= {GOAL_FIRST_REQUEST_MS} ms p50); "
+          f"answer {'right' if ok else 'WRONG: ' + str(reply.get('answer'))[:80]}")
 
 
 def wide(solver, endpoint, client, memory, python_processes, n):
@@ -400,7 +402,8 @@ def bench_rlm(workdir, tokens="8192,16384,32768,65536,131072,262144,524288,10485
     client = StdioClient("--data-root", data_root)
     try:
         solver = Solver(client)
-        print(f"rlm: {model} at {base_url} ({'price ' + str(price) + ' USD per million tokens in, out' if price else 'no price: set RLM_LLM_PRICES'}"
+        priced = f"price {price} USD per million tokens in, out" if price else "no price: set RLM_LLM_PRICES"
+        print(f"rlm: {model} at {base_url} ({priced}"
               f"; base model's window {window} tokens)")
         rows = task_table(solver, data_root, sizes_from(real_tokens),
                           [("RLM depth 1", model, 1), ("RLM depth 2", model, 2)], {}, price,

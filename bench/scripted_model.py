@@ -28,7 +28,8 @@ SUMMARIZE = "Summarize your progress"
 # What a chunk's child is asked, per task; the keyword policy below maps each back to its task.
 CHILD_QUESTIONS = {
     "niah": "Find the magic number in this chunk of the context. Answer with the number only, or NONE.",
-    "oolong": "Count the labels in this chunk of the context. Answer with a JSON object mapping each label to its count.",
+    "oolong": "Count the labels in this chunk of the context. "
+              "Answer with a JSON object mapping each label to its count.",
     "pairs": "List the users per code in this chunk of the context as a JSON object mapping each code to its user ids.",
 }
 # What a plain sub-call over a chunk is asked (the chunk follows the colon).
@@ -103,7 +104,8 @@ def solve_code(task):
                        "groups = collections.defaultdict(set)\n"
                        "for user, code in re.findall(r\"User: (\\d+) .*?Code: (\\w+)\", text):\n"
                        "    groups[code].add(int(user))\n"
-                       "pairs = sorted({p for ids in groups.values() for p in itertools.combinations(sorted(ids), 2)})\n"
+                       "pairs = sorted({p for ids in groups.values() "
+                       "for p in itertools.combinations(sorted(ids), 2)})\n"
                        "result = \"\\n\".join(f\"{a},{b}\" for a, b in pairs)\n"
                        "print(len(pairs), 'pairs', pairs[:5])\n")
     raise ValueError(task)
@@ -193,7 +195,8 @@ def serial(n, turns):
     """n children one after the other: each child's prompt carries the time rlm_query was called."""
     code = (f"import time\nn = {n}\nreplies = []\n"
             "for i in range(n):\n"
-            "    replies.append(rlm_query(f\"Reply with the number in the context. sent_at={time.time()!r}\", str(i)))\n"
+            "    replies.append(rlm_query(f\"Reply with the number in the context. sent_at={time.time()!r}\", "
+            "str(i)))\n"
             "result = str(sum(int(r) for r in replies if r.strip().isdigit()))\n"
             "print(result)\n")
     return f"I start {n} children one at a time.\n\n" + block(code + ANSWER)
@@ -203,7 +206,7 @@ def steps(n, turns):
     """n turns of trivial code, then the answer: the loop's own cost per iteration, the code costing ~nothing."""
     if turns < n:
         return f"Step {turns}.\n\n" + block(f"x = {turns}")
-    return "Done.\n\n" + block(f'answer["content"] = str(x)\nanswer["ready"] = True')
+    return "Done.\n\n" + block('answer["content"] = str(x)\nanswer["ready"] = True')
 
 
 VERBOSE_PROSE = ("I am thinking out loud at length so that this conversation grows past the context window. " * 24)

@@ -42,7 +42,8 @@ def test_niah_hides_one_needle_with_the_expected_number():
 def test_oolong_counts_are_the_labels_of_the_records():
     task = rlm_tasks.generate("oolong", 2 ** 14)
     lines = task.context.splitlines()
-    assert all(re.fullmatch(r"Date: \S+ \|\| User: \d+ \|\| Instance: [^|]+ \|\| Label: [a-z]+", line) for line in lines)
+    row = r"Date: \S+ \|\| User: \d+ \|\| Instance: [^|]+ \|\| Label: [a-z]+"
+    assert all(re.fullmatch(row, line) for line in lines)
     assert task.expected == dict(collections.Counter(line.rsplit("Label: ", 1)[1] for line in lines))
     assert set(task.expected) == set(rlm_tasks.LABELS)
 

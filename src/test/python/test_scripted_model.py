@@ -35,7 +35,8 @@ def chat(model, messages):
 
 
 def describe(context):
-    return f"The variable `context` holds a {type(context).__name__} of length {len(context)}.\nPreview: {str(context)[:300]}"
+    return (f"The variable `context` holds a {type(context).__name__} of length {len(context)}.\n"
+            f"Preview: {str(context)[:300]}")
 
 
 def first_user(question, context):
@@ -101,8 +102,8 @@ def run_rlm(model, question, context, *, depth=0, max_depth=2, max_turns=12, win
         if window_chars and sum(len(m["content"]) for m in messages) > window_chars:
             summary = chat(model, messages + [{"role": "user", "content": "Summarize your progress so far."}])
             ns["history"] = [m["content"] for m in messages[2:]] + [summary]
-            messages = start + [{"role": "user", "content": "Earlier turns were summarized into the variable "
-                                                           f"`history`. Summary: {summary}"}]
+            note = f"Earlier turns were summarized into the variable `history`. Summary: {summary}"
+            messages = start + [{"role": "user", "content": note}]
         reply = chat(model, messages)
         with tree.lock:
             tree.turns += 1
@@ -269,8 +270,10 @@ def test_verbose_without_compaction_says_so_in_the_end():
 
 
 def test_summary_request_in_an_rlm_conversation_gets_text_without_code():
-    messages = [{"role": "system", "content": SYSTEM.format(depth=0)}, {"role": "user", "content": first_user("Q", "c")},
-                {"role": "assistant", "content": "x"}, {"role": "user", "content": "Summarize your progress so far."}]
+    messages = [{"role": "system", "content": SYSTEM.format(depth=0)},
+                {"role": "user", "content": first_user("Q", "c")},
+                {"role": "assistant", "content": "x"},
+                {"role": "user", "content": "Summarize your progress so far."}]
     reply = chat("scripted-niah", messages)
     assert reply.startswith("Progress:") and not CODE.search(reply)
 
@@ -300,11 +303,13 @@ def test_requests_are_told_apart_and_policies_picked():
     d = scripted_model.describe(rlm)
     assert d["kind"] == "rlm-turn" and d["policy"] == "oolong" and d["turns"] == 0
     assert d["question"] == scripted_model.CHILD_QUESTIONS["oolong"]
-    no_context = {"model": "scripted", "messages": [{"role": "system", "content": SYSTEM.format(depth=0)},
-                                                     {"role": "user", "content": first_user("Take steps", None)}]}
+    no_context = {"model": "scripted", "messages": [
+        {"role": "system", "content": SYSTEM.format(depth=0)},
+        {"role": "user", "content": first_user("Take steps", None)}]}
     assert scripted_model.describe(no_context)["policy"] == "steps-5"
-    plain = {"model": "scripted-niah", "messages": [{"role": "system", "content": "You are helpful."},
-                                                   {"role": "user", "content": "Hi"}]}
+    plain = {"model": "scripted-niah", "messages": [
+        {"role": "system", "content": "You are helpful."},
+        {"role": "user", "content": "Hi"}]}
     assert scripted_model.describe(plain)["kind"] == "sub-call"
     with pytest.raises(ValueError, match="unknown policy"):
         chat("scripted-nonesuch", rlm["messages"])
@@ -383,8 +388,10 @@ def test_the_benchmark_reads_child_start_times_from_the_endpoints_log(tmp_path, 
     import rlm_bench
     endpoint = rlm_bench.Endpoint(str(tmp_path))
     try:
-        monkeypatch.setattr(sys.modules[__name__], "chat", lambda model, messages: post(
-            endpoint.url + "/chat/completions", {"model": model, "messages": messages})["choices"][0]["message"]["content"])
+        def endpoint_chat(model, messages):
+            reply = post(endpoint.url + "/chat/completions", {"model": model, "messages": messages})
+            return reply["choices"][0]["message"]["content"]
+        monkeypatch.setattr(sys.modules[__name__], "chat", endpoint_chat)
         mark = endpoint.mark()
         answer, _, _ = run_rlm("scripted-serial-5", "Start the children.", None)
         assert answer == "10"
@@ -403,7 +410,8 @@ def test_the_benchmark_finds_a_run_and_its_times_in_a_trace():
     run = {"run_id": "r2", "root": {"iterations": [
         {"ms": 9.0, "model_ms": 5.0, "code_blocks": [{"ms": 1.5, "exec_ms": 1.0}, {"ms": 0.5}]},
         {"ms": 4.0, "code_blocks": []}]}}
-    trace = {"steps": [{"kind": "exec"}, {"kind": "rlm", "rlm": {"run_id": "r1", "root": {}}}, {"kind": "rlm", "rlm": run}]}
+    trace = {"steps": [{"kind": "exec"}, {"kind": "rlm", "rlm": {"run_id": "r1", "root": {}}},
+                       {"kind": "rlm", "rlm": run}]}
     assert rlm_bench.find_run(trace, "r2") is run
     assert rlm_bench.turn_times(run) == [{"ms": 9.0, "model_ms": 5.0, "exec_ms": 1.5},
                                          {"ms": 4.0, "model_ms": None, "exec_ms": 0}]

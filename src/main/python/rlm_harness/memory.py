@@ -56,7 +56,6 @@ class Memory:
             gc.collect()
         return evicted
 
-
     def memory(self, with_rss=False):
         total = self.total()
         summary = {
@@ -72,7 +71,6 @@ class Memory:
             summary["rss_bytes"] = rss_bytes()
             summary["rss_human"] = human(summary["rss_bytes"])
         return summary
-
 
     def op_memory(self, req, payload, output):
         return self.memory(with_rss=True)

@@ -173,7 +173,8 @@ class Snapshots:
         return {"written": written, "unchanged": [n for n in live if n not in written and n not in failed],
                 "not_persisted": dict(self.not_persisted), "bytes": total,
                 "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-                "generation": self.store.generation, "saved_at": iso(self.store.saved_at) if self.store.saved_at else None}
+                "generation": self.store.generation,
+                "saved_at": iso(self.store.saved_at) if self.store.saved_at else None}
 
     def op_restore(self, req, payload, output):
         """Attaches the session's snapshot directory; functions, classes and imports come back now,
@@ -212,7 +213,6 @@ class Snapshots:
                 "saved_at": iso(self.store.saved_at) if self.store.saved_at else None,
                 "restored": restored, "spilled": sorted(self.spilled), "failed": failed, "unwritten": unwritten,
                 "duration_ms": round((time.perf_counter() - started) * 1000, 3), "memory": self.memory()}
-
 
     def note_changes(self, code, changed, deleted, touched, user_vars):
         """Marks what the next snapshot must write; returns {name: reason} for new values it cannot hold.

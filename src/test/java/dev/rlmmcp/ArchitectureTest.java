@@ -24,7 +24,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The layers, enforced on the production classes: cli (wiring) and face (transports) on top, then
+ * The layers, enforced on the production classes: cli (wiring) and transport on top, then
  * tools, then rlm (the RLM loop and child runs), then core, then the siblings kernel, data, llm, store and bridge, and base at the bottom.
  * An arrow may only point down; no package may be in a cycle with another; only the top layers and
  * the bridge's SDK adapter may touch the MCP SDK, Jetty or the servlet API.
@@ -43,7 +43,7 @@ class ArchitectureTest {
     @ArchTest
     static final ArchRule layers = layeredArchitecture().consideringOnlyDependenciesInLayers()
             .layer("Cli").definedBy("dev.rlmmcp.cli..")
-            .layer("Face").definedBy("dev.rlmmcp.face..")
+            .layer("Transport").definedBy("dev.rlmmcp.transport..")
             .layer("Tools").definedBy("dev.rlmmcp.tools..")
             .layer("Rlm").definedBy("dev.rlmmcp.rlm..")
             .layer("Core").definedBy("dev.rlmmcp.core..")
@@ -55,16 +55,40 @@ class ArchitectureTest {
             .layer("BridgeSdk").definedBy("dev.rlmmcp.bridge.sdk..")
             .layer("Base").definedBy("dev.rlmmcp.base..")
             .whereLayer("Cli").mayNotBeAccessedByAnyLayer()
-            .whereLayer("Face").mayOnlyBeAccessedByLayers("Cli")
+            .whereLayer("Transport").mayOnlyBeAccessedByLayers("Cli")
             .whereLayer("BridgeSdk").mayOnlyBeAccessedByLayers("Cli")
-            .whereLayer("Tools").mayOnlyBeAccessedByLayers("Face", "Cli")
-            .whereLayer("Rlm").mayOnlyBeAccessedByLayers("Tools", "Face", "Cli")
-            .whereLayer("Core").mayOnlyBeAccessedByLayers("Rlm", "Tools", "Face", "Cli")
+            .whereLayer("Tools").mayOnlyBeAccessedByLayers("Transport", "Cli")
+            .whereLayer("Rlm").mayOnlyBeAccessedByLayers("Tools", "Transport", "Cli")
+            .whereLayer("Core").mayOnlyBeAccessedByLayers("Rlm", "Tools", "Transport", "Cli")
             .whereLayer("Kernel").mayOnlyBeAccessedByLayers("Llm", "Core", "Cli")
-            .whereLayer("Data").mayOnlyBeAccessedByLayers("Store", "Rlm", "Core", "Tools", "Face", "Cli")
-            .whereLayer("Store").mayOnlyBeAccessedByLayers("Rlm", "Core", "Tools", "Face", "Cli")
-            .whereLayer("Llm").mayOnlyBeAccessedByLayers("Rlm", "Core", "Tools", "Face", "Cli")
-            .whereLayer("Bridge").mayOnlyBeAccessedByLayers("BridgeSdk", "Rlm", "Core", "Tools", "Face", "Cli");
+            .whereLayer("Data").mayOnlyBeAccessedByLayers("Store", "Rlm", "Core", "Tools", "Transport", "Cli")
+            .whereLayer("Store").mayOnlyBeAccessedByLayers("Rlm", "Core", "Tools", "Transport", "Cli")
+            .whereLayer("Llm").mayOnlyBeAccessedByLayers("Rlm", "Core", "Tools", "Transport", "Cli")
+            .whereLayer("Bridge").mayOnlyBeAccessedByLayers("BridgeSdk", "Rlm", "Core", "Tools", "Transport", "Cli");
+
+    /**
+     * Inside transport: stdio and HTTP (with its trace viewer) over the root (the inbound router and the MCP
+     * server assembly), over the stateless revision, over the JSON-RPC messages. The two transports do not
+     * know each other.
+     */
+    @ArchTest
+    static final ArchRule transportLayers = layeredArchitecture().consideringOnlyDependenciesInLayers()
+            .layer("Stdio").definedBy("dev.rlmmcp.transport.stdio..")
+            .layer("Http").definedBy("dev.rlmmcp.transport.http..")
+            .layer("TransportRoot").definedBy("dev.rlmmcp.transport")
+            .layer("Stateless").definedBy("dev.rlmmcp.transport.stateless..")
+            .layer("JsonRpc").definedBy("dev.rlmmcp.transport.jsonrpc..")
+            .whereLayer("Stdio").mayNotBeAccessedByAnyLayer()
+            .whereLayer("Http").mayNotBeAccessedByAnyLayer()
+            .whereLayer("TransportRoot").mayOnlyBeAccessedByLayers("Stdio", "Http")
+            .whereLayer("Stateless").mayOnlyBeAccessedByLayers("TransportRoot", "Stdio", "Http")
+            .whereLayer("JsonRpc").mayOnlyBeAccessedByLayers("Stateless", "TransportRoot", "Stdio", "Http");
+
+    /** The trace viewer is a part of HTTP that knows nothing of MCP. */
+    @ArchTest
+    static final ArchRule traceViewerKnowsNoTransport = noClasses().that().resideInAPackage("dev.rlmmcp.transport.http.ui..")
+            .should().dependOnClassesThat(resideInAPackage("dev.rlmmcp.transport..")
+                    .and(resideOutsideOfPackage("dev.rlmmcp.transport.http.ui..")));
 
     /**
      * The kernel's types stop at core: core maps the kernel's protocol records to its own, so that a
@@ -110,7 +134,7 @@ class ArchitectureTest {
             .that().resideInAnyPackage("dev.rlmmcp.core..", "dev.rlmmcp.kernel..", "dev.rlmmcp.data..",
                     "dev.rlmmcp.llm..", "dev.rlmmcp.store..", "dev.rlmmcp.bridge", "dev.rlmmcp.base..")
             .should().dependOnClassesThat().resideInAnyPackage(MCP_SDK_AND_HTTP)
-            .because("the MCP SDK, Jetty and servlets belong to face, tools, cli and bridge.sdk");
+            .because("the MCP SDK, Jetty and servlets belong to transport, tools, cli and bridge.sdk");
 
     /** The production classes (what the jar is made of) hold no test fixture and no test-only entry point. */
     @Test

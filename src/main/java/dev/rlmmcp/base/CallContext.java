@@ -1,7 +1,7 @@
 package dev.rlmmcp.base;
 
 /**
- * One client request being served, handed explicitly from the face that received it through the
+ * One client request being served, handed explicitly from the transport that received it through the
  * tools and the core down to the kernel: whether the client has cancelled it, and how far its work
  * has come (for progress notifications). {@link #NONE} is for work no client waits on.
  */

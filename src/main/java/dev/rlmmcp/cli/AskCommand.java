@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Session;
-import dev.rlmmcp.face.McpServers;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.llm.LlmService;
@@ -19,6 +18,7 @@ import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.session.ContextSource;
 import dev.rlmmcp.tools.session.RunReport;
 import dev.rlmmcp.tools.session.SolveTool;
+import dev.rlmmcp.transport.McpServers;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -103,54 +103,25 @@ final class AskCommand implements Callable<Integer> {
         String asked = String.join(" ", question).strip();
         KernelOptions.require(spec, !asked.isEmpty(), "the question is empty: write it after the options, in quotes");
         ContextSource context = context();
-        if (trajectory != null) {
-            Path dir = trajectory.toAbsolutePath().getParent();
-            KernelOptions.require(spec, dir != null && Files.isDirectory(dir) && Files.isWritable(dir)
-                    && !Files.isDirectory(trajectory), "--trajectory " + trajectory + " cannot be written: name a file "
-                            + "in a directory that exists and that you may write to");
-        }
+        checkTrajectory();
         Settings settings = kernel.settings(spec);
         ObjectMapper json = Assembly.mapper();
         RlmConfig config = rlm.config(spec, json);
-        LlmService service = llm.service(spec, json, rlm.maxDepth(spec));
-        KernelOptions.require(spec, llm.baseUrl != null && !llm.baseUrl.isBlank()
-                && service.mode() != LlmService.Mode.OFF && service.mode() != LlmService.Mode.SAMPLING,
-                "rlm-mcp ask runs the model through an OpenAI-compatible API (there is no MCP client here to sample): "
-                        + "set --llm-base-url / RLM_LLM_BASE_URL, --llm-model / RLM_LLM_MODEL and, if the API needs one, "
-                        + "RLM_LLM_API_KEY; --llm-backend must be auto or openai");
+        LlmService service = apiService(json);
         Duration shutdownTimeout = kernel.shutdownTimeout(spec);
-        Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(service,
+        Assembly app = Assembly.of(settings, kernel.hostPolicy(spec, settings), json, new Assembly.Parts(service,
                 new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
                 data.sources(spec, kernel.snapshotArea()), kernel.store(spec, data), kernel.defaultLimits(),
                 McpServers.Features.NONE, config));
         CallContext run = CallContext.create();
-        CountDownLatch finished = new CountDownLatch(1);
-        AtomicBoolean interrupted = new AtomicBoolean();
-        // Ctrl-C (SIGINT) or SIGTERM: the run is cancelled, which stops every child and its kernel; its answer
-        // so far is printed, then the kernels stop without waiting for snapshots. The JVM exits with 130.
-        Thread hook = new Thread(() -> {
-            interrupted.set(true);
-            run.cancel();
-            try {
-                finished.await(2, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            app.close(Duration.ZERO);
-        }, "ask-interrupted");
-        Runtime.getRuntime().addShutdownHook(hook);
+        Interruption interruption = Interruption.install(run, app);
         ProgressLine progress = new ProgressLine(System.err, ProgressLine.stderrIsTerminal());
         System.setErr(progress.others());
         try {
             if (!app.python().passed()) {
                 return PythonCheck.EXIT_CODE;
             }
-            Session session = app.sessions().create(ContextSource.VARIABLE, app.sessions().defaultLimits());
-            if (context != null) {
-                progress.show("loading " + context.shown());
-                context.load(session, new dev.rlmmcp.data.DataRoot(settings.dataRoot()), app.parts().sources(),
-                        argumentOf(), run);
-            }
+            Session session = loaded(app, settings, context, progress, run);
             progress.show("starting");
             RunOptions options = new RunOptions(llm.model, config.defaults());
             int before = session.trace(0, 0).traceLength();
@@ -162,16 +133,92 @@ final class AskCommand implements Callable<Integer> {
             if (trajectory != null) {
                 written(session, entry);
             }
-            return told(outcome, reply, interrupted.get());
+            return told(outcome, reply, interruption.happened());
         } catch (RlmException e) {
             progress.clear();
-            PrintStream err = System.err;
-            err.println("rlm-mcp ask: " + e.getMessage());
-            if (e.fix() != null) {
-                err.println("  fix: " + e.fix());
-            }
-            return interrupted.get() ? INTERRUPTED : picocli.CommandLine.ExitCode.USAGE;
+            return refused(e, interruption.happened());
         } finally {
+            interruption.release(app, shutdownTimeout);
+        }
+    }
+
+    /** Refuses a --trajectory that could not be written, before anything starts rather than after the run. */
+    private void checkTrajectory() {
+        if (trajectory != null) {
+            Path dir = trajectory.toAbsolutePath().getParent();
+            KernelOptions.require(spec, dir != null && Files.isDirectory(dir) && Files.isWritable(dir)
+                    && !Files.isDirectory(trajectory), "--trajectory " + trajectory + " cannot be written: name a file "
+                            + "in a directory that exists and that you may write to");
+        }
+    }
+
+    /** The model service, which must be an OpenAI-compatible API: there is no MCP client here to sample. */
+    private LlmService apiService(ObjectMapper json) {
+        LlmService service = llm.service(spec, json, rlm.maxDepth(spec));
+        KernelOptions.require(spec, llm.baseUrl != null && !llm.baseUrl.isBlank()
+                && service.mode() != LlmService.Mode.OFF && service.mode() != LlmService.Mode.SAMPLING,
+                "rlm-mcp ask runs the model through an OpenAI-compatible API (there is no MCP client here to sample): "
+                        + "set --llm-base-url / RLM_LLM_BASE_URL, --llm-model / RLM_LLM_MODEL and, if the API needs one, "
+                        + "RLM_LLM_API_KEY; --llm-backend must be auto or openai");
+        return service;
+    }
+
+    /** A new session with the context (if any) loaded into its {@code context} variable. */
+    private Session loaded(Assembly app, Settings settings, ContextSource context, ProgressLine progress,
+            CallContext run) {
+        Session session = app.sessions().create(ContextSource.VARIABLE, app.sessions().defaultLimits());
+        if (context != null) {
+            progress.show("loading " + context.shown());
+            context.load(session, new dev.rlmmcp.data.DataRoot(settings.dataRoot()), app.parts().sources(),
+                    argumentOf(), run);
+        }
+        return session;
+    }
+
+    /** A run that failed before it answered: the message and its fix on stderr; the exit code. */
+    private static int refused(RlmException e, boolean interrupted) {
+        PrintStream err = System.err;
+        err.println("rlm-mcp ask: " + e.getMessage());
+        if (e.fix() != null) {
+            err.println("  fix: " + e.fix());
+        }
+        return interrupted ? INTERRUPTED : picocli.CommandLine.ExitCode.USAGE;
+    }
+
+    /**
+     * Ctrl-C (SIGINT) or SIGTERM: the run is cancelled, which stops every child and its kernel; its answer so far
+     * is printed, then the kernels stop without waiting for snapshots. The JVM exits with 130.
+     */
+    private static final class Interruption {
+        private final CountDownLatch finished = new CountDownLatch(1);
+        private final AtomicBoolean interrupted = new AtomicBoolean();
+        private final Thread hook;
+
+        private Interruption(CallContext run, Assembly app) {
+            hook = new Thread(() -> {
+                interrupted.set(true);
+                run.cancel();
+                try {
+                    finished.await(2, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                app.close(Duration.ZERO);
+            }, "ask-interrupted");
+        }
+
+        static Interruption install(CallContext run, Assembly app) {
+            Interruption interruption = new Interruption(run, app);
+            Runtime.getRuntime().addShutdownHook(interruption.hook);
+            return interruption;
+        }
+
+        boolean happened() {
+            return interrupted.get();
+        }
+
+        /** The run is over: without an interruption the app closes here, with one the hook closes it. */
+        void release(Assembly app, Duration shutdownTimeout) {
             finished.countDown();
             if (!interrupted.get()) {
                 try {

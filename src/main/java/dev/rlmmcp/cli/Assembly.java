@@ -11,17 +11,17 @@ import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.data.DataRoot;
 import dev.rlmmcp.data.DataSources;
-import dev.rlmmcp.face.McpServers;
-import dev.rlmmcp.face.Version;
+import dev.rlmmcp.kernel.HostPolicy;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.llm.LlmService;
 import dev.rlmmcp.rlm.RlmConfig;
 import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.store.StateStore;
 import dev.rlmmcp.tools.ToolCatalog;
 import dev.rlmmcp.tools.standard.StandardTools;
+import dev.rlmmcp.transport.McpServers;
+import dev.rlmmcp.transport.Version;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -30,7 +30,7 @@ import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The layers wired together: core, then tools over it, then the MCP server factory the faces use. */
+/** The layers wired together: core, then tools over it, then the MCP server factory the transports use. */
 record Assembly(ObjectMapper json, Sessions sessions, RlmRuns runs, Parts parts, BridgedServers bridge,
         ToolCatalog catalog, McpServers servers, PythonCheck python) implements AutoCloseable {
 
@@ -52,15 +52,15 @@ record Assembly(ObjectMapper json, Sessions sessions, RlmRuns runs, Parts parts,
     }
 
     /** Nothing configured beyond the kernel settings; sessions in the store being opened (null: memory only). */
-    static Assembly of(Settings settings, KernelLauncher launcher, CompletableFuture<StateStore> store) {
+    static Assembly of(Settings settings, HostPolicy policy, CompletableFuture<StateStore> store) {
         ObjectMapper json = mapper();
         Parts none = Parts.none(json);
-        return of(settings, launcher, json, new Parts(none.llm(), none.bridge(), none.sources(), store, none.defaultLimits(),
+        return of(settings, policy, json, new Parts(none.llm(), none.bridge(), none.sources(), store, none.defaultLimits(),
                 none.extra(), none.rlm()));
     }
 
-    static Assembly of(Settings settings, KernelLauncher launcher, ObjectMapper json, Parts parts) {
-        KernelFactory kernels = new KernelFactory(settings, launcher, json);
+    static Assembly of(Settings settings, HostPolicy policy, ObjectMapper json, Parts parts) {
+        KernelFactory kernels = new KernelFactory(settings, policy, json);
         PythonCheck python = PythonCheck.start(kernels);
         python.whenPassed(() -> parts.store().thenAccept(store -> kernels.keepWarm(
                 store == null ? null : store.snapshots().root(), store == null ? null : store.directory())));

@@ -5,6 +5,7 @@ import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.data.S3Settings;
 import dev.rlmmcp.data.S3Store;
 import dev.rlmmcp.kernel.Capacity;
+import dev.rlmmcp.kernel.HostPolicy;
 import dev.rlmmcp.kernel.ImportPolicy;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.Settings;
@@ -130,7 +131,7 @@ final class KernelOptions {
     Long budgetLimit;
 
     @Option(names = "--blocked-imports", paramLabel = "MODULES",
-            defaultValue = "${env:RLM_BLOCKED_IMPORTS:-" + ImportPolicy.SEED_BLOCKED + "}",
+            defaultValue = "${env:RLM_BLOCKED_IMPORTS:-" + ImportPolicy.DEFAULT_BLOCKED + "}",
             description = "Modules user code may not import by name, comma-separated, or none: a guard rail against mistakes, NOT security (RLM_BLOCKED_IMPORTS; default: ${DEFAULT-VALUE}).")
     String blockedImports;
 
@@ -254,7 +255,7 @@ final class KernelOptions {
         Thread.ofPlatform().daemon().name("state-store-open").start(() -> {
             try {
                 store.complete(StateStore.open(dir, Duration.ofMillis(snapshotDebounceMs), durableReplies, s3Store,
-                        s3Mirror, KernelFactory.fileSizeLimitBytes(maxMemoryMb * 1024 * 1024)));
+                        s3Mirror, HostPolicy.fileSizeLimitBytes(maxMemoryMb * 1024 * 1024)));
                 log.info("state directory: {}{}", dir, s3Mirror == null ? "" : ", snapshots also in " + s3Mirror);
             } catch (RuntimeException e) {
                 log.error("cannot open the state directory {}: {}", dir, e.getMessage());
@@ -318,8 +319,12 @@ final class KernelOptions {
         return maxDiskMb != null ? maxDiskMb : Math.max(2048, 2 * maxMemoryMb);
     }
 
-    /** The launcher --sandbox asks for; one that is not available here stops the start. */
-    KernelLauncher launcher(CommandSpec spec, Settings settings) {
+    /**
+     * How this host runs kernels: the launcher --sandbox asks for (one that is not available here
+     * stops the start), and the cgroups, uids and rlimits the machine allows it; the kernel factory
+     * logs it once.
+     */
+    HostPolicy hostPolicy(CommandSpec spec, Settings settings) {
         KernelLauncher launcher;
         try {
             launcher = Sandbox.select(sandbox, settings.runtimeDir(), settings.diskLimitBytes(), SnapshotPrune::prune,
@@ -327,8 +332,7 @@ final class KernelOptions {
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
-        log.info("sandbox: {} (asked for: {})", launcher.name(), sandbox);
-        return launcher;
+        return HostPolicy.decide(settings, launcher, sandbox);
     }
 
     /**

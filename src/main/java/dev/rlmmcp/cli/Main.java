@@ -1,9 +1,9 @@
 package dev.rlmmcp.cli;
 
-import dev.rlmmcp.face.McpServers;
-import dev.rlmmcp.face.StartupAnswers;
-import dev.rlmmcp.face.StdioFront;
-import dev.rlmmcp.face.Version;
+import dev.rlmmcp.transport.McpServers;
+import dev.rlmmcp.transport.Version;
+import dev.rlmmcp.transport.stdio.StartupAnswers;
+import dev.rlmmcp.transport.stdio.StdioFront;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;

@@ -1,15 +1,15 @@
 package dev.rlmmcp.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.face.ApiKey;
-import dev.rlmmcp.face.HttpFace;
-import dev.rlmmcp.face.HttpSettings;
-import dev.rlmmcp.face.McpServers;
-import dev.rlmmcp.face.PortFile;
 import dev.rlmmcp.kernel.Settings;
+import dev.rlmmcp.kernel.HostPolicy;
 import dev.rlmmcp.rlm.RlmConfig;
-import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.store.StateStore;
+import dev.rlmmcp.transport.McpServers;
+import dev.rlmmcp.transport.http.ApiKey;
+import dev.rlmmcp.transport.http.HttpFace;
+import dev.rlmmcp.transport.http.HttpSettings;
+import dev.rlmmcp.transport.http.PortFile;
 import java.net.BindException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -96,16 +96,53 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        KernelOptions.require(spec, port >= 0 && port <= 65535, "--port must be 0..65535, not " + port);
-        KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
-        KernelOptions.require(spec, sessionIdleS >= 1, "--session-idle-s must be at least 1");
-        KernelOptions.require(spec, sseKeepAliveS >= 1 && sseKeepAliveS <= 30, "--sse-keepalive-s must be 1..30");
+        checkRanges();
         Duration shutdownTimeout = kernel.shutdownTimeout(spec);
         Set<String> origins = list(corsOrigins);
         KernelOptions.require(spec, !origins.contains("*"),
                 "--cors-origins must list origins; * (any site, with credentials) is not allowed");
         ApiKey apiKey = ApiKey.of(System.getenv("RLM_API_KEY"));
         boolean loopback = HttpFace.isLoopback(host);
+        checkAuthentication(loopback, apiKey);
+        Settings settings = kernel.settings(spec);
+        ObjectMapper json = Assembly.mapper();
+        RlmConfig rlmConfig = rlm.config(spec, json);
+        CompletableFuture<StateStore> store = kernel.store(spec, data);
+        HostPolicy policy = kernel.hostPolicy(spec, settings);
+        KernelOptions.require(spec, !policy.launcher().name().equals("process") || allowUnsandboxed || loopback,
+                "kernels would run unsandboxed (--sandbox process) on a non-loopback --host " + host
+                        + ": install bubblewrap, or pass --allow-unsandboxed if every client is trusted");
+        HttpSettings http = new HttpSettings(host, port, maxRequestMb * 1024 * 1024, apiKey, list(allowedHosts),
+                origins, Duration.ofSeconds(sessionIdleS), Duration.ofSeconds(sseKeepAliveS), portFile,
+                shutdownTimeout);
+        Assembly app = Assembly.of(settings, policy, json, new Assembly.Parts(llm.service(spec, json,
+                rlm.maxDepth(spec)), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
+                data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(), extra, rlmConfig));
+        HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
+        if (!app.python().passed()) {
+            app.close();
+            return PythonCheck.EXIT_CODE;
+        }
+        started(face, app);
+        int bound = face.address().getPort();
+        closedAtShutdown(face, app, portFile == null ? null : PortFile.write(portFile, bound), shutdownTimeout);
+        log.info("rlm-mcp listening on http://{}:{}/mcp (also /sse, /rpc, /healthz, /health; auth: {}, data root: {}, "
+                        + "sandbox: {}{})", host, bound, apiKey == null ? "off" : "bearer key",
+                app.sessions().kernels().settings().dataRoot(), app.sessions().kernels().launcherName(),
+                extra.equals(McpServers.Features.NONE) ? "" : ", extra MCP features on");
+        face.join();
+        return 0;
+    }
+
+    private void checkRanges() {
+        KernelOptions.require(spec, port >= 0 && port <= 65535, "--port must be 0..65535, not " + port);
+        KernelOptions.require(spec, maxRequestMb >= 1 && maxRequestMb <= 2047, "--max-request-mb must be 1..2047");
+        KernelOptions.require(spec, sessionIdleS >= 1, "--session-idle-s must be at least 1");
+        KernelOptions.require(spec, sseKeepAliveS >= 1 && sseKeepAliveS <= 30, "--sse-keepalive-s must be 1..30");
+    }
+
+    /** A port others can reach runs code for anyone who reaches it, so it needs a key or an explicit flag. */
+    private void checkAuthentication(boolean loopback, ApiKey apiKey) {
         KernelOptions.require(spec, loopback || apiKey != null || allowNoAuth,
                 "refusing to listen on non-loopback --host " + host + " without an API key: set RLM_API_KEY "
                         + "(clients then send Authorization: Bearer <key>), or pass --allow-no-auth if every "
@@ -114,25 +151,10 @@ final class ServeCommand implements Callable<Integer> {
             log.warn("!!! --allow-no-auth: listening on {} WITHOUT authentication; anyone who can reach this port "
                     + "can run code in the kernels !!!", host);
         }
-        Settings settings = kernel.settings(spec);
-        ObjectMapper json = Assembly.mapper();
-        RlmConfig rlmConfig = rlm.config(spec, json);
-        CompletableFuture<StateStore> store = kernel.store(spec, data);
-        KernelLauncher launcher = kernel.launcher(spec, settings);
-        KernelOptions.require(spec, !launcher.name().equals("process") || allowUnsandboxed || loopback,
-                "kernels would run unsandboxed (--sandbox process) on a non-loopback --host " + host
-                        + ": install bubblewrap, or pass --allow-unsandboxed if every client is trusted");
-        HttpSettings http = new HttpSettings(host, port, maxRequestMb * 1024 * 1024, apiKey, list(allowedHosts),
-                origins, Duration.ofSeconds(sessionIdleS), Duration.ofSeconds(sseKeepAliveS), portFile,
-                shutdownTimeout);
-        Assembly app = Assembly.of(settings, launcher, json, new Assembly.Parts(llm.service(spec, json,
-                rlm.maxDepth(spec)), new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
-                data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(), extra, rlmConfig));
-        HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
-        if (!app.python().passed()) {
-            app.close();
-            return PythonCheck.EXIT_CODE;
-        }
+    }
+
+    /** Starts listening; when that fails, the server and the app are closed before the failure is told. */
+    private void started(HttpFace face, Assembly app) throws Exception {
         try {
             face.start();
         } catch (Exception e) {
@@ -143,8 +165,10 @@ final class ServeCommand implements Callable<Integer> {
             }
             throw cannotListen(e);
         }
-        int bound = face.address().getPort();
-        PortFile written = portFile == null ? null : PortFile.write(portFile, bound);
+    }
+
+    /** At JVM shutdown: the server stops taking requests, then the kernels stop, then the port file goes. */
+    private static void closedAtShutdown(HttpFace face, Assembly app, PortFile written, Duration shutdownTimeout) {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
                 face.close();
@@ -158,12 +182,6 @@ final class ServeCommand implements Callable<Integer> {
                 }
             }
         }, "shutdown"));
-        log.info("rlm-mcp listening on http://{}:{}/mcp (also /sse, /rpc, /healthz, /health; auth: {}, data root: {}, "
-                        + "sandbox: {}{})", host, bound, apiKey == null ? "off" : "bearer key",
-                app.sessions().kernels().settings().dataRoot(), app.sessions().kernels().launcherName(),
-                extra.equals(McpServers.Features.NONE) ? "" : ", extra MCP features on");
-        face.join();
-        return 0;
     }
 
     /** A port in use or an address not of this host is a bad flag: one line naming it, exit code 2. */

@@ -1,7 +1,7 @@
 package dev.rlmmcp.cli;
 
 import dev.rlmmcp.bridge.ServerConfigs;
-import dev.rlmmcp.face.StartupAnswers;
+import dev.rlmmcp.transport.stdio.StartupAnswers;
 import java.io.IOException;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;

@@ -1,13 +1,13 @@
 package dev.rlmmcp.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.face.McpServers;
-import dev.rlmmcp.face.StartupAnswers;
-import dev.rlmmcp.face.StdioFace;
-import dev.rlmmcp.face.StdioFront;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.rlm.RlmConfig;
 import dev.rlmmcp.store.StateStore;
+import dev.rlmmcp.transport.McpServers;
+import dev.rlmmcp.transport.stdio.StartupAnswers;
+import dev.rlmmcp.transport.stdio.StdioFace;
+import dev.rlmmcp.transport.stdio.StdioFront;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -60,7 +60,7 @@ final class StdioCommand implements Callable<Integer> {
         Duration shutdownTimeout = kernel.shutdownTimeout(spec);
         PrintStream protocol = System.out;
         System.setOut(System.err);
-        Assembly app = Assembly.of(settings, kernel.launcher(spec, settings), json, new Assembly.Parts(
+        Assembly app = Assembly.of(settings, kernel.hostPolicy(spec, settings), json, new Assembly.Parts(
                 llm.service(spec, json, rlm.maxDepth(spec)), new Assembly.Bridge(kernel.mcpLocations(spec),
                         kernel.mcpIdleTimeout()), data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(),
                 extra, rlmConfig));

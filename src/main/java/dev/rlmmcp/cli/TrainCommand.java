@@ -2,13 +2,13 @@ package dev.rlmmcp.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.face.HttpFace;
-import dev.rlmmcp.face.HttpSettings;
-import dev.rlmmcp.face.StartupAnswers;
-import dev.rlmmcp.face.StdioFace;
-import dev.rlmmcp.face.StdioFront;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.store.StateStore;
+import dev.rlmmcp.transport.http.HttpFace;
+import dev.rlmmcp.transport.http.HttpSettings;
+import dev.rlmmcp.transport.stdio.StartupAnswers;
+import dev.rlmmcp.transport.stdio.StdioFace;
+import dev.rlmmcp.transport.stdio.StdioFront;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
@@ -68,52 +68,67 @@ final class TrainCommand implements Callable<Integer> {
         Settings settings = kernel.settings(spec);
         // a throwaway state store, so that opening SQLite and snapshotting are in the cache too
         Path state = Files.createTempDirectory("rlm-train-state-");
-        try (Assembly app = Assembly.of(settings, kernel.launcher(spec, settings),
+        try (Assembly app = Assembly.of(settings, kernel.hostPolicy(spec, settings),
                 CompletableFuture.completedFuture(StateStore.open(state, Duration.ZERO)))) {
-            PipedOutputStream toServer = new PipedOutputStream();
-            PipedInputStream serverIn = new PipedInputStream(toServer, 1 << 16);
-            PipedOutputStream serverOut = new PipedOutputStream();
-            PipedInputStream fromServer = new PipedInputStream(serverOut, 1 << 16);
             // the answers a stdio start gives before the server is ready are kept, then given by a front
             Path kept = state.resolve("startup-answers.tsv");
-            StartupAnswers keeping = StartupAnswers.in(kept);
-            StdioFace face = new StdioFace(app.servers(), serverIn, serverOut, 1 << 20,
-                    CompletableFuture.completedFuture(null), keeping);
-            BufferedReader replies = new BufferedReader(new InputStreamReader(fromServer, StandardCharsets.UTF_8));
-            for (String line : SCRIPT) {
-                send(toServer, line);
-                if (line.contains("\"id\"")) {
-                    replies.readLine();
-                }
-            }
-            ObjectMapper json = app.json();
-            for (int i = 0; i < SESSIONS; i++) {
-                send(toServer, call(100 + 3 * i, "rlm_init_context", "{\"response_format\":\"json\"}"));
-                JsonNode made = json.readTree(replies.readLine());
-                String id = json.readTree(made.path("result").path("content").path(0).path("text").asText())
-                        .path("session_id").asText();
-                send(toServer, call(101 + 3 * i, "rlm_run_repl", "{\"session_id\":\"" + id + "\",\"code\":\"x = 1\"}"));
-                replies.readLine();
-                send(toServer, call(102 + 3 * i, "run_python", "{\"code\":\"print(1)\"}"));
-                replies.readLine();
-            }
-            toServer.close();
-            face.awaitClientGone();
-            face.close();
-            keeping.save();
+            stdio(app, kept);
             front(kept);
-            try (HttpFace http = new HttpFace(app.servers(), app.sessions(), app.json(), HttpSettings.local(0, 1 << 20));
-                    HttpClient client = HttpClient.newHttpClient()) {
-                http.start();
-                URI health = URI.create("http://127.0.0.1:" + http.address().getPort() + "/health");
-                client.send(HttpRequest.newBuilder(health).build(), HttpResponse.BodyHandlers.ofString());
-            }
+            health(app);
         } finally {
             try (Stream<Path> tree = Files.walk(state)) {
                 tree.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
         return 0;
+    }
+
+    /** The script and the new sessions over a stdio server, keeping its start-up answers in {@code kept}. */
+    private static void stdio(Assembly app, Path kept) throws Exception {
+        PipedOutputStream toServer = new PipedOutputStream();
+        PipedInputStream serverIn = new PipedInputStream(toServer, 1 << 16);
+        PipedOutputStream serverOut = new PipedOutputStream();
+        PipedInputStream fromServer = new PipedInputStream(serverOut, 1 << 16);
+        StartupAnswers keeping = StartupAnswers.in(kept);
+        StdioFace face = new StdioFace(app.servers(), serverIn, serverOut, 1 << 20,
+                CompletableFuture.completedFuture(null), keeping);
+        BufferedReader replies = new BufferedReader(new InputStreamReader(fromServer, StandardCharsets.UTF_8));
+        for (String line : SCRIPT) {
+            send(toServer, line);
+            if (line.contains("\"id\"")) {
+                replies.readLine();
+            }
+        }
+        sessions(toServer, replies, app.json());
+        toServer.close();
+        face.awaitClientGone();
+        face.close();
+        keeping.save();
+    }
+
+    /** {@link #SESSIONS} new sessions, each with a REPL call, and as many run_python calls. */
+    private static void sessions(OutputStream toServer, BufferedReader replies, ObjectMapper json)
+            throws java.io.IOException {
+        for (int i = 0; i < SESSIONS; i++) {
+            send(toServer, call(100 + 3 * i, "rlm_init_context", "{\"response_format\":\"json\"}"));
+            JsonNode made = json.readTree(replies.readLine());
+            String id = json.readTree(made.path("result").path("content").path(0).path("text").asText())
+                    .path("session_id").asText();
+            send(toServer, call(101 + 3 * i, "rlm_run_repl", "{\"session_id\":\"" + id + "\",\"code\":\"x = 1\"}"));
+            replies.readLine();
+            send(toServer, call(102 + 3 * i, "run_python", "{\"code\":\"print(1)\"}"));
+            replies.readLine();
+        }
+    }
+
+    /** One health request over HTTP, so that the HTTP server's start-up is in the cache too. */
+    private static void health(Assembly app) throws Exception {
+        try (HttpFace http = new HttpFace(app.servers(), app.sessions(), app.json(), HttpSettings.local(0, 1 << 20));
+                HttpClient client = HttpClient.newHttpClient()) {
+            http.start();
+            URI health = URI.create("http://127.0.0.1:" + http.address().getPort() + "/health");
+            client.send(HttpRequest.newBuilder(health).build(), HttpResponse.BodyHandlers.ofString());
+        }
     }
 
     /** A {@link StdioFront} answering initialize and tools/list from the answers the session above kept. */

@@ -4,9 +4,10 @@ import java.net.URI;
 import java.util.Map;
 
 /**
- * Where S3 is and how to sign in: a MinIO-style endpoint with keys (seed-compatible MINIO_* variables,
- * path-style access), or AWS itself through the SDK's standard chain (AWS_* variables, profiles). When
- * neither is configured, {@code missing} says what to set and the S3 tools refuse with it.
+ * Where S3 is and how to sign in: a MinIO-style endpoint with keys (MINIO_* variables; path-style access,
+ * since such an endpoint seldom has a DNS name per bucket), or AWS itself through the SDK's standard
+ * chain (AWS_* variables, profiles). When neither is configured, {@code missing} says what to set and
+ * the S3 tools refuse with it.
  */
 public record S3Settings(URI endpoint, String region, String accessKey, String secretKey, boolean awsChain,
         String defaultBucket, String missing) {
@@ -16,7 +17,7 @@ public record S3Settings(URI endpoint, String region, String accessKey, String s
             + "for https), MINIO_ACCESS_KEY and MINIO_SECRET_KEY in the server's environment, or the standard "
             + "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_REGION (or AWS_PROFILE), and restart the server";
 
-    public static S3Settings notConfigured(String defaultBucket) {
+    static S3Settings notConfigured(String defaultBucket) {
         return new S3Settings(null, null, null, null, false, defaultBucket, "S3 is not configured");
     }
 

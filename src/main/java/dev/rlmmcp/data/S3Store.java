@@ -176,7 +176,7 @@ public final class S3Store implements AutoCloseable {
 
     /**
      * Stores a local file as an object, streamed from the file: one PUT up to {@link #SINGLE_PUT_BYTES}
-     * (three times faster than parts against S3Proxy, and re-readable for a retry), parts above.
+     * (one request where parts take at least three, and a file can be re-read for a retry), parts above.
      */
     public Uploaded uploadFile(String bucket, String key, Path file) throws IOException {
         allowed(bucket, key);

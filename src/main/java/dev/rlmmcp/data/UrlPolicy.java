@@ -27,7 +27,7 @@ public final class UrlPolicy {
         this.networks = List.copyOf(networks);
     }
 
-    public static UrlPolicy publicOnly() {
+    static UrlPolicy publicOnly() {
         return new UrlPolicy(false, List.of(), List.of());
     }
 
@@ -72,7 +72,6 @@ public final class UrlPolicy {
     /** What kind of non-public address this is, or null for a public unicast one. */
     static String restrictedKind(InetAddress address) {
         InetAddress a = unmapped(address);
-        byte[] b = a.getAddress();
         if (a.isLoopbackAddress()) {
             return "a loopback address";
         }
@@ -88,37 +87,44 @@ public final class UrlPolicy {
         if (a.isMulticastAddress()) {
             return "a multicast address";
         }
-        if (a instanceof Inet4Address) {
-            int first = b[0] & 0xff;
-            int second = b[1] & 0xff;
-            if (first == 0) {
-                return "in 0.0.0.0/8 (this network)";
-            }
-            if (first == 100 && second >= 64 && second < 128) {
-                return "a carrier-grade NAT address";
-            }
-            if (first == 192 && second == 0 && (b[2] & 0xff) == 0) {
-                return "an IETF protocol address";
-            }
-            if (first == 198 && (second == 18 || second == 19)) {
-                return "a benchmarking address";
-            }
-            if (first >= 240) {
-                return "a reserved or broadcast address";
-            }
-        } else {
-            if ((b[0] & 0xfe) == 0xfc) {
-                return "a unique-local (private) address";
-            }
-            if ((b[0] & 0xff) == 0xfe && (b[1] & 0xc0) == 0xc0) {
-                return "a site-local address";
-            }
-            if (b[0] == 0x20 && b[1] == 0x02) {
-                return "a 6to4 address";
-            }
-            if (b[0] == 0 && b[1] == 0x64 && (b[2] & 0xff) == 0xff && (b[3] & 0xff) == 0x9b) {
-                return "a NAT64 address";
-            }
+        return a instanceof Inet4Address ? restrictedV4(a.getAddress()) : restrictedV6(a.getAddress());
+    }
+
+    /** The special-purpose IPv4 ranges the JDK's address tests above do not cover. */
+    private static String restrictedV4(byte[] b) {
+        int first = b[0] & 0xff;
+        int second = b[1] & 0xff;
+        if (first == 0) {
+            return "in 0.0.0.0/8 (this network)";
+        }
+        if (first == 100 && second >= 64 && second < 128) {
+            return "a carrier-grade NAT address";
+        }
+        if (first == 192 && second == 0 && (b[2] & 0xff) == 0) {
+            return "an IETF protocol address";
+        }
+        if (first == 198 && (second == 18 || second == 19)) {
+            return "a benchmarking address";
+        }
+        if (first >= 240) {
+            return "a reserved or broadcast address";
+        }
+        return null;
+    }
+
+    /** The IPv6 ranges the JDK's address tests above do not cover, some of which reach IPv4 hosts. */
+    private static String restrictedV6(byte[] b) {
+        if ((b[0] & 0xfe) == 0xfc) {
+            return "a unique-local (private) address";
+        }
+        if ((b[0] & 0xff) == 0xfe && (b[1] & 0xc0) == 0xc0) {
+            return "a site-local address";
+        }
+        if (b[0] == 0x20 && b[1] == 0x02) {
+            return "a 6to4 address";
+        }
+        if (b[0] == 0 && b[1] == 0x64 && (b[2] & 0xff) == 0xff && (b[3] & 0xff) == 0x9b) {
+            return "a NAT64 address";
         }
         return null;
     }

@@ -78,7 +78,7 @@ public final class KernelBudget {
     static final double HOST_PIDS_SHARE = 0.5;
     /** A share of the machine's memory kernels may hold between them. */
     static final double HOST_MEMORY_SHARE = 0.75;
-    /** What a kernel holds when it has just started (~25 MiB measured in bwrap), counted before it is measured. */
+    /** What a kernel is counted as holding before it is first measured: a little more than a fresh interpreter. */
     static final long START_BYTES = 32L << 20;
     private static final long RELEASE_WAIT_MS = 2_000;
     /** How long a kernel waits for one of the others to become idle before it is refused. */

@@ -9,14 +9,12 @@ import dev.rlmmcp.kernel.channel.KernelDiedException;
 import dev.rlmmcp.kernel.channel.KernelReply;
 import dev.rlmmcp.kernel.protocol.KernelRequest;
 import dev.rlmmcp.kernel.protocol.Restored;
-import dev.rlmmcp.kernel.process.BwrapLauncher;
 import dev.rlmmcp.kernel.process.CgroupLimits;
-import dev.rlmmcp.kernel.process.ContainerLauncher;
 import dev.rlmmcp.kernel.process.DelegatingLauncher;
 import dev.rlmmcp.kernel.process.Harness;
+import dev.rlmmcp.kernel.process.KernelHandle;
 import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.kernel.process.KernelSpec;
-import dev.rlmmcp.kernel.process.KernelUids;
 import dev.rlmmcp.kernel.process.PythonLocator;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -40,15 +38,10 @@ public final class KernelFactory implements AutoCloseable {
 
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(KernelFactory.class);
 
-    static final long CGROUP_HEADROOM_BYTES = 512L * 1024 * 1024;
-    static final int KERNEL_PIDS = 256;
-
     private final Settings settings;
     private final KernelLauncher launcher;
-    private final boolean cgroupLimits;
-    private final boolean pidsByCgroup;
+    private final HostPolicy policy;
     private final KernelBudget budget;
-    private final boolean containerKernels;
     private final ObjectMapper json;
     private final ScheduledExecutorService timer;
     /**
@@ -70,46 +63,48 @@ public final class KernelFactory implements AutoCloseable {
     private volatile PythonLocator.Python python;
     private volatile WarmKernels warm;
 
+    /** Kernels started by {@code launcher} under the policy this host gives it ({@link HostPolicy#decide}). */
     public KernelFactory(Settings settings, KernelLauncher launcher, ObjectMapper json) {
+        this(settings, HostPolicy.decide(settings, launcher, launcher.name()), json);
+    }
+
+    public KernelFactory(Settings settings, HostPolicy policy, ObjectMapper json) {
         this.settings = settings;
-        Optional<CgroupLimits> limits = launcher instanceof ContainerLauncher ? Optional.empty()
-                : CgroupLimits.detect(cgroupMemoryBytes(settings), KERNEL_PIDS);
-        this.cgroupLimits = limits.isPresent();
-        this.pidsByCgroup = limits.map(CgroupLimits::limitsPids).orElse(false);
-        this.containerKernels = launcher instanceof ContainerLauncher;
-        int uidCap = Integer.MAX_VALUE;
-        if (!pidsByCgroup && launcher instanceof BwrapLauncher bwrap && bwrap.privileged()) {
-            // no pids cgroup, and no user namespace of its own: a uid of its own keeps a kernel's
-            // processes (RLIMIT_NPROC) apart from every other kernel's
-            Capacity capacity = settings.capacity();
-            bwrap.uidPerKernel(new KernelUids(capacity.firstKernelUid(), capacity.kernelUids()));
-            uidCap = capacity.kernelUids();
-        }
-        // what a kernel holds: from its cgroup where it has one (its /tmp included), else its processes' RSS
-        this.budget = KernelBudget.of(settings.capacity(), KERNEL_PIDS, uidCap, limits.<ToLongFunction<KernelBudget.Slot>>map(
-                cgroup -> slot -> slot.process() == null ? KernelBudget.START_BYTES
-                        : cgroup.heldBytes(slot.process().pid()).orElseGet(() -> KernelBudget.residentBytes(slot)))
-                .orElse(KernelBudget::residentBytes));
-        this.launcher = startingOn(starter, limits.map(l -> l.around(launcher)).orElse(launcher));
-        log.info("capacity: up to {} kernels holding up to {} together; processes per kernel: {}", budget.maxKernels(),
-                Bytes.human(budget.maxBytes()),
-                pidsByCgroup ? "a pids cgroup each (" + KERNEL_PIDS + ")" : uidCap < Integer.MAX_VALUE
-                        ? "a uid each from " + settings.capacity().firstKernelUid() + " (RLIMIT_NPROC " + KERNEL_PIDS + ")"
-                        : launcher.isolatesUser() ? "RLIMIT_NPROC " + KERNEL_PIDS + " in a user namespace each"
-                        : "not limited per kernel");
+        this.policy = policy;
         this.json = json;
-        // every call schedules its watchdog's timers and cancels them when it ends, long before they are
-        // due: removed at once, they do not pile up (calls/s x the time limit of them) in the queue. A
-        // timer that becomes the queue's first wakes the timer's thread: a tick every half second stays
-        // first, so that a call's timers (a second away or more) wake nothing
+        Optional<CgroupLimits> limits = policy.cgroupLimits();
+        // what a kernel holds: from its cgroup where it has one (its /tmp included), else its processes' RSS
+        this.budget = KernelBudget.of(settings.capacity(), HostPolicy.KERNEL_PIDS, policy.uidCap(),
+                limits.<ToLongFunction<KernelBudget.Slot>>map(cgroup -> slot -> slot.process() == null
+                        ? KernelBudget.START_BYTES
+                        : cgroup.heldBytes(slot.process().pid()).orElseGet(() -> KernelBudget.residentBytes(slot)))
+                        .orElse(KernelBudget::residentBytes));
+        this.launcher = startingOn(starter, limits.map(l -> l.around(policy.launcher())).orElse(policy.launcher()));
+        log.info("{}; capacity: up to {} kernels holding up to {} together", policy, budget.maxKernels(),
+                Bytes.human(budget.maxBytes()));
+        this.timer = watchdogTimer();
+        this.harness = Harness.install(settings.runtimeDir());
+        this.harnessConfig = harnessConfig(settings, policy, json);
+    }
+
+    /**
+     * The timer of every call's watchdog. Each call schedules its timers and cancels them when it ends,
+     * long before they are due: removed at once, they do not pile up (calls/s x the time limit of them)
+     * in the queue. A timer that becomes the queue's first wakes the timer's thread: a tick every half
+     * second stays first, so that a call's timers (a second away or more) wake nothing.
+     */
+    private static ScheduledExecutorService watchdogTimer() {
         ScheduledThreadPoolExecutor watchdogs = new ScheduledThreadPoolExecutor(1,
                 Thread.ofPlatform().daemon().name("kernel-watchdog").factory());
         watchdogs.setRemoveOnCancelPolicy(true);
         watchdogs.scheduleAtFixedRate(() -> { }, 500, 500, TimeUnit.MILLISECONDS);
-        this.timer = watchdogs;
-        this.harness = Harness.install(settings.runtimeDir());
+        return watchdogs;
+    }
+
+    /** The harness's settings, the same for every kernel: its first argument. */
+    private static String harnessConfig(Settings settings, HostPolicy policy, ObjectMapper json) {
         try {
-            this.harnessConfig = json.writeValueAsString(Map.of(
+            return json.writeValueAsString(Map.of(
                     "memory_limit_bytes", settings.memoryLimitBytes(),
                     "cleanup_threshold", settings.cleanupThreshold(),
                     "cleanup_target", settings.cleanupTarget(),
@@ -119,7 +114,7 @@ public final class KernelFactory implements AutoCloseable {
                     "sync_snapshots", settings.syncSnapshots(),
                     "allowed_imports", settings.importPolicy().allowed(),
                     "blocked_imports", settings.importPolicy().blocked(),
-                    "limits", rlimits(settings, launcher, pidsByCgroup)));
+                    "limits", policy.rlimits()));
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
@@ -129,7 +124,7 @@ public final class KernelFactory implements AutoCloseable {
     static KernelLauncher startingOn(ExecutorService thread, KernelLauncher launcher) {
         return new DelegatingLauncher(launcher) {
             @Override
-            public Process start(KernelSpec spec) throws IOException {
+            public KernelHandle start(KernelSpec spec) throws IOException {
                 try {
                     // join, not get: an interrupted caller must not leave a started process unowned
                     return CompletableFuture.supplyAsync(() -> {
@@ -152,51 +147,6 @@ public final class KernelFactory implements AutoCloseable {
     }
 
     /**
-     * The cgroup memory limit: above the kernel's own data rlimit, so that one process running out
-     * gets a MemoryError (its variables survive); the cgroup bounds the whole sandbox, children and
-     * /tmp included.
-     */
-    static long cgroupMemoryBytes(Settings settings) {
-        return settings.memoryLimitBytes() > 0 ? dataLimitBytes(settings) + CGROUP_HEADROOM_BYTES : 0;
-    }
-
-    /** Twice the variables' limit plus 1 GiB of heap for the interpreter and working copies. */
-    static long dataLimitBytes(Settings settings) {
-        return 2 * settings.memoryLimitBytes() + (1L << 30);
-    }
-
-    /**
-     * The largest file a kernel may write: a snapshot file holds one variable, which may be as large
-     * as the kernel's heap.
-     */
-    public static long fileSizeLimitBytes(long memoryLimitBytes) {
-        return Math.max(1L << 30, memoryLimitBytes > 0 ? 2 * memoryLimitBytes + (1L << 30) : 0);
-    }
-
-    /**
-     * rlimits for every kernel. Data (heap, not address space: threads and malloc arenas reserve far
-     * more than they use) gets twice the variables' limit plus 1 GiB. Processes: a pids cgroup per
-     * kernel where there is one, and then no RLIMIT_NPROC, which counts every process of the uid (all
-     * kernels' alike, when they share one) and does not bind root; otherwise RLIMIT_NPROC only under a
-     * uid, or a user namespace, of the kernel's own.
-     */
-    static Map<String, Object> rlimits(Settings settings, KernelLauncher launcher, boolean pidsByCgroup) {
-        Map<String, Object> limits = new java.util.HashMap<>();
-        if (settings.memoryLimitBytes() > 0) {
-            limits.put("data", dataLimitBytes(settings));
-        }
-        limits.put("nofile", 4096);
-        // no file a kernel may write (spool, snapshot, /tmp) can be larger than the disk limit
-        limits.put("fsize", Math.min(fileSizeLimitBytes(settings.memoryLimitBytes()), settings.diskLimitBytes()));
-        limits.put("cpu_per_request_s",
-                settings.maxTimeout().toSeconds() * Runtime.getRuntime().availableProcessors() + 10);
-        if (launcher.isolatesUser() && !pidsByCgroup) {
-            limits.put("nproc", KERNEL_PIDS);
-        }
-        return limits;
-    }
-
-    /**
      * The interpreter kernels run on, found on first use (not at start-up, which it would slow), and
      * the harness compiled for it (once per harness and interpreter build; then kernels start from its
      * bytecode); fails with the locator's message if there is no usable one.
@@ -208,7 +158,7 @@ public final class KernelFactory implements AutoCloseable {
                 if (python == null) {
                     try {
                         PythonLocator.Python located = PythonLocator.locate(settings.python());
-                        if (!containerKernels) {
+                        if (!policy.containerKernels()) {
                             harness = Harness.install(settings.runtimeDir(), located);
                         }
                         python = located;
@@ -349,7 +299,7 @@ public final class KernelFactory implements AutoCloseable {
 
     /** A kernel started in {@code slot} (given back if it cannot start), not yet claimed. */
     private Kernel launch(KernelBudget.Slot slot, String label, Path writableDir, Path hiddenDir) throws IOException {
-        PythonLocator.Python interpreter = containerKernels ? null : python();
+        PythonLocator.Python interpreter = policy.containerKernels() ? null : python();
         Path executable = interpreter == null ? Path.of(settings.python()) : interpreter.executable();
         KernelSpec spec = new KernelSpec(executable, harness, List.of(harnessConfig), settings.dataRoot(),
                 readable(interpreter), writableDir, hiddenDir);
@@ -372,11 +322,11 @@ public final class KernelFactory implements AutoCloseable {
     private KernelLauncher counted(KernelBudget.Slot slot) {
         return new DelegatingLauncher(launcher) {
             @Override
-            public Process start(KernelSpec spec) throws IOException {
-                Process process = inner.start(spec);
-                slot.track(process);
-                process.onExit().thenRun(slot::release);
-                return process;
+            public KernelHandle start(KernelSpec spec) throws IOException {
+                KernelHandle kernel = inner.start(spec);
+                slot.track(kernel.process());
+                kernel.process().onExit().thenRun(slot::release);
+                return kernel;
             }
         };
     }
@@ -387,7 +337,7 @@ public final class KernelFactory implements AutoCloseable {
      * another one of the same version, silently). Containers run their image's Python: nothing to check, null.
      */
     public PythonLocator.Python verifyPython() {
-        if (containerKernels) {
+        if (policy.containerKernels()) {
             return null;
         }
         PythonLocator.Python configured = python();
@@ -395,14 +345,15 @@ public final class KernelFactory implements AutoCloseable {
         KernelSpec spec = new KernelSpec(configured.executable(), probe, List.of(), settings.dataRoot(), readable(configured));
         String why;
         try {
-            Process process = launcher.start(spec);
+            KernelHandle kernel = launcher.start(spec);
+            Process process = kernel.process();
             process.getOutputStream().close();
             CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> readAll(process.getInputStream()),
                     Thread::startVirtualThread);
             CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> readAll(process.getErrorStream()),
                     Thread::startVirtualThread);
             if (!process.waitFor(settings.kernelStartTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
-                launcher.kill(process);
+                kernel.kill();
                 why = "it did not answer within " + settings.kernelStartTimeout().toSeconds() + " s";
             } else if (process.exitValue() != 0) {
                 why = "it failed: " + lastLine(new String(err.join(), StandardCharsets.UTF_8));
@@ -484,7 +435,12 @@ public final class KernelFactory implements AutoCloseable {
 
     /** True if each kernel runs in a cgroup of its own with memory and pids limits (containers have the engine's). */
     public boolean cgroupLimits() {
-        return cgroupLimits;
+        return policy.cgroups() != null;
+    }
+
+    /** How this host runs kernels: decided once, at start. */
+    public HostPolicy hostPolicy() {
+        return policy;
     }
 
     /** How many kernels run and may run, and the memory they hold and may hold. */

@@ -6,11 +6,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** Snapshots in a local directory: {@code root/<session id>/}, nothing to copy. */
-public final class DirectorySnapshotStore implements SnapshotStore {
+final class DirectorySnapshotStore implements SnapshotStore {
 
     private final Path root;
 
-    public DirectorySnapshotStore(Path root) {
+    DirectorySnapshotStore(Path root) {
         this.root = root;
     }
 

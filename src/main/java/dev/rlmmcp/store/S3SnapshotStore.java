@@ -39,9 +39,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class S3SnapshotStore implements SnapshotStore {
 
-    public static final String MANIFEST = "manifest.json";
-    public static final String RECORD = "session.json";
-    public static final String TRACE = "trace.jsonl";
+    static final String MANIFEST = "manifest.json";
+    static final String RECORD = "session.json";
+    static final String TRACE = "trace.jsonl";
     private static final Logger log = LoggerFactory.getLogger(S3SnapshotStore.class);
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -88,7 +88,7 @@ public final class S3SnapshotStore implements SnapshotStore {
      * Snapshots cached in {@code root/<session id>/}, mirrored to {@code location}; records read from
      * {@code database}; no snapshot file may be larger than {@code maxFileBytes} (what a kernel may write).
      */
-    public S3SnapshotStore(Path root, S3Store s3, Location location, SessionDatabase database, long maxFileBytes) {
+    S3SnapshotStore(Path root, S3Store s3, Location location, SessionDatabase database, long maxFileBytes) {
         this.local = new DirectorySnapshotStore(root);
         this.staging = root.resolve(".staging");
         this.maxFileBytes = maxFileBytes;

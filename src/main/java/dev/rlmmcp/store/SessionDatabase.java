@@ -212,7 +212,7 @@ public final class SessionDatabase implements AutoCloseable {
      * Runs {@code writes} as one transaction: one commit for them all. If one fails, none is kept and
      * the failure is thrown; the caller may then run them one by one.
      */
-    public synchronized void inOneTransaction(List<? extends java.util.function.Consumer<SessionDatabase>> writes) {
+    synchronized void inOneTransaction(List<? extends java.util.function.Consumer<SessionDatabase>> writes) {
         try {
             db.setAutoCommit(false);
             batching = true;

@@ -49,12 +49,12 @@ public final class StateStore implements AutoCloseable {
     private final BlockingQueue<Write> writes = new LinkedBlockingQueue<>();
     private final Thread writer = Thread.ofPlatform().daemon().name("state-writer").unstarted(this::writeAll);
 
-    public StateStore(Path directory, SessionDatabase database, SnapshotStore snapshots, Duration snapshotDebounce) {
+    StateStore(Path directory, SessionDatabase database, SnapshotStore snapshots, Duration snapshotDebounce) {
         this(directory, database, snapshots, snapshotDebounce, false);
     }
 
     /** With {@code durableReplies}, a step's reply is sent once the step's changes are snapshotted. */
-    public StateStore(Path directory, SessionDatabase database, SnapshotStore snapshots, Duration snapshotDebounce,
+    StateStore(Path directory, SessionDatabase database, SnapshotStore snapshots, Duration snapshotDebounce,
             boolean durableReplies) {
         this.directory = directory;
         this.durableReplies = durableReplies;

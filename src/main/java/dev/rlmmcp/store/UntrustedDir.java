@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * link to a host file nor make the server block on a FIFO. Files coming in are written to staging and
  * renamed into place, so a name the kernel planted is replaced, never written through.
  */
-public final class UntrustedDir {
+final class UntrustedDir {
 
     private static final AtomicLong STAGED = new AtomicLong();
 

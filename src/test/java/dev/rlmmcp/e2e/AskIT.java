@@ -2,6 +2,11 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rlmmcp.e2e.support.Journey;
+import dev.rlmmcp.e2e.support.Kernels;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ScriptedRlm;
+import dev.rlmmcp.e2e.support.UserLaunch;
 import dev.rlmmcp.llm.ChatCompletionsServer;
 import java.io.IOException;
 import java.io.InputStream;

@@ -3,6 +3,7 @@ package dev.rlmmcp.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.rlmmcp.e2e.support.McpDriver;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.bridge.BridgeException;
 import dev.rlmmcp.bridge.ServerDefinition;

@@ -2,10 +2,17 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rlmmcp.e2e.support.AnthropicEndpoint;
+import dev.rlmmcp.e2e.support.ClaudeCode;
+import dev.rlmmcp.e2e.support.Journey;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.UserLaunch;
+import dev.rlmmcp.e2e.support.UserServer;
+import dev.rlmmcp.e2e.support.WebLog;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.rlmmcp.e2e.AnthropicEndpoint.Block;
-import dev.rlmmcp.e2e.AnthropicEndpoint.Request;
-import dev.rlmmcp.e2e.AnthropicEndpoint.Step;
+import dev.rlmmcp.e2e.support.AnthropicEndpoint.Block;
+import dev.rlmmcp.e2e.support.AnthropicEndpoint.Request;
+import dev.rlmmcp.e2e.support.AnthropicEndpoint.Step;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

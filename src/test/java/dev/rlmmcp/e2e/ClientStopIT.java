@@ -2,6 +2,13 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.ClosedAfterEach;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
+import dev.rlmmcp.e2e.support.SessionCalls;
+import dev.rlmmcp.e2e.support.StdioRpc;
+import dev.rlmmcp.e2e.support.UserServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -10,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,22 +35,16 @@ class ClientStopIT {
     private static final String LAST = "last = {'k': 'v', 'n': 42}";
     private static final String CHECK = "print(first, last)";
     private static final String EXPECTED = "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9] {'k': 'v', 'n': 42}\n";
-    /** Too large to write before the reply (an in-memory size of some 200 MB), and slow to pickle. */
     /** A call still running on another session when the client stops the server. */
     private static final String LONG = "import time\ntime.sleep(60)";
+    /** Too large to write before the reply (an in-memory size of some 200 MB), and slow to pickle. */
     private static final String BIG = "big = [str(i) for i in range(3_000_000)]";
 
     @TempDir
     Path state;
 
-    private final List<AutoCloseable> open = new ArrayList<>();
-
-    @AfterEach
-    void stop() throws Exception {
-        for (AutoCloseable c : open.reversed()) {
-            c.close();
-        }
-    }
+    @RegisterExtension
+    final ClosedAfterEach open = new ClosedAfterEach();
 
     /** How a client stops the server whose pid (and process group) is {@code pid}, right after a reply. */
     private enum Stop {
@@ -116,7 +116,7 @@ class ClientStopIT {
     @Test
     void aChangeTooLargeToWriteBeforeTheReplyIsNamedThenWrittenRightAfter() throws Exception {
         ServerProcess server = http();
-        McpDriver client = open(McpDriver.http(server.mcpUrl()));
+        McpDriver client = open.add(McpDriver.http(server.mcpUrl()));
         SessionCalls calls = new SessionCalls(client);
         String id = calls.ok("rlm_init_context", Map.of()).path("session_id").asText();
         JsonNode reply = calls.ok("rlm_execute", Map.of("session_id", id, "code", "small = 1\n" + BIG));
@@ -129,7 +129,7 @@ class ClientStopIT {
         Stop.KILL_9.apply(server.pid());
         awaitExit(server.pid());
 
-        SessionCalls after = new SessionCalls(open(McpDriver.http(http().mcpUrl())));
+        SessionCalls after = new SessionCalls(open.add(McpDriver.http(http().mcpUrl())));
         JsonNode back = after.ok("rlm_execute", Map.of("session_id", id, "code", "print(small, len(big), big[-1])"));
         assertThat(back.path("stdout").asText()).as(back.toString()).isEqualTo("1 3000000 2999999\n");
         assertThat(back.has("lost_at_stop")).as(back.toString()).isFalse();
@@ -162,14 +162,14 @@ class ClientStopIT {
     @Test
     void theFirstJsonReplyAfterAStopThatCutAWriteShortNamesWhatWasLost() throws Exception {
         ServerProcess server = http();
-        SessionCalls calls = new SessionCalls(open(McpDriver.http(server.mcpUrl())));
+        SessionCalls calls = new SessionCalls(open.add(McpDriver.http(server.mcpUrl())));
         String id = calls.ok("rlm_init_context", Map.of()).path("session_id").asText();
         JsonNode reply = calls.ok("rlm_execute", Map.of("session_id", id, "code", BIG));
         assertThat(names(reply.path("still_writing"))).as(reply.toString()).containsExactly("big");
         signal("KILL", server.pid());
         awaitExit(server.pid());
 
-        SessionCalls after = new SessionCalls(open(McpDriver.http(http().mcpUrl())));
+        SessionCalls after = new SessionCalls(open.add(McpDriver.http(http().mcpUrl())));
         JsonNode first = after.ok("rlm_list_vars", Map.of("session_id", id));
         assertThat(names(first.path("lost_at_stop"))).as(first.toString()).containsExactly("big");
     }
@@ -201,7 +201,7 @@ class ClientStopIT {
     /** The same over HTTP. */
     private void overHttp(Stop stop) throws Exception {
         ServerProcess server = http();
-        McpDriver client = open(McpDriver.http(server.mcpUrl()));
+        McpDriver client = open.add(McpDriver.http(server.mcpUrl()));
         SessionCalls calls = new SessionCalls(client);
         String id = calls.ok("rlm_init_context", Map.of()).path("session_id").asText();
         String other = calls.ok("rlm_init_context", Map.of()).path("session_id").asText();
@@ -215,7 +215,7 @@ class ClientStopIT {
         awaitExit(server.pid());
         assertGone(kernels);
 
-        SessionCalls after = new SessionCalls(open(McpDriver.http(http().mcpUrl())));
+        SessionCalls after = new SessionCalls(open.add(McpDriver.http(http().mcpUrl())));
         JsonNode back = after.ok("rlm_execute", Map.of("session_id", id, "code", CHECK));
         assertThat(back.path("stdout").asText()).as("after %s: %s", stop, back).isEqualTo(EXPECTED);
         assertThat(back.has("lost_at_stop")).as(back.toString()).isFalse();
@@ -223,7 +223,7 @@ class ClientStopIT {
 
     /** {@code rlm-mcp serve} in a session (and process group) of its own, as a client starts a server. */
     private ServerProcess http() throws IOException {
-        return open(ServerProcess.http(List.of("setsid"), Map.of(), null, "--state-dir", state.toString()));
+        return open.add(ServerProcess.http(List.of("setsid"), Map.of(), null, "--state-dir", state.toString()));
     }
 
     /** {@code rlm-mcp stdio} in a session of its own (setsid execs it: its pid is the server's). */
@@ -232,13 +232,9 @@ class ClientStopIT {
         args.addAll(List.of(flags));
         List<String> command = new ArrayList<>(List.of("setsid"));
         command.addAll(ServerProcess.command(args));
-        return open(new StdioRpc(command));
+        return open.add(new StdioRpc(command));
     }
 
-    private <T extends AutoCloseable> T open(T c) {
-        open.add(c);
-        return c;
-    }
 
     /** kill(1) with a signal to a process, or to a process group if {@code target} is negative. */
     private static void signal(String signal, long target) throws Exception {

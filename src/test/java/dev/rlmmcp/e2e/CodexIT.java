@@ -2,11 +2,21 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.ClosedAfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import dev.rlmmcp.e2e.support.CodexCli;
+import dev.rlmmcp.e2e.support.Journey;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ResponsesEndpoint;
+import dev.rlmmcp.e2e.support.UserLaunch;
+import dev.rlmmcp.e2e.support.UserServer;
+import dev.rlmmcp.e2e.support.WebLog;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.e2e.ResponsesEndpoint.Exec;
-import dev.rlmmcp.e2e.ResponsesEndpoint.Say;
+import dev.rlmmcp.e2e.support.ResponsesEndpoint.Exec;
+import dev.rlmmcp.e2e.support.ResponsesEndpoint.Say;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -22,7 +32,6 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
@@ -75,7 +84,8 @@ class CodexIT {
     @TempDir
     Path tmp;
 
-    private final List<AutoCloseable> open = new ArrayList<>();
+    @RegisterExtension
+    final ClosedAfterEach open = new ClosedAfterEach();
     private final Set<ProcessHandle> started = new LinkedHashSet<>();
 
     @BeforeAll
@@ -84,12 +94,9 @@ class CodexIT {
         webLog = WebLog.write(dataRoot.resolve(LOG_PATH), 20L << 20);
     }
 
-    @AfterEach
-    void stop() throws Exception {
-        for (AutoCloseable c : open.reversed()) {
-            c.close();
-        }
-        started.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+    @BeforeEach
+    void killWhatCodexStartedLast() {
+        open.add(() -> started.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly));
     }
 
     @Test
@@ -108,7 +115,7 @@ class CodexIT {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("HOME", Journey.dirs(tmp, "server-home").toString());
         env.put("XDG_DATA_HOME", null);
-        UserServer server = open(UserServer.start(UserLaunch.here(tmp, env), "--data-root", dataRoot.toString()));
+        UserServer server = open.add(UserServer.start(UserLaunch.here(tmp, env), "--data-root", dataRoot.toString()));
         String registration = readmeSnippet(1).replace("http://127.0.0.1:8765/mcp", server.mcpUrl());
         journey(test, registration, false);
     }
@@ -125,7 +132,7 @@ class CodexIT {
     }
 
     private void journey(TestInfo test, String registration, boolean codexStopsServer) throws Exception {
-        ResponsesEndpoint model = open(ResponsesEndpoint.start());
+        ResponsesEndpoint model = open.add(ResponsesEndpoint.start());
         CodexCli codex = new CodexCli(tmp.resolve("home"), tmp.resolve("work"),
                 CodexCli.providerConfig(model) + registration);
         try {
@@ -344,8 +351,4 @@ class CodexIT {
         return names;
     }
 
-    private <T extends AutoCloseable> T open(T c) {
-        open.add(c);
-        return c;
-    }
 }

@@ -2,6 +2,9 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rlmmcp.e2e.support.ConformanceServer;
+import dev.rlmmcp.e2e.support.NodeTool;
+import dev.rlmmcp.e2e.support.ServerProcess;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,8 +1,13 @@
 package dev.rlmmcp.e2e;
 
-import static dev.rlmmcp.e2e.McpDriver.json;
+import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.ClosedAfterEach;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
+import dev.rlmmcp.e2e.support.SessionCalls;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;
@@ -18,7 +23,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,16 +39,10 @@ class DurabilityIT {
     @TempDir
     Path data;
 
-    private final List<AutoCloseable> open = new ArrayList<>();
+    @RegisterExtension
+    final ClosedAfterEach open = new ClosedAfterEach();
     private McpDriver client;
     private SessionCalls calls;
-
-    @AfterEach
-    void stop() throws Exception {
-        for (AutoCloseable c : open.reversed()) {
-            c.close();
-        }
-    }
 
     private ServerProcess start(String... extra) throws IOException {
         List<String> args = new ArrayList<>(List.of("--state-dir", state.toString(), "--data-root", data.toString()));

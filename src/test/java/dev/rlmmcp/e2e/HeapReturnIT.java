@@ -2,6 +2,12 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.ClosedAfterEach;
+import dev.rlmmcp.e2e.support.Journey;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.UserLaunch;
+import dev.rlmmcp.e2e.support.UserServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -10,7 +16,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,19 +33,16 @@ class HeapReturnIT {
 
     private UserServer server;
 
-    @AfterEach
-    void stop() {
-        if (server != null) {
-            server.close();
-        }
-    }
+    @RegisterExtension
+    final ClosedAfterEach open = new ClosedAfterEach();
 
     @Test
     void theHeapALargeInlineLoadTookIsGivenBack() throws Exception {
         Journey.mode(tmp, "rwxr-xr-x");
         Path home = Journey.dirs(tmp, "home");
-        server = UserServer.start(UserLaunch.here(tmp, Map.of("HOME", home.toString(),
-                "XDG_DATA_HOME", home.resolve(".local/share").toString())), "--max-memory-mb", "2048", "--max-request-mb", "256");
+        server = open.add(UserServer.start(UserLaunch.here(tmp, Map.of("HOME", home.toString(),
+                "XDG_DATA_HOME", home.resolve(".local/share").toString())), "--max-memory-mb", "2048", "--max-request-mb",
+                "256"));
         HttpClient http = HttpClient.newHttpClient();
         String session = initialize(http);
         call(http, session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"rlm_execute\","

@@ -1,18 +1,18 @@
 package dev.rlmmcp.e2e;
 
-import static dev.rlmmcp.e2e.McpDriver.json;
+import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.RunningServer;
+import dev.rlmmcp.e2e.support.McpDriver;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,26 +22,13 @@ class HttpIT extends ReplToolsContract {
     @TempDir
     static Path dataRoot;
 
-    private static ServerProcess server;
-    private static McpDriver client;
-
-    @BeforeAll
-    static void start() throws Exception {
-        var args = new java.util.ArrayList<>(List.of("--data-root", dataRoot.toString()));
-        args.addAll(SERVER_FLAGS);
-        server = ServerProcess.http(args.toArray(String[]::new));
-        client = McpDriver.http(server.mcpUrl());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        client.close();
-        server.close();
-    }
+    @RegisterExtension
+    static final RunningServer server = RunningServer.http(() -> withServerFlags("--data-root", dataRoot.toString()))
+            .connect(s -> McpDriver.http(s.mcpUrl()));
 
     @Override
     McpDriver client() {
-        return client;
+        return server.client();
     }
 
     @Override

@@ -2,13 +2,14 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.RunningServer;
+import dev.rlmmcp.e2e.support.McpDriver;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Streamable HTTP on the wire: statuses, JSON-RPC error codes and session handling, as a raw client sees them. */
@@ -19,20 +20,9 @@ class HttpProtocolIT {
     private static final String CALL = """
             {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"rlm_execute","arguments":{"code":"6 * 7"}}}""";
 
-    private static ServerProcess server;
-    private static HttpClient http;
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = ServerProcess.http("--max-request-mb", "1", "--session-idle-s", "2");
-        http = HttpClient.newHttpClient();
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        http.close();
-        server.close();
-    }
+    @RegisterExtension
+    static final RunningServer server = RunningServer.http("--max-request-mb", "1", "--session-idle-s", "2");
+    private static final HttpClient http = HttpClient.newHttpClient();
 
     private static HttpResponse<String> post(String body, String session) throws Exception {
         return post(body, session, null);

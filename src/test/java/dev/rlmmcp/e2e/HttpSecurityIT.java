@@ -2,6 +2,10 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.RunningServer;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
 import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -19,8 +23,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,21 +37,10 @@ class HttpSecurityIT {
     @TempDir
     static Path dir;
 
-    private static ServerProcess server;
-    private static HttpClient http;
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = ServerProcess.http(Map.of("RLM_API_KEY", KEY), "--cors-origins", APP,
-                "--port-file", dir.resolve("port").toString());
-        http = HttpClient.newHttpClient();
-    }
-
-    @AfterAll
-    static void stop() {
-        http.close();
-        server.close();
-    }
+    @RegisterExtension
+    static final RunningServer server = RunningServer.http(Map.of("RLM_API_KEY", KEY),
+            () -> List.of("--cors-origins", APP, "--port-file", dir.resolve("port").toString()));
+    private static final HttpClient http = HttpClient.newHttpClient();
 
     private static HttpResponse<String> send(String method, String path, String body, String... headers) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(server.baseUrl() + path))

@@ -2,6 +2,9 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.RunningServer;
+import dev.rlmmcp.e2e.support.McpDriver;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.BufferedReader;
 import java.io.InputStream;
@@ -12,8 +15,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,20 +24,9 @@ import org.junit.jupiter.api.Test;
  */
 class HttpTransportsIT {
 
-    private static ServerProcess server;
-    private static HttpClient http;
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = ServerProcess.httpWithFixtures("--sse-keepalive-s", "1");
-        http = HttpClient.newHttpClient();
-    }
-
-    @AfterAll
-    static void stop() {
-        http.close();
-        server.close();
-    }
+    @RegisterExtension
+    static final RunningServer server = RunningServer.httpWithFixtures("--sse-keepalive-s", "1");
+    private static final HttpClient http = HttpClient.newHttpClient();
 
     private static HttpResponse<String> send(String method, String path, String body) throws Exception {
         return http.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + path))

@@ -2,13 +2,16 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.RunningServer;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.NodeTool;
+import dev.rlmmcp.e2e.support.ServerProcess;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -24,17 +27,8 @@ class InspectorIT {
     @TempDir
     static Path home;
 
-    private static ServerProcess server;
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = ServerProcess.http(Map.of("RLM_API_KEY", KEY));
-    }
-
-    @AfterAll
-    static void stop() {
-        server.close();
-    }
+    @RegisterExtension
+    static final RunningServer server = RunningServer.http(Map.of("RLM_API_KEY", KEY));
 
     private static List<String> http(String url, String... args) {
         List<String> all = new ArrayList<>(List.of(url, "--header", "Authorization: Bearer " + KEY));

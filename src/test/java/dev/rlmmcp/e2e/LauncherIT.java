@@ -2,6 +2,8 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -13,7 +15,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -72,9 +73,13 @@ class LauncherIT {
         ServerProcess.deleteTree(root);
     }
 
-    /** A fresh jar: everything under src/main and pom.xml a minute older than it. */
+    /**
+     * A fresh jar: everything under src/main and pom.xml a minute older than the jar's own time (not than
+     * now, which a slow run of this class can carry past the jar's time).
+     */
     private static void sourcesOlderThanTheJar() throws IOException {
-        FileTime old = FileTime.from(Instant.now().minusSeconds(60));
+        FileTime jar = Files.getLastModifiedTime(root.resolve("target/rlm-mcp.jar"));
+        FileTime old = FileTime.from(jar.toInstant().minusSeconds(60));
         for (Path p : List.of(source, source.getParent(), source.getParent().getParent(),
                 root.resolve("src/main"), root.resolve("pom.xml"))) {
             Files.setLastModifiedTime(p, old);

@@ -1,16 +1,16 @@
 package dev.rlmmcp.e2e;
 
-import static dev.rlmmcp.e2e.McpDriver.json;
+import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.RunningServer;
+import dev.rlmmcp.e2e.support.McpDriver;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,29 +21,17 @@ class LongCallsIT {
     @TempDir
     static Path dataRoot;
 
-    private static ServerProcess server;
-    private static McpDriver http;
-    private static McpDriver stdio;
+    @RegisterExtension
+    static final RunningServer http = RunningServer.http(LongCallsIT::flags).connect(s -> McpDriver.http(s.mcpUrl()));
+    @RegisterExtension
+    static final RunningServer stdio = RunningServer.stdio(LongCallsIT::flags);
 
-    @BeforeAll
-    static void start() throws Exception {
-        List<String> flags = List.of("--data-root", dataRoot.toString(), "--interrupt-grace-ms", "500");
-        server = ServerProcess.http(flags.toArray(String[]::new));
-        http = McpDriver.http(server.mcpUrl());
-        List<String> args = new ArrayList<>(List.of("stdio"));
-        args.addAll(flags);
-        stdio = McpDriver.stdio(ServerProcess.command(args));
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        stdio.close();
-        http.close();
-        server.close();
+    private static List<String> flags() {
+        return List.of("--data-root", dataRoot.toString(), "--interrupt-grace-ms", "500");
     }
 
     private static McpDriver client(String transport) {
-        return transport.equals("http") ? http : stdio;
+        return (transport.equals("http") ? http : stdio).client();
     }
 
     @ParameterizedTest

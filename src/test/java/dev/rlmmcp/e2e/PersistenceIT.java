@@ -1,8 +1,13 @@
 package dev.rlmmcp.e2e;
 
-import static dev.rlmmcp.e2e.McpDriver.json;
+import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.ClosedAfterEach;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
+import dev.rlmmcp.e2e.support.SessionCalls;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -12,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -30,16 +34,10 @@ class PersistenceIT {
     @TempDir
     Path state;
 
-    private final List<AutoCloseable> open = new ArrayList<>();
+    @RegisterExtension
+    final ClosedAfterEach open = new ClosedAfterEach();
     private McpDriver client;
     private SessionCalls calls;
-
-    @AfterEach
-    void stop() throws Exception {
-        for (AutoCloseable c : open.reversed()) {
-            c.close();
-        }
-    }
 
     private ServerProcess start(String... extra) throws IOException {
         List<String> args = new ArrayList<>(List.of("--state-dir", state.toString(), "--snapshot-debounce-ms", "200"));

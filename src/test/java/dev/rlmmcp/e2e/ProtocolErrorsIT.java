@@ -2,6 +2,10 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.RunningServer;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -171,7 +175,8 @@ class ProtocolErrorsIT {
     }
 
     private static final AtomicInteger IDS = new AtomicInteger(100);
-    private static ServerProcess server;
+    @RegisterExtension
+    static final RunningServer server = RunningServer.http();
     private static HttpClient http;
     private static String mcpSession;
     private static Process stdio;
@@ -182,7 +187,6 @@ class ProtocolErrorsIT {
 
     @BeforeAll
     static void start() throws Exception {
-        server = ServerProcess.http();
         http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
         HttpResponse<String> init = post("/mcp", INIT, null);
         mcpSession = init.headers().firstValue("Mcp-Session-Id").orElseThrow();
@@ -216,9 +220,6 @@ class ProtocolErrorsIT {
             stdioIn.close();
             stdio.waitFor(30, TimeUnit.SECONDS);
             stdio.destroyForcibly();
-        }
-        if (server != null) {
-            server.close();
         }
         if (http != null) {
             http.shutdownNow();

@@ -1,8 +1,9 @@
 package dev.rlmmcp.e2e;
 
-import static dev.rlmmcp.e2e.McpDriver.json;
+import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rlmmcp.e2e.support.McpDriver;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,6 +25,13 @@ abstract class ReplToolsContract {
     /** The tests use os and friends on purpose (crashes, raw writes), so the import guard rail is off. */
     static final List<String> SERVER_FLAGS = List.of("--interrupt-grace-ms", "500", "--output-cap", "500",
             "--blocked-imports", "none");
+
+    /** {@code first}, then {@link #SERVER_FLAGS}. */
+    static List<String> withServerFlags(String... first) {
+        List<String> args = new java.util.ArrayList<>(List.of(first));
+        args.addAll(SERVER_FLAGS);
+        return args;
+    }
 
     JsonNode ok(String tool, Map<String, ?> args) {
         JsonNode result = client().call(tool, args);

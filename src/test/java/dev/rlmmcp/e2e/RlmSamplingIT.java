@@ -2,6 +2,12 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rlmmcp.e2e.support.ChatApiSampler;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.RevisionClient;
+import dev.rlmmcp.e2e.support.ScriptedModel;
+import dev.rlmmcp.e2e.support.ServerProcess;
+import dev.rlmmcp.e2e.support.StdioRpc;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.llm.ChatCompletionsServer;
 import java.util.ArrayList;

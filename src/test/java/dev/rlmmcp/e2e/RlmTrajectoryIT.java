@@ -2,18 +2,20 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rlmmcp.e2e.support.BrowserCheck;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
+import dev.rlmmcp.e2e.support.SessionCalls;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.llm.ChatCompletionsServer;
 import dev.rlmmcp.rlm.Trajectories;
 import dev.rlmmcp.store.SessionDatabase;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -107,22 +109,13 @@ class RlmTrajectoryIT {
         Files.createDirectories(shots);
         Seeded seeded = seed();
         try (ServerProcess server = ServerProcess.http("--state-dir", state.toString())) {
-            Process browser = new ProcessBuilder(McpDriver.findNode().toString(),
-                    McpDriver.projectRoot().resolve("e2e/rlm-tree-check.mjs").toString(),
+            BrowserCheck.Outcome browser = BrowserCheck.run("rlm-tree-check.mjs", List.of(
                     "--base", server.baseUrl(), "--session", seeded.session(), "--entry", String.valueOf(seeded.run()),
                     "--exec-entry", String.valueOf(seeded.exec()), "--shots", shots.toString(),
-                    "--profile", profile.resolve("chromium").toString())
-                    .directory(McpDriver.projectRoot().toFile()).redirectError(ProcessBuilder.Redirect.INHERIT)
-                    .redirectInput(ProcessBuilder.Redirect.PIPE).start();
-            browser.getOutputStream().close();
-            String out = new String(browser.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-            if (!browser.waitFor(60, TimeUnit.SECONDS)) {
-                browser.descendants().forEach(ProcessHandle::destroyForcibly);
-                browser.destroyForcibly();
-            }
-            JsonNode last = McpDriver.MAPPER.readTree(out.substring(out.lastIndexOf('\n') + 1));
-            assertThat(last.path("event").asText()).as(out).isEqualTo("done");
-            assertThat(browser.exitValue()).isZero();
+                    "--profile", profile.resolve("chromium").toString()));
+            JsonNode last = browser.last();
+            assertThat(last.path("event").asText()).as(browser.output()).isEqualTo("done");
+            assertThat(browser.exit()).isZero();
             assertThat(last.path("nodes").asInt()).isEqualTo(4);
             assertThat(last.path("depths").toString()).isEqualTo("[1,2,1]");
             assertThat(last.path("nested_depth_2").asInt()).isEqualTo(1);
@@ -171,21 +164,12 @@ class RlmTrajectoryIT {
                 assertThat(children.get(0).path("metadata").path("iterations").get(0).path("code_blocks").get(0)
                         .path("result").path("rlm_calls").get(0).path("response").asText()).isEqualTo("leaf answer");
 
-                Process browser = new ProcessBuilder(McpDriver.findNode().toString(),
-                        McpDriver.projectRoot().resolve("e2e/rlm-tree-check.mjs").toString(), "--real",
+                BrowserCheck.Outcome browser = BrowserCheck.run("rlm-tree-check.mjs", List.of("--real",
                         "--base", server.baseUrl(), "--session", id, "--entry", String.valueOf(entry),
-                        "--shots", shots.toString(), "--profile", profile.resolve("chromium-real").toString())
-                        .directory(McpDriver.projectRoot().toFile()).redirectError(ProcessBuilder.Redirect.INHERIT)
-                        .redirectInput(ProcessBuilder.Redirect.PIPE).start();
-                browser.getOutputStream().close();
-                String seen = new String(browser.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-                if (!browser.waitFor(60, TimeUnit.SECONDS)) {
-                    browser.descendants().forEach(ProcessHandle::destroyForcibly);
-                    browser.destroyForcibly();
-                }
-                JsonNode last = McpDriver.MAPPER.readTree(seen.substring(seen.lastIndexOf('\n') + 1));
-                assertThat(last.path("event").asText()).as(seen).isEqualTo("done");
-                assertThat(browser.exitValue()).isZero();
+                        "--shots", shots.toString(), "--profile", profile.resolve("chromium-real").toString()));
+                JsonNode last = browser.last();
+                assertThat(last.path("event").asText()).as(browser.output()).isEqualTo("done");
+                assertThat(browser.exit()).isZero();
                 assertThat(last.path("nodes").asInt()).isEqualTo(2);
                 assertThat(last.path("leaf_calls").asInt()).isEqualTo(2);
                 assertThat(last.path("jsonl_lines").asInt()).isEqualTo(2);

@@ -1,40 +1,31 @@
 package dev.rlmmcp.e2e;
 
-import static dev.rlmmcp.e2e.McpDriver.json;
+import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.RunningServer;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** The seed-003 workflow through a real client: init, run, get_var, finalize, trace, and the guardrails. */
+/** The RLM tools' workflow through a real client: init, run, get_var, finalize, trace, and the guardrails. */
 class RlmWorkflowIT {
 
-    private static ServerProcess server;
-    private static McpDriver client;
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = ServerProcess.http("--interrupt-grace-ms", "500");
-        client = McpDriver.http(server.mcpUrl());
-    }
-
-    @AfterAll
-    static void stop() {
-        client.close();
-        server.close();
-    }
+    @RegisterExtension
+    static final RunningServer server = RunningServer.http("--interrupt-grace-ms", "500")
+            .connect(s -> McpDriver.http(s.mcpUrl()));
 
     private static JsonNode ok(String tool, Map<String, ?> args) {
-        JsonNode result = client.call(tool, args);
+        JsonNode result = server.client().call(tool, args);
         assertThat(result.path("isError").asBoolean()).as("%s %s -> %s", tool, args, result).isFalse();
         return json(result);
     }
 
     private static JsonNode refused(String tool, Map<String, ?> args, String code) {
-        JsonNode result = client.call(tool, args);
+        JsonNode result = server.client().call(tool, args);
         assertThat(result.path("isError").asBoolean()).as("%s -> %s", tool, result).isTrue();
         JsonNode error = json(result).path("error");
         assertThat(error.path("code").asText()).as(error.toString()).isEqualTo(code);
@@ -106,7 +97,7 @@ class RlmWorkflowIT {
         String id = init(Map.of("max_runtime_ms", 300));
         JsonNode first = ok("rlm_run_repl", Map.of("session_id", id, "code", "import time\ntime.sleep(0.1)"));
         assertThat(first.has("guardrail_stop")).isFalse();
-        JsonNode second = client.call("rlm_run_repl", Map.of("session_id", id, "code", "time.sleep(5)"));
+        JsonNode second = server.client().call("rlm_run_repl", Map.of("session_id", id, "code", "time.sleep(5)"));
         JsonNode reply = json(second);
         assertThat(reply.path("guardrail_stop").asText()).isEqualTo("timeout");
         assertThat(reply.path("status").asText()).isEqualTo("interrupted");
@@ -143,7 +134,7 @@ class RlmWorkflowIT {
     @Test
     void theDefaultImportPolicyIsAGuardRailNotASandbox() {
         String id = init(Map.of());
-        JsonNode refusedImport = json(client.call("rlm_run_repl", Map.of("session_id", id, "code", "import os")));
+        JsonNode refusedImport = json(server.client().call("rlm_run_repl", Map.of("session_id", id, "code", "import os")));
         assertThat(refusedImport.path("error").path("type").asText()).isEqualTo("ImportError");
         assertThat(refusedImport.path("error").path("message").asText())
                 .contains("import policy", "not a security boundary", "--blocked-imports");

@@ -2,6 +2,12 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.UncheckedIOException;
+import java.io.IOException;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.RunningServer;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,8 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,33 +32,28 @@ class RunPythonIT {
     @TempDir
     static Path dir;
 
-    private static ServerProcess server;
-    private static McpDriver client;
+    @RegisterExtension
+    static final RunningServer server = RunningServer.http(RunPythonIT::serverArgs)
+            .connect(s -> McpDriver.http(s.mcpUrl()));
 
-    @BeforeAll
-    static void start() throws Exception {
+    /** The server's arguments, with an MCP config naming two copies of the SDK's "everything" server. */
+    private static List<String> serverArgs() {
         Path root = McpDriver.projectRoot();
         String node = McpDriver.findNode().toString();
         String entry = root.resolve("e2e").resolve(EVERYTHING).toString();
         Path config = dir.resolve("mcp.json");
-        Files.writeString(config, McpDriver.MAPPER.writeValueAsString(Map.of("mcpServers", Map.of(
-                "everything", Map.of("command", node, "args", List.of(entry, "stdio"), "env", Map.of("BRIDGE_SECRET", SECRET)),
-                "other-everything", Map.of("command", node, "args", List.of(entry, "stdio"))))));
+        try {
+            Files.writeString(config, McpDriver.MAPPER.writeValueAsString(Map.of("mcpServers", Map.of(
+                    "everything", Map.of("command", node, "args", List.of(entry, "stdio"), "env",
+                            Map.of("BRIDGE_SECRET", SECRET)),
+                    "other-everything", Map.of("command", node, "args", List.of(entry, "stdio"))))));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
         List<String> args = new ArrayList<>(List.of("--mcp-config", config.toString(), "--mcp-discovery", "false",
                 "--data-root", dir.toString()));
         args.addAll(ReplToolsContract.SERVER_FLAGS);
-        server = ServerProcess.http(args.toArray(String[]::new));
-        client = McpDriver.http(server.mcpUrl());
-    }
-
-    @AfterAll
-    static void stop() {
-        if (client != null) {
-            client.close();
-        }
-        if (server != null) {
-            server.close();
-        }
+        return args;
     }
 
     private static JsonNode run(String code, Object... more) {
@@ -62,7 +61,7 @@ class RunPythonIT {
         for (int i = 0; i < more.length; i += 2) {
             args.put((String) more[i], more[i + 1]);
         }
-        JsonNode result = client.call("run_python", args);
+        JsonNode result = server.client().call("run_python", args);
         JsonNode reply = McpDriver.json(result);
         assertThat(result.has("structuredContent")).isFalse();
         assertThat(result.path("isError").asBoolean()).isEqualTo(!reply.path("status").asText().equals("success"));
@@ -93,7 +92,7 @@ class RunPythonIT {
 
     @Test
     void repliesAreToonByDefault() {
-        JsonNode result = client.call("run_python", Map.of("code", "print(await mcp_everything.get_sum(a=1, b=1))",
+        JsonNode result = server.client().call("run_python", Map.of("code", "print(await mcp_everything.get_sum(a=1, b=1))",
                 "servers", List.of("everything")));
         assertThat(McpDriver.text(result)).startsWith("```toon\nstatus: success\nsummary: Success\nexitCode: 0\n"
                 + "servers[1]: everything\nstdout[1]: ").endsWith("\n```");
@@ -221,7 +220,7 @@ class RunPythonIT {
         assertThat(fresh.path("error").asText()).isEqualTo("NameError: name 'kept' is not defined");
         assertThat(lines(fresh.path("stderr"))).anyMatch(l -> l.contains("NameError"));
 
-        JsonNode executed = McpDriver.json(client.call("rlm_execute", Map.of("code", "x = 41")));
+        JsonNode executed = McpDriver.json(server.client().call("rlm_execute", Map.of("code", "x = 41")));
         String session = executed.path("session_id").asText();
         JsonNode inSession = run("""
                 r = await mcp_everything.get_sum(a=x, b=1)
@@ -230,7 +229,7 @@ class RunPythonIT {
                 """, "servers", List.of("everything"), "session_id", session);
         assertThat(lines(inSession.path("stdout"))).containsExactly("The sum of 41 and 1 is 42.");
         assertThat(inSession.path("session_id").asText()).isEqualTo(session);
-        JsonNode after = McpDriver.json(client.call("rlm_execute", Map.of("code", "print(total)", "session_id", session)));
+        JsonNode after = McpDriver.json(server.client().call("rlm_execute", Map.of("code", "print(total)", "session_id", session)));
         assertThat(after.path("stdout").asText()).isEqualTo("The sum of 41 and 1 is 42.\n");
         JsonNode missing = run("print(1)", "session_id", "s-nope");
         assertThat(missing.path("status").asText()).isEqualTo("validation_error");

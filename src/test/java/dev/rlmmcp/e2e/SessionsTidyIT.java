@@ -1,9 +1,13 @@
 package dev.rlmmcp.e2e;
 
-import static dev.rlmmcp.e2e.McpDriver.json;
-import static dev.rlmmcp.e2e.McpDriver.text;
+import static dev.rlmmcp.e2e.support.McpDriver.json;
+import static dev.rlmmcp.e2e.support.McpDriver.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.ClosedAfterEach;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -13,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,19 +30,9 @@ class SessionsTidyIT {
     @TempDir
     Path tmp;
 
-    private final List<AutoCloseable> open = new ArrayList<>();
+    @RegisterExtension
+    final ClosedAfterEach open = new ClosedAfterEach();
 
-    @AfterEach
-    void stop() throws Exception {
-        for (AutoCloseable c : open.reversed()) {
-            c.close();
-        }
-    }
-
-    private <T extends AutoCloseable> T keep(T closeable) {
-        open.add(closeable);
-        return closeable;
-    }
 
     private static JsonNode ok(McpDriver client, String tool, Map<String, ?> args) {
         JsonNode result = client.call(tool, args);
@@ -68,8 +61,8 @@ class SessionsTidyIT {
     @Test
     void overHttpAnEmptyDefaultSessionEndsWithItsClientAndOneWithVariablesStaysForOtherConnections()
             throws Exception {
-        ServerProcess server = keep(ServerProcess.http("--sse-keepalive-s", "1"));
-        McpDriver watcher = keep(McpDriver.http(server.mcpUrl()));
+        ServerProcess server = open.add(ServerProcess.http("--sse-keepalive-s", "1"));
+        McpDriver watcher = open.add(McpDriver.http(server.mcpUrl()));
 
         McpDriver idle = McpDriver.http(server.mcpUrl());
         String empty = ok(idle, "rlm_execute", Map.of("code", "print('nothing kept')")).path("session_id").asText();
@@ -97,15 +90,15 @@ class SessionsTidyIT {
         String named = ok(stdio, "rlm_init_context", Map.of("context_text", "abc")).path("session_id").asText();
         stdio.close();
 
-        ServerProcess server = keep(ServerProcess.http("--state-dir", state.toString()));
-        McpDriver client = keep(McpDriver.http(server.mcpUrl()));
+        ServerProcess server = open.add(ServerProcess.http("--state-dir", state.toString()));
+        McpDriver client = open.add(McpDriver.http(server.mcpUrl()));
         assertThat(listed(client)).contains(named).doesNotContain(empty);
     }
 
     @Test
     void fortySessionsListInUnderEightKilobytesPagedFilteredAndInFullOnRequest() throws IOException {
-        ServerProcess server = keep(ServerProcess.http());
-        McpDriver client = keep(McpDriver.http(server.mcpUrl()));
+        ServerProcess server = open.add(ServerProcess.http());
+        McpDriver client = open.add(McpDriver.http(server.mcpUrl()));
         List<String> made = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
             made.add(ok(client, "rlm_init_context", Map.of("max_steps", 50)).path("session_id").asText());
@@ -153,10 +146,10 @@ class SessionsTidyIT {
         Map<String, String> env = Map.of("XDG_DATA_HOME", tmp.resolve("xdg").toString());
         Path first = Files.createDirectories(tmp.resolve("one/data"));
         Path second = Files.createDirectories(tmp.resolve("two/data"));
-        ServerProcess one = keep(ServerProcess.http(env, first));
-        ServerProcess two = keep(ServerProcess.http(env, second));
-        McpDriver a = keep(McpDriver.http(one.mcpUrl()));
-        McpDriver b = keep(McpDriver.http(two.mcpUrl()));
+        ServerProcess one = open.add(ServerProcess.http(env, first));
+        ServerProcess two = open.add(ServerProcess.http(env, second));
+        McpDriver a = open.add(McpDriver.http(one.mcpUrl()));
+        McpDriver b = open.add(McpDriver.http(two.mcpUrl()));
         String ofOne = ok(a, "rlm_init_context", Map.of("context_text", "one")).path("session_id").asText();
         String ofTwo = ok(b, "rlm_init_context", Map.of("context_text", "two")).path("session_id").asText();
 
@@ -167,21 +160,21 @@ class SessionsTidyIT {
                     .hasSize(2).allMatch(n -> n.matches("data-[0-9a-f]{10}"));
         }
 
-        ServerProcess alsoOne = keep(ServerProcess.http(env, first));
+        ServerProcess alsoOne = open.add(ServerProcess.http(env, first));
         assertThat(alsoOne.log()).contains("is in use by another rlm-mcp server (pid " + one.pid() + ")");
-        McpDriver c = keep(McpDriver.http(alsoOne.mcpUrl()));
+        McpDriver c = open.add(McpDriver.http(alsoOne.mcpUrl()));
         assertThat(listed(c)).doesNotContain(ofOne, ofTwo);
         assertThat(ok(c, "rlm_execute", Map.of("code", "print(6 * 7)")).path("stdout").asText()).isEqualTo("42\n");
 
         one.terminate();
-        ServerProcess oneAgain = keep(ServerProcess.http(env, first));
-        assertThat(listed(keep(McpDriver.http(oneAgain.mcpUrl())))).contains(ofOne).doesNotContain(ofTwo);
+        ServerProcess oneAgain = open.add(ServerProcess.http(env, first));
+        assertThat(listed(open.add(McpDriver.http(oneAgain.mcpUrl())))).contains(ofOne).doesNotContain(ofTwo);
     }
 
     @Test
     void aSecondServerOnTheSameStateDirRefusesToStartWithOneLineAndTheFlagsHelp() throws Exception {
         Path state = tmp.resolve("shared");
-        ServerProcess first = keep(ServerProcess.http("--state-dir", state.toString()));
+        ServerProcess first = open.add(ServerProcess.http("--state-dir", state.toString()));
         Process second = new ProcessBuilder(ServerProcess.command(
                 List.of("serve", "--port", "0", "--state-dir", state.toString())))
                 .redirectErrorStream(true).start();
@@ -194,7 +187,7 @@ class SessionsTidyIT {
                 + " is in use by another rlm-mcp server (pid " + first.pid() + "); stop that server, or give this "
                 + "one its own --state-dir (or --ephemeral)");
         assertThat(lines.get(1)).startsWith("  --state-dir=DIR ");
-        McpDriver client = keep(McpDriver.http(first.mcpUrl()));
+        McpDriver client = open.add(McpDriver.http(first.mcpUrl()));
         assertThat(ok(client, "rlm_execute", Map.of("code", "print('first still serves')")).path("stdout").asText())
                 .isEqualTo("first still serves\n");
     }

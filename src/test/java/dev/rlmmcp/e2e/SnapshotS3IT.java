@@ -1,19 +1,22 @@
 package dev.rlmmcp.e2e;
 
-import static dev.rlmmcp.e2e.McpDriver.json;
+import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.ClosedAfterEach;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
+import dev.rlmmcp.e2e.support.SessionCalls;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.testsupport.S3ProxyServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,21 +38,14 @@ class SnapshotS3IT {
     @TempDir
     Path tmp;
     private S3ProxyServer s3;
-    private final List<AutoCloseable> open = new ArrayList<>();
+    @RegisterExtension
+    final ClosedAfterEach open = new ClosedAfterEach();
     private McpDriver client;
     private SessionCalls calls;
 
     @BeforeEach
     void startS3() throws IOException {
-        s3 = S3ProxyServer.start(tmp.resolve("s3"));
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        for (AutoCloseable c : open.reversed()) {
-            c.close();
-        }
-        s3.close();
+        s3 = open.add(S3ProxyServer.start(tmp.resolve("s3")));
     }
 
     private ServerProcess node(String name) throws IOException {

@@ -1,11 +1,10 @@
 package dev.rlmmcp.e2e;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.RunningServer;
+import dev.rlmmcp.e2e.support.McpDriver;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The REPL tools over the legacy HTTP+SSE transport, with an API key the client sends as a bearer header. */
@@ -16,26 +15,14 @@ class SseIT extends ReplToolsContract {
     @TempDir
     static Path dataRoot;
 
-    private static ServerProcess server;
-    private static McpDriver client;
-
-    @BeforeAll
-    static void start() throws Exception {
-        List<String> args = new ArrayList<>(List.of("--data-root", dataRoot.toString()));
-        args.addAll(SERVER_FLAGS);
-        server = ServerProcess.http(Map.of("RLM_API_KEY", KEY), args.toArray(String[]::new));
-        client = McpDriver.sse(server.baseUrl() + "/sse", Map.of("Authorization", "Bearer " + KEY), null);
-    }
-
-    @AfterAll
-    static void stop() {
-        client.close();
-        server.close();
-    }
+    @RegisterExtension
+    static final RunningServer server = RunningServer.http(Map.of("RLM_API_KEY", KEY),
+                    () -> withServerFlags("--data-root", dataRoot.toString()))
+            .connect(s -> McpDriver.sse(s.baseUrl() + "/sse", Map.of("Authorization", "Bearer " + KEY), null));
 
     @Override
     McpDriver client() {
-        return client;
+        return server.client();
     }
 
     @Override

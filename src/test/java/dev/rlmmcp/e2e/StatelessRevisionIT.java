@@ -2,6 +2,13 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.ClosedAfterEach;
+import dev.rlmmcp.e2e.support.Journey;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.StdioRpc;
+import dev.rlmmcp.e2e.support.UserLaunch;
+import dev.rlmmcp.e2e.support.UserServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -14,7 +21,6 @@ import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,19 +39,15 @@ class StatelessRevisionIT {
     private int ids;
     private String capabilities = "{}";
 
-    @AfterEach
-    void stop() {
-        if (server != null) {
-            server.close();
-        }
-    }
+    @RegisterExtension
+    final ClosedAfterEach open = new ClosedAfterEach();
 
     /** bin/rlm-mcp serve with its defaults, for a user whose home is under the test's directory. */
     private void startServer() throws Exception {
         Journey.mode(tmp, "rwxr-xr-x");
         Path home = Journey.dirs(tmp, "home");
-        server = UserServer.start(UserLaunch.here(tmp, Map.of("HOME", home.toString(),
-                "XDG_DATA_HOME", home.resolve(".local/share").toString())));
+        server = open.add(UserServer.start(UserLaunch.here(tmp, Map.of("HOME", home.toString(),
+                "XDG_DATA_HOME", home.resolve(".local/share").toString()))));
     }
 
     @Test

@@ -2,13 +2,12 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.RunningServer;
+import dev.rlmmcp.e2e.support.McpDriver;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.ArrayList;
-import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -18,19 +17,8 @@ class StdioIT extends ReplToolsContract {
     @TempDir
     static Path dataRoot;
 
-    private static McpDriver client;
-
-    @BeforeAll
-    static void connect() {
-        List<String> args = new ArrayList<>(List.of("stdio", "--data-root", dataRoot.toString()));
-        args.addAll(SERVER_FLAGS);
-        client = McpDriver.stdio(ServerProcess.command(args));
-    }
-
-    @AfterAll
-    static void disconnect() {
-        client.close();
-    }
+    @RegisterExtension
+    static final RunningServer server = RunningServer.stdio(() -> withServerFlags("--data-root", dataRoot.toString()));
 
     @Test
     void loadsInlineDataLargerThanJacksonsDefaultStringLimit() {
@@ -43,7 +31,7 @@ class StdioIT extends ReplToolsContract {
 
     @Override
     McpDriver client() {
-        return client;
+        return server.client();
     }
 
     @Override

@@ -1,17 +1,15 @@
 package dev.rlmmcp.e2e;
 
-import static dev.rlmmcp.e2e.McpDriver.json;
+import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.rlmmcp.e2e.support.BrowserCheck;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
 import com.fasterxml.jackson.databind.JsonNode;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.OutputStreamWriter;
-import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -62,37 +60,21 @@ class UiBrowserIT {
 
             String marker = "live-marker-" + System.nanoTime();
             int entries = 2 + steps.size();
-            List<String> command = new ArrayList<>(List.of(McpDriver.findNode().toString(),
-                    McpDriver.projectRoot().resolve("e2e/ui-check.mjs").toString(),
+            BrowserCheck.Outcome browser = BrowserCheck.run("ui-check.mjs", List.of(
                     "--base", server.baseUrl(), "--key", KEY, "--session", id, "--finalized", finalized,
                     "--entries", String.valueOf(entries), "--shots", shots.toString(),
                     "--profile", profile.resolve("chromium").toString(), "--marker", marker,
-                    "--final-answer", "42 orders"));
-            Process browser = new ProcessBuilder(command).directory(McpDriver.projectRoot().toFile())
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-            JsonNode last = null;
-            try (BufferedReader out = new BufferedReader(new InputStreamReader(browser.getInputStream(), StandardCharsets.UTF_8));
-                    Writer in = new OutputStreamWriter(browser.getOutputStream(), StandardCharsets.UTF_8)) {
-                String line;
-                while ((line = out.readLine()) != null) {
-                    JsonNode event = McpDriver.MAPPER.readTree(line);
-                    if (event.path("event").asText().equals("need-step")) {
+                    "--final-answer", "42 orders"), event -> {
+                        if (!event.path("event").asText().equals("need-step")) {
+                            return null;
+                        }
                         ok(agent, "rlm_run_repl", Map.of("session_id", id, "code", "print('" + marker + "')"));
-                        in.write("go\n");
-                        in.flush();
-                    } else {
-                        last = event;
-                    }
-                }
-            } finally {
-                if (!browser.waitFor(60, TimeUnit.SECONDS)) {
-                    browser.descendants().forEach(ProcessHandle::destroyForcibly);
-                    browser.destroyForcibly();
-                }
-            }
+                        return "go";
+                    });
+            JsonNode last = browser.last();
             assertThat(last).as("ui-check.mjs result").isNotNull();
             assertThat(last.path("event").asText()).as(last.toString()).isEqualTo("done");
-            assertThat(browser.exitValue()).isZero();
+            assertThat(browser.exit()).isZero();
             assertThat(last.path("sessions_listed").asInt()).isGreaterThanOrEqualTo(3);
             assertThat(last.path("jsonl_lines").asInt()).isEqualTo(entries + 2);
             assertThat(last.path("logged_out").asBoolean()).isTrue();

@@ -2,12 +2,18 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.ClosedAfterEach;
+import dev.rlmmcp.e2e.support.Journey;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.SessionCalls;
+import dev.rlmmcp.e2e.support.UserLaunch;
+import dev.rlmmcp.e2e.support.UserServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,15 +40,8 @@ class UserJourneyDataIT {
         Journey.mode(home, "rwx------");
     }
 
-    @AfterEach
-    void stop() {
-        if (client != null) {
-            client.close();
-        }
-        if (server != null) {
-            server.close();
-        }
-    }
+    @RegisterExtension
+    final ClosedAfterEach open = new ClosedAfterEach();
 
     private Map<String, String> env() {
         Map<String, String> env = new LinkedHashMap<>();
@@ -52,8 +51,8 @@ class UserJourneyDataIT {
     }
 
     private SessionCalls start(Path cwd, String... flags) throws Exception {
-        server = UserServer.start(UserLaunch.here(cwd, env()), flags);
-        client = McpDriver.http(server.mcpUrl());
+        server = open.add(UserServer.start(UserLaunch.here(cwd, env()), flags));
+        client = open.add(McpDriver.http(server.mcpUrl()));
         return new SessionCalls(client);
     }
 

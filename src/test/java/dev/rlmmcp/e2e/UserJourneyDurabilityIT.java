@@ -2,14 +2,20 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.ClosedAfterEach;
+import dev.rlmmcp.e2e.support.Journey;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.SessionCalls;
+import dev.rlmmcp.e2e.support.StdioRpc;
+import dev.rlmmcp.e2e.support.UserLaunch;
+import dev.rlmmcp.e2e.support.UserServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.assertj.core.api.SoftAssertions;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,20 +39,14 @@ class UserJourneyDurabilityIT {
 
     private Path home;
     private Journey.BigFile corpus;
-    private final List<AutoCloseable> open = new ArrayList<>();
+    @RegisterExtension
+    final ClosedAfterEach open = new ClosedAfterEach();
 
     @BeforeEach
     void setUp() throws Exception {
         Journey.mode(tmp, "rwxr-xr-x");
         home = Journey.dirs(tmp, "home");
         Journey.mode(home, "rwx------");
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        for (AutoCloseable c : open.reversed()) {
-            c.close();
-        }
     }
 
     /** The data root is the (0755) temp dir itself: only durability is under test here, not deep paths. */
@@ -57,10 +57,6 @@ class UserJourneyDurabilityIT {
         return UserLaunch.here(tmp, env);
     }
 
-    private <T extends AutoCloseable> T open(T c) {
-        open.add(c);
-        return c;
-    }
 
     private String expected() {
         return SMALL_REPR + " " + FIFTY_MB + " " + corpus.sha256() + "\n";
@@ -69,16 +65,16 @@ class UserJourneyDurabilityIT {
     @Test
     void sigtermRightAfterAStepThenARestartFindsEveryVariable() throws Exception {
         corpus = Journey.bigFile(tmp.resolve("corpus.txt"), FIFTY_MB);
-        UserServer server = open(UserServer.start(launch()));
-        McpDriver client = open(McpDriver.http(server.mcpUrl()));
+        UserServer server = open.add(UserServer.start(launch()));
+        McpDriver client = open.add(McpDriver.http(server.mcpUrl()));
         SessionCalls calls = new SessionCalls(client);
         calls.ok("rlm_load_file", Map.of("name", "corpus", "path", "corpus.txt", "data_type", "text"));
         String id = calls.ok("rlm_execute", Map.of("code", SMALL)).path("session_id").asText();
         server.terminate();
         client.close();
 
-        UserServer again = open(UserServer.start(launch()));
-        SessionCalls after = new SessionCalls(open(McpDriver.http(again.mcpUrl())));
+        UserServer again = open.add(UserServer.start(launch()));
+        SessionCalls after = new SessionCalls(open.add(McpDriver.http(again.mcpUrl())));
         JsonNode reply = after.ok("rlm_execute", Map.of("session_id", id, "code", CHECK));
         assertThat(reply.path("stdout").asText()).as("after SIGTERM and a restart: %s", reply).isEqualTo(expected());
     }
@@ -115,8 +111,8 @@ class UserJourneyDurabilityIT {
 
     @Test
     void aKilledKernelIsReplacedAndTheVariablesFromBeforeAreThere() throws Exception {
-        UserServer server = open(UserServer.start(launch()));
-        McpDriver client = open(McpDriver.http(server.mcpUrl()));
+        UserServer server = open.add(UserServer.start(launch()));
+        McpDriver client = open.add(McpDriver.http(server.mcpUrl()));
         SessionCalls calls = new SessionCalls(client);
         Journey.typicalFiles(tmp);
         calls.ok("rlm_load_file", Map.of("name", "log", "path", "app.log", "data_type", "lines"));

@@ -1,8 +1,13 @@
 package dev.rlmmcp.e2e;
 
-import static dev.rlmmcp.e2e.McpDriver.json;
+import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.extension.RegisterExtension;
+import dev.rlmmcp.e2e.support.ClosedAfterEach;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
+import dev.rlmmcp.e2e.support.SessionCalls;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.net.URI;
@@ -16,7 +21,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,14 +44,8 @@ class WarmKernelsIT {
     @TempDir
     Path state;
 
-    private final List<AutoCloseable> open = new ArrayList<>();
-
-    @AfterEach
-    void stop() throws Exception {
-        for (AutoCloseable c : open.reversed()) {
-            c.close();
-        }
-    }
+    @RegisterExtension
+    final ClosedAfterEach open = new ClosedAfterEach();
 
     private ServerProcess server(Path stateDir, String... extra) throws IOException {
         List<String> args = new ArrayList<>(List.of("--state-dir", stateDir.toString(), "--mcp-discovery", "false"));

@@ -236,7 +236,7 @@ class KernelBudgetTest {
             }
 
             @Override
-            public Process start(dev.rlmmcp.kernel.process.KernelSpec spec) {
+            public dev.rlmmcp.kernel.process.KernelHandle start(dev.rlmmcp.kernel.process.KernelSpec spec) {
                 throw new UnsupportedOperationException();
             }
 
@@ -246,9 +246,9 @@ class KernelBudgetTest {
             }
         };
         Settings settings = TestSettings.in(dir);
-        assertThat(KernelFactory.rlimits(settings, ownUid, true)).doesNotContainKey("nproc");
-        assertThat(KernelFactory.rlimits(settings, ownUid, false)).containsEntry("nproc", 256);
-        assertThat(KernelFactory.rlimits(settings, new dev.rlmmcp.kernel.process.ProcessLauncher(), false))
+        assertThat(HostPolicy.rlimits(settings, ownUid, true)).doesNotContainKey("nproc");
+        assertThat(HostPolicy.rlimits(settings, ownUid, false)).containsEntry("nproc", 256);
+        assertThat(HostPolicy.rlimits(settings, new dev.rlmmcp.kernel.process.ProcessLauncher(), false))
                 .doesNotContainKey("nproc");
     }
 

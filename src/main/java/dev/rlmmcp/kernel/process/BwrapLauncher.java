@@ -1,17 +1,12 @@
 package dev.rlmmcp.kernel.process;
 
-import dev.rlmmcp.base.FileTrees;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -57,29 +52,18 @@ public final class BwrapLauncher implements KernelLauncher {
     private final long diskBytes;
     /** The seccomp filter bwrap reads on fd 3, or null where none is known for this machine. */
     private final Path filter;
-    /** Where the launcher notes the snapshot directories of kernels it killed over the limit (null: nowhere). */
-    private final Path overLimit;
-    /** The directories noted there, read once at start and kept in step with the notes. */
-    private final Set<Path> noted;
-    private final SnapshotCutBack snapshotCutBack;
-    private final Map<Long, Long> kernelPids = new ConcurrentHashMap<>();
-    /** The uid each running kernel (by its bwrap pid) runs as. */
-    private final Map<Long, Integer> kernelUids = new ConcurrentHashMap<>();
-    /** What stops the disk quota watch on each running kernel's writable directory (attached again when claimed). */
-    private final Map<Long, DirQuota.Watch> quotas = new ConcurrentHashMap<>();
+    /** The disk limit on snapshot directories, and the notes of those whose kernel was killed over it. */
+    private final SnapshotQuota quota;
     private volatile KernelUids uids;
-    private final Map<Long, String> endings = new ConcurrentHashMap<>();
 
     BwrapLauncher(Path bwrap, boolean privileged, long tmpBytes, long diskBytes, Path filter, Path overLimit,
             SnapshotCutBack snapshotCutBack) {
-        this.snapshotCutBack = snapshotCutBack;
         this.bwrap = bwrap;
         this.privileged = privileged;
         this.tmpBytes = tmpBytes;
         this.diskBytes = diskBytes;
         this.filter = filter;
-        this.overLimit = overLimit;
-        this.noted = notes(overLimit);
+        this.quota = new SnapshotQuota(diskBytes, overLimit, snapshotCutBack);
     }
 
     /**
@@ -167,7 +151,7 @@ public final class BwrapLauncher implements KernelLauncher {
     }
 
     @Override
-    public Process start(KernelSpec spec) throws IOException {
+    public KernelHandle start(KernelSpec spec) throws IOException {
         KernelUids range = uids;
         int uid = range == null ? NOBODY : range.take();
         if (uid < 0) {
@@ -184,7 +168,7 @@ public final class BwrapLauncher implements KernelLauncher {
         }
     }
 
-    private Process start(KernelSpec spec, int uid, KernelUids range) throws IOException {
+    private KernelHandle start(KernelSpec spec, int uid, KernelUids range) throws IOException {
         List<String> command = sandbox(spec.readOnlyDirs(), spec.workDir(), spec.harness(), true);
         if (spec.hides()) {
             command.addAll(command.indexOf("--remount-ro"), List.of("--tmpfs", spec.hiddenDir().toString()));
@@ -199,172 +183,7 @@ public final class BwrapLauncher implements KernelLauncher {
                 .pythonCommand());
         // --die-with-parent: bwrap and the kernel die with the server, however it ends
         Process process = withEmptyEnv(KernelLauncher.inOwnSession(command)).start();
-        kernelUids.put(process.pid(), uid);
-        process.onExit().thenRun(() -> {
-            kernelPids.remove(process.pid());
-            kernelUids.remove(process.pid());
-            quotas.remove(process.pid());
-            if (range != null) {
-                range.give(uid);
-            }
-        });
-        return process;
-    }
-
-    /**
-     * Cuts the directory back if its last kernel was killed over the limit, gives it and the files in
-     * it to the kernel's uid (as root), and keeps it to the disk limit from now on (in place of the
-     * directory it was attached before, for a warm kernel claimed).
-     */
-    @Override
-    public void attach(Process process, Path dir) throws IOException {
-        Integer uid = kernelUids.get(process.pid());
-        if (uid == null) {
-            throw new IOException("the kernel has ended");
-        }
-        long allowed = Math.max(diskBytes, cutBack(dir));
-        if (privileged) {
-            handOver(dir, uid, uids != null);
-        }
-        DirQuota.Watch earlier = quotas.put(process.pid(), DirQuota.watch(dir, allowed, process, () -> {
-            endings.put(process.pid(), "killed: it wrote more than its " + (diskBytes >> 20) + " MiB disk limit "
-                    + "(--max-disk-mb) into its snapshot directory");
-            mark(dir);
-            kill(process);
-        }));
-        if (earlier != null) {
-            earlier.stopLater();
-        }
-    }
-
-    /**
-     * Gives the snapshot directory to the kernel's uid and, when kernels have uids of their own, the
-     * files an earlier kernel of the session left in it (the snapshot is one level of regular files):
-     * never anything below it and never through a link, since that kernel may have planted either.
-     */
-    private static void handOver(Path dir, int uid, boolean files) throws IOException {
-        List<Path> paths = new ArrayList<>(List.of(dir));
-        if (files) {
-            try (Stream<Path> entries = Files.list(dir)) {
-                entries.filter(p -> Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)).forEach(paths::add);
-            }
-        }
-        for (Path path : paths) {
-            Files.setAttribute(path, "unix:uid", uid, java.nio.file.LinkOption.NOFOLLOW_LINKS);
-            Files.setAttribute(path, "unix:gid", uid, java.nio.file.LinkOption.NOFOLLOW_LINKS);
-        }
-    }
-
-    /**
-     * A snapshot directory whose last kernel was killed over the limit is cut back to its snapshot
-     * (or emptied) before another kernel runs there. One over the limit for another reason (the limit
-     * was lowered) is left as it is, and its kernel may keep what it holds: returns the bytes it holds.
-     */
-    private long cutBack(Path dir) throws IOException {
-        Path key = dir.toAbsolutePath().normalize();
-        if (noted.remove(key)) {
-            if (overLimit != null) {
-                Files.deleteIfExists(note(key));
-            }
-            return snapshotCutBack.cutBack(dir, diskBytes);
-        }
-        // a warm kernel's directory renamed for a new session: nothing in it yet
-        return FileTrees.isEmpty(dir) ? DirQuota.BLOCK : DirQuota.usage(dir, Long.MAX_VALUE);
-    }
-
-    private void mark(Path dir) {
-        Path key = dir.toAbsolutePath().normalize();
-        noted.add(key);
-        if (overLimit == null) {
-            return;
-        }
-        try {
-            Files.createDirectories(overLimit);
-            Files.writeString(note(key), key.toString());
-        } catch (IOException e) {
-            // then a kernel there after a restart may keep what this one left, within one overshoot
-        }
-    }
-
-    /** The notes an earlier server left: each a file named by its directory's path's SHA-256, holding the path. */
-    private static Set<Path> notes(Path overLimit) {
-        Set<Path> noted = ConcurrentHashMap.newKeySet();
-        if (overLimit != null && Files.isDirectory(overLimit)) {
-            try (Stream<Path> files = Files.list(overLimit)) {
-                for (Path file : (Iterable<Path>) files::iterator) {
-                    noted.add(Path.of(Files.readString(file).trim()));
-                }
-            } catch (IOException | RuntimeException e) {
-                // unreadable notes: those directories keep what their killed kernels left, within one overshoot
-            }
-        }
-        return noted;
-    }
-
-    private Path note(Path key) {
-        try {
-            byte[] digest = java.security.MessageDigest.getInstance("SHA-256").digest(
-                    key.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            return overLimit.resolve(java.util.HexFormat.of().formatHex(digest));
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    @Override
-    public String whyEnded(Process process) {
-        return endings.remove(process.pid());
-    }
-
-    /** SIGINT to the Python process itself: bwrap does not forward signals. */
-    @Override
-    public void interrupt(Process process) {
-        kernelPid(process).ifPresentOrElse(pid -> signal("-INT", pid), () -> process.toHandle().destroy());
-    }
-
-    /**
-     * SIGKILL to the sandbox. Once Python runs, to it and to bwrap, whose namespace child then dies
-     * with it (its parent-death signal). Before, that child may be waiting for a word from bwrap with
-     * no parent-death signal set yet: bwrap killed alone then (a kernel stopped as it starts) left it
-     * waiting for good, a child of pid 1. So bwrap is first stopped (it can then make no child), and
-     * its children (pid 1 of the namespace, whose end ends every process in it) are killed before it.
-     */
-    @Override
-    public void kill(Process process) {
-        Optional<Long> python = kernelPid(process);
-        python.flatMap(ProcessHandle::of).ifPresent(ProcessHandle::destroyForcibly);
-        if (python.isEmpty() && process.isAlive()) {
-            stop(process.pid());
-            process.toHandle().children().forEach(ProcessHandle::destroyForcibly);
-        }
-        process.destroyForcibly();
-    }
-
-    /** SIGSTOP to {@code pid}, waiting (briefly) until it has stopped or ended. */
-    private static void stop(long pid) {
-        try {
-            Process kill = new ProcessBuilder("kill", "-STOP", Long.toString(pid))
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD)
-                    .start();
-            if (!kill.waitFor(2, TimeUnit.SECONDS)) {
-                kill.destroyForcibly();
-                return;
-            }
-            Path stat = Path.of("/proc", Long.toString(pid), "stat");
-            for (int i = 0; i < 200; i++) {
-                String line = Files.readString(stat);
-                char state = line.charAt(line.lastIndexOf(')') + 2);
-                if (state == 'T' || state == 't' || state == 'Z') {
-                    return;
-                }
-                Thread.onSpinWait();
-                Thread.sleep(0, 500_000);
-            }
-        } catch (IOException | RuntimeException e) {
-            // ended, or kill(1) is missing: its children are still killed before it
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        return new BwrapKernel(process, uid, range, privileged, quota);
     }
 
     /**
@@ -444,26 +263,6 @@ public final class BwrapLauncher implements KernelLauncher {
         }
     }
 
-    /**
-     * The host pid of the Python process: bwrap's own init is its child (pid 1 inside), and Python
-     * the first child of that init; later children of the init are orphans user code left behind.
-     */
-    private Optional<Long> kernelPid(Process process) {
-        Long known = kernelPids.get(process.pid());
-        if (known != null) {
-            return Optional.of(known);
-        }
-        Optional<Long> found = process.toHandle().children().flatMap(ProcessHandle::children)
-                .min(Comparator.comparing(h -> h.info().startInstant().orElse(java.time.Instant.MAX)))
-                .map(ProcessHandle::pid);
-        found.ifPresent(pid -> {
-            if (process.isAlive()) {
-                kernelPids.put(process.pid(), pid);
-            }
-        });
-        return found;
-    }
-
     private static boolean runningAsRoot() {
         try {
             return ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).intValue() == 0;
@@ -476,17 +275,6 @@ public final class BwrapLauncher implements KernelLauncher {
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().clear();
         return builder;
-    }
-
-    private static void signal(String signal, long pid) {
-        try {
-            new ProcessBuilder("kill", signal, Long.toString(pid))
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                    .redirectError(ProcessBuilder.Redirect.DISCARD)
-                    .start();
-        } catch (IOException e) {
-            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy);
-        }
     }
 
     private static String readLink(Path link) {

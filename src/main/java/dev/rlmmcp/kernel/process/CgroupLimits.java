@@ -82,10 +82,10 @@ public final class CgroupLimits {
     public KernelLauncher around(KernelLauncher launcher) {
         return new DelegatingLauncher(launcher) {
             @Override
-            public Process start(KernelSpec spec) throws IOException {
-                Process process = inner.start(spec);
-                apply(process);
-                return process;
+            public KernelHandle start(KernelSpec spec) throws IOException {
+                KernelHandle kernel = inner.start(spec);
+                apply(kernel.process());
+                return kernel;
             }
         };
     }

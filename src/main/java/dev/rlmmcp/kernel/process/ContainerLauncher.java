@@ -9,10 +9,8 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -57,7 +55,6 @@ public final class ContainerLauncher implements KernelLauncher {
 
     private final Path runtime;
     private final ContainerSettings settings;
-    private final Map<Process, String> names = new ConcurrentHashMap<>();
 
     public ContainerLauncher(Path runtime, ContainerSettings settings) {
         this.runtime = runtime;
@@ -110,17 +107,14 @@ public final class ContainerLauncher implements KernelLauncher {
     }
 
     @Override
-    public Process start(KernelSpec spec) throws IOException {
+    public KernelHandle start(KernelSpec spec) throws IOException {
         String name = "rlm-kernel-" + ProcessHandle.current().pid() + "-"
                 + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
         // The CLI keeps the server's environment (DOCKER_HOST, XDG_RUNTIME_DIR...); the container gets none of it.
         if (spec.writableDir() != null) {
             writableByKernel(spec.writableDir());
         }
-        Process process = new ProcessBuilder(KernelLauncher.inOwnSession(command(spec, name))).start();
-        names.put(process, name);
-        process.onExit().thenRun(() -> names.remove(process));
-        return process;
+        return new Container(new ProcessBuilder(KernelLauncher.inOwnSession(command(spec, name))).start(), runtime, name);
     }
 
     /** The kernel's uid may not be ours: as root, give it the directory; otherwise open the directory to it. */
@@ -172,38 +166,6 @@ public final class ContainerLauncher implements KernelLauncher {
                 settings.python(), "-I", "-B", containerHarness));
         command.addAll(spec.harnessArgs());
         return command;
-    }
-
-    @Override
-    public void interrupt(Process process) {
-        String name = names.get(process);
-        if (name == null) {
-            KernelLauncher.super.interrupt(process);
-            return;
-        }
-        try {
-            quietly(runtime, "kill", "--signal", "INT", name).start();
-        } catch (IOException e) {
-            log.warn("cannot interrupt container {}: {}", name, e.toString());
-        }
-    }
-
-    @Override
-    public void kill(Process process) {
-        String name = names.get(process);
-        if (name != null) {
-            try {
-                Process kill = quietly(runtime, "kill", name).start();
-                if (!kill.waitFor(3, TimeUnit.SECONDS)) {
-                    kill.destroyForcibly();
-                }
-            } catch (IOException e) {
-                log.warn("cannot kill container {}: {}", name, e.toString());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        process.destroyForcibly();
     }
 
     private boolean isPodman() {
@@ -277,6 +239,49 @@ public final class ContainerLauncher implements KernelLauncher {
             if (probe != null && probe.isAlive()) {
                 probe.destroyForcibly();
             }
+        }
+    }
+
+    /** A kernel in a named container: signalled through the engine, since the process we hold is the engine's client. */
+    private static final class Container extends KernelHandle {
+
+        private final Path runtime;
+        private final String name;
+
+        Container(Process process, Path runtime, String name) {
+            super(process);
+            this.runtime = runtime;
+            this.name = name;
+        }
+
+        @Override
+        public void interrupt() {
+            if (!isAlive()) {
+                super.interrupt();
+                return;
+            }
+            try {
+                quietly(runtime, "kill", "--signal", "INT", name).start();
+            } catch (IOException e) {
+                log.warn("cannot interrupt container {}: {}", name, e.toString());
+            }
+        }
+
+        @Override
+        public void kill() {
+            if (isAlive()) {
+                try {
+                    Process kill = quietly(runtime, "kill", name).start();
+                    if (!kill.waitFor(3, TimeUnit.SECONDS)) {
+                        kill.destroyForcibly();
+                    }
+                } catch (IOException e) {
+                    log.warn("cannot kill container {}: {}", name, e.toString());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            process().destroyForcibly();
         }
     }
 }

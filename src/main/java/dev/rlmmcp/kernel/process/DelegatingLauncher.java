@@ -3,7 +3,10 @@ package dev.rlmmcp.kernel.process;
 import java.io.IOException;
 import java.nio.file.Path;
 
-/** A launcher that does what another does, except where a subclass says otherwise (most often {@link #start}). */
+/**
+ * A launcher that does what another does, except where a subclass says otherwise (most often {@link #start}):
+ * the kernels it starts keep the handles the inner launcher gave them.
+ */
 public abstract class DelegatingLauncher implements KernelLauncher {
 
     protected final KernelLauncher inner;
@@ -18,7 +21,7 @@ public abstract class DelegatingLauncher implements KernelLauncher {
     }
 
     @Override
-    public Process start(KernelSpec spec) throws IOException {
+    public KernelHandle start(KernelSpec spec) throws IOException {
         return inner.start(spec);
     }
 
@@ -28,27 +31,7 @@ public abstract class DelegatingLauncher implements KernelLauncher {
     }
 
     @Override
-    public void attach(Process process, Path hostDir) throws IOException {
-        inner.attach(process, hostDir);
-    }
-
-    @Override
     public boolean isolatesUser() {
         return inner.isolatesUser();
-    }
-
-    @Override
-    public void interrupt(Process process) {
-        inner.interrupt(process);
-    }
-
-    @Override
-    public void kill(Process process) {
-        inner.kill(process);
-    }
-
-    @Override
-    public String whyEnded(Process process) {
-        return inner.whyEnded(process);
     }
 }

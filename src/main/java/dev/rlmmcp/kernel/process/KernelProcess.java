@@ -12,8 +12,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The life of one kernel's OS process: started by a launcher, signalled (interrupt, kill), watched
- * for a stop (SIGSTOP), and, once it has ended, how it ended and its last words on stderr. Its
+ * The life of one kernel's OS process: started by a launcher, signalled (interrupt, kill) through
+ * the {@link KernelHandle} the launcher gave it, watched for a stop (SIGSTOP), and, once it has
+ * ended, how it ended and its last words on stderr. Its
  * stderr is relayed to the log by a small platform thread of its own ({@link StderrRelay}). The
  * messages on its pipes are the channel's business, not this class's.
  */
@@ -21,7 +22,7 @@ public final class KernelProcess {
 
     private static final Logger log = LoggerFactory.getLogger(KernelProcess.class);
 
-    private final KernelLauncher launcher;
+    private final KernelHandle kernel;
     private final Process process;
     private final StderrRelay stderr;
     private final Thread diagnostics;
@@ -32,9 +33,9 @@ public final class KernelProcess {
     private volatile long announcedPid = -1;
     private volatile long hostPid;
 
-    private KernelProcess(KernelLauncher launcher, Process process, String label) {
-        this.launcher = launcher;
-        this.process = process;
+    private KernelProcess(KernelHandle kernel, String label) {
+        this.kernel = kernel;
+        this.process = kernel.process();
         this.label = label;
         this.stderr = new StderrRelay(line -> log.warn("kernel {}: {}", this.label, line), System::nanoTime);
         this.diagnostics = Thread.ofPlatform().daemon().stackSize(256 * 1024).name("kernel-log-" + label)
@@ -42,7 +43,7 @@ public final class KernelProcess {
     }
 
     public static KernelProcess start(KernelLauncher launcher, KernelSpec spec, String label) throws IOException {
-        return new KernelProcess(launcher, launcher.start(spec), label);
+        return new KernelProcess(launcher.start(spec), label);
     }
 
     /**
@@ -53,7 +54,7 @@ public final class KernelProcess {
         this.label = label;
         diagnostics.setName("kernel-log-" + label);
         if (writableDir != null) {
-            launcher.attach(process, writableDir);
+            kernel.attach(writableDir);
         }
     }
 
@@ -80,13 +81,13 @@ public final class KernelProcess {
 
     /** SIGINT: the running code stops with its variables intact. */
     public void interrupt() {
-        launcher.interrupt(process);
+        kernel.interrupt();
     }
 
     /** Kills the process on purpose (a time limit, a protocol violation, a stop). */
     public void kill() {
         killedByUs = true;
-        launcher.kill(process);
+        kernel.kill();
     }
 
     public boolean killedByUs() {
@@ -99,13 +100,13 @@ public final class KernelProcess {
 
     /** How the process ended (killed first if it has not): "exit status 1", "killed by SIGKILL, …". */
     public String end() {
-        launcher.kill(process);
+        kernel.kill();
         try {
             process.waitFor(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        String why = launcher.whyEnded(process);
+        String why = kernel.whyEnded();
         String exit = process.isAlive() ? "still running" : why != null ? why : describeExit(process.exitValue());
         try {
             diagnostics.join(Duration.ofSeconds(1));

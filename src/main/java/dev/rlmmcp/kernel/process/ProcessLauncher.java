@@ -21,7 +21,7 @@ public final class ProcessLauncher implements KernelLauncher {
     }
 
     @Override
-    public Process start(KernelSpec spec) throws IOException {
+    public KernelHandle start(KernelSpec spec) throws IOException {
         List<String> command = new ArrayList<>();
         if (Files.isExecutable(SETPRIV)) {
             command.addAll(List.of(SETPRIV.toString(), "--pdeathsig", "KILL", "--"));
@@ -35,6 +35,6 @@ public final class ProcessLauncher implements KernelLauncher {
         env.put("LANG", "C.UTF-8");
         env.put("LC_ALL", "C.UTF-8");
         env.put("HOME", spec.workDir().toString());
-        return builder.start();
+        return new KernelHandle(builder.start());
     }
 }

@@ -32,7 +32,7 @@ import java.util.Optional;
  * <p>Syscalls of any other ABI (i386 through int 0x80, x32) fail with EPERM, since their numbers
  * differ. Only x86_64 and aarch64 are known; elsewhere there is no filter.
  */
-public final class SyscallFilter {
+final class SyscallFilter {
 
     private static final int CLONE_NEWUSER = 0x10000000;
     private static final int X32_BIT = 0x40000000;
@@ -65,7 +65,7 @@ public final class SyscallFilter {
     }
 
     /** The filter for this JVM's architecture, or empty where it is not known. */
-    public static Optional<byte[]> forThisMachine() {
+    static Optional<byte[]> forThisMachine() {
         return arch(System.getProperty("os.arch")).map(SyscallFilter::program);
     }
 

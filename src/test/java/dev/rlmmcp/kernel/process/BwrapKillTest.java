@@ -35,13 +35,13 @@ class BwrapKillTest {
         Files.writeString(harness.resolve("__main__.py"), "import time\ntime.sleep(120)\n");
         List<Process> started = new ArrayList<>();
         for (int i = 0; i < 60; i++) {
-            Process kernel = launcher.start(new KernelSpec(Path.of("/usr/bin/python3"), harness, List.of(), dir,
+            KernelHandle kernel = launcher.start(new KernelSpec(Path.of("/usr/bin/python3"), harness, List.of(), dir,
                     List.of()));
-            started.add(kernel);
+            started.add(kernel.process());
             if (i % 20 > 0) {
                 TimeUnit.MICROSECONDS.sleep((i % 20) * 1000L);
             }
-            launcher.kill(kernel);
+            kernel.kill();
         }
         for (Process kernel : started) {
             assertThat(kernel.waitFor(10, TimeUnit.SECONDS)).isTrue();

@@ -131,11 +131,12 @@ class ContainerLauncherTest {
         Path runtime = script("docker", "echo \"$*\" >> " + log + "\n[ \"$1\" = run ] && exec sleep 30\nexit 0");
         ContainerLauncher launcher = new ContainerLauncher(runtime, SETTINGS);
 
-        Process process = launcher.start(SPEC);
+        KernelHandle kernel = launcher.start(SPEC);
+        Process process = kernel.process();
         String name = awaitLine(log, "run ").replaceAll(".* --name (\\S+) .*", "$1");
-        launcher.interrupt(process);
+        kernel.interrupt();
         awaitLine(log, "kill --signal INT ");
-        launcher.kill(process);
+        kernel.kill();
 
         assertThat(name).startsWith("rlm-kernel-" + ProcessHandle.current().pid() + "-");
         assertThat(Files.readAllLines(log)).contains("kill --signal INT " + name, "kill " + name);

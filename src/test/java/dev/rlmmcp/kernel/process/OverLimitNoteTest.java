@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.rlmmcp.base.FileTrees;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -50,12 +51,12 @@ class OverLimitNoteTest {
         return found.get();
     }
 
-    private Process kernel(BwrapLauncher launcher, Path snapshots) throws Exception {
+    private KernelHandle kernel(BwrapLauncher launcher, Path snapshots) throws Exception {
         Path harness = Files.createDirectories(dir.resolve("harness"));
         Files.writeString(harness.resolve("__main__.py"), "import time\ntime.sleep(120)\n");
-        Process kernel = launcher.start(new KernelSpec(Path.of("/usr/bin/python3"), harness, List.of(), dir, List.of(),
+        KernelHandle kernel = launcher.start(new KernelSpec(Path.of("/usr/bin/python3"), harness, List.of(), dir, List.of(),
                 snapshots, null));
-        kernels.add(kernel);
+        kernels.add(kernel.process());
         return kernel;
     }
 
@@ -64,21 +65,20 @@ class OverLimitNoteTest {
         assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "no /usr/bin/python3");
         Path snapshots = Files.createDirectories(dir.resolve("state/snapshots/s-1"));
         BwrapLauncher first = launcher();
-        Process flooding = kernel(first, snapshots);
-        first.attach(flooding, snapshots);
+        KernelHandle flooding = kernel(first, snapshots);
+        flooding.attach(snapshots);
         Files.write(snapshots.resolve("junk"), new byte[2 << 20]);
-        assertThat(flooding.waitFor(10, TimeUnit.SECONDS)).as("killed over the limit").isTrue();
-        assertThat(first.whyEnded(flooding)).contains("disk limit");
+        assertThat(flooding.waitFor(Duration.ofSeconds(10))).as("killed over the limit").isTrue();
+        assertThat(flooding.whyEnded()).contains("disk limit");
         assertThat(cutBack).isEmpty();
 
         BwrapLauncher next = launcher();  // a server started after this one stopped
-        Process restored = kernel(next, snapshots);
-        next.attach(restored, snapshots);
+        kernel(next, snapshots).attach(snapshots);
         assertThat(cutBack).containsExactly(snapshots);
         assertThat(FileTrees.isEmpty(snapshots)).isTrue();
 
         Files.writeString(snapshots.resolve("kept"), "a snapshot file");
-        next.attach(kernel(next, snapshots), snapshots);
+        kernel(next, snapshots).attach(snapshots);
         assertThat(cutBack).as("the note is used once").hasSize(1);
         assertThat(snapshots.resolve("kept")).exists();
     }

@@ -1,0 +1,174 @@
+package dev.rlmmcp.transport.http;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.transport.McpServers;
+import dev.rlmmcp.transport.http.ui.UiServlet;
+import io.modelcontextprotocol.server.McpSyncServer;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.eclipse.jetty.ee11.servlet.FilterHolder;
+import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee11.servlet.ServletHolder;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Every HTTP endpoint on one port of embedded Jetty: Streamable HTTP MCP at /mcp, legacy HTTP+SSE
+ * at /sse and /message, the plain /rpc and /healthz, and /health. Each MCP transport has its
+ * own SDK server built from the same tools, and /rpc calls the same catalog, so every endpoint ends
+ * in the same handlers. In front of all of them: the access log, Host/Origin validation, CORS and
+ * (with an API key) authentication.
+ */
+public final class HttpFace implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(HttpFace.class);
+
+    private final Server jetty;
+    private final ServletContextHandler context;
+    private final LegacySseTransport sse;
+    private final StreamableHttpTransport streamable;
+    private final List<McpSyncServer> mcp;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    public HttpFace(McpServers servers, Sessions sessions, ObjectMapper json, HttpSettings settings) {
+        QueuedThreadPool threads = new QueuedThreadPool(512, 8);
+        threads.setName("http");
+        jetty = new Server(threads);
+        HttpConfiguration config = new HttpConfiguration();
+        config.setSendServerVersion(false);
+        ServerConnector connector = new ServerConnector(jetty, new HttpConnectionFactory(config));
+        connector.setHost(settings.host());
+        connector.setPort(settings.port());
+        // longer than the longest SSE keep-alive interval, so an idle /sse stream is never cut by Jetty
+        connector.setIdleTimeout(Math.max(60_000, 2 * settings.sseKeepAlive().toMillis()));
+        jetty.addConnector(connector);
+        jetty.setRequestLog(new AccessLog(System.err));
+
+        streamable = new StreamableHttpTransport(servers.mapper(), settings.maxRequestBytes(),
+                settings.sessionIdle(), sessions::connectionClosed, servers.statelessTools());
+        sse = new LegacySseTransport(servers.mapper(), settings.maxRequestBytes(), settings.sseKeepAlive(),
+                sessions::connectionClosed);
+        mcp = List.of(servers.serve(streamable), servers.serve(sse));
+
+        context = new ServletContextHandler();
+        context.setContextPath("/");
+        context.setErrorHandler(new JsonErrorHandler());
+        filter(new HeapReturnFilter());
+        filter(new OriginHostFilter(hostPolicy(settings)));
+        filter(new CorsFilter(settings.corsOrigins()));
+        if (settings.apiKey() != null) {
+            filter(new AuthFilter(settings.apiKey()));
+        }
+        addServlet("mcp", streamable, "/mcp");
+        addServlet("sse", sse, LegacySseTransport.SSE_PATH, LegacySseTransport.MESSAGE_PATH);
+        addServlet("rpc", new PlainRpcServlet(servers.catalog(), json, settings.maxRequestBytes()), "/rpc");
+        addServlet("healthz", new HealthzServlet(), "/healthz");
+        addServlet("health", new HealthServlet(sessions, json), "/health");
+        addServlet("ui", UiServlet.of(sessions, json), "/ui/*");
+
+        GracefulHandler graceful = new GracefulHandler();
+        graceful.setHandler(context);
+        jetty.setHandler(graceful);
+        jetty.setStopTimeout(settings.stopTimeout().toMillis());
+    }
+
+    /** Adds a servlet at these path specs (before {@link #start}); it sits behind the same filters. */
+    public void addServlet(String name, HttpServlet servlet, String... pathSpecs) {
+        ServletHolder holder = new ServletHolder(name, servlet);
+        holder.setAsyncSupported(true);
+        for (String spec : pathSpecs) {
+            context.addServlet(holder, spec);
+        }
+    }
+
+    private void filter(Filter filter) {
+        FilterHolder holder = new FilterHolder(filter);
+        holder.setAsyncSupported(true);
+        context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
+    }
+
+    /** Loopback names always; a specific bound address too; any name on a wildcard bind without a host list. */
+    static OriginHostFilter.HostPolicy hostPolicy(HttpSettings settings) {
+        Set<String> hosts = new HashSet<>(settings.allowedHosts());
+        boolean wildcard = isWildcard(settings.host());
+        if (!wildcard) {
+            hosts.add(settings.host().contains(":") && !settings.host().startsWith("[")
+                    ? "[" + settings.host() + "]" : settings.host());
+        }
+        boolean anyHost = !isLoopback(settings.host()) && settings.allowedHosts().isEmpty();
+        return new OriginHostFilter.HostPolicy(hosts, settings.corsOrigins(), anyHost);
+    }
+
+    public static boolean isLoopback(String host) {
+        try {
+            return InetAddress.getByName(host).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            return false;
+        }
+    }
+
+    private static boolean isWildcard(String host) {
+        try {
+            return InetAddress.getByName(host).isAnyLocalAddress();
+        } catch (UnknownHostException e) {
+            return false;
+        }
+    }
+
+    public void start() throws Exception {
+        jetty.start();
+    }
+
+    public InetSocketAddress address() {
+        ServerConnector connector = (ServerConnector) jetty.getConnectors()[0];
+        return new InetSocketAddress(connector.getHost(), connector.getLocalPort());
+    }
+
+    public void join() throws InterruptedException {
+        jetty.join();
+    }
+
+    /**
+     * Graceful stop: SSE streams end, the port stops accepting, requests under way finish (bounded by
+     * the stop timeout, later ones get 503), then the MCP sessions end.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        // the long-lived streams end first, or Jetty's graceful stop waits its whole timeout for them
+        sse.closeGracefully().block();
+        streamable.endStreams();
+        try {
+            jetty.stop();
+        } catch (Exception e) {
+            log.warn("stopping the HTTP server: {}", e.toString());
+        }
+        mcp.forEach(McpSyncServer::closeGracefully);
+    }
+
+    /** The request's path inside the server, decoded and normalised, without the query. */
+    static String path(HttpServletRequest request) {
+        String servletPath = request.getServletPath();
+        String info = request.getPathInfo();
+        return (servletPath == null ? "" : servletPath) + (info == null ? "" : info);
+    }
+}

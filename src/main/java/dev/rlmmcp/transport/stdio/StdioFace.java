@@ -1,0 +1,52 @@
+package dev.rlmmcp.transport.stdio;
+
+import dev.rlmmcp.transport.McpServers;
+import io.modelcontextprotocol.server.McpSyncServer;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.concurrent.CompletableFuture;
+
+/** MCP over stdin/stdout: serves until the client closes stdin. */
+public final class StdioFace implements AutoCloseable {
+
+    private final StdioTransport transport;
+    private final McpSyncServer server;
+    /** The SDK server for requests of protocol 2026-07-28, which come without initialize. */
+    private final McpSyncServer stateless;
+
+    public StdioFace(McpServers servers, InputStream in, OutputStream out, int maxMessageBytes) {
+        this(servers, in, out, maxMessageBytes, CompletableFuture.completedFuture(null));
+    }
+
+    /**
+     * Reads and answers messages from now on: initialize, the lists and ping at once, the others once
+     * {@code answerable} completes (the start-up checks have passed), so that a client's start overlaps
+     * them. If it completes exceptionally, those others are refused with its message.
+     */
+    public StdioFace(McpServers servers, InputStream in, OutputStream out, int maxMessageBytes,
+            CompletableFuture<?> answerable) {
+        this(servers, in, out, maxMessageBytes, answerable, StartupAnswers.none());
+    }
+
+    /**
+     * As above, for a stream a {@link StdioFront} read first ({@code in} its {@link StdioFront#input}): what it
+     * answered is not answered again, and the answers to keep for the next start are kept in {@code answers}.
+     */
+    public StdioFace(McpServers servers, InputStream in, OutputStream out, int maxMessageBytes,
+            CompletableFuture<?> answerable, StartupAnswers answers) {
+        transport = new StdioTransport(servers.mapper(), in, out, maxMessageBytes, servers.statelessTools(), answerable,
+                answers);
+        server = servers.serve(transport);
+        stateless = servers.serve(transport.statelessProvider());
+    }
+
+    public void awaitClientGone() throws InterruptedException {
+        transport.awaitClosed();
+    }
+
+    @Override
+    public void close() {
+        stateless.closeGracefully();
+        server.closeGracefully();
+    }
+}
