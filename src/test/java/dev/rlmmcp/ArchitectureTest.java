@@ -32,7 +32,9 @@ import org.junit.jupiter.api.Test;
 @AnalyzeClasses(packages = "dev.rlmmcp", importOptions = ImportOption.DoNotIncludeTests.class)
 class ArchitectureTest {
 
-    private static final String[] MCP_SDK_AND_HTTP = {"io.modelcontextprotocol..", "org.eclipse.jetty..", "jakarta.servlet.."};
+    private static final String[] MCP_SDK_AND_HTTP = {
+        "io.modelcontextprotocol..", "org.eclipse.jetty..", "jakarta.servlet.."
+    };
 
     /**
      * Who may use whom. Among the siblings, two arrows are real and meant: store's S3 snapshot store is
@@ -41,30 +43,54 @@ class ArchitectureTest {
      * callbacks are core's (McpCallbacks), which wires the bridge to the kernel.
      */
     @ArchTest
-    static final ArchRule layers = layeredArchitecture().consideringOnlyDependenciesInLayers()
-            .layer("Cli").definedBy("dev.rlmmcp.cli..")
-            .layer("Transport").definedBy("dev.rlmmcp.transport..")
-            .layer("Tools").definedBy("dev.rlmmcp.tools..")
-            .layer("Rlm").definedBy("dev.rlmmcp.rlm..")
-            .layer("Core").definedBy("dev.rlmmcp.core..")
-            .layer("Kernel").definedBy("dev.rlmmcp.kernel..")
-            .layer("Data").definedBy("dev.rlmmcp.data..")
-            .layer("Llm").definedBy("dev.rlmmcp.llm..")
-            .layer("Store").definedBy("dev.rlmmcp.store..")
-            .layer("Bridge").definedBy("dev.rlmmcp.bridge")
-            .layer("BridgeSdk").definedBy("dev.rlmmcp.bridge.sdk..")
-            .layer("Base").definedBy("dev.rlmmcp.base..")
-            .whereLayer("Cli").mayNotBeAccessedByAnyLayer()
-            .whereLayer("Transport").mayOnlyBeAccessedByLayers("Cli")
-            .whereLayer("BridgeSdk").mayOnlyBeAccessedByLayers("Cli")
-            .whereLayer("Tools").mayOnlyBeAccessedByLayers("Transport", "Cli")
-            .whereLayer("Rlm").mayOnlyBeAccessedByLayers("Tools", "Transport", "Cli")
-            .whereLayer("Core").mayOnlyBeAccessedByLayers("Rlm", "Tools", "Transport", "Cli")
-            .whereLayer("Kernel").mayOnlyBeAccessedByLayers("Llm", "Core", "Cli")
-            .whereLayer("Data").mayOnlyBeAccessedByLayers("Store", "Rlm", "Core", "Tools", "Transport", "Cli")
-            .whereLayer("Store").mayOnlyBeAccessedByLayers("Rlm", "Core", "Tools", "Transport", "Cli")
-            .whereLayer("Llm").mayOnlyBeAccessedByLayers("Rlm", "Core", "Tools", "Transport", "Cli")
-            .whereLayer("Bridge").mayOnlyBeAccessedByLayers("BridgeSdk", "Rlm", "Core", "Tools", "Transport", "Cli");
+    static final ArchRule layers = layeredArchitecture()
+            .consideringOnlyDependenciesInLayers()
+            .layer("Cli")
+            .definedBy("dev.rlmmcp.cli..")
+            .layer("Transport")
+            .definedBy("dev.rlmmcp.transport..")
+            .layer("Tools")
+            .definedBy("dev.rlmmcp.tools..")
+            .layer("Rlm")
+            .definedBy("dev.rlmmcp.rlm..")
+            .layer("Core")
+            .definedBy("dev.rlmmcp.core..")
+            .layer("Kernel")
+            .definedBy("dev.rlmmcp.kernel..")
+            .layer("Data")
+            .definedBy("dev.rlmmcp.data..")
+            .layer("Llm")
+            .definedBy("dev.rlmmcp.llm..")
+            .layer("Store")
+            .definedBy("dev.rlmmcp.store..")
+            .layer("Bridge")
+            .definedBy("dev.rlmmcp.bridge")
+            .layer("BridgeSdk")
+            .definedBy("dev.rlmmcp.bridge.sdk..")
+            .layer("Base")
+            .definedBy("dev.rlmmcp.base..")
+            .whereLayer("Cli")
+            .mayNotBeAccessedByAnyLayer()
+            .whereLayer("Transport")
+            .mayOnlyBeAccessedByLayers("Cli")
+            .whereLayer("BridgeSdk")
+            .mayOnlyBeAccessedByLayers("Cli")
+            .whereLayer("Tools")
+            .mayOnlyBeAccessedByLayers("Transport", "Cli")
+            .whereLayer("Rlm")
+            .mayOnlyBeAccessedByLayers("Tools", "Transport", "Cli")
+            .whereLayer("Core")
+            .mayOnlyBeAccessedByLayers("Rlm", "Tools", "Transport", "Cli")
+            .whereLayer("Kernel")
+            .mayOnlyBeAccessedByLayers("Llm", "Core", "Cli")
+            .whereLayer("Data")
+            .mayOnlyBeAccessedByLayers("Store", "Rlm", "Core", "Tools", "Transport", "Cli")
+            .whereLayer("Store")
+            .mayOnlyBeAccessedByLayers("Rlm", "Core", "Tools", "Transport", "Cli")
+            .whereLayer("Llm")
+            .mayOnlyBeAccessedByLayers("Rlm", "Core", "Tools", "Transport", "Cli")
+            .whereLayer("Bridge")
+            .mayOnlyBeAccessedByLayers("BridgeSdk", "Rlm", "Core", "Tools", "Transport", "Cli");
 
     /**
      * Inside transport: stdio and HTTP (with its trace viewer) over the root (the inbound router and the MCP
@@ -72,22 +98,36 @@ class ArchitectureTest {
      * know each other.
      */
     @ArchTest
-    static final ArchRule transportLayers = layeredArchitecture().consideringOnlyDependenciesInLayers()
-            .layer("Stdio").definedBy("dev.rlmmcp.transport.stdio..")
-            .layer("Http").definedBy("dev.rlmmcp.transport.http..")
-            .layer("TransportRoot").definedBy("dev.rlmmcp.transport")
-            .layer("Stateless").definedBy("dev.rlmmcp.transport.stateless..")
-            .layer("JsonRpc").definedBy("dev.rlmmcp.transport.jsonrpc..")
-            .whereLayer("Stdio").mayNotBeAccessedByAnyLayer()
-            .whereLayer("Http").mayNotBeAccessedByAnyLayer()
-            .whereLayer("TransportRoot").mayOnlyBeAccessedByLayers("Stdio", "Http")
-            .whereLayer("Stateless").mayOnlyBeAccessedByLayers("TransportRoot", "Stdio", "Http")
-            .whereLayer("JsonRpc").mayOnlyBeAccessedByLayers("Stateless", "TransportRoot", "Stdio", "Http");
+    static final ArchRule transportLayers = layeredArchitecture()
+            .consideringOnlyDependenciesInLayers()
+            .layer("Stdio")
+            .definedBy("dev.rlmmcp.transport.stdio..")
+            .layer("Http")
+            .definedBy("dev.rlmmcp.transport.http..")
+            .layer("TransportRoot")
+            .definedBy("dev.rlmmcp.transport")
+            .layer("Stateless")
+            .definedBy("dev.rlmmcp.transport.stateless..")
+            .layer("JsonRpc")
+            .definedBy("dev.rlmmcp.transport.jsonrpc..")
+            .whereLayer("Stdio")
+            .mayNotBeAccessedByAnyLayer()
+            .whereLayer("Http")
+            .mayNotBeAccessedByAnyLayer()
+            .whereLayer("TransportRoot")
+            .mayOnlyBeAccessedByLayers("Stdio", "Http")
+            .whereLayer("Stateless")
+            .mayOnlyBeAccessedByLayers("TransportRoot", "Stdio", "Http")
+            .whereLayer("JsonRpc")
+            .mayOnlyBeAccessedByLayers("Stateless", "TransportRoot", "Stdio", "Http");
 
     /** The trace viewer is a part of HTTP that knows nothing of MCP. */
     @ArchTest
-    static final ArchRule traceViewerKnowsNoTransport = noClasses().that().resideInAPackage("dev.rlmmcp.transport.http.ui..")
-            .should().dependOnClassesThat(resideInAPackage("dev.rlmmcp.transport..")
+    static final ArchRule traceViewerKnowsNoTransport = noClasses()
+            .that()
+            .resideInAPackage("dev.rlmmcp.transport.http.ui..")
+            .should()
+            .dependOnClassesThat(resideInAPackage("dev.rlmmcp.transport..")
                     .and(resideOutsideOfPackage("dev.rlmmcp.transport.http.ui..")));
 
     /**
@@ -97,57 +137,89 @@ class ArchitectureTest {
      */
     @ArchTest
     static final ArchRule kernelStopsAtCore = noClasses()
-            .that().resideOutsideOfPackages("dev.rlmmcp.core..", "dev.rlmmcp.kernel..", "dev.rlmmcp.cli..",
-                    "dev.rlmmcp.llm..")
-            .should().dependOnClassesThat().resideInAPackage("dev.rlmmcp.kernel..")
+            .that()
+            .resideOutsideOfPackages("dev.rlmmcp.core..", "dev.rlmmcp.kernel..", "dev.rlmmcp.cli..", "dev.rlmmcp.llm..")
+            .should()
+            .dependOnClassesThat()
+            .resideInAPackage("dev.rlmmcp.kernel..")
             .because("core returns its own records; the kernel's wire records stop there");
 
     /** What llm may know of the kernel: its callback interface, nothing else. */
     @ArchTest
     static final ArchRule llmSeesOnlyTheKernelsCallbacks = noClasses()
-            .that().resideInAPackage("dev.rlmmcp.llm..")
-            .should().dependOnClassesThat(resideInAPackage("dev.rlmmcp.kernel..")
+            .that()
+            .resideInAPackage("dev.rlmmcp.llm..")
+            .should()
+            .dependOnClassesThat(resideInAPackage("dev.rlmmcp.kernel..")
                     .and(not(belongToAnyOf(KernelCallbacks.class, CallbackException.class, CallbackDepth.class))))
             .because("the kernel owns the callback interface llm implements; the rest is core's to wire");
 
     /** Inside the kernel: the root (factory, settings) over the channel, over the process and protocol. */
     @ArchTest
-    static final ArchRule kernelLayers = layeredArchitecture().consideringOnlyDependenciesInLayers()
-            .layer("KernelRoot").definedBy("dev.rlmmcp.kernel")
-            .layer("Channel").definedBy("dev.rlmmcp.kernel.channel..")
-            .layer("Process").definedBy("dev.rlmmcp.kernel.process..")
-            .layer("Protocol").definedBy("dev.rlmmcp.kernel.protocol..")
-            .whereLayer("KernelRoot").mayNotBeAccessedByAnyLayer()
-            .whereLayer("Channel").mayOnlyBeAccessedByLayers("KernelRoot")
-            .whereLayer("Process").mayOnlyBeAccessedByLayers("KernelRoot", "Channel")
-            .whereLayer("Protocol").mayOnlyBeAccessedByLayers("KernelRoot", "Channel");
+    static final ArchRule kernelLayers = layeredArchitecture()
+            .consideringOnlyDependenciesInLayers()
+            .layer("KernelRoot")
+            .definedBy("dev.rlmmcp.kernel")
+            .layer("Channel")
+            .definedBy("dev.rlmmcp.kernel.channel..")
+            .layer("Process")
+            .definedBy("dev.rlmmcp.kernel.process..")
+            .layer("Protocol")
+            .definedBy("dev.rlmmcp.kernel.protocol..")
+            .whereLayer("KernelRoot")
+            .mayNotBeAccessedByAnyLayer()
+            .whereLayer("Channel")
+            .mayOnlyBeAccessedByLayers("KernelRoot")
+            .whereLayer("Process")
+            .mayOnlyBeAccessedByLayers("KernelRoot", "Channel")
+            .whereLayer("Protocol")
+            .mayOnlyBeAccessedByLayers("KernelRoot", "Channel");
 
     @ArchTest
-    static final ArchRule baseUsesNothingOfOurs = noClasses().that().resideInAPackage("dev.rlmmcp.base..")
-            .should().dependOnClassesThat(resideInAPackage("dev.rlmmcp..").and(resideOutsideOfPackage("dev.rlmmcp.base..")));
+    static final ArchRule baseUsesNothingOfOurs = noClasses()
+            .that()
+            .resideInAPackage("dev.rlmmcp.base..")
+            .should()
+            .dependOnClassesThat(resideInAPackage("dev.rlmmcp..").and(resideOutsideOfPackage("dev.rlmmcp.base..")));
 
     @ArchTest
-    static final ArchRule noPackageCycles = slices().matching("dev.rlmmcp.(**)").should().beFreeOfCycles();
+    static final ArchRule noPackageCycles =
+            slices().matching("dev.rlmmcp.(**)").should().beFreeOfCycles();
 
     @ArchTest
     static final ArchRule onlyTheTopAndTheSdkAdapterUseTheMcpSdkOrHttp = noClasses()
-            .that().resideInAnyPackage("dev.rlmmcp.core..", "dev.rlmmcp.kernel..", "dev.rlmmcp.data..",
-                    "dev.rlmmcp.llm..", "dev.rlmmcp.store..", "dev.rlmmcp.bridge", "dev.rlmmcp.base..")
-            .should().dependOnClassesThat().resideInAnyPackage(MCP_SDK_AND_HTTP)
+            .that()
+            .resideInAnyPackage(
+                    "dev.rlmmcp.core..",
+                    "dev.rlmmcp.kernel..",
+                    "dev.rlmmcp.data..",
+                    "dev.rlmmcp.llm..",
+                    "dev.rlmmcp.store..",
+                    "dev.rlmmcp.bridge",
+                    "dev.rlmmcp.base..")
+            .should()
+            .dependOnClassesThat()
+            .resideInAnyPackage(MCP_SDK_AND_HTTP)
             .because("the MCP SDK, Jetty and servlets belong to transport, tools, cli and bridge.sdk");
 
     /** The production classes (what the jar is made of) hold no test fixture and no test-only entry point. */
     @Test
     void theProductionClassesHoldNoTestFixture() throws Exception {
-        Path classes = Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        Path classes = Path.of(
+                Main.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         assertThat(classes).isDirectory();
         List<String> found;
         try (Stream<Path> tree = Files.walk(classes)) {
             found = tree.map(p -> classes.relativize(p).toString().replace('\\', '/'))
-                    .filter(p -> p.endsWith(".class")).toList();
+                    .filter(p -> p.endsWith(".class"))
+                    .toList();
         }
         assertThat(found).contains("dev/rlmmcp/cli/Main.class");
-        assertThat(found).noneMatch(p -> p.contains("Fixture") || p.contains("Conformance") || p.startsWith("dev/rlmmcp/e2e/")
-                || p.endsWith("Test.class") || p.endsWith("IT.class"));
+        assertThat(found)
+                .noneMatch(p -> p.contains("Fixture")
+                        || p.contains("Conformance")
+                        || p.startsWith("dev/rlmmcp/e2e/")
+                        || p.endsWith("Test.class")
+                        || p.endsWith("IT.class"));
     }
 }

@@ -3,8 +3,7 @@ package dev.rlmmcp.base;
 /** Byte counts for people. */
 public final class Bytes {
 
-    private Bytes() {
-    }
+    private Bytes() {}
 
     public static String human(long bytes) {
         if (bytes < 1024) {

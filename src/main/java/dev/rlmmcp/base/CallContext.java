@@ -45,7 +45,7 @@ public final class CallContext {
      */
     public synchronized Registration onCancel(Runnable onCancel) {
         if (!live) {
-            return () -> { };
+            return () -> {};
         }
         if (cancelled) {
             onCancel.run();
@@ -87,8 +87,7 @@ public final class CallContext {
         return progress;
     }
 
-    public record Progress(String what, long done, long total) {
-    }
+    public record Progress(String what, long done, long total) {}
 
     public interface Registration extends AutoCloseable {
         @Override

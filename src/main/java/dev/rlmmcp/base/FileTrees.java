@@ -13,8 +13,7 @@ import java.nio.file.attribute.BasicFileAttributes;
 /** Directory trees that something untrusted (a kernel) could write. */
 public final class FileTrees {
 
-    private FileTrees() {
-    }
+    private FileTrees() {}
 
     /** True if {@code dir} has no entries (an error if it is missing or not a directory). */
     public static boolean isEmpty(Path dir) throws IOException {
@@ -53,7 +52,8 @@ public final class FileTrees {
     private static void emptySecurely(SecureDirectoryStream<Path> dir) throws IOException {
         for (Path entry : dir) {
             Path name = entry.getFileName();
-            BasicFileAttributes a = dir.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+            BasicFileAttributes a = dir.getFileAttributeView(
+                            name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
                     .readAttributes();
             if (a.isDirectory()) {
                 try (SecureDirectoryStream<Path> sub = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {

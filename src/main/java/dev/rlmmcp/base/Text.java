@@ -5,8 +5,7 @@ import java.time.Duration;
 /** Small text measures used for budgets and traces. */
 public final class Text {
 
-    private Text() {
-    }
+    private Text() {}
 
     public static long utf8Length(String s) {
         long n = s.length();
@@ -28,7 +27,10 @@ public final class Text {
 
     /** A timeout in seconds as the agent reads it. */
     public static String seconds(Duration d) {
-        return d == null ? "unlimited" : (d.toMillis() % 1000 == 0 ? String.valueOf(d.toSeconds())
-                : String.format("%.1f", d.toMillis() / 1000.0));
+        return d == null
+                ? "unlimited"
+                : (d.toMillis() % 1000 == 0
+                        ? String.valueOf(d.toSeconds())
+                        : String.format("%.1f", d.toMillis() / 1000.0));
     }
 }

@@ -10,13 +10,47 @@ import java.util.Set;
 /** Python identifiers for server and tool names ({@code my-server} as {@code mcp_my_server}), distinct within a group. */
 public final class Aliases {
 
-    private static final Set<String> KEYWORDS = Set.of("False", "None", "True", "and", "as", "assert", "async",
-            "await", "break", "class", "continue", "def", "del", "elif", "else", "except", "finally", "for", "from",
-            "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
-            "while", "with", "yield", "match", "case", "type");
+    private static final Set<String> KEYWORDS = Set.of(
+            "False",
+            "None",
+            "True",
+            "and",
+            "as",
+            "assert",
+            "async",
+            "await",
+            "break",
+            "class",
+            "continue",
+            "def",
+            "del",
+            "elif",
+            "else",
+            "except",
+            "finally",
+            "for",
+            "from",
+            "global",
+            "if",
+            "import",
+            "in",
+            "is",
+            "lambda",
+            "nonlocal",
+            "not",
+            "or",
+            "pass",
+            "raise",
+            "return",
+            "try",
+            "while",
+            "with",
+            "yield",
+            "match",
+            "case",
+            "type");
 
-    private Aliases() {
-    }
+    private Aliases() {}
 
     /** One name as an identifier: lower case, runs of other characters as "_", never a digit first or a keyword. */
     public static String identifier(String name, String fallback) {

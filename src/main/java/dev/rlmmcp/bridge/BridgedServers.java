@@ -41,16 +41,17 @@ public interface BridgedServers extends AutoCloseable {
 
         @Override
         public List<BridgedTool> listTools(String server) {
-            throw new BridgeException(BridgeException.UNKNOWN_SERVER, "no MCP server named '" + server + "' is configured");
+            throw new BridgeException(
+                    BridgeException.UNKNOWN_SERVER, "no MCP server named '" + server + "' is configured");
         }
 
         @Override
         public ObjectNode callTool(String server, String tool, JsonNode arguments, Duration timeout) {
-            throw new BridgeException(BridgeException.UNKNOWN_SERVER, "no MCP server named '" + server + "' is configured");
+            throw new BridgeException(
+                    BridgeException.UNKNOWN_SERVER, "no MCP server named '" + server + "' is configured");
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     };
 }

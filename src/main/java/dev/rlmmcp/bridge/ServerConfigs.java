@@ -46,12 +46,17 @@ public final class ServerConfigs {
          * them (a later definition of a name wins): what a cache of anything derived from them must watch.
          */
         public static List<Path> places(Path home, Path cwd) {
-            List<Path> places = new ArrayList<>(List.of(cwd.resolve(".mcp.json"), cwd.resolve("mcp-servers"),
-                    home.resolve(".claude.json"), home.resolve(".config/mcp/servers")));
+            List<Path> places = new ArrayList<>(List.of(
+                    cwd.resolve(".mcp.json"),
+                    cwd.resolve("mcp-servers"),
+                    home.resolve(".claude.json"),
+                    home.resolve(".config/mcp/servers")));
             for (String app : List.of("Claude", "Claude Code")) {
                 for (String name : List.of("claude_desktop_config.json", "claude_code_config.json")) {
                     places.add(home.resolve(".config").resolve(app).resolve(name));
-                    places.add(home.resolve("Library/Application Support").resolve(app).resolve(name));
+                    places.add(home.resolve("Library/Application Support")
+                            .resolve(app)
+                            .resolve(name));
                 }
             }
             String appData = System.getenv("APPDATA");
@@ -210,7 +215,8 @@ public final class ServerConfigs {
         } catch (IOException e) {
             // Jackson's message quotes the text around the error, which may be a secret: only the line is told.
             String where = e instanceof com.fasterxml.jackson.core.JsonProcessingException p && p.getLocation() != null
-                    ? " (line " + p.getLocation().getLineNr() + ")" : "";
+                    ? " (line " + p.getLocation().getLineNr() + ")"
+                    : "";
             if (required) {
                 throw new IllegalArgumentException("--mcp-config " + file + " is not valid JSON" + where);
             }
@@ -262,7 +268,11 @@ public final class ServerConfigs {
         Map<String, String> values = new LinkedHashMap<>();
         if (object.isObject()) {
             for (Map.Entry<String, JsonNode> e : object.properties()) {
-                values.put(e.getKey(), e.getValue().isValueNode() ? e.getValue().asText() : e.getValue().toString());
+                values.put(
+                        e.getKey(),
+                        e.getValue().isValueNode()
+                                ? e.getValue().asText()
+                                : e.getValue().toString());
             }
         }
         return values;

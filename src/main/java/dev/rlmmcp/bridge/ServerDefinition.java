@@ -9,8 +9,14 @@ import java.util.Map;
  * Env values and headers may be secrets: {@link #toString()} never shows them, and they never
  * reach a kernel.
  */
-public record ServerDefinition(String name, String command, List<String> args, Map<String, String> env, String url,
-        Map<String, String> headers, String source) {
+public record ServerDefinition(
+        String name,
+        String command,
+        List<String> args,
+        Map<String, String> env,
+        String url,
+        Map<String, String> headers,
+        String source) {
 
     public ServerDefinition {
         args = List.copyOf(args);
@@ -18,8 +24,8 @@ public record ServerDefinition(String name, String command, List<String> args, M
         headers = Map.copyOf(headers);
     }
 
-    public static ServerDefinition stdio(String name, String command, List<String> args, Map<String, String> env,
-            String source) {
+    public static ServerDefinition stdio(
+            String name, String command, List<String> args, Map<String, String> env, String source) {
         return new ServerDefinition(name, command, args, env, null, Map.of(), source);
     }
 

@@ -5,9 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.llm.LlmService;
 import dev.rlmmcp.rlm.RlmConfig;
 import dev.rlmmcp.rlm.RunOptions;
@@ -42,13 +42,18 @@ import picocli.CommandLine.Spec;
  * OpenAI-compatible API, on a new session whose {@code context} is the file, S3 object or URL named;
  * a progress line on stderr, the answer on stdout, the figures on stderr.
  */
-@Command(name = "ask", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Answer a question with a Recursive Language Model run here, over a file, an S3 object or a URL "
-                + "loaded into the REPL variable `context`: bin/rlm-mcp ask --file logs/app.log \"How many requests failed?\"",
+@Command(
+        name = "ask",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Answer a question with a Recursive Language Model run here, over a file, an S3 object or a URL "
+                    + "loaded into the REPL variable `context`: bin/rlm-mcp ask --file logs/app.log \"How many requests failed?\"",
             "The model is the OpenAI-compatible API of --llm-base-url / RLM_LLM_BASE_URL (--llm-model, RLM_LLM_API_KEY). "
                     + "Progress and figures go to stderr, the answer to stdout.",
             "Exit codes: 0 answered; 3 a limit stopped the run (the answer so far on stdout); 2 bad arguments; "
-                    + "130 interrupted (Ctrl-C stops every child RLM and its kernel)."})
+                    + "130 interrupted (Ctrl-C stops every child RLM and its kernel)."
+        })
 final class AskCommand implements Callable<Integer> {
 
     static final int STOPPED = 3;
@@ -61,26 +66,37 @@ final class AskCommand implements Callable<Integer> {
     Source source;
 
     static final class Source {
-        @Option(names = "--file", paramLabel = "FILE", required = true,
+        @Option(
+                names = "--file",
+                paramLabel = "FILE",
+                required = true,
                 description = "The context: a file under --data-root (default: the current directory).")
         Path file;
 
-        @Option(names = "--s3", paramLabel = "KEY", required = true,
+        @Option(
+                names = "--s3",
+                paramLabel = "KEY",
+                required = true,
                 description = "The context: an S3 object, a key in --s3-bucket or s3://bucket/key.")
         String s3;
 
-        @Option(names = "--url", paramLabel = "URL", required = true,
-                description = "The context: an http(s) URL.")
+        @Option(names = "--url", paramLabel = "URL", required = true, description = "The context: an http(s) URL.")
         String url;
     }
 
-    @Option(names = "--data-type", paramLabel = "TYPE", defaultValue = "text",
+    @Option(
+            names = "--data-type",
+            paramLabel = "TYPE",
+            defaultValue = "text",
             description = "How the context is parsed: text, json, lines or csv (default: ${DEFAULT-VALUE}).")
     String dataType;
 
-    @Option(names = "--trajectory", paramLabel = "FILE",
-            description = "Also write the run's trajectory to FILE as JSON Lines in alexzhang13/rlm's format, which its "
-                    + "visualizer opens (written when the run ends, answered or stopped).")
+    @Option(
+            names = "--trajectory",
+            paramLabel = "FILE",
+            description =
+                    "Also write the run's trajectory to FILE as JSON Lines in alexzhang13/rlm's format, which its "
+                            + "visualizer opens (written when the run ends, answered or stopped).")
     Path trajectory;
 
     @Parameters(paramLabel = "QUESTION", arity = "1..*", description = "The question (several words are joined).")
@@ -109,10 +125,18 @@ final class AskCommand implements Callable<Integer> {
         RlmConfig config = rlm.config(spec, json);
         LlmService service = apiService(json);
         Duration shutdownTimeout = kernel.shutdownTimeout(spec);
-        Assembly app = Assembly.of(settings, kernel.hostPolicy(spec, settings), json, new Assembly.Parts(service,
-                new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
-                data.sources(spec, kernel.snapshotArea()), kernel.store(spec, data), kernel.defaultLimits(),
-                McpServers.Features.NONE, config));
+        Assembly app = Assembly.of(
+                settings,
+                kernel.hostPolicy(spec, settings),
+                json,
+                new Assembly.Parts(
+                        service,
+                        new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
+                        data.sources(spec, kernel.snapshotArea()),
+                        kernel.store(spec, data),
+                        kernel.defaultLimits(),
+                        McpServers.Features.NONE,
+                        config));
         CallContext run = CallContext.create();
         Interruption interruption = Interruption.install(run, app);
         ProgressLine progress = new ProgressLine(System.err, ProgressLine.stderrIsTerminal());
@@ -125,8 +149,14 @@ final class AskCommand implements Callable<Integer> {
             progress.show("starting");
             RunOptions options = new RunOptions(llm.model, config.defaults());
             int before = session.trace(0, 0).traceLength();
-            RunOutcome outcome = app.runs().solve(session, asked, options, null,
-                    (figures, iteration, depth) -> progress.show(RunReport.status(figures, iteration, depth)), run);
+            RunOutcome outcome = app.runs()
+                    .solve(
+                            session,
+                            asked,
+                            options,
+                            null,
+                            (figures, iteration, depth) -> progress.show(RunReport.status(figures, iteration, depth)),
+                            run);
             progress.clear();
             Integer entry = SolveTool.traceEntry(session, before);
             ObjectNode reply = RunReport.reply(session.id(), outcome, entry);
@@ -146,8 +176,10 @@ final class AskCommand implements Callable<Integer> {
     private void checkTrajectory() {
         if (trajectory != null) {
             Path dir = trajectory.toAbsolutePath().getParent();
-            KernelOptions.require(spec, dir != null && Files.isDirectory(dir) && Files.isWritable(dir)
-                    && !Files.isDirectory(trajectory), "--trajectory " + trajectory + " cannot be written: name a file "
+            KernelOptions.require(
+                    spec,
+                    dir != null && Files.isDirectory(dir) && Files.isWritable(dir) && !Files.isDirectory(trajectory),
+                    "--trajectory " + trajectory + " cannot be written: name a file "
                             + "in a directory that exists and that you may write to");
         }
     }
@@ -155,8 +187,12 @@ final class AskCommand implements Callable<Integer> {
     /** The model service, which must be an OpenAI-compatible API: there is no MCP client here to sample. */
     private LlmService apiService(ObjectMapper json) {
         LlmService service = llm.service(spec, json, rlm.maxDepth(spec));
-        KernelOptions.require(spec, llm.baseUrl != null && !llm.baseUrl.isBlank()
-                && service.mode() != LlmService.Mode.OFF && service.mode() != LlmService.Mode.SAMPLING,
+        KernelOptions.require(
+                spec,
+                llm.baseUrl != null
+                        && !llm.baseUrl.isBlank()
+                        && service.mode() != LlmService.Mode.OFF
+                        && service.mode() != LlmService.Mode.SAMPLING,
                 "rlm-mcp ask runs the model through an OpenAI-compatible API (there is no MCP client here to sample): "
                         + "set --llm-base-url / RLM_LLM_BASE_URL, --llm-model / RLM_LLM_MODEL and, if the API needs one, "
                         + "RLM_LLM_API_KEY; --llm-backend must be auto or openai");
@@ -164,13 +200,18 @@ final class AskCommand implements Callable<Integer> {
     }
 
     /** A new session with the context (if any) loaded into its {@code context} variable. */
-    private Session loaded(Assembly app, Settings settings, ContextSource context, ProgressLine progress,
-            CallContext run) {
-        Session session = app.sessions().create(ContextSource.VARIABLE, app.sessions().defaultLimits());
+    private Session loaded(
+            Assembly app, Settings settings, ContextSource context, ProgressLine progress, CallContext run) {
+        Session session =
+                app.sessions().create(ContextSource.VARIABLE, app.sessions().defaultLimits());
         if (context != null) {
             progress.show("loading " + context.shown());
-            context.load(session, new dev.rlmmcp.data.DataRoot(settings.dataRoot()), app.parts().sources(),
-                    argumentOf(), run);
+            context.load(
+                    session,
+                    new dev.rlmmcp.data.DataRoot(settings.dataRoot()),
+                    app.parts().sources(),
+                    argumentOf(),
+                    run);
         }
         return session;
     }
@@ -195,16 +236,18 @@ final class AskCommand implements Callable<Integer> {
         private final Thread hook;
 
         private Interruption(CallContext run, Assembly app) {
-            hook = new Thread(() -> {
-                interrupted.set(true);
-                run.cancel();
-                try {
-                    finished.await(2, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                app.close(Duration.ZERO);
-            }, "ask-interrupted");
+            hook = new Thread(
+                    () -> {
+                        interrupted.set(true);
+                        run.cancel();
+                        try {
+                            finished.await(2, TimeUnit.SECONDS);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        app.close(Duration.ZERO);
+                    },
+                    "ask-interrupted");
         }
 
         static Interruption install(CallContext run, Assembly app) {
@@ -234,8 +277,11 @@ final class AskCommand implements Callable<Integer> {
     /** The run's trace entry as JSON Lines in {@link #trajectory}; a failure is said, and costs the answer nothing. */
     private void written(Session session, Integer entry) {
         try {
-            JsonNode found = entry == null ? null
-                    : Replies.trace(session.trace(entry, entry + 1)).path("steps").path(0);
+            JsonNode found = entry == null
+                    ? null
+                    : Replies.trace(session.trace(entry, entry + 1))
+                            .path("steps")
+                            .path(0);
             if (found == null || !TrajectoryJsonl.exportable(found)) {
                 System.err.println("rlm-mcp ask: no trajectory to write: the run left no entry in the trace");
                 return;
@@ -262,7 +308,10 @@ final class AskCommand implements Callable<Integer> {
             err.println("rlm-mcp ask: " + RunReport.figures(outcome.figures()));
         }
         err.println("rlm-mcp ask: session " + reply.path("session_id").asText()
-                + (reply.has("trace_entry") ? ", trajectory in trace entry " + reply.path("trace_entry").asInt() : ""));
+                + (reply.has("trace_entry")
+                        ? ", trajectory in trace entry "
+                                + reply.path("trace_entry").asInt()
+                        : ""));
         if (interrupted || StopReason.CANCELLED.wireName().equals(outcome.stoppedBy())) {
             return INTERRUPTED;
         }
@@ -275,8 +324,8 @@ final class AskCommand implements Callable<Integer> {
         try {
             type = DataType.valueOf(dataType.strip().toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--data-type must be one of "
-                    + DataType.choices() + ", not " + dataType);
+            throw new picocli.CommandLine.ParameterException(
+                    spec.commandLine(), "--data-type must be one of " + DataType.choices() + ", not " + dataType);
         }
         if (source == null) {
             return null;
@@ -292,7 +341,9 @@ final class AskCommand implements Callable<Integer> {
             if (key.startsWith("s3://")) {
                 String rest = key.substring(5);
                 int slash = rest.indexOf('/');
-                KernelOptions.require(spec, slash > 0 && slash < rest.length() - 1,
+                KernelOptions.require(
+                        spec,
+                        slash > 0 && slash < rest.length() - 1,
                         "--s3 " + source.s3 + " must be s3://bucket/key or a key in --s3-bucket");
                 bucket = rest.substring(0, slash);
                 key = rest.substring(slash + 1);

@@ -31,8 +31,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** The layers wired together: core, then tools over it, then the MCP server factory the transports use. */
-record Assembly(ObjectMapper json, Sessions sessions, RlmRuns runs, Parts parts, BridgedServers bridge,
-        ToolCatalog catalog, McpServers servers, PythonCheck python) implements AutoCloseable {
+record Assembly(
+        ObjectMapper json,
+        Sessions sessions,
+        RlmRuns runs,
+        Parts parts,
+        BridgedServers bridge,
+        ToolCatalog catalog,
+        McpServers servers,
+        PythonCheck python)
+        implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Assembly.class);
 
@@ -41,13 +49,25 @@ record Assembly(ObjectMapper json, Sessions sessions, RlmRuns runs, Parts parts,
      * rlm-mcp's own (those of a program that embeds it, see {@link Main#run}); {@code rlm}: the limits,
      * prices and context windows of RLM runs.
      */
-    record Parts(LlmService llm, Bridge bridge, DataSources sources, CompletableFuture<StateStore> store,
-            Limits defaultLimits, McpServers.Features extra, RlmConfig rlm) {
+    record Parts(
+            LlmService llm,
+            Bridge bridge,
+            DataSources sources,
+            CompletableFuture<StateStore> store,
+            Limits defaultLimits,
+            McpServers.Features extra,
+            RlmConfig rlm) {
 
         /** Nothing configured, and nothing kept on disk. */
         static Parts none(ObjectMapper json) {
-            return new Parts(LlmService.samplingOnly(json), Bridge.NONE, DataSources.defaults(),
-                    CompletableFuture.completedFuture(null), Limits.NONE, McpServers.Features.NONE, RlmConfig.DEFAULTS);
+            return new Parts(
+                    LlmService.samplingOnly(json),
+                    Bridge.NONE,
+                    DataSources.defaults(),
+                    CompletableFuture.completedFuture(null),
+                    Limits.NONE,
+                    McpServers.Features.NONE,
+                    RlmConfig.DEFAULTS);
         }
     }
 
@@ -55,45 +75,61 @@ record Assembly(ObjectMapper json, Sessions sessions, RlmRuns runs, Parts parts,
     static Assembly of(Settings settings, HostPolicy policy, CompletableFuture<StateStore> store) {
         ObjectMapper json = mapper();
         Parts none = Parts.none(json);
-        return of(settings, policy, json, new Parts(none.llm(), none.bridge(), none.sources(), store, none.defaultLimits(),
-                none.extra(), none.rlm()));
+        return of(
+                settings,
+                policy,
+                json,
+                new Parts(
+                        none.llm(),
+                        none.bridge(),
+                        none.sources(),
+                        store,
+                        none.defaultLimits(),
+                        none.extra(),
+                        none.rlm()));
     }
 
     static Assembly of(Settings settings, HostPolicy policy, ObjectMapper json, Parts parts) {
         KernelFactory kernels = new KernelFactory(settings, policy, json);
         PythonCheck python = PythonCheck.start(kernels);
-        python.whenPassed(() -> parts.store().thenAccept(store -> kernels.keepWarm(
-                store == null ? null : store.snapshots().root(), store == null ? null : store.directory())));
+        python.whenPassed(() -> parts.store()
+                .thenAccept(store -> kernels.keepWarm(
+                        store == null ? null : store.snapshots().root(), store == null ? null : store.directory())));
         Sessions sessions = new Sessions(kernels, parts.llm(), parts.store(), parts.defaultLimits());
         BridgedServers bridged = parts.bridge().servers(settings, json);
         RlmRuns runs = new RlmRuns(sessions, parts.rlm());
-        ToolCatalog catalog = StandardTools.catalog(sessions, new DataRoot(settings.dataRoot()), bridged, parts.sources(),
-                runs);
-        return new Assembly(json, sessions, runs, parts, bridged, catalog, new McpServers(catalog, json, parts.extra()),
-                python);
+        ToolCatalog catalog =
+                StandardTools.catalog(sessions, new DataRoot(settings.dataRoot()), bridged, parts.sources(), runs);
+        return new Assembly(
+                json, sessions, runs, parts, bridged, catalog, new McpServers(catalog, json, parts.extra()), python);
     }
 
     /** Where bridged MCP servers are defined, and how long an unused one is kept running. */
     record Bridge(ServerConfigs.Locations locations, Duration idleTimeout) {
 
-        static final Bridge NONE = new Bridge(new ServerConfigs.Locations(Path.of("."), Path.of("."), List.of(), false),
-                Duration.ofMinutes(5));
+        static final Bridge NONE = new Bridge(
+                new ServerConfigs.Locations(Path.of("."), Path.of("."), List.of(), false), Duration.ofMinutes(5));
 
         BridgedServers servers(Settings settings, ObjectMapper json) {
             List<ServerDefinition> found = ServerConfigs.discover(locations, json);
             if (!found.isEmpty()) {
-                log.info("MCP servers for run_python: {}", found.stream()
-                        .map(d -> d.name() + " (" + d.source() + ")").collect(Collectors.joining(", ")));
+                log.info(
+                        "MCP servers for run_python: {}",
+                        found.stream()
+                                .map(d -> d.name() + " (" + d.source() + ")")
+                                .collect(Collectors.joining(", ")));
             }
-            return new SdkBridgedServers(found, json, settings.kernelStartTimeout(), settings.maxTimeout(),
-                    idleTimeout, Version.current());
+            return new SdkBridgedServers(
+                    found, json, settings.kernelStartTimeout(), settings.maxTimeout(), idleTimeout, Version.current());
         }
     }
 
     /** JSON for everything, without Jackson's 20 MB cap on one string: inline data can be far larger. */
     static ObjectMapper mapper() {
         JsonFactory factory = JsonFactory.builder()
-                .streamReadConstraints(StreamReadConstraints.builder().maxStringLength(Integer.MAX_VALUE).build())
+                .streamReadConstraints(StreamReadConstraints.builder()
+                        .maxStringLength(Integer.MAX_VALUE)
+                        .build())
                 .build();
         return new ObjectMapper(factory);
     }

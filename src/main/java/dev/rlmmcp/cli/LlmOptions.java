@@ -21,39 +21,72 @@ final class LlmOptions {
     static final String API_KEY_ENV = "RLM_LLM_API_KEY";
     private static final Logger log = LoggerFactory.getLogger(LlmOptions.class);
 
-    @Option(names = "--llm-backend", paramLabel = "MODE", defaultValue = "${env:RLM_LLM_BACKEND:-auto}",
-            description = "Where llm_query goes: auto (the OpenAI-compatible API if configured, else the client's MCP sampling), sampling, openai or off (RLM_LLM_BACKEND; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--llm-backend",
+            paramLabel = "MODE",
+            defaultValue = "${env:RLM_LLM_BACKEND:-auto}",
+            description =
+                    "Where llm_query goes: auto (the OpenAI-compatible API if configured, else the client's MCP sampling), sampling, openai or off (RLM_LLM_BACKEND; default: ${DEFAULT-VALUE}).")
     String backend;
 
-    @Option(names = "--llm-base-url", paramLabel = "URL", defaultValue = "${env:RLM_LLM_BASE_URL}",
-            description = "OpenAI-compatible API base, e.g. https://api.openai.com/v1 or http://127.0.0.1:8080/v1 (RLM_LLM_BASE_URL; key from RLM_LLM_API_KEY).")
+    @Option(
+            names = "--llm-base-url",
+            paramLabel = "URL",
+            defaultValue = "${env:RLM_LLM_BASE_URL}",
+            description =
+                    "OpenAI-compatible API base, e.g. https://api.openai.com/v1 or http://127.0.0.1:8080/v1 (RLM_LLM_BASE_URL; key from RLM_LLM_API_KEY).")
     String baseUrl;
 
-    @Option(names = "--llm-model", paramLabel = "NAME", defaultValue = "${env:RLM_LLM_MODEL}",
+    @Option(
+            names = "--llm-model",
+            paramLabel = "NAME",
+            defaultValue = "${env:RLM_LLM_MODEL}",
             description = "Default model for the OpenAI-compatible API (RLM_LLM_MODEL).")
     String model;
 
-    @Option(names = "--llm-max-calls", paramLabel = "N", defaultValue = "${env:RLM_LLM_MAX_CALLS:-1000}",
-            description = "Default llm_query calls a session may make in total (RLM_LLM_MAX_CALLS; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--llm-max-calls",
+            paramLabel = "N",
+            defaultValue = "${env:RLM_LLM_MAX_CALLS:-1000}",
+            description =
+                    "Default llm_query calls a session may make in total (RLM_LLM_MAX_CALLS; default: ${DEFAULT-VALUE}).")
     int maxCalls;
 
-    @Option(names = "--llm-max-calls-per-step", paramLabel = "N", defaultValue = "${env:RLM_LLM_MAX_CALLS_PER_STEP:-100}",
+    @Option(
+            names = "--llm-max-calls-per-step",
+            paramLabel = "N",
+            defaultValue = "${env:RLM_LLM_MAX_CALLS_PER_STEP:-100}",
             description = "Default llm_query calls per step (RLM_LLM_MAX_CALLS_PER_STEP; default: ${DEFAULT-VALUE}).")
     int maxCallsPerStep;
 
-    @Option(names = "--llm-max-concurrency", paramLabel = "N", defaultValue = "${env:RLM_LLM_MAX_CONCURRENCY:-8}",
-            description = "Default llm_query calls in flight at once per session (RLM_LLM_MAX_CONCURRENCY; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--llm-max-concurrency",
+            paramLabel = "N",
+            defaultValue = "${env:RLM_LLM_MAX_CONCURRENCY:-8}",
+            description =
+                    "Default llm_query calls in flight at once per session (RLM_LLM_MAX_CONCURRENCY; default: ${DEFAULT-VALUE}).")
     int maxConcurrency;
 
-    @Option(names = "--llm-max-prompt-chars", paramLabel = "N", defaultValue = "${env:RLM_LLM_MAX_PROMPT_CHARS:-200000}",
-            description = "Default largest prompt (with its system prompt) in characters (RLM_LLM_MAX_PROMPT_CHARS; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--llm-max-prompt-chars",
+            paramLabel = "N",
+            defaultValue = "${env:RLM_LLM_MAX_PROMPT_CHARS:-200000}",
+            description =
+                    "Default largest prompt (with its system prompt) in characters (RLM_LLM_MAX_PROMPT_CHARS; default: ${DEFAULT-VALUE}).")
     int maxPromptChars;
 
-    @Option(names = "--llm-token-budget", paramLabel = "TOKENS", defaultValue = "${env:RLM_LLM_TOKEN_BUDGET}",
-            description = "Default input+output tokens a session's llm_query calls may use (RLM_LLM_TOKEN_BUDGET; default: none).")
+    @Option(
+            names = "--llm-token-budget",
+            paramLabel = "TOKENS",
+            defaultValue = "${env:RLM_LLM_TOKEN_BUDGET}",
+            description =
+                    "Default input+output tokens a session's llm_query calls may use (RLM_LLM_TOKEN_BUDGET; default: none).")
     Long tokenBudget;
 
-    @Option(names = "--llm-timeout-s", paramLabel = "S", defaultValue = "${env:RLM_LLM_TIMEOUT_S:-120}",
+    @Option(
+            names = "--llm-timeout-s",
+            paramLabel = "S",
+            defaultValue = "${env:RLM_LLM_TIMEOUT_S:-120}",
             description = "Default timeout of one llm_query call (RLM_LLM_TIMEOUT_S; default: ${DEFAULT-VALUE}).")
     long timeoutS;
 
@@ -61,7 +94,8 @@ final class LlmOptions {
     LlmService service(CommandSpec spec, ObjectMapper json, int maxDepth) {
         KernelOptions.require(spec, maxCalls >= 1, "--llm-max-calls must be at least 1");
         KernelOptions.require(spec, maxCallsPerStep >= 1, "--llm-max-calls-per-step must be at least 1");
-        KernelOptions.require(spec, maxConcurrency >= 1 && maxConcurrency <= 256, "--llm-max-concurrency must be 1..256");
+        KernelOptions.require(
+                spec, maxConcurrency >= 1 && maxConcurrency <= 256, "--llm-max-concurrency must be 1..256");
         KernelOptions.require(spec, maxPromptChars >= 1, "--llm-max-prompt-chars must be at least 1");
         KernelOptions.require(spec, tokenBudget == null || tokenBudget >= 1, "--llm-token-budget must be at least 1");
         KernelOptions.require(spec, timeoutS >= 1, "--llm-timeout-s must be at least 1");
@@ -79,20 +113,40 @@ final class LlmOptions {
             } catch (IllegalArgumentException e) {
                 uri = null;
             }
-            KernelOptions.require(spec, uri != null && ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
-                    && uri.getHost() != null, "--llm-base-url must be an http(s) URL, not " + baseUrl);
+            KernelOptions.require(
+                    spec,
+                    uri != null
+                            && ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
+                            && uri.getHost() != null,
+                    "--llm-base-url must be an http(s) URL, not " + baseUrl);
             api = new OpenAiBackend(new OpenAiConfig(uri, System.getenv(API_KEY_ENV), model), json);
         }
-        KernelOptions.require(spec, mode != LlmService.Mode.OPENAI || api != null,
+        KernelOptions.require(
+                spec,
+                mode != LlmService.Mode.OPENAI || api != null,
                 "--llm-backend openai needs --llm-base-url / RLM_LLM_BASE_URL");
-        log.info("llm_query: {}", switch (mode) {
-            case OFF -> "off";
-            case SAMPLING -> "MCP sampling of the calling client";
-            case OPENAI -> "OpenAI-compatible API at " + baseUrl;
-            case AUTO -> api != null ? "OpenAI-compatible API at " + baseUrl
-                    : "MCP sampling when the client offers it (no OpenAI-compatible API configured)";
-        });
-        return new LlmService(mode, api, new LlmLimits(maxCallsPerStep, maxCalls, maxConcurrency, maxPromptChars,
-                tokenBudget, Duration.ofSeconds(timeoutS), maxDepth), json);
+        log.info(
+                "llm_query: {}",
+                switch (mode) {
+                    case OFF -> "off";
+                    case SAMPLING -> "MCP sampling of the calling client";
+                    case OPENAI -> "OpenAI-compatible API at " + baseUrl;
+                    case AUTO ->
+                        api != null
+                                ? "OpenAI-compatible API at " + baseUrl
+                                : "MCP sampling when the client offers it (no OpenAI-compatible API configured)";
+                });
+        return new LlmService(
+                mode,
+                api,
+                new LlmLimits(
+                        maxCallsPerStep,
+                        maxCalls,
+                        maxConcurrency,
+                        maxPromptChars,
+                        tokenBudget,
+                        Duration.ofSeconds(timeoutS),
+                        maxDepth),
+                json);
     }
 }

@@ -9,15 +9,16 @@ import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.ArgSpec;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.UnmatchedArgumentException;
-import picocli.CommandLine;
 
-@Command(name = "rlm-mcp",
+@Command(
+        name = "rlm-mcp",
         mixinStandardHelpOptions = true,
         versionProvider = Main.VersionProvider.class,
         description = {
@@ -25,7 +26,8 @@ import picocli.CommandLine;
             "",
             "Every option can also be set by the environment variable named in its description; flags win.",
             "",
-            "bin/rlm-mcp build builds the jar this runs (the one step that runs Maven; starting never builds)."})
+            "bin/rlm-mcp build builds the jar this runs (the one step that runs Maven; starting never builds)."
+        })
 public final class Main implements Runnable {
 
     private static final Pattern FLAG = Pattern.compile("--[a-z0-9][a-z0-9-]*");
@@ -53,7 +55,8 @@ public final class Main implements Runnable {
         }
         CommandLine cmd = commandLine(args);
         if (cmd.getSubcommands().get("stdio") != null) {
-            StdioCommand stdio = (StdioCommand) cmd.getSubcommands().get("stdio").getCommand();
+            StdioCommand stdio =
+                    (StdioCommand) cmd.getSubcommands().get("stdio").getCommand();
             stdio.answers = answers;
             stdio.front = front;
         }
@@ -96,19 +99,22 @@ public final class Main implements Runnable {
      * An unknown option is reported by the whole command line, which can say which other subcommand has it.
      */
     static CommandLine commandLine(String... args) {
-        Object only = args.length == 0 ? null : switch (args[0]) {
-            case "stdio" -> new StdioCommand();
-            case "serve" -> new ServeCommand();
-            case "ask" -> new AskCommand();
-            case "train" -> new TrainCommand();
-            default -> null;
-        };
+        Object only = args.length == 0
+                ? null
+                : switch (args[0]) {
+                    case "stdio" -> new StdioCommand();
+                    case "serve" -> new ServeCommand();
+                    case "ask" -> new AskCommand();
+                    case "train" -> new TrainCommand();
+                    default -> null;
+                };
         if (only == null) {
             return commandLine();
         }
         return configured(new CommandLine(new Main()).addSubcommand(only))
                 .setParameterExceptionHandler((e, given) -> e instanceof UnmatchedArgumentException
-                        ? withStreamsOf(e.getCommandLine(), commandLine()).execute(given) : badArguments(e, given));
+                        ? withStreamsOf(e.getCommandLine(), commandLine()).execute(given)
+                        : badArguments(e, given));
     }
 
     private static CommandLine withStreamsOf(CommandLine from, CommandLine to) {
@@ -172,8 +178,8 @@ public final class Main implements Runnable {
                 message.append(": ").append(cause.getMessage());
             }
         }
-        err.println(cmd.getCommandSpec().qualifiedName() + ": could not start: " + message
-                + " (" + e.getClass().getSimpleName() + ")");
+        err.println(cmd.getCommandSpec().qualifiedName() + ": could not start: " + message + " ("
+                + e.getClass().getSimpleName() + ")");
         err.flush();
         return CommandLine.ExitCode.SOFTWARE;
     }
@@ -181,23 +187,36 @@ public final class Main implements Runnable {
     /** "unknown option '--data-rot'; did you mean --data-root? (rlm-mcp stdio --help lists every option)" */
     private static String unknown(UnmatchedArgumentException e) {
         List<String> args = e.getUnmatched();
-        String first = args.isEmpty() ? "?" : args.stream().filter(a -> a.startsWith("-")).findFirst().orElse(args.get(0));
+        String first = args.isEmpty()
+                ? "?"
+                : args.stream().filter(a -> a.startsWith("-")).findFirst().orElse(args.get(0));
         boolean option = first.startsWith("-");
         StringBuilder line = new StringBuilder(option ? "unknown option '" : "unknown command or argument '")
-                .append(first).append("'");
+                .append(first)
+                .append("'");
         List<String> suggestions = e.getSuggestions();
         CommandLine parent = e.getCommandLine().getParent();
-        String sibling = !option || parent == null ? null : parent.getSubcommands().values().stream()
-                .filter(c -> c != e.getCommandLine() && c.getCommandSpec().findOption(first.split("=", 2)[0]) != null)
-                .map(c -> c.getCommandSpec().qualifiedName()).findFirst().orElse(null);
+        String sibling = !option || parent == null
+                ? null
+                : parent.getSubcommands().values().stream()
+                        .filter(c -> c != e.getCommandLine()
+                                && c.getCommandSpec().findOption(first.split("=", 2)[0]) != null)
+                        .map(c -> c.getCommandSpec().qualifiedName())
+                        .findFirst()
+                        .orElse(null);
         if (sibling != null) {
             line.append("; it is an option of ").append(sibling);
         } else if (!suggestions.isEmpty()) {
-            line.append("; did you mean ").append(String.join(" or ", suggestions.subList(0, Math.min(3, suggestions.size()))))
+            line.append("; did you mean ")
+                    .append(String.join(" or ", suggestions.subList(0, Math.min(3, suggestions.size()))))
                     .append('?');
         }
         String name = e.getCommandLine().getCommandSpec().qualifiedName();
-        line.append(" (").append(name).append(" --help lists every ").append(option ? "option" : "command").append(')');
+        line.append(" (")
+                .append(name)
+                .append(" --help lists every ")
+                .append(option ? "option" : "command")
+                .append(')');
         return line.toString();
     }
 

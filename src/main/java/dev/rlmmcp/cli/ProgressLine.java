@@ -65,24 +65,27 @@ final class ProgressLine {
      * the progress line away, and the next {@link #show} draws it again below what was written.
      */
     PrintStream others() {
-        return new PrintStream(new OutputStream() {
-            @Override
-            public void write(int b) throws IOException {
-                write(new byte[] {(byte) b}, 0, 1);
-            }
+        return new PrintStream(
+                new OutputStream() {
+                    @Override
+                    public void write(int b) throws IOException {
+                        write(new byte[] {(byte) b}, 0, 1);
+                    }
 
-            @Override
-            public void write(byte[] b, int off, int len) {
-                synchronized (ProgressLine.this) {
-                    clear();
-                    out.write(b, off, len);
-                }
-            }
+                    @Override
+                    public void write(byte[] b, int off, int len) {
+                        synchronized (ProgressLine.this) {
+                            clear();
+                            out.write(b, off, len);
+                        }
+                    }
 
-            @Override
-            public void flush() {
-                out.flush();
-            }
-        }, true, StandardCharsets.UTF_8);
+                    @Override
+                    public void flush() {
+                        out.flush();
+                    }
+                },
+                true,
+                StandardCharsets.UTF_8);
     }
 }

@@ -19,17 +19,22 @@ final class PythonCheck {
     private final AtomicBoolean printed = new AtomicBoolean();
 
     private PythonCheck(KernelFactory kernels) {
-        problem = CompletableFuture.supplyAsync(() -> {
-            try {
-                kernels.verifyPython();
-                return null;
-            } catch (RlmException e) {
-                return e.getMessage().contains("RLM_PYTHON") ? e.getMessage() : e.getMessage() + " (" + e.fix() + ")";
-            } catch (RuntimeException e) {
-                return "cannot check the Python for kernels: " + e.getMessage() + " (point --python / RLM_PYTHON at "
-                        + "a Python 3.10+ interpreter, or use another --sandbox)";
-            }
-        }, Thread::startVirtualThread);
+        problem = CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        kernels.verifyPython();
+                        return null;
+                    } catch (RlmException e) {
+                        return e.getMessage().contains("RLM_PYTHON")
+                                ? e.getMessage()
+                                : e.getMessage() + " (" + e.fix() + ")";
+                    } catch (RuntimeException e) {
+                        return "cannot check the Python for kernels: " + e.getMessage()
+                                + " (point --python / RLM_PYTHON at "
+                                + "a Python 3.10+ interpreter, or use another --sandbox)";
+                    }
+                },
+                Thread::startVirtualThread);
     }
 
     static PythonCheck start(KernelFactory kernels) {

@@ -25,13 +25,16 @@ final class StartupKey {
     private static final String[] ENV_PREFIXES = {"RLM_", "MINIO_", "AWS_", "OPENAI_", "XDG_"};
     private static final List<String> ENV_NAMES = List.of("HOME", "APPDATA", "USER");
 
-    private StartupKey() {
-    }
+    private StartupKey() {}
 
     /** The answers kept for a start with these arguments; none where there is no jar. */
     static StartupAnswers answers(String[] args) {
         try {
-            Path jar = Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            Path jar = Path.of(Main.class
+                    .getProtectionDomain()
+                    .getCodeSource()
+                    .getLocation()
+                    .toURI());
             Path dir = directory();
             if (!Files.isRegularFile(jar)) {
                 return StartupAnswers.none();
@@ -64,12 +67,15 @@ final class StartupKey {
         System.getenv().forEach((name, value) -> {
             boolean used = Arrays.stream(ENV_PREFIXES).anyMatch(name::startsWith) || ENV_NAMES.contains(name);
             if (used) {
-                boolean secret = name.contains("KEY") || name.contains("SECRET") || name.contains("TOKEN")
+                boolean secret = name.contains("KEY")
+                        || name.contains("SECRET")
+                        || name.contains("TOKEN")
                         || name.contains("PASSWORD");
                 read.put(name, secret ? "(set)" : value);
             }
         });
-        read.forEach((name, value) -> key.append("env ").append(name).append('=').append(value).append('\n'));
+        read.forEach((name, value) ->
+                key.append("env ").append(name).append('=').append(value).append('\n'));
     }
 
     private static void stat(StringBuilder key, String maybePath) {
@@ -89,8 +95,13 @@ final class StartupKey {
     private static void stat(StringBuilder key, Path path) {
         try {
             BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class);
-            key.append("file ").append(path).append(' ').append(a.size()).append(' ')
-                    .append(a.lastModifiedTime().toMillis()).append('\n');
+            key.append("file ")
+                    .append(path)
+                    .append(' ')
+                    .append(a.size())
+                    .append(' ')
+                    .append(a.lastModifiedTime().toMillis())
+                    .append('\n');
         } catch (IOException e) {
             key.append("none ").append(path).append('\n');
         }

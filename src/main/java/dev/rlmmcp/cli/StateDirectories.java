@@ -28,12 +28,10 @@ final class StateDirectories {
     static final String PROJECTS = "projects";
     static final int SLOTS = 9;
 
-    private StateDirectories() {
-    }
+    private StateDirectories() {}
 
     /** A directory chosen and locked for this server. */
-    record Chosen(Path directory, StateDirectoryLock lock) {
-    }
+    record Chosen(Path directory, StateDirectoryLock lock) {}
 
     /** The state root: {@code $XDG_DATA_HOME/rlm-mcp}, else {@code $HOME/.local/share/rlm-mcp}. */
     static Path root(Map<String, String> env) {
@@ -92,8 +90,12 @@ final class StateDirectories {
             Optional<StateDirectoryLock> lock = lock(directory);
             if (lock.isPresent()) {
                 if (slot > 1) {
-                    log.info("the state directory {} is in use by another rlm-mcp server (pid {}); this one keeps "
-                            + "its sessions in {}", first, StateDirectoryLock.holder(first), directory);
+                    log.info(
+                            "the state directory {} is in use by another rlm-mcp server (pid {}); this one keeps "
+                                    + "its sessions in {}",
+                            first,
+                            StateDirectoryLock.holder(first),
+                            directory);
                 }
                 return new Chosen(directory, lock.get());
             }
@@ -105,16 +107,19 @@ final class StateDirectories {
     /** Sessions kept, before state directories were per project, in the state root itself stay there: say where. */
     private static void noteSharedSessions(Path root) {
         if (Files.isRegularFile(root.resolve("sessions.db"))) {
-            log.info("sessions of earlier rlm-mcp versions (every project's) stay in {}; they are not moved: "
-                    + "start with --state-dir {} to reach them", root, root);
+            log.info(
+                    "sessions of earlier rlm-mcp versions (every project's) stay in {}; they are not moved: "
+                            + "start with --state-dir {} to reach them",
+                    root,
+                    root);
         }
     }
 
     private static Optional<StateDirectoryLock> lock(Path directory) {
         try {
             if (!Files.isDirectory(directory)) {
-                Files.createDirectories(directory,
-                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+                Files.createDirectories(
+                        directory, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             }
             if (!Files.isWritable(directory)) {
                 throw new StartRefused("the state directory " + directory + " is not writable (choose another with "
@@ -122,9 +127,11 @@ final class StateDirectories {
             }
             return StateDirectoryLock.tryAcquire(directory);
         } catch (IOException e) {
-            String why = e instanceof java.nio.file.FileSystemException fs && fs.getReason() != null ? fs.getReason()
-                    : e instanceof java.nio.file.FileAlreadyExistsException ? "a file of that name is in the way"
-                    : e.getMessage();
+            String why = e instanceof java.nio.file.FileSystemException fs && fs.getReason() != null
+                    ? fs.getReason()
+                    : e instanceof java.nio.file.FileAlreadyExistsException
+                            ? "a file of that name is in the way"
+                            : e.getMessage();
             throw new StartRefused("cannot use the state directory " + directory + ": " + why
                     + " (choose another with --state-dir, or run with --ephemeral)");
         }

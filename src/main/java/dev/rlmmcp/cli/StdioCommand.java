@@ -18,7 +18,9 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-@Command(name = "stdio", mixinStandardHelpOptions = true,
+@Command(
+        name = "stdio",
+        mixinStandardHelpOptions = true,
         description = "Serve MCP over stdin/stdout (for Claude Code, Codex, Cursor...). Logs go to stderr.")
 final class StdioCommand implements Callable<Integer> {
 
@@ -37,8 +39,12 @@ final class StdioCommand implements Callable<Integer> {
     @Mixin
     RlmOptions rlm;
 
-    @Option(names = "--max-request-mb", paramLabel = "MB", defaultValue = "${env:RLM_MAX_REQUEST_MB:-512}",
-            description = "Largest single MCP message accepted, e.g. for inline rlm_load_data (RLM_MAX_REQUEST_MB; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--max-request-mb",
+            paramLabel = "MB",
+            defaultValue = "${env:RLM_MAX_REQUEST_MB:-512}",
+            description =
+                    "Largest single MCP message accepted, e.g. for inline rlm_load_data (RLM_MAX_REQUEST_MB; default: ${DEFAULT-VALUE}).")
     int maxRequestMb;
 
     /** Served next to rlm-mcp's own tools and prompt: set by a program that embeds rlm-mcp (see {@link Main#run}). */
@@ -60,17 +66,25 @@ final class StdioCommand implements Callable<Integer> {
         Duration shutdownTimeout = kernel.shutdownTimeout(spec);
         PrintStream protocol = System.out;
         System.setOut(System.err);
-        Assembly app = Assembly.of(settings, kernel.hostPolicy(spec, settings), json, new Assembly.Parts(
-                llm.service(spec, json, rlm.maxDepth(spec)), new Assembly.Bridge(kernel.mcpLocations(spec),
-                        kernel.mcpIdleTimeout()), data.sources(spec, kernel.snapshotArea()), store, kernel.defaultLimits(),
-                extra, rlmConfig));
+        Assembly app = Assembly.of(
+                settings,
+                kernel.hostPolicy(spec, settings),
+                json,
+                new Assembly.Parts(
+                        llm.service(spec, json, rlm.maxDepth(spec)),
+                        new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
+                        data.sources(spec, kernel.snapshotArea()),
+                        store,
+                        kernel.defaultLimits(),
+                        extra,
+                        rlmConfig));
         try {
             // initialize and the lists are answered at once; calls that need a kernel wait for the check
             CompletableFuture<Void> checked = new CompletableFuture<>();
             StdioFace face = front == null
                     ? new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024, checked, answers)
-                    : new StdioFace(app.servers(), front.input(), front.output(), maxRequestMb * 1024 * 1024, checked,
-                            answers);
+                    : new StdioFace(
+                            app.servers(), front.input(), front.output(), maxRequestMb * 1024 * 1024, checked, answers);
             // SIGTERM or SIGINT: the sessions are saved as at the end of stdin
             Runtime.getRuntime().addShutdownHook(new Thread(() -> app.close(shutdownTimeout), "shutdown"));
             String problem = app.python().problem();

@@ -40,18 +40,12 @@ import picocli.CommandLine.Spec;
 @Command(name = "train", hidden = true, description = "Exercise start-up paths once (for the JVM's AOT cache).")
 final class TrainCommand implements Callable<Integer> {
 
-    private static final List<String> SCRIPT = List.of(
-            """
-            {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"train","version":"1"}}}""",
-            """
-            {"jsonrpc":"2.0","method":"notifications/initialized"}""",
-            """
-            {"jsonrpc":"2.0","id":2,"method":"tools/list"}""",
-            """
-            {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rlm_execute","arguments":{"code":"x = 1"}}}""",
-            """
-            {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"rlm_load_data","arguments":{"name":"d","data":"a\\nb","data_type":"lines"}}}""",
-            """
+    private static final List<String> SCRIPT = List.of("""
+            {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"train","version":"1"}}}""", """
+            {"jsonrpc":"2.0","method":"notifications/initialized"}""", """
+            {"jsonrpc":"2.0","id":2,"method":"tools/list"}""", """
+            {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rlm_execute","arguments":{"code":"x = 1"}}}""", """
+            {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"rlm_load_data","arguments":{"name":"d","data":"a\\nb","data_type":"lines"}}}""", """
             {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rlm_list_vars","arguments":{}}}""");
 
     /** New sessions and run_python calls the training makes, so that their paths are in the cache's profiles. */
@@ -68,7 +62,9 @@ final class TrainCommand implements Callable<Integer> {
         Settings settings = kernel.settings(spec);
         // a throwaway state store, so that opening SQLite and snapshotting are in the cache too
         Path state = Files.createTempDirectory("rlm-train-state-");
-        try (Assembly app = Assembly.of(settings, kernel.hostPolicy(spec, settings),
+        try (Assembly app = Assembly.of(
+                settings,
+                kernel.hostPolicy(spec, settings),
                 CompletableFuture.completedFuture(StateStore.open(state, Duration.ZERO)))) {
             // the answers a stdio start gives before the server is ready are kept, then given by a front
             Path kept = state.resolve("startup-answers.tsv");
@@ -90,8 +86,8 @@ final class TrainCommand implements Callable<Integer> {
         PipedOutputStream serverOut = new PipedOutputStream();
         PipedInputStream fromServer = new PipedInputStream(serverOut, 1 << 16);
         StartupAnswers keeping = StartupAnswers.in(kept);
-        StdioFace face = new StdioFace(app.servers(), serverIn, serverOut, 1 << 20,
-                CompletableFuture.completedFuture(null), keeping);
+        StdioFace face = new StdioFace(
+                app.servers(), serverIn, serverOut, 1 << 20, CompletableFuture.completedFuture(null), keeping);
         BufferedReader replies = new BufferedReader(new InputStreamReader(fromServer, StandardCharsets.UTF_8));
         for (String line : SCRIPT) {
             send(toServer, line);
@@ -112,8 +108,13 @@ final class TrainCommand implements Callable<Integer> {
         for (int i = 0; i < SESSIONS; i++) {
             send(toServer, call(100 + 3 * i, "rlm_init_context", "{\"response_format\":\"json\"}"));
             JsonNode made = json.readTree(replies.readLine());
-            String id = json.readTree(made.path("result").path("content").path(0).path("text").asText())
-                    .path("session_id").asText();
+            String id = json.readTree(made.path("result")
+                            .path("content")
+                            .path(0)
+                            .path("text")
+                            .asText())
+                    .path("session_id")
+                    .asText();
             send(toServer, call(101 + 3 * i, "rlm_run_repl", "{\"session_id\":\"" + id + "\",\"code\":\"x = 1\"}"));
             replies.readLine();
             send(toServer, call(102 + 3 * i, "run_python", "{\"code\":\"print(1)\"}"));
@@ -138,8 +139,8 @@ final class TrainCommand implements Callable<Integer> {
         PipedOutputStream toFront = new PipedOutputStream();
         PipedInputStream frontIn = new PipedInputStream(toFront, 1 << 16);
         PipedOutputStream frontOut = new PipedOutputStream();
-        BufferedReader replies = new BufferedReader(new InputStreamReader(new PipedInputStream(frontOut, 1 << 16),
-                StandardCharsets.UTF_8));
+        BufferedReader replies = new BufferedReader(
+                new InputStreamReader(new PipedInputStream(frontOut, 1 << 16), StandardCharsets.UTF_8));
         StdioFront front = StdioFront.start(frontIn, frontOut, answers);
         for (String line : SCRIPT.subList(0, 3)) {
             send(toFront, line);

@@ -10,12 +10,12 @@ import java.util.Map;
  */
 final class UserHome {
 
-    private UserHome() {
-    }
+    private UserHome() {}
 
     static Path home(Map<String, String> env) {
         String home = env.get("HOME");
-        return home != null && !home.isBlank() && Path.of(home).isAbsolute() ? Path.of(home)
+        return home != null && !home.isBlank() && Path.of(home).isAbsolute()
+                ? Path.of(home)
                 : Path.of(System.getProperty("user.home"));
     }
 

@@ -10,9 +10,7 @@ import java.util.List;
  */
 public record BridgeSetup(List<Server> servers, List<String> discovered) {
 
-    public record Server(String name, String alias, List<Tool> tools) {
-    }
+    public record Server(String name, String alias, List<Tool> tools) {}
 
-    public record Tool(String name, String alias, String description, JsonNode inputSchema) {
-    }
+    public record Tool(String name, String alias, String description, JsonNode inputSchema) {}
 }

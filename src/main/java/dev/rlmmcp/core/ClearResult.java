@@ -8,5 +8,4 @@ import java.util.List;
 /** What a clear removed, the memory it freed, and the memory left. */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record ClearResult(List<String> cleared, long freedBytes, String freedHuman, MemoryUsage memory) {
-}
+public record ClearResult(List<String> cleared, long freedBytes, String freedHuman, MemoryUsage memory) {}

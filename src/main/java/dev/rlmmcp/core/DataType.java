@@ -12,7 +12,11 @@ import java.util.Locale;
  * whose loads choose among {@link #choices()}.
  */
 public enum DataType {
-    TEXT, JSON, LINES, CSV, PICKLE;
+    TEXT,
+    JSON,
+    LINES,
+    CSV,
+    PICKLE;
 
     @JsonValue
     public String wireName() {
@@ -26,7 +30,10 @@ public enum DataType {
 
     /** The wire names an agent may choose from. */
     public static List<String> wireNames() {
-        return Arrays.stream(values()).filter(DataType::userFacing).map(DataType::wireName).toList();
+        return Arrays.stream(values())
+                .filter(DataType::userFacing)
+                .map(DataType::wireName)
+                .toList();
     }
 
     public static String choices() {

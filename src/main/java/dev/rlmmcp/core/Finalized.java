@@ -1,5 +1,4 @@
 package dev.rlmmcp.core;
 
 /** A finalized session and its answer. */
-public record Finalized(SessionSummary summary, String finalAnswer) {
-}
+public record Finalized(SessionSummary summary, String finalAnswer) {}

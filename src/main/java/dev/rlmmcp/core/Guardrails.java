@@ -80,10 +80,12 @@ final class Guardrails {
     String stopMessage(String sessionId, String guardrail) {
         return switch (guardrail) {
             case MAX_STEPS -> "session " + sessionId + " reached max_steps (" + limits.maxSteps() + ").";
-            case TIMEOUT -> "session " + sessionId + " used its max_runtime_ms (" + limits.maxRuntimeMs()
-                    + " ms; used " + runtimeMs + " ms).";
-            default -> "session " + sessionId + " spent its budget_limit (" + limits.budgetBytes()
-                    + " bytes of I/O; used " + ioBytes + ").";
+            case TIMEOUT ->
+                "session " + sessionId + " used its max_runtime_ms (" + limits.maxRuntimeMs() + " ms; used " + runtimeMs
+                        + " ms).";
+            default ->
+                "session " + sessionId + " spent its budget_limit (" + limits.budgetBytes() + " bytes of I/O; used "
+                        + ioBytes + ").";
         };
     }
 

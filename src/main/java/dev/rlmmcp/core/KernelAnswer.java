@@ -7,6 +7,10 @@ import java.util.List;
  * reply could not save (null unless asked), what is still being written and what a stop of the
  * server lost (see {@link StepResult}), and a kernel found dead and replaced before it ran.
  */
-public record KernelAnswer<R>(String sessionId, R body, List<String> notSaved, List<String> stillWriting,
-        List<String> lostAtStop, KernelLoss replacedBefore) {
-}
+public record KernelAnswer<R>(
+        String sessionId,
+        R body,
+        List<String> notSaved,
+        List<String> stillWriting,
+        List<String> lostAtStop,
+        KernelLoss replacedBefore) {}

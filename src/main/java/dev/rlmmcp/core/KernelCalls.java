@@ -55,8 +55,15 @@ final class KernelCalls {
     /** Variables whose write a stop of the server cut short, found by the restore: told in the next reply. */
     private List<String> lostAtStop;
 
-    KernelCalls(String id, SessionLock lock, SessionKernel kernel, Snapshots snapshots, SeenVariables seen,
-            Settings settings, StateStore store, SessionLedger ledger) {
+    KernelCalls(
+            String id,
+            SessionLock lock,
+            SessionKernel kernel,
+            Snapshots snapshots,
+            SeenVariables seen,
+            Settings settings,
+            StateStore store,
+            SessionLedger ledger) {
         this.id = id;
         this.lock = lock;
         this.kernel = kernel;
@@ -69,9 +76,8 @@ final class KernelCalls {
     }
 
     /** A kernel's answer, accepted under the lock: its body, and what the caller is to be told with it. */
-    record Accepted<R>(R body, List<String> notSaved, List<String> stillWriting, List<String> lostAtStop,
-            KernelLoss replaced) {
-    }
+    record Accepted<R>(
+            R body, List<String> notSaved, List<String> stillWriting, List<String> lostAtStop, KernelLoss replaced) {}
 
     /** A step as it ran: the kernel's accepted answer and, if interrupted, after how long; or the kernel's loss. */
     record Ran(Accepted<ExecResult> accepted, long interruptedAfterMs, KernelLoss loss) {
@@ -100,10 +106,14 @@ final class KernelCalls {
             }
             stuck.abandon("the kernel did not finish writing its snapshot while a call waited " + Text.seconds(wait)
                     + " s for it, so it was killed (code run in the kernel may have read its requests)");
-            throw new RlmException(ErrorCode.TIMEOUT, "session " + id + " waited " + Text.seconds(wait)
-                    + " s for its kernel to write a snapshot, which it did not finish: the kernel was killed, and the"
-                    + " next call runs on a fresh kernel restored from the last snapshot (its reply names what was"
-                    + " lost); this call did not run", "session_id", "send the call again");
+            throw new RlmException(
+                    ErrorCode.TIMEOUT,
+                    "session " + id + " waited " + Text.seconds(wait)
+                            + " s for its kernel to write a snapshot, which it did not finish: the kernel was killed, and the"
+                            + " next call runs on a fresh kernel restored from the last snapshot (its reply names what was"
+                            + " lost); this call did not run",
+                    "session_id",
+                    "send the call again");
         }
     }
 
@@ -120,8 +130,13 @@ final class KernelCalls {
 
     /** {@link #call}'s answer in core's records ({@code ours} maps its body), for the session's caller. */
     <R, T> KernelAnswer<T> answer(Accepted<R> accepted, Function<R, T> ours) {
-        return new KernelAnswer<>(id, ours.apply(accepted.body()), accepted.notSaved(), accepted.stillWriting(),
-                accepted.lostAtStop(), accepted.replaced());
+        return new KernelAnswer<>(
+                id,
+                ours.apply(accepted.body()),
+                accepted.notSaved(),
+                accepted.stillWriting(),
+                accepted.lostAtStop(),
+                accepted.replaced());
     }
 
     /** A step's code run (under the lock): a kernel that dies during it is replaced, and the loss returned. */
@@ -129,8 +144,10 @@ final class KernelCalls {
         try {
             KernelReply<ExecResult> reply = exchange(request, null, limit, callbacks, context);
             Accepted<ExecResult> accepted = accept(reply);
-            return new Ran(accepted, reply.interrupted() && accepted.body().interrupted()
-                    ? reply.interruptedAfterMs() : -1, null);
+            return new Ran(
+                    accepted,
+                    reply.interrupted() && accepted.body().interrupted() ? reply.interruptedAfterMs() : -1,
+                    null);
         } catch (KernelDiedException e) {
             return new Ran(null, -1, kernelLost(e, limit));
         }
@@ -143,8 +160,8 @@ final class KernelCalls {
         try {
             ledger.lastActive = Instant.now();
             Kernel k = bindable(ready(settings.maxTimeout()), request.name());
-            return accept(k.callStreaming(request, source, left(settings.maxTimeout(), started),
-                    settings.interruptGrace(), context));
+            return accept(k.callStreaming(
+                    request, source, left(settings.maxTimeout(), started), settings.interruptGrace(), context));
         } catch (KernelDiedException e) {
             throw kernelError(e, settings.maxTimeout());
         } finally {
@@ -152,8 +169,9 @@ final class KernelCalls {
         }
     }
 
-    private <R> KernelReply<R> exchange(KernelRequest<R> request, String data, Duration timeout,
-            KernelCallbacks callbacks, CallContext context) throws KernelDiedException {
+    private <R> KernelReply<R> exchange(
+            KernelRequest<R> request, String data, Duration timeout, KernelCallbacks callbacks, CallContext context)
+            throws KernelDiedException {
         ledger.lastActive = Instant.now();
         long started = System.nanoTime();
         Kernel k = ready(timeout);
@@ -169,7 +187,8 @@ final class KernelCalls {
 
     /** What is left of a call's time limit ({@code timeout}, null: none) since {@code started} (at least 1 ms). */
     private static Duration left(Duration timeout, long started) {
-        return timeout == null ? null
+        return timeout == null
+                ? null
                 : Duration.ofNanos(Math.max(1_000_000, timeout.toNanos() - (System.nanoTime() - started)));
     }
 
@@ -203,7 +222,9 @@ final class KernelCalls {
      */
     private static Kernel bindable(Kernel k, String name) {
         if (k.ready().reserved().contains(name)) {
-            throw RlmException.invalid("name", "'" + name + "' is reserved by rlm-mcp",
+            throw RlmException.invalid(
+                    "name",
+                    "'" + name + "' is reserved by rlm-mcp",
                     "choose another name; use a Python identifier such as logs or rows_2024");
         }
         return k;
@@ -219,8 +240,8 @@ final class KernelCalls {
             if (k == null || !k.isAlive()) {
                 return false;
             }
-            KernelReply<VarList> reply = k.call(new KernelRequest.Vars(), settings.defaultTimeout(),
-                    settings.interruptGrace());
+            KernelReply<VarList> reply =
+                    k.call(new KernelRequest.Vars(), settings.defaultTimeout(), settings.interruptGrace());
             if (reply.ok()) {
                 seen.see(WireRecords.variables(reply.body().variables()));
             }
@@ -259,8 +280,12 @@ final class KernelCalls {
             return snapshots.take(k, settings.maxTimeout(), settings.interruptGrace());
         } catch (KernelDiedException e) {
             // left in place: the next call finds it dead, replaces it and names what was lost
-            log.warn("session {}: the kernel died writing its snapshot ({}); not saved: {}; the next call restores "
-                    + "the last snapshot", id, e.getMessage(), String.join(", ", snapshots.unsavedNow("").keySet()));
+            log.warn(
+                    "session {}: the kernel died writing its snapshot ({}); not saved: {}; the next call restores "
+                            + "the last snapshot",
+                    id,
+                    e.getMessage(),
+                    String.join(", ", snapshots.unsavedNow("").keySet()));
             return null;
         } finally {
             writingSnapshot = null;
@@ -291,12 +316,15 @@ final class KernelCalls {
             throw refusal(reply.refusal());
         }
         List<String> notSaved = step && durable && snapshots.pending()
-                ? List.copyOf(snapshots.unsavedNow("").keySet()) : null;
+                ? List.copyOf(snapshots.unsavedNow("").keySet())
+                : null;
         List<String> stillWriting = null;
         if (step && !durable && snapshots.pending()) {
-            List<String> set = reply.body() instanceof ExecResult exec ? exec.variablesChanged()
+            List<String> set = reply.body() instanceof ExecResult exec
+                    ? exec.variablesChanged()
                     : reply.body() instanceof Loaded loaded ? List.of(loaded.name()) : List.of();
-            List<String> writing = set.stream().filter(reply.unsaved()::contains).toList();
+            List<String> writing =
+                    set.stream().filter(reply.unsaved()::contains).toList();
             stillWriting = writing.isEmpty() ? null : writing;
         }
         return new Accepted<>(reply.body(), notSaved, stillWriting, lost, before);
@@ -304,30 +332,38 @@ final class KernelCalls {
 
     private void noteNotPersisted(Object body) {
         switch (body) {
-            case ExecResult exec -> snapshots.noteNotPersisted(
-                    Stream.concat(exec.variablesChanged().stream(), exec.variablesDeleted().stream()).toList(),
-                    exec.notPersisted());
+            case ExecResult exec ->
+                snapshots.noteNotPersisted(
+                        Stream.concat(exec.variablesChanged().stream(), exec.variablesDeleted().stream())
+                                .toList(),
+                        exec.notPersisted());
             case Loaded loaded -> snapshots.noteNotPersisted(List.of(loaded.name()), null);
             case Cleared cleared -> snapshots.noteNotPersisted(cleared.cleared(), null);
-            case null, default -> {
-            }
+            case null, default -> {}
         }
     }
 
     private static RlmException refusal(Refusal refusal) {
         ErrorCode code = ErrorCode.of(refusal.code());
-        return new RlmException(code, refusal.message(), refusal.argument(), switch (code) {
-            case VARIABLE_NOT_FOUND -> "call rlm_list_vars to see the variables of this session";
-            case INVALID_DATA -> "check that data_type matches the data, or load it as text";
-            case OUT_OF_MEMORY -> "free memory with rlm_clear, or load a smaller part of the data";
-            case INTERRUPTED -> "the load was cancelled or ran past --max-timeout-s; load a smaller part";
-            default -> null;
-        });
+        return new RlmException(
+                code,
+                refusal.message(),
+                refusal.argument(),
+                switch (code) {
+                    case VARIABLE_NOT_FOUND -> "call rlm_list_vars to see the variables of this session";
+                    case INVALID_DATA -> "check that data_type matches the data, or load it as text";
+                    case OUT_OF_MEMORY -> "free memory with rlm_clear, or load a smaller part of the data";
+                    case INTERRUPTED -> "the load was cancelled or ran past --max-timeout-s; load a smaller part";
+                    default -> null;
+                });
     }
 
     /** The kernel died during a call that returns no step: the loss, as a refusal. */
     private RlmException kernelError(KernelDiedException e, Duration timeout) {
-        return new RlmException(ErrorCode.KERNEL_ERROR, kernelLost(e, timeout).message(), null,
+        return new RlmException(
+                ErrorCode.KERNEL_ERROR,
+                kernelLost(e, timeout).message(),
+                null,
                 "if the data is too big for memory, load a smaller part or raise the memory limit");
     }
 

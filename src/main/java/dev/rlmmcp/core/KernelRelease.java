@@ -25,8 +25,14 @@ final class KernelRelease {
     private final SessionLedger ledger;
     private final StateStore store;
 
-    KernelRelease(String id, SessionLock lock, SessionKernel kernel, Snapshots snapshots, KernelCalls calls,
-            SessionLedger ledger, StateStore store) {
+    KernelRelease(
+            String id,
+            SessionLock lock,
+            SessionKernel kernel,
+            Snapshots snapshots,
+            KernelCalls calls,
+            SessionLedger ledger,
+            StateStore store) {
         this.id = id;
         this.lock = lock;
         this.kernel = kernel;
@@ -100,8 +106,10 @@ final class KernelRelease {
         }
         try (var held = lock.tryHold(Duration.between(Instant.now(), deadline))) {
             if (held == null) {
-                log.warn("session {}: a call was still running at the shutdown deadline; what it changes is not "
-                        + "saved", id);
+                log.warn(
+                        "session {}: a call was still running at the shutdown deadline; what it changes is not "
+                                + "saved",
+                        id);
                 return snapshots.unsavedNow("changed before a call still running at the shutdown deadline");
             }
             snapshots.cancel();

@@ -7,6 +7,11 @@ import java.time.Duration;
  * and the grace an interrupt gets), the output cap, and the memory limit with the memory policy's
  * thresholds (fractions of it) that their replies explain.
  */
-public record KernelSettings(Duration defaultTimeout, Duration maxTimeout, Duration interruptGrace, int outputCap,
-        long memoryLimitBytes, double cleanupThreshold, double cleanupTarget) {
-}
+public record KernelSettings(
+        Duration defaultTimeout,
+        Duration maxTimeout,
+        Duration interruptGrace,
+        int outputCap,
+        long memoryLimitBytes,
+        double cleanupThreshold,
+        double cleanupTarget) {}

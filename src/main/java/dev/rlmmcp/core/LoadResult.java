@@ -9,7 +9,14 @@ import java.util.List;
  * what a durable reply could not save, what is still being written and what a stop of the server
  * lost (see {@link StepResult}), and a kernel found dead and replaced before it ran.
  */
-public record LoadResult(String sessionId, LoadedVar loaded, String path, Long fileBytes, Transfer transfer,
-        GuardrailStop guardrail, List<String> notSaved, List<String> stillWriting, List<String> lostAtStop,
-        KernelLoss replacedBefore) {
-}
+public record LoadResult(
+        String sessionId,
+        LoadedVar loaded,
+        String path,
+        Long fileBytes,
+        Transfer transfer,
+        GuardrailStop guardrail,
+        List<String> notSaved,
+        List<String> stillWriting,
+        List<String> lostAtStop,
+        KernelLoss replacedBefore) {}

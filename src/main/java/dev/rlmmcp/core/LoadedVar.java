@@ -12,6 +12,15 @@ import java.util.List;
  */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record LoadedVar(String name, String type, String dataType, long sizeBytes, String sizeHuman, String preview,
-        double durationMs, List<Eviction> evicted, MemoryUsage memory, Long length, List<String> columns) {
-}
+public record LoadedVar(
+        String name,
+        String type,
+        String dataType,
+        long sizeBytes,
+        String sizeHuman,
+        String preview,
+        double durationMs,
+        List<Eviction> evicted,
+        MemoryUsage memory,
+        Long length,
+        List<String> columns) {}

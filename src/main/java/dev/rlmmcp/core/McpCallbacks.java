@@ -46,8 +46,9 @@ public final class McpCallbacks implements HostCallbacks {
             return switch (op) {
                 case "list_servers" -> json.valueToTree(allowed);
                 case "list_tools" -> tools(server(request));
-                case "call_tool" -> bridge.callTool(server(request), request.path("tool").asText(),
-                        request.get("arguments"), callTimeout);
+                case "call_tool" ->
+                    bridge.callTool(
+                            server(request), request.path("tool").asText(), request.get("arguments"), callTimeout);
                 default -> throw new CallbackRefused("UNKNOWN_OP", "unknown mcp request '" + op + "'");
             };
         } catch (BridgeException e) {
@@ -61,18 +62,24 @@ public final class McpCallbacks implements HostCallbacks {
             return server;
         }
         if (bridge.find(server).isPresent()) {
-            throw new BridgeException(BridgeException.SERVER_NOT_ALLOWED, "MCP server '" + server
-                    + "' is not loaded in this run (servers: " + String.join(", ", allowed)
-                    + "); name it in run_python's servers to call it");
+            throw new BridgeException(
+                    BridgeException.SERVER_NOT_ALLOWED,
+                    "MCP server '" + server
+                            + "' is not loaded in this run (servers: " + String.join(", ", allowed)
+                            + "); name it in run_python's servers to call it");
         }
-        throw new BridgeException(BridgeException.UNKNOWN_SERVER, "no MCP server named '" + server
-                + "' is configured; this run may call: " + (allowed.isEmpty() ? "none" : String.join(", ", allowed)));
+        throw new BridgeException(
+                BridgeException.UNKNOWN_SERVER,
+                "no MCP server named '" + server + "' is configured; this run may call: "
+                        + (allowed.isEmpty() ? "none" : String.join(", ", allowed)));
     }
 
     private ArrayNode tools(String server) {
         ArrayNode tools = json.createArrayNode();
         for (BridgedTool tool : bridge.listTools(server)) {
-            tools.addObject().put("name", tool.name()).put("description", tool.description())
+            tools.addObject()
+                    .put("name", tool.name())
+                    .put("description", tool.description())
                     .set("inputSchema", tool.inputSchema());
         }
         return tools;
@@ -84,13 +91,25 @@ public final class McpCallbacks implements HostCallbacks {
      */
     public BridgeSetup kernelSetup() {
         Map<String, String> serverAliases = Aliases.of(allowed, "server");
-        List<BridgeSetup.Server> servers = allowed.stream().map(name -> {
-            List<BridgedTool> tools = bridge.listTools(name);
-            Map<String, String> toolAliases = Aliases.of(tools.stream().map(BridgedTool::name).toList(), "tool");
-            return new BridgeSetup.Server(name, serverAliases.get(name), tools.stream()
-                    .map(t -> new BridgeSetup.Tool(t.name(), toolAliases.get(t.name()), t.description(), t.inputSchema()))
-                    .toList());
-        }).toList();
-        return new BridgeSetup(servers, bridge.discovered().stream().map(ServerDefinition::name).sorted().toList());
+        List<BridgeSetup.Server> servers = allowed.stream()
+                .map(name -> {
+                    List<BridgedTool> tools = bridge.listTools(name);
+                    Map<String, String> toolAliases =
+                            Aliases.of(tools.stream().map(BridgedTool::name).toList(), "tool");
+                    return new BridgeSetup.Server(
+                            name,
+                            serverAliases.get(name),
+                            tools.stream()
+                                    .map(t -> new BridgeSetup.Tool(
+                                            t.name(), toolAliases.get(t.name()), t.description(), t.inputSchema()))
+                                    .toList());
+                })
+                .toList();
+        return new BridgeSetup(
+                servers,
+                bridge.discovered().stream()
+                        .map(ServerDefinition::name)
+                        .sorted()
+                        .toList());
     }
 }

@@ -27,10 +27,19 @@ final class SeenVariables {
      */
     VariablesView view(String sessionId, boolean running, boolean asked, Trace trace) {
         List<Variable> seen = list;
-        String note = asked ? null : !running ? "the kernel is not running; shown as last known, values are not loaded"
-                : "code is running; shown as last seen";
-        return new VariablesView(sessionId, running, asked ? "kernel" : seen != null ? "last_seen" : "trace", note,
+        String note = asked
+                ? null
+                : !running
+                        ? "the kernel is not running; shown as last known, values are not loaded"
+                        : "code is running; shown as last seen";
+        return new VariablesView(
+                sessionId,
+                running,
+                asked ? "kernel" : seen != null ? "last_seen" : "trace",
+                note,
                 at == null ? null : at.toString(),
-                seen != null ? seen : trace.variableNames().stream().map(Variable::named).toList());
+                seen != null
+                        ? seen
+                        : trace.variableNames().stream().map(Variable::named).toList());
     }
 }

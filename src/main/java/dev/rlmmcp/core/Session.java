@@ -68,8 +68,16 @@ public final class Session implements AutoCloseable {
         this(id, name, limits, kernels, llm, llmLimits, Instant.now(), null, null);
     }
 
-    Session(String id, String name, Limits limits, KernelFactory kernels, LlmService llm, LlmLimits llmLimits,
-            Instant created, StateStore store, ScheduledExecutorService timer) {
+    Session(
+            String id,
+            String name,
+            Limits limits,
+            KernelFactory kernels,
+            LlmService llm,
+            LlmLimits llmLimits,
+            Instant created,
+            StateStore store,
+            ScheduledExecutorService timer) {
         this.id = id;
         this.name = name;
         this.lock = new SessionLock(id);
@@ -83,8 +91,8 @@ public final class Session implements AutoCloseable {
         this.trace = new Trace();
         this.seen = new SeenVariables();
         this.snapshots = new Snapshots(id, store, timer, this::snapshotWhenDue, this::save);
-        this.ledger = new SessionLedger(id, name, created, store, kernels.json(), guardrails, llmAccount, trace,
-                snapshots, kernel);
+        this.ledger = new SessionLedger(
+                id, name, created, store, kernels.json(), guardrails, llmAccount, trace, snapshots, kernel);
         this.calls = new KernelCalls(id, lock, kernel, snapshots, seen, settings, store, ledger);
         this.loads = new SessionLoads(id, settings, guardrails, calls, ledger);
         this.release = new KernelRelease(id, lock, kernel, snapshots, calls, ledger, store);
@@ -102,8 +110,16 @@ public final class Session implements AutoCloseable {
      * A new session, written to the store at once if {@code saveNow}, else with its first step (a
      * connection's default session that is never used leaves nothing behind).
      */
-    static Session create(String id, String name, Limits limits, KernelFactory kernels, LlmService llm,
-            LlmLimits llmLimits, StateStore store, ScheduledExecutorService timer, boolean saveNow) {
+    static Session create(
+            String id,
+            String name,
+            Limits limits,
+            KernelFactory kernels,
+            LlmService llm,
+            LlmLimits llmLimits,
+            StateStore store,
+            ScheduledExecutorService timer,
+            boolean saveNow) {
         Session session = new Session(id, name, limits, kernels, llm, llmLimits, Instant.now(), store, timer);
         session.kernel.madeHere();
         if (saveNow) {
@@ -117,8 +133,14 @@ public final class Session implements AutoCloseable {
      * kernel, a warm one where one fits, may write {@code dir} (deleted when the session closes) to
      * hand values to other kernels, and does not see {@code hidden}.
      */
-    static Session scratch(String id, Limits limits, KernelFactory kernels, LlmService llm, LlmLimits llmLimits,
-            Path dir, Path hidden) {
+    static Session scratch(
+            String id,
+            Limits limits,
+            KernelFactory kernels,
+            LlmService llm,
+            LlmLimits llmLimits,
+            Path dir,
+            Path hidden) {
         Session session = new Session(id, id, limits, kernels, llm, llmLimits);
         session.kernel.scratch(dir, hidden);
         // its kernel is given back when it answers: at capacity it waits in line (as long as a call may
@@ -131,11 +153,18 @@ public final class Session implements AutoCloseable {
      * A session read back from the store after a restart, from its record; its kernel starts, and
      * restores, on first use, and its {@code trace} entries are read when the trace is first used.
      */
-    static Session restore(String id, String record, Supplier<List<String>> trace, KernelFactory kernels,
-            LlmService llm, StateStore store, ScheduledExecutorService timer) throws IOException {
+    static Session restore(
+            String id,
+            String record,
+            Supplier<List<String>> trace,
+            KernelFactory kernels,
+            LlmService llm,
+            StateStore store,
+            ScheduledExecutorService timer)
+            throws IOException {
         SessionRecord r = SessionRecords.read(kernels.json(), id, record, llm.defaults());
-        Session session = new Session(r.id(), r.name(), r.limits(), kernels, llm, r.llmLimits(), r.created(), store,
-                timer);
+        Session session =
+                new Session(r.id(), r.name(), r.limits(), kernels, llm, r.llmLimits(), r.created(), store, timer);
         session.ledger.lastActive = r.lastActive();
         session.ledger.state = r.state();
         session.ledger.stoppedBy = r.stoppedBy();
@@ -188,13 +217,17 @@ public final class Session implements AutoCloseable {
             Duration limit = guardrails.stepTimeout(step.timeout());
             StepExtras extras = step.extras();
             long started = System.nanoTime();
-            LlmStep llmStep = extras.llm() != null ? llm.step(llmAccount, extras.llm(), extras.depth())
+            LlmStep llmStep = extras.llm() != null
+                    ? llm.step(llmAccount, extras.llm(), extras.depth())
                     : llm.step(llmAccount, extras.clientSampling());
             KernelCallbacks callbacks = WireRecords.callbacks(extras.callbacks());
-            KernelCallbacks answering = (kind, request) -> "llm".equals(kind)
-                    ? llmStep.handle(kind, request) : callbacks.handle(kind, request);
-            KernelCalls.Ran ran = calls.exec(new KernelRequest.Exec(step.code(), WireRecords.mcp(extras.mcp()),
-                    extras.loopAnswer()), limit, answering, step.context());
+            KernelCallbacks answering = (kind, request) ->
+                    "llm".equals(kind) ? llmStep.handle(kind, request) : callbacks.handle(kind, request);
+            KernelCalls.Ran ran = calls.exec(
+                    new KernelRequest.Exec(step.code(), WireRecords.mcp(extras.mcp()), extras.loopAnswer()),
+                    limit,
+                    answering,
+                    step.context());
             return stepDone(step, ran, limit, (System.nanoTime() - started) / 1e6, llmStep);
         }
     }
@@ -203,23 +236,46 @@ public final class Session implements AutoCloseable {
     private StepResult stepDone(StepRequest step, KernelCalls.Ran ran, Duration limit, double ms, LlmStep llmStep) {
         ExecResult exec = ran.exec();
         var accepted = ran.accepted();
-        StepStatus status = ran.loss() != null ? ran.loss().status()
-                : ran.interruptedAfterMs() >= 0 ? StepStatus.INTERRUPTED
-                : exec.error() != null ? StepStatus.ERROR : StepStatus.OK;
+        StepStatus status = ran.loss() != null
+                ? ran.loss().status()
+                : ran.interruptedAfterMs() >= 0
+                        ? StepStatus.INTERRUPTED
+                        : exec.error() != null ? StepStatus.ERROR : StepStatus.OK;
         long io = Text.utf8Length(step.code())
                 + (exec == null ? 0 : Text.utf8Length(exec.stdout()) + Text.utf8Length(exec.stderr()));
         int index = guardrails.steps();
         String tripped = guardrails.afterStep(Math.round(ms), io);
         GuardrailStop guardrail = ledger.settle(index, tripped, exec == null ? null : exec.memory());
         LlmUsage usage = llmStep.usage();
-        StepResult result = new StepResult(id, status, index, WireRecords.output(exec), limit,
-                ran.interruptedAfterMs(), usage, guardrail, accepted == null ? null : accepted.notSaved(),
-                accepted == null ? null : accepted.stillWriting(), accepted == null ? null : accepted.lostAtStop(),
-                ran.loss(), accepted == null ? null : accepted.replaced());
+        StepResult result = new StepResult(
+                id,
+                status,
+                index,
+                WireRecords.output(exec),
+                limit,
+                ran.interruptedAfterMs(),
+                usage,
+                guardrail,
+                accepted == null ? null : accepted.notSaved(),
+                accepted == null ? null : accepted.stillWriting(),
+                accepted == null ? null : accepted.lostAtStop(),
+                ran.loss(),
+                accepted == null ? null : accepted.replaced());
         List<String> changed = exec == null ? List.of() : exec.variablesChanged();
         Supplier<JsonNode> rlm = step.extras().rlm();
-        ledger.record(index, "exec", step.code(), status.wireName(), result.traceOutput(), changed, ms, io, tripped,
-                usage, usage == null ? null : llmStep.calls(), rlm == null ? null : rlm.get());
+        ledger.record(
+                index,
+                "exec",
+                step.code(),
+                status.wireName(),
+                result.traceOutput(),
+                changed,
+                ms,
+                io,
+                tripped,
+                usage,
+                usage == null ? null : llmStep.calls(),
+                rlm == null ? null : rlm.get());
         return result;
     }
 
@@ -255,8 +311,19 @@ public final class Session implements AutoCloseable {
      */
     public void recordRun(String question, String status, String answer, double ms, JsonNode rlm) {
         try (var held = lock.hold()) {
-            ledger.record(null, "rlm", question, status, answer == null ? "" : answer, List.of(), ms, 0, null, null,
-                    null, rlm);
+            ledger.record(
+                    null,
+                    "rlm",
+                    question,
+                    status,
+                    answer == null ? "" : answer,
+                    List.of(),
+                    ms,
+                    0,
+                    null,
+                    null,
+                    null,
+                    rlm);
         }
     }
 
@@ -275,15 +342,20 @@ public final class Session implements AutoCloseable {
      * before any byte moves; a stream that passes the limit is cut, and nothing is stored. A failed
      * source leaves the session as it was.
      */
-    public LoadResult loadStream(String name, DataType type, Download download, String argument, String what,
-            CallContext context) {
+    public LoadResult loadStream(
+            String name, DataType type, Download download, String argument, String what, CallContext context) {
         return loads.stream(name, type, download, argument, what, context);
     }
 
     /** One page of a variable's value, rendered for a model (the text itself, JSON, or repr). */
     public KernelAnswer<VarPage> getVar(String name, long offset, long maxChars) {
-        return calls.answer(calls.call(new KernelRequest.Get(name, offset, maxChars), null, settings.defaultTimeout(),
-                CallContext.NONE), WireRecords::page);
+        return calls.answer(
+                calls.call(
+                        new KernelRequest.Get(name, offset, maxChars),
+                        null,
+                        settings.defaultTimeout(),
+                        CallContext.NONE),
+                WireRecords::page);
     }
 
     /**
@@ -303,8 +375,18 @@ public final class Session implements AutoCloseable {
             ledger.state = SessionState.FINALIZED;
             ledger.lastActive = Instant.now();
             ledger.save();
-            ledger.record(null, "finalize", finalText != null ? "final_text" : "final_var_name " + finalVariable,
-                    "done", "", List.of(), 0, 0, null, null, null);
+            ledger.record(
+                    null,
+                    "finalize",
+                    finalText != null ? "final_text" : "final_var_name " + finalVariable,
+                    "done",
+                    "",
+                    List.of(),
+                    0,
+                    0,
+                    null,
+                    null,
+                    null);
             return new Finalized(summary(), answer);
         }
     }
@@ -316,8 +398,15 @@ public final class Session implements AutoCloseable {
 
     /** What rlm_sessions shows of a session: no kernel call, so listing never waits on running code. */
     public SessionSummary summary() {
-        return SessionSummary.of(ledger.stored(snapshots.at()), llmAccount.calls(), llmAccount.tokens(),
-                ledger.memoryBytes, hasKernel(), store != null, snapshots.last(), settings.defaultTimeout());
+        return SessionSummary.of(
+                ledger.stored(snapshots.at()),
+                llmAccount.calls(),
+                llmAccount.tokens(),
+                ledger.memoryBytes,
+                hasKernel(),
+                store != null,
+                snapshots.last(),
+                settings.defaultTimeout());
     }
 
     /** The step timeout a call gets when it names none: the session's, else the server's default. */
@@ -327,8 +416,9 @@ public final class Session implements AutoCloseable {
     }
 
     public KernelAnswer<Variables> listVars() {
-        KernelAnswer<Variables> answer = calls.answer(calls.call(new KernelRequest.Vars(), null,
-                settings.defaultTimeout(), CallContext.NONE), WireRecords::variables);
+        KernelAnswer<Variables> answer = calls.answer(
+                calls.call(new KernelRequest.Vars(), null, settings.defaultTimeout(), CallContext.NONE),
+                WireRecords::variables);
         seen.see(answer.body().variables());
         return answer;
     }
@@ -367,27 +457,38 @@ public final class Session implements AutoCloseable {
     }
 
     public KernelAnswer<Variable> varInfo(String name) {
-        return calls.answer(calls.call(new KernelRequest.VarInfo(name), null, settings.defaultTimeout(),
-                CallContext.NONE), WireRecords::variable);
+        return calls.answer(
+                calls.call(new KernelRequest.VarInfo(name), null, settings.defaultTimeout(), CallContext.NONE),
+                WireRecords::variable);
     }
 
     public KernelAnswer<ClearResult> clear(String name) {
-        return calls.answer(calls.call(KernelRequest.Clear.one(name), null, settings.defaultTimeout(),
-                CallContext.NONE), WireRecords::cleared);
+        return calls.answer(
+                calls.call(KernelRequest.Clear.one(name), null, settings.defaultTimeout(), CallContext.NONE),
+                WireRecords::cleared);
     }
 
     public KernelAnswer<ClearResult> clearAll() {
-        return calls.answer(calls.call(KernelRequest.Clear.every(), null, settings.defaultTimeout(),
-                CallContext.NONE), WireRecords::cleared);
+        return calls.answer(
+                calls.call(KernelRequest.Clear.every(), null, settings.defaultTimeout(), CallContext.NONE),
+                WireRecords::cleared);
     }
 
     public KernelAnswer<MemoryReport> memory() {
-        KernelCalls.Accepted<MemoryUse> use = calls.call(new KernelRequest.Memory(), null, settings.defaultTimeout(),
-                CallContext.NONE);
+        KernelCalls.Accepted<MemoryUse> use =
+                calls.call(new KernelRequest.Memory(), null, settings.defaultTimeout(), CallContext.NONE);
         var python = kernels.pythonIfKnown();
-        return new KernelAnswer<>(id, new MemoryReport(WireRecords.memory(use.body()), kernels.launcherName(),
-                python == null ? null : python.executable().toString(), python == null ? null : python.version()),
-                use.notSaved(), use.stillWriting(), use.lostAtStop(), use.replaced());
+        return new KernelAnswer<>(
+                id,
+                new MemoryReport(
+                        WireRecords.memory(use.body()),
+                        kernels.launcherName(),
+                        python == null ? null : python.executable().toString(),
+                        python == null ? null : python.version()),
+                use.notSaved(),
+                use.stillWriting(),
+                use.lostAtStop(),
+                use.replaced());
     }
 
     /**

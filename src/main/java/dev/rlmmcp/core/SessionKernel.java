@@ -45,6 +45,7 @@ final class SessionKernel {
     private volatile Duration queueFor;
     /** Without a store: the directory the kernel may write (for passing values to other kernels), or null. */
     private Path scratch;
+
     private Path hidden;
 
     SessionKernel(String id, KernelFactory kernels, StateStore store) {
@@ -147,11 +148,16 @@ final class SessionKernel {
         Path dir;
         try {
             // a new session's directory is made by its kernel's start: a warm kernel's is renamed there
-            dir = unstored ? store.snapshots().root().resolve(id) : store.snapshots().checkout(id);
+            dir = unstored
+                    ? store.snapshots().root().resolve(id)
+                    : store.snapshots().checkout(id);
             unstored = false;
         } catch (IOException e) {
-            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "cannot prepare the snapshot of session " + id
-                    + ": " + e.getMessage(), null, "check that the state directory is writable");
+            throw new RlmException(
+                    ErrorCode.KERNEL_UNAVAILABLE,
+                    "cannot prepare the snapshot of session " + id + ": " + e.getMessage(),
+                    null,
+                    "check that the state directory is writable");
         }
         Kernel fresh = kernels.start(id, dir, store.directory(), queueFor);
         String inside = kernels.writableDirInside(dir).toString();
@@ -162,21 +168,30 @@ final class SessionKernel {
             return fresh;
         }
         try {
-            KernelReply<Restored> reply = fresh.call(new KernelRequest.Restore(inside), settings.maxTimeout(),
-                    settings.interruptGrace());
+            KernelReply<Restored> reply =
+                    fresh.call(new KernelRequest.Restore(inside), settings.maxTimeout(), settings.interruptGrace());
             if (!reply.ok()) {
-                log.warn("session {}: snapshot not restored: {}", id, reply.refusal().message());
+                log.warn(
+                        "session {}: snapshot not restored: {}",
+                        id,
+                        reply.refusal().message());
             }
             restored = reply.body();
             if (restored != null && !restored.unwritten().isEmpty()) {
-                log.warn("session {}: the server had stopped while these were being written; their last values are "
-                        + "lost: {}", id, String.join(", ", restored.unwritten()));
+                log.warn(
+                        "session {}: the server had stopped while these were being written; their last values are "
+                                + "lost: {}",
+                        id,
+                        String.join(", ", restored.unwritten()));
                 unwritten = restored.unwritten();
             }
         } catch (KernelDiedException e) {
             fresh.close();
-            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "the kernel died restoring session " + id
-                    + "'s snapshot: " + e.getMessage(), null, "the snapshot may be too large for the memory limit");
+            throw new RlmException(
+                    ErrorCode.KERNEL_UNAVAILABLE,
+                    "the kernel died restoring session " + id + "'s snapshot: " + e.getMessage(),
+                    null,
+                    "the snapshot may be too large for the memory limit");
         }
         return fresh;
     }
@@ -184,15 +199,23 @@ final class SessionKernel {
     /** A warm kernel comes with its directory attached for snapshots: a kernel in memory only writes none. */
     private void detach(Kernel fresh) {
         try {
-            KernelReply<Detached> reply = fresh.call(new KernelRequest.Detach(kernels.writableDirInside(scratch).toString()),
-                    settings.maxTimeout(), settings.interruptGrace());
+            KernelReply<Detached> reply = fresh.call(
+                    new KernelRequest.Detach(kernels.writableDirInside(scratch).toString()),
+                    settings.maxTimeout(),
+                    settings.interruptGrace());
             if (!reply.ok()) {
-                log.warn("{}: the kernel keeps writing snapshots: {}", id, reply.refusal().message());
+                log.warn(
+                        "{}: the kernel keeps writing snapshots: {}",
+                        id,
+                        reply.refusal().message());
             }
         } catch (KernelDiedException e) {
             fresh.close();
-            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "the kernel of " + id + " died as it started: "
-                    + e.getMessage(), null, "retry; if it persists, check the server log");
+            throw new RlmException(
+                    ErrorCode.KERNEL_UNAVAILABLE,
+                    "the kernel of " + id + " died as it started: " + e.getMessage(),
+                    null,
+                    "retry; if it persists, check the server log");
         }
     }
 
@@ -226,8 +249,17 @@ final class SessionKernel {
         boolean counted = store != null && kernel != null && restored != null;
         Set<String> all = new java.util.LinkedHashSet<>(lost);
         all.addAll(takeUnwritten());
-        return new KernelLoss(WireRecords.cause(e.reason()), e.exit(), e.getMessage(), timeout, store != null, startFailure, snapshotAt,
-                counted ? restored.spilled().size() : null, counted ? restored.restored().size() : null,
-                store == null ? List.of() : List.copyOf(all), restarts);
+        return new KernelLoss(
+                WireRecords.cause(e.reason()),
+                e.exit(),
+                e.getMessage(),
+                timeout,
+                store != null,
+                startFailure,
+                snapshotAt,
+                counted ? restored.spilled().size() : null,
+                counted ? restored.restored().size() : null,
+                store == null ? List.of() : List.copyOf(all),
+                restarts);
     }
 }

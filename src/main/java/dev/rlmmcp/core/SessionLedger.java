@@ -35,8 +35,17 @@ final class SessionLedger {
     volatile long memoryBytes;
     volatile String finalAnswer;
 
-    SessionLedger(String id, String name, Instant created, StateStore store, ObjectMapper json, Guardrails guardrails,
-            LlmAccount llmAccount, Trace trace, Snapshots snapshots, SessionKernel kernel) {
+    SessionLedger(
+            String id,
+            String name,
+            Instant created,
+            StateStore store,
+            ObjectMapper json,
+            Guardrails guardrails,
+            LlmAccount llmAccount,
+            Trace trace,
+            Snapshots snapshots,
+            SessionKernel kernel) {
         this.id = id;
         this.name = name;
         this.created = created;
@@ -63,21 +72,28 @@ final class SessionLedger {
             return null;
         }
         stop(tripped);
-        return new GuardrailStop(tripped, guardrails.stopMessage(id, tripped) + " This "
-                + (step == null ? "load" : "step") + " was done; further steps are refused.");
+        return new GuardrailStop(
+                tripped,
+                guardrails.stopMessage(id, tripped) + " This " + (step == null ? "load" : "step")
+                        + " was done; further steps are refused.");
     }
 
     void requireOpen() {
         switch (state) {
-            case ACTIVE -> {
-            }
-            case FINALIZED -> throw new RlmException(ErrorCode.SESSION_FINALIZED,
-                    "session " + id + " is finalized and takes no more steps", "session_id",
-                    "read its answer with rlm_get_trace, or start a new session with rlm_init_context");
+            case ACTIVE -> {}
+            case FINALIZED ->
+                throw new RlmException(
+                        ErrorCode.SESSION_FINALIZED,
+                        "session " + id + " is finalized and takes no more steps",
+                        "session_id",
+                        "read its answer with rlm_get_trace, or start a new session with rlm_init_context");
             case STOPPED -> throw guardrailStop(stoppedBy);
-            case EXPIRED -> throw new RlmException(ErrorCode.SESSION_EXPIRED,
-                    "session " + id + " expired after being idle; its kernel and variables were released",
-                    "session_id", "start a new session with rlm_init_context (or omit session_id) and load the data again");
+            case EXPIRED ->
+                throw new RlmException(
+                        ErrorCode.SESSION_EXPIRED,
+                        "session " + id + " expired after being idle; its kernel and variables were released",
+                        "session_id",
+                        "start a new session with rlm_init_context (or omit session_id) and load the data again");
         }
     }
 
@@ -89,20 +105,55 @@ final class SessionLedger {
     }
 
     RlmException guardrailStop(String guardrail) {
-        return new RlmException(ErrorCode.GUARDRAIL_STOP, guardrails.stopMessage(id, guardrail), "session_id",
+        return new RlmException(
+                ErrorCode.GUARDRAIL_STOP,
+                guardrails.stopMessage(id, guardrail),
+                "session_id",
                 "finalize with rlm_finalize (final_text or final_var_name), or start a new session with higher limits");
     }
 
-    void record(Integer step, String kind, String input, String status, String output, List<String> changed,
-            double ms, long io, String tripped, LlmUsage usage, Object llmCalls) {
+    void record(
+            Integer step,
+            String kind,
+            String input,
+            String status,
+            String output,
+            List<String> changed,
+            double ms,
+            long io,
+            String tripped,
+            LlmUsage usage,
+            Object llmCalls) {
         record(step, kind, input, status, output, changed, ms, io, tripped, usage, llmCalls, null);
     }
 
     /** Appends an entry to the trace, and to the store's copy of it. */
-    void record(Integer step, String kind, String input, String status, String output, List<String> changed,
-            double ms, long io, String tripped, LlmUsage usage, Object llmCalls, JsonNode rlm) {
-        Step entry = trace.append(step, kind, input, status, output, changed, ms, io, tripped, memoryBytes,
-                usage == null ? null : json.valueToTree(usage), llmCalls == null ? null : json.valueToTree(llmCalls),
+    void record(
+            Integer step,
+            String kind,
+            String input,
+            String status,
+            String output,
+            List<String> changed,
+            double ms,
+            long io,
+            String tripped,
+            LlmUsage usage,
+            Object llmCalls,
+            JsonNode rlm) {
+        Step entry = trace.append(
+                step,
+                kind,
+                input,
+                status,
+                output,
+                changed,
+                ms,
+                io,
+                tripped,
+                memoryBytes,
+                usage == null ? null : json.valueToTree(usage),
+                llmCalls == null ? null : json.valueToTree(llmCalls),
                 rlm);
         snapshots.recorded();
         if (store != null) {
@@ -112,9 +163,22 @@ final class SessionLedger {
 
     /** The session as stored: everything but the trace and the variables. */
     SessionRecord stored(Instant snapshotAt) {
-        return new SessionRecord(id, name, created, lastActive, state, stoppedBy, finalAnswer, guardrails.steps(),
-                guardrails.runtimeMs(), guardrails.ioBytes(), trace.length(), kernel.restarts(), snapshotAt,
-                guardrails.limits(), llmAccount.limits());
+        return new SessionRecord(
+                id,
+                name,
+                created,
+                lastActive,
+                state,
+                stoppedBy,
+                finalAnswer,
+                guardrails.steps(),
+                guardrails.runtimeMs(),
+                guardrails.ioBytes(),
+                trace.length(),
+                kernel.restarts(),
+                snapshotAt,
+                guardrails.limits(),
+                llmAccount.limits());
     }
 
     void save() {

@@ -39,8 +39,14 @@ final class SessionLoads {
 
     LoadResult data(String name, String data, DataType type, CallContext context) {
         long io = guardrails.limits().budgetBytes() == null ? data.length() : Text.utf8Length(data);
-        return load(new KernelRequest.Load(name, WireRecords.dataType(type), null), data, io, "rlm_load_data " + name
-                + " (" + type.wireName() + ")", null, null, context);
+        return load(
+                new KernelRequest.Load(name, WireRecords.dataType(type), null),
+                data,
+                io,
+                "rlm_load_data " + name + " (" + type.wireName() + ")",
+                null,
+                null,
+                context);
     }
 
     /** Loads a file the caller has already confined to the data root; the kernel reads it itself. */
@@ -52,13 +58,21 @@ final class SessionLoads {
             throw new UncheckedIOException(e);
         }
         if (settings.memoryLimitBytes() > 0 && size > settings.memoryLimitBytes()) {
-            throw new RlmException(ErrorCode.TOO_LARGE,
-                    "%s is %s, more than this session's memory limit of %s".formatted(shownPath, Bytes.human(size),
-                            Bytes.human(settings.memoryLimitBytes())),
-                    "path", "load a smaller file or a slice of it, or raise RLM_MAX_MEMORY_MB / --max-memory-mb");
+            throw new RlmException(
+                    ErrorCode.TOO_LARGE,
+                    "%s is %s, more than this session's memory limit of %s"
+                            .formatted(shownPath, Bytes.human(size), Bytes.human(settings.memoryLimitBytes())),
+                    "path",
+                    "load a smaller file or a slice of it, or raise RLM_MAX_MEMORY_MB / --max-memory-mb");
         }
-        return load(new KernelRequest.Load(name, WireRecords.dataType(type), file.toString()), null, size,
-                "rlm_load_file " + name + " <- " + shownPath, shownPath, size, context);
+        return load(
+                new KernelRequest.Load(name, WireRecords.dataType(type), file.toString()),
+                null,
+                size,
+                "rlm_load_file " + name + " <- " + shownPath,
+                shownPath,
+                size,
+                context);
     }
 
     /**
@@ -67,16 +81,17 @@ final class SessionLoads {
      * before any byte moves; a stream that passes the limit is cut, and nothing is stored. A failed
      * source leaves the session as it was.
      */
-    LoadResult stream(String name, DataType type, Download download, String argument, String what,
-            CallContext context) {
+    LoadResult stream(
+            String name, DataType type, Download download, String argument, String what, CallContext context) {
         StreamedLoad stream = StreamedLoad.of(download, settings.memoryLimitBytes(), argument, context);
-        try (var held = calls.enter(settings.maxTimeout()); download) {
+        try (var held = calls.enter(settings.maxTimeout());
+                download) {
             ledger.requireOpen();
             long started = System.nanoTime();
             KernelCalls.Accepted<Loaded> accepted;
             try {
-                accepted = calls.stream(new KernelRequest.Load(name, WireRecords.dataType(type), null), stream.body(),
-                        context);
+                accepted = calls.stream(
+                        new KernelRequest.Load(name, WireRecords.dataType(type), null), stream.body(), context);
             } catch (TransferAbortedException e) {
                 throw stream.failed(e.getCause());
             }
@@ -85,13 +100,28 @@ final class SessionLoads {
             Loaded loaded = accepted.body();
             GuardrailStop guardrail = ledger.settle(null, guardrails.afterLoad(sent), loaded.memory());
             recordLoad(what, loaded, ms, sent, guardrail);
-            return new LoadResult(id, WireRecords.loaded(loaded), null, null, stream.transfer(ms), guardrail,
-                    accepted.notSaved(), accepted.stillWriting(), accepted.lostAtStop(), accepted.replaced());
+            return new LoadResult(
+                    id,
+                    WireRecords.loaded(loaded),
+                    null,
+                    null,
+                    stream.transfer(ms),
+                    guardrail,
+                    accepted.notSaved(),
+                    accepted.stillWriting(),
+                    accepted.lostAtStop(),
+                    accepted.replaced());
         }
     }
 
-    private LoadResult load(KernelRequest.Load request, String data, long ioBytes, String what, String path,
-            Long fileBytes, CallContext context) {
+    private LoadResult load(
+            KernelRequest.Load request,
+            String data,
+            long ioBytes,
+            String what,
+            String path,
+            Long fileBytes,
+            CallContext context) {
         try (var held = calls.enter(settings.maxTimeout())) {
             ledger.requireOpen();
             long started = System.nanoTime();
@@ -100,13 +130,32 @@ final class SessionLoads {
             Loaded loaded = accepted.body();
             GuardrailStop guardrail = ledger.settle(null, guardrails.afterLoad(ioBytes), loaded.memory());
             recordLoad(what, loaded, ms, ioBytes, guardrail);
-            return new LoadResult(id, WireRecords.loaded(loaded), path, fileBytes, null, guardrail,
-                    accepted.notSaved(), accepted.stillWriting(), accepted.lostAtStop(), accepted.replaced());
+            return new LoadResult(
+                    id,
+                    WireRecords.loaded(loaded),
+                    path,
+                    fileBytes,
+                    null,
+                    guardrail,
+                    accepted.notSaved(),
+                    accepted.stillWriting(),
+                    accepted.lostAtStop(),
+                    accepted.replaced());
         }
     }
 
     private void recordLoad(String what, Loaded loaded, double ms, long io, GuardrailStop guardrail) {
-        ledger.record(null, "load", what, "done", loaded.type() + ", " + loaded.sizeHuman(), List.of(loaded.name()),
-                ms, io, guardrail == null ? null : guardrail.guardrail(), null, null);
+        ledger.record(
+                null,
+                "load",
+                what,
+                "done",
+                loaded.type() + ", " + loaded.sizeHuman(),
+                List.of(loaded.name()),
+                ms,
+                io,
+                guardrail == null ? null : guardrail.guardrail(),
+                null,
+                null);
     }
 }

@@ -124,8 +124,11 @@ final class SessionLock extends ReentrantLock {
     }
 
     private RlmException busy(String why) {
-        return new RlmException(ErrorCode.TIMEOUT, "session " + sessionId + " is busy with another call (or its "
-                + "snapshot): " + why + "; this call did not run", "session_id",
+        return new RlmException(
+                ErrorCode.TIMEOUT,
+                "session " + sessionId + " is busy with another call (or its " + "snapshot): " + why
+                        + "; this call did not run",
+                "session_id",
                 "retry when the running call has ended (rlm_sessions shows it as busy), or use another session");
     }
 }

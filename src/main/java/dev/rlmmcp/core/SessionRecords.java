@@ -24,8 +24,7 @@ final class SessionRecords {
 
     private static final Logger log = LoggerFactory.getLogger(Session.class);
 
-    private SessionRecords() {
-    }
+    private SessionRecords() {}
 
     static void save(StateStore store, ObjectMapper json, SessionRecord session) {
         try {
@@ -59,8 +58,24 @@ final class SessionRecords {
     /** The record of a session whose own record was never written: a default session, active now. */
     static String unrecorded(ObjectMapper json, String id, LlmLimits llmDefaults) throws IOException {
         Instant now = Instant.now();
-        return write(json, new SessionRecord(id, Sessions.DEFAULT_NAME, now, now, SessionState.ACTIVE, null, null, 0, 0,
-                0, 0, 0, null, Limits.NONE, llmDefaults));
+        return write(
+                json,
+                new SessionRecord(
+                        id,
+                        Sessions.DEFAULT_NAME,
+                        now,
+                        now,
+                        SessionState.ACTIVE,
+                        null,
+                        null,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        null,
+                        Limits.NONE,
+                        llmDefaults));
     }
 
     static String write(ObjectMapper json, SessionRecord s) throws IOException {
@@ -83,7 +98,9 @@ final class SessionRecords {
         l.put("max_steps", limits.maxSteps());
         l.put("max_runtime_ms", limits.maxRuntimeMs());
         l.put("budget_bytes", limits.budgetBytes());
-        l.put("step_timeout_ms", limits.stepTimeout() == null ? null : limits.stepTimeout().toMillis());
+        l.put(
+                "step_timeout_ms",
+                limits.stepTimeout() == null ? null : limits.stepTimeout().toMillis());
         LlmLimits ll = s.llmLimits();
         ObjectNode lm = r.putObject("llm_limits");
         lm.put("max_calls_per_step", ll.maxCallsPerStep());
@@ -100,19 +117,32 @@ final class SessionRecords {
     static SessionRecord read(ObjectMapper json, String id, String stored, LlmLimits llmDefaults) throws IOException {
         JsonNode r = json.readTree(stored);
         JsonNode l = r.path("limits");
-        Limits limits = new Limits(l.path("max_steps").isNumber() ? l.path("max_steps").asInt() : null,
+        Limits limits = new Limits(
+                l.path("max_steps").isNumber() ? l.path("max_steps").asInt() : null,
                 l.path("max_runtime_ms").isNumber() ? l.path("max_runtime_ms").asLong() : null,
                 l.path("budget_bytes").isNumber() ? l.path("budget_bytes").asLong() : null,
-                l.path("step_timeout_ms").isNumber() ? Duration.ofMillis(l.path("step_timeout_ms").asLong()) : null);
+                l.path("step_timeout_ms").isNumber()
+                        ? Duration.ofMillis(l.path("step_timeout_ms").asLong())
+                        : null);
         LlmLimits llmLimits = llmLimits(r.path("llm_limits"), llmDefaults);
-        return new SessionRecord(id, r.path("name").asText("default"), Instant.parse(r.path("created").asText()),
-                Instant.parse(r.path("last_active").asText()), SessionState.valueOf(r.path("state").asText("ACTIVE")),
+        return new SessionRecord(
+                id,
+                r.path("name").asText("default"),
+                Instant.parse(r.path("created").asText()),
+                Instant.parse(r.path("last_active").asText()),
+                SessionState.valueOf(r.path("state").asText("ACTIVE")),
                 r.path("guardrail_stop").isTextual() ? r.path("guardrail_stop").asText() : null,
                 r.path("final_answer").isTextual() ? r.path("final_answer").asText() : null,
-                r.path("steps").asInt(), r.path("runtime_ms").asLong(), r.path("io_bytes").asLong(),
-                r.path("trace_length").asInt(), r.path("kernel_restarts").asInt(),
-                r.path("snapshot_at").isTextual() ? Instant.parse(r.path("snapshot_at").asText()) : null,
-                limits, llmLimits);
+                r.path("steps").asInt(),
+                r.path("runtime_ms").asLong(),
+                r.path("io_bytes").asLong(),
+                r.path("trace_length").asInt(),
+                r.path("kernel_restarts").asInt(),
+                r.path("snapshot_at").isTextual()
+                        ? Instant.parse(r.path("snapshot_at").asText())
+                        : null,
+                limits,
+                llmLimits);
     }
 
     /** Limits on sub-LLM calls as stored (older records have none: the defaults). */
@@ -120,12 +150,16 @@ final class SessionRecords {
         if (!l.isObject()) {
             return defaults;
         }
-        return new LlmLimits(l.path("max_calls_per_step").isNumber() ? l.path("max_calls_per_step").asInt() : null,
+        return new LlmLimits(
+                l.path("max_calls_per_step").isNumber()
+                        ? l.path("max_calls_per_step").asInt()
+                        : null,
                 l.path("max_calls").isNumber() ? l.path("max_calls").asInt() : null,
                 l.path("max_concurrent").asInt(defaults.maxConcurrent()),
                 l.path("max_prompt_chars").asInt(defaults.maxPromptChars()),
                 l.path("token_budget").isNumber() ? l.path("token_budget").asLong() : null,
-                l.path("call_timeout_ms").isNumber() ? Duration.ofMillis(l.path("call_timeout_ms").asLong())
+                l.path("call_timeout_ms").isNumber()
+                        ? Duration.ofMillis(l.path("call_timeout_ms").asLong())
                         : defaults.callTimeout(),
                 l.path("max_depth").asInt(defaults.maxDepth()));
     }
@@ -177,11 +211,21 @@ final class SessionRecords {
     static Step step(JsonNode v) {
         List<String> changed = new ArrayList<>();
         v.path("variables_changed").forEach(n -> changed.add(n.asText()));
-        return new Step(v.path("index").asInt(), v.path("step").isNumber() ? v.path("step").asInt() : null,
-                v.path("kind").asText(), Instant.parse(v.path("at").asText()), v.path("input").asText(),
-                v.path("status").asText(), v.path("output").asText(), List.copyOf(changed),
-                v.path("duration_ms").asDouble(), v.path("io_bytes").asLong(),
+        return new Step(
+                v.path("index").asInt(),
+                v.path("step").isNumber() ? v.path("step").asInt() : null,
+                v.path("kind").asText(),
+                Instant.parse(v.path("at").asText()),
+                v.path("input").asText(),
+                v.path("status").asText(),
+                v.path("output").asText(),
+                List.copyOf(changed),
+                v.path("duration_ms").asDouble(),
+                v.path("io_bytes").asLong(),
                 v.path("guardrail_stop").isTextual() ? v.path("guardrail_stop").asText() : null,
-                v.path("memory_bytes").asLong(), v.get("llm_usage"), v.get("llm_calls"), v.get("rlm"));
+                v.path("memory_bytes").asLong(),
+                v.get("llm_usage"),
+                v.get("llm_calls"),
+                v.get("rlm"));
     }
 }

@@ -4,7 +4,10 @@ import java.util.Locale;
 
 /** Where a session is in its life. Only an active session takes steps. */
 public enum SessionState {
-    ACTIVE, FINALIZED, STOPPED, EXPIRED;
+    ACTIVE,
+    FINALIZED,
+    STOPPED,
+    EXPIRED;
 
     public String wireName() {
         return name().toLowerCase(Locale.ROOT);

@@ -92,7 +92,8 @@ public final class Sessions implements AutoCloseable {
      * As {@link #Sessions(KernelFactory, LlmService, CompletableFuture)}, with the guardrails a session
      * gets where its creator sets none ({@code --max-steps}, {@code --max-runtime-ms}, {@code --budget-limit}).
      */
-    public Sessions(KernelFactory kernels, LlmService llm, CompletableFuture<StateStore> opening, Limits defaultLimits) {
+    public Sessions(
+            KernelFactory kernels, LlmService llm, CompletableFuture<StateStore> opening, Limits defaultLimits) {
         this.kernels = kernels;
         this.llm = llm;
         this.opening = opening;
@@ -117,8 +118,11 @@ public final class Sessions implements AutoCloseable {
                     try {
                         store = opening.join();
                     } catch (java.util.concurrent.CompletionException e) {
-                        throw new RlmException(ErrorCode.INTERNAL_ERROR, "the state directory could not be opened: "
-                                + e.getCause().getMessage(), null,
+                        throw new RlmException(
+                                ErrorCode.INTERNAL_ERROR,
+                                "the state directory could not be opened: "
+                                        + e.getCause().getMessage(),
+                                null,
                                 "restart the server with a usable --state-dir, or with --ephemeral");
                     }
                     if (store != null) {
@@ -135,8 +139,14 @@ public final class Sessions implements AutoCloseable {
         SessionDatabase database = from.database();
         for (StoredRecord stored : database.records()) {
             try {
-                Session session = Session.restore(stored.id(), stored.record(),
-                        () -> database.trace(stored.id(), Session.TRACE_KEPT), kernels, llm, from, sweeper);
+                Session session = Session.restore(
+                        stored.id(),
+                        stored.record(),
+                        () -> database.trace(stored.id(), Session.TRACE_KEPT),
+                        kernels,
+                        llm,
+                        from,
+                        sweeper);
                 byId.put(session.id(), session);
             } catch (IOException | RuntimeException e) {
                 log.warn("session {} in {} could not be read back: {}", stored.id(), from.directory(), e.toString());
@@ -154,8 +164,9 @@ public final class Sessions implements AutoCloseable {
     public Session resolve(String sessionId, String connection) {
         store();
         if (sessionId == null) {
-            return byConnection.compute(connection, (c, current) ->
-                    current == null || current.state() == SessionState.EXPIRED
+            return byConnection.compute(
+                    connection,
+                    (c, current) -> current == null || current.state() == SessionState.EXPIRED
                             ? register(DEFAULT_NAME, Limits.NONE, llm.defaults())
                             : current);
         }
@@ -169,7 +180,10 @@ public final class Sessions implements AutoCloseable {
             session = adopt(sessionId);
         }
         if (session == null) {
-            throw new RlmException(ErrorCode.SESSION_NOT_FOUND, "no session with id " + sessionId, "session_id",
+            throw new RlmException(
+                    ErrorCode.SESSION_NOT_FOUND,
+                    "no session with id " + sessionId,
+                    "session_id",
                     "use an id returned by rlm_init_context or an earlier reply (rlm_sessions lists them), "
                             + "or omit session_id for this connection's default session");
         }
@@ -190,24 +204,29 @@ public final class Sessions implements AutoCloseable {
             if (stored.isEmpty() && store.snapshots().holdsLocally(sessionId)) {
                 // A kernel writes a step's variables before the reply; the session's record is committed a
                 // few milliseconds later: a server killed in between left the variables without a record.
-                log.info("session {} has variables but no record (the server stopped before writing it): "
-                        + "resumed with the default limits", sessionId);
-                stored = Optional.of(new StoredSession(sessionId,
-                        SessionRecords.unrecorded(kernels.json(), sessionId, llm.defaults()), List.of()));
+                log.info(
+                        "session {} has variables but no record (the server stopped before writing it): "
+                                + "resumed with the default limits",
+                        sessionId);
+                stored = Optional.of(new StoredSession(
+                        sessionId, SessionRecords.unrecorded(kernels.json(), sessionId, llm.defaults()), List.of()));
             }
             if (stored.isEmpty()) {
                 return null;
             }
-            Session session = Session.restore(sessionId, stored.get().record(), stored.get()::trace, kernels, llm,
-                    store, sweeper);
+            Session session = Session.restore(
+                    sessionId, stored.get().record(), stored.get()::trace, kernels, llm, store, sweeper);
             store.database().adopt(stored.get());
             byId.put(session.id(), session);
             log.info("session {} taken from the snapshot store", sessionId);
             return session;
         } catch (IOException | RuntimeException e) {
             log.warn("session {} could not be taken from the snapshot store: {}", sessionId, e.toString());
-            throw new RlmException(ErrorCode.UPSTREAM_ERROR, "session " + sessionId
-                    + " is in the snapshot store but could not be resumed here: " + e.getMessage(), "session_id",
+            throw new RlmException(
+                    ErrorCode.UPSTREAM_ERROR,
+                    "session " + sessionId + " is in the snapshot store but could not be resumed here: "
+                            + e.getMessage(),
+                    "session_id",
                     "retry; if it persists, check the snapshot store (--snapshot-s3) and the server log");
         }
     }
@@ -232,8 +251,8 @@ public final class Sessions implements AutoCloseable {
         StateStore s = store();
         String id = "child-" + newId();
         Path dir = s == null ? null : s.snapshots().root().resolve(id);
-        return Session.scratch(id, parent.limits(), kernels, llm, parent.llmLimits(), dir,
-                s == null ? null : s.directory());
+        return Session.scratch(
+                id, parent.limits(), kernels, llm, parent.llmLimits(), dir, s == null ? null : s.directory());
     }
 
     public LlmService llm() {
@@ -284,7 +303,9 @@ public final class Sessions implements AutoCloseable {
     /** Every session, most recently active first. */
     public Collection<Session> all() {
         store();
-        return byId.values().stream().sorted(Comparator.comparing(Session::lastActive).reversed()).toList();
+        return byId.values().stream()
+                .sorted(Comparator.comparing(Session::lastActive).reversed())
+                .toList();
     }
 
     /** The kernel factory, for the wiring (cli) and core's tests; the layers above use {@link #settings()}. */
@@ -316,15 +337,23 @@ public final class Sessions implements AutoCloseable {
             if (!session.lastActive().isBefore(cutoff)) {
                 continue;
             }
-            if (DEFAULT_NAME.equals(session.name()) && !bound.contains(session) && !session.busy()
+            if (DEFAULT_NAME.equals(session.name())
+                    && !bound.contains(session)
+                    && !session.busy()
                     && !session.holdsVariables()) {
                 drop(session);
-                log.info("session {} idle since {}: a default session whose connection is gone, without variables: "
-                        + "removed", session.id(), session.lastActive());
+                log.info(
+                        "session {} idle since {}: a default session whose connection is gone, without variables: "
+                                + "removed",
+                        session.id(),
+                        session.lastActive());
                 continue;
             }
             if ((session.hasKernel() || session.state() == SessionState.ACTIVE) && session.expire()) {
-                log.info("session {} idle since {}: kernel stopped, state {}", session.id(), session.lastActive(),
+                log.info(
+                        "session {} idle since {}: kernel stopped, state {}",
+                        session.id(),
+                        session.lastActive(),
                         session.state().wireName());
             }
         }
@@ -342,12 +371,17 @@ public final class Sessions implements AutoCloseable {
         }
         Instant since = Instant.now().minus(idle);
         List<Session> idlest = byId.values().stream()
-                .filter(s -> s.hasKernel() && !s.callRunning() && !s.lastActive().isAfter(since))
-                .sorted(Comparator.comparing(Session::lastActive)).toList();
+                .filter(s ->
+                        s.hasKernel() && !s.callRunning() && !s.lastActive().isAfter(since))
+                .sorted(Comparator.comparing(Session::lastActive))
+                .toList();
         for (Session session : idlest) {
             if (session.releaseIdle(idle.isZero())) {
-                log.info("session {} idle since {}: kernel stopped after a snapshot, to make room for {} "
-                        + "(--max-kernels / --max-total-memory-mb)", session.id(), session.lastActive(),
+                log.info(
+                        "session {} idle since {}: kernel stopped after a snapshot, to make room for {} "
+                                + "(--max-kernels / --max-total-memory-mb)",
+                        session.id(),
+                        session.lastActive(),
                         idle.isZero() ? "another" : "a kernel kept warm for new sessions");
                 return true;
             }
@@ -372,8 +406,8 @@ public final class Sessions implements AutoCloseable {
     }
 
     private Session register(String name, Limits limits, LlmLimits llmLimits) {
-        Session session = Session.create(newId(), name, limits, kernels, llm, llmLimits, store, sweeper,
-                !DEFAULT_NAME.equals(name));
+        Session session = Session.create(
+                newId(), name, limits, kernels, llm, llmLimits, store, sweeper, !DEFAULT_NAME.equals(name));
         byId.put(session.id(), session);
         return session;
     }

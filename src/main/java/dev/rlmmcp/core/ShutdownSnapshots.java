@@ -18,8 +18,7 @@ final class ShutdownSnapshots {
 
     private static final Logger log = LoggerFactory.getLogger(Sessions.class);
 
-    private ShutdownSnapshots() {
-    }
+    private ShutdownSnapshots() {}
 
     static void save(List<Session> all, Duration timeout) {
         long started = System.nanoTime();
@@ -41,7 +40,8 @@ final class ShutdownSnapshots {
             Session session = entry.getKey();
             Map<String, String> notSaved;
             try {
-                long left = Math.max(0, Duration.between(Instant.now(), deadline).toMillis());
+                long left =
+                        Math.max(0, Duration.between(Instant.now(), deadline).toMillis());
                 notSaved = entry.getValue().get(left, TimeUnit.MILLISECONDS);
             } catch (java.util.concurrent.TimeoutException e) {
                 notSaved = session.unsavedNow("its snapshot was still being written at the shutdown deadline ("
@@ -55,13 +55,20 @@ final class ShutdownSnapshots {
             if (notSaved.isEmpty()) {
                 complete++;
             } else {
-                log.warn("session {}: not saved at shutdown: {}", session.id(), notSaved.entrySet().stream()
-                        .map(e -> e.getKey() + " (" + e.getValue() + ")").collect(java.util.stream.Collectors.joining(", ")));
+                log.warn(
+                        "session {}: not saved at shutdown: {}",
+                        session.id(),
+                        notSaved.entrySet().stream()
+                                .map(e -> e.getKey() + " (" + e.getValue() + ")")
+                                .collect(java.util.stream.Collectors.joining(", ")));
             }
         }
         if (!all.isEmpty()) {
-            log.info("shutdown: {} sessions saved in {} ms, {} of them with nothing left unsaved", all.size(),
-                    (System.nanoTime() - started) / 1_000_000, complete);
+            log.info(
+                    "shutdown: {} sessions saved in {} ms, {} of them with nothing left unsaved",
+                    all.size(),
+                    (System.nanoTime() - started) / 1_000_000,
+                    complete);
         }
     }
 }

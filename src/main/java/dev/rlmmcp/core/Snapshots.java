@@ -43,22 +43,34 @@ final class Snapshots {
     private final Consumer<Instant> saveRecord;
     /** Variables changed since the last snapshot, and those the last snapshot could not hold (with why). */
     private volatile Set<String> unsaved = Set.of();
+
     private volatile Map<String, String> notPersisted = Map.of();
     /** A step was recorded since the last snapshot, which a store that copies records has not copied. */
     private volatile boolean recordBehind;
+
     private volatile Instant at;
     /** The kernel's last reply left nothing unwritten: the snapshot holds everything as of that call. */
     private volatile boolean written;
+
     private volatile SnapshotTaken last;
     private ScheduledFuture<?> due;
 
-    Snapshots(String id, StateStore store, ScheduledExecutorService timer, Runnable whenDue,
+    Snapshots(
+            String id,
+            StateStore store,
+            ScheduledExecutorService timer,
+            Runnable whenDue,
             Consumer<Instant> saveRecord) {
         this(id, store, store == null ? null : store.snapshotDebounce(), timer, whenDue, saveRecord);
     }
 
     /** With {@code wait} (null: no snapshots are scheduled) given apart from the store, for tests. */
-    Snapshots(String id, StateStore store, Duration wait, ScheduledExecutorService timer, Runnable whenDue,
+    Snapshots(
+            String id,
+            StateStore store,
+            Duration wait,
+            ScheduledExecutorService timer,
+            Runnable whenDue,
             Consumer<Instant> saveRecord) {
         this.id = id;
         this.store = store;

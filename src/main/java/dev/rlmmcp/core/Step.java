@@ -12,7 +12,19 @@ import java.util.List;
  * {@code rlm} is an RLM run's tree: the whole run on an entry of kind "rlm", the child RLMs the code
  * started on an "exec" entry (null if none).
  */
-public record Step(int index, Integer step, String kind, Instant at, String input, String status, String output,
-        List<String> variablesChanged, double durationMs, long ioBytes, String guardrail, long memoryBytes,
-        JsonNode llmUsage, JsonNode llmCalls, JsonNode rlm) {
-}
+public record Step(
+        int index,
+        Integer step,
+        String kind,
+        Instant at,
+        String input,
+        String status,
+        String output,
+        List<String> variablesChanged,
+        double durationMs,
+        long ioBytes,
+        String guardrail,
+        long memoryBytes,
+        JsonNode llmUsage,
+        JsonNode llmCalls,
+        JsonNode rlm) {}

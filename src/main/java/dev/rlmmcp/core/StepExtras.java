@@ -16,8 +16,14 @@ import java.util.function.Supplier;
  * <li>{@code rlm}: asked once the step is over, the child RLMs it ran, for its trace entry (or null).</li>
  * </ul>
  */
-public record StepExtras(LlmBackend clientSampling, LlmBackend llm, int depth, HostCallbacks callbacks, BridgeSetup mcp,
-        boolean loopAnswer, Supplier<JsonNode> rlm) {
+public record StepExtras(
+        LlmBackend clientSampling,
+        LlmBackend llm,
+        int depth,
+        HostCallbacks callbacks,
+        BridgeSetup mcp,
+        boolean loopAnswer,
+        Supplier<JsonNode> rlm) {
 
     public static final StepExtras NONE = of(null, HostCallbacks.NONE, null);
 

@@ -16,9 +16,18 @@ import java.util.Map;
  */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record StepOutput(String stdout, String stderr, CodeError error, List<String> variablesChanged,
-        List<String> variablesDeleted, double durationMs, List<Eviction> evicted, MemoryUsage memory,
-        Map<String, Truncated> truncated, Map<String, String> notPersisted, SnapshotLoad loadedFromSnapshot,
+public record StepOutput(
+        String stdout,
+        String stderr,
+        CodeError error,
+        List<String> variablesChanged,
+        List<String> variablesDeleted,
+        double durationMs,
+        List<Eviction> evicted,
+        MemoryUsage memory,
+        Map<String, Truncated> truncated,
+        Map<String, String> notPersisted,
+        SnapshotLoad loadedFromSnapshot,
         RlmAnswer answer) {
 
     /** Whether the code was stopped by an interrupt (a timeout or a cancellation), its variables intact. */
@@ -28,16 +37,13 @@ public record StepOutput(String stdout, String stderr, CodeError error, List<Str
 
     /** One output stream cut at the output cap: how long it was, how much is shown, and where the rest is kept. */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-@JsonInclude(JsonInclude.Include.NON_NULL)
-    public record Truncated(long totalChars, long shownChars, String keptIn, long keptChars) {
-    }
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Truncated(long totalChars, long shownChars, String keptIn, long keptChars) {}
 
     /** The variables a step brought back from the snapshot because its code used them. */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    public record SnapshotLoad(List<String> names, long bytes, double durationMs) {
-    }
+    public record SnapshotLoad(List<String> names, long bytes, double durationMs) {}
 
     /** What the RLM answer protocol's {@code answer} dict holds after a step of the loop. */
-    public record RlmAnswer(String content, boolean ready) {
-    }
+    public record RlmAnswer(String content, boolean ready) {}
 }

@@ -14,16 +14,28 @@ import java.util.List;
  * stop before that ends loses them); {@code lostAtStop}, on a session's first call after the server
  * stopped, those a reply had reported and whose write that stop cut short (null: none).
  */
-public record StepResult(String sessionId, StepStatus status, Integer step, StepOutput exec, Duration timeout,
-        long interruptedAfterMs, LlmUsage llmUsage, GuardrailStop guardrail, List<String> notSaved,
-        List<String> stillWriting, List<String> lostAtStop, KernelLoss loss, KernelLoss replacedBefore) {
+public record StepResult(
+        String sessionId,
+        StepStatus status,
+        Integer step,
+        StepOutput exec,
+        Duration timeout,
+        long interruptedAfterMs,
+        LlmUsage llmUsage,
+        GuardrailStop guardrail,
+        List<String> notSaved,
+        List<String> stillWriting,
+        List<String> lostAtStop,
+        KernelLoss loss,
+        KernelLoss replacedBefore) {
 
     /** What the agent must know in a sentence: why the step was interrupted, or what its kernel's loss cost; else null. */
     public String message() {
         if (loss != null) {
             return loss.message();
         }
-        return status != StepStatus.INTERRUPTED ? null
+        return status != StepStatus.INTERRUPTED
+                ? null
                 : "interrupted after %.1f s (timeout %s s, or cancelled by the client); all variables are intact"
                         .formatted(interruptedAfterMs / 1000.0, Text.seconds(timeout));
     }
@@ -32,7 +44,10 @@ public record StepResult(String sessionId, StepStatus status, Integer step, Step
     String traceOutput() {
         StringBuilder out = new StringBuilder(exec == null ? "" : exec.stdout());
         if (exec != null && exec.error() != null) {
-            out.append(out.isEmpty() ? "" : "\n").append(exec.error().type()).append(": ").append(exec.error().message());
+            out.append(out.isEmpty() ? "" : "\n")
+                    .append(exec.error().type())
+                    .append(": ")
+                    .append(exec.error().message());
         }
         String message = message();
         if (message != null) {

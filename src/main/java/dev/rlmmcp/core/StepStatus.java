@@ -5,7 +5,11 @@ import java.util.Locale;
 
 /** How a step ended: the code ran (ok, or raised), was interrupted with its variables intact, or its kernel was lost. */
 public enum StepStatus {
-    OK, ERROR, INTERRUPTED, KILLED, CRASHED;
+    OK,
+    ERROR,
+    INTERRUPTED,
+    KILLED,
+    CRASHED;
 
     @JsonValue
     public String wireName() {

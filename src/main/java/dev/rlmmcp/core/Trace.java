@@ -56,13 +56,37 @@ final class Trace {
     }
 
     /** Adds the entry for a finished step or load. */
-    synchronized Step append(Integer step, String kind, String input, String status, String output,
-            List<String> changed, double ms, long io, String tripped, long memoryBytes, JsonNode llmUsage,
-            JsonNode llmCalls, JsonNode rlm) {
+    synchronized Step append(
+            Integer step,
+            String kind,
+            String input,
+            String status,
+            String output,
+            List<String> changed,
+            double ms,
+            long io,
+            String tripped,
+            long memoryBytes,
+            JsonNode llmUsage,
+            JsonNode llmCalls,
+            JsonNode rlm) {
         read();
-        Step entry = new Step(length, step, kind, Instant.now(), Text.clip(input, TEXT), status,
-                Text.clip(output, TEXT), List.copyOf(changed), Math.round(ms * 1000) / 1000.0, io, tripped,
-                memoryBytes, llmUsage, llmCalls, rlm);
+        Step entry = new Step(
+                length,
+                step,
+                kind,
+                Instant.now(),
+                Text.clip(input, TEXT),
+                status,
+                Text.clip(output, TEXT),
+                List.copyOf(changed),
+                Math.round(ms * 1000) / 1000.0,
+                io,
+                tripped,
+                memoryBytes,
+                llmUsage,
+                llmCalls,
+                rlm);
         if (kept.size() == KEPT) {
             kept.removeFirst();
         }
@@ -77,9 +101,21 @@ final class Trace {
         int first = length - kept.size();
         int from = Math.min(Math.max(first, start), length);
         int to = Math.min(Math.max(from, end), length);
-        return new TraceView(summary, length, first > 0 ? first : null, first > 0 ? "only the last " + KEPT
-                + " entries are kept; entries before " + first + " were dropped" : null, from, to,
-                kept.stream().skip(from - first).limit(to - from).map(SessionRecords::view).toList(), finalAnswer);
+        return new TraceView(
+                summary,
+                length,
+                first > 0 ? first : null,
+                first > 0
+                        ? "only the last " + KEPT + " entries are kept; entries before " + first + " were dropped"
+                        : null,
+                from,
+                to,
+                kept.stream()
+                        .skip(from - first)
+                        .limit(to - from)
+                        .map(SessionRecords::view)
+                        .toList(),
+                finalAnswer);
     }
 
     /** The names of the variables the kept entries changed, in order of first change. */

@@ -11,6 +11,13 @@ import com.fasterxml.jackson.databind.annotation.JsonNaming;
  */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record VarPage(String varName, String type, String format, long totalChars, long offset, long returnedChars,
-        @JsonInclude(JsonInclude.Include.ALWAYS) Long nextOffset, String value, String note) {
-}
+public record VarPage(
+        String varName,
+        String type,
+        String format,
+        long totalChars,
+        long offset,
+        long returnedChars,
+        @JsonInclude(JsonInclude.Include.ALWAYS) Long nextOffset,
+        String value,
+        String note) {}

@@ -12,8 +12,19 @@ import java.util.List;
  */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record Variable(String name, String status, String type, Long sizeBytes, String sizeHuman, String created,
-        String lastAccessed, String saved, String preview, Long length, List<String> columns, String notPersisted,
+public record Variable(
+        String name,
+        String status,
+        String type,
+        Long sizeBytes,
+        String sizeHuman,
+        String created,
+        String lastAccessed,
+        String saved,
+        String preview,
+        Long length,
+        List<String> columns,
+        String notPersisted,
         String persisted) {
 
     /** A variable known by name only (from the trace, no kernel asked). */

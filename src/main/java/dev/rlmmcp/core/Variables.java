@@ -8,5 +8,4 @@ import java.util.List;
 /** A session's variables as its kernel lists them, with the memory they take. */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record Variables(List<Variable> variables, MemoryUsage memory) {
-}
+public record Variables(List<Variable> variables, MemoryUsage memory) {}

@@ -24,8 +24,7 @@ import java.util.Map;
  */
 final class WireRecords {
 
-    private WireRecords() {
-    }
+    private WireRecords() {}
 
     static StepOutput output(ExecResult e) {
         if (e == null) {
@@ -36,15 +35,29 @@ final class WireRecords {
             truncated = new LinkedHashMap<>();
             for (var cut : e.truncated().entrySet()) {
                 var t = cut.getValue();
-                truncated.put(cut.getKey(), t == null ? null
-                        : new StepOutput.Truncated(t.totalChars(), t.shownChars(), t.keptIn(), t.keptChars()));
+                truncated.put(
+                        cut.getKey(),
+                        t == null
+                                ? null
+                                : new StepOutput.Truncated(t.totalChars(), t.shownChars(), t.keptIn(), t.keptChars()));
             }
         }
         var loaded = e.loadedFromSnapshot();
         var answer = e.answer();
-        return new StepOutput(e.stdout(), e.stderr(), error(e.error()), e.variablesChanged(), e.variablesDeleted(),
-                e.durationMs(), evicted(e.evicted()), memory(e.memory()), truncated, e.notPersisted(),
-                loaded == null ? null : new StepOutput.SnapshotLoad(loaded.names(), loaded.bytes(), loaded.durationMs()),
+        return new StepOutput(
+                e.stdout(),
+                e.stderr(),
+                error(e.error()),
+                e.variablesChanged(),
+                e.variablesDeleted(),
+                e.durationMs(),
+                evicted(e.evicted()),
+                memory(e.memory()),
+                truncated,
+                e.notPersisted(),
+                loaded == null
+                        ? null
+                        : new StepOutput.SnapshotLoad(loaded.names(), loaded.bytes(), loaded.durationMs()),
                 answer == null ? null : new StepOutput.RlmAnswer(answer.content(), answer.ready()));
     }
 
@@ -53,32 +66,77 @@ final class WireRecords {
     }
 
     static List<Eviction> evicted(List<Evicted> evicted) {
-        return evicted == null ? null : evicted.stream()
-                .map(v -> new Eviction(v.name(), v.sizeBytes(), v.sizeHuman(), v.spilled(), v.reason())).toList();
+        return evicted == null
+                ? null
+                : evicted.stream()
+                        .map(v -> new Eviction(v.name(), v.sizeBytes(), v.sizeHuman(), v.spilled(), v.reason()))
+                        .toList();
     }
 
     static MemoryUsage memory(MemoryUse m) {
-        return m == null ? null : new MemoryUsage(m.totalBytes(), m.totalHuman(), m.variableCount(), m.spilledCount(),
-                m.limitBytes(), m.percent(), m.limitHuman(), m.rssBytes(), m.rssHuman());
+        return m == null
+                ? null
+                : new MemoryUsage(
+                        m.totalBytes(),
+                        m.totalHuman(),
+                        m.variableCount(),
+                        m.spilledCount(),
+                        m.limitBytes(),
+                        m.percent(),
+                        m.limitHuman(),
+                        m.rssBytes(),
+                        m.rssHuman());
     }
 
     static LoadedVar loaded(Loaded l) {
-        return new LoadedVar(l.name(), l.type(), l.dataType(), l.sizeBytes(), l.sizeHuman(), l.preview(),
-                l.durationMs(), evicted(l.evicted()), memory(l.memory()), l.length(), l.columns());
+        return new LoadedVar(
+                l.name(),
+                l.type(),
+                l.dataType(),
+                l.sizeBytes(),
+                l.sizeHuman(),
+                l.preview(),
+                l.durationMs(),
+                evicted(l.evicted()),
+                memory(l.memory()),
+                l.length(),
+                l.columns());
     }
 
     static VarPage page(Page p) {
-        return new VarPage(p.varName(), p.type(), p.format(), p.totalChars(), p.offset(), p.returnedChars(),
-                p.nextOffset(), p.value(), p.note());
+        return new VarPage(
+                p.varName(),
+                p.type(),
+                p.format(),
+                p.totalChars(),
+                p.offset(),
+                p.returnedChars(),
+                p.nextOffset(),
+                p.value(),
+                p.note());
     }
 
     static Variable variable(VarEntry v) {
-        return new Variable(v.name(), v.status(), v.type(), v.sizeBytes(), v.sizeHuman(), v.created(),
-                v.lastAccessed(), v.saved(), v.preview(), v.length(), v.columns(), v.notPersisted(), v.persisted());
+        return new Variable(
+                v.name(),
+                v.status(),
+                v.type(),
+                v.sizeBytes(),
+                v.sizeHuman(),
+                v.created(),
+                v.lastAccessed(),
+                v.saved(),
+                v.preview(),
+                v.length(),
+                v.columns(),
+                v.notPersisted(),
+                v.persisted());
     }
 
     static List<Variable> variables(List<VarEntry> entries) {
-        return entries == null ? null : entries.stream().map(WireRecords::variable).toList();
+        return entries == null
+                ? null
+                : entries.stream().map(WireRecords::variable).toList();
     }
 
     static Variables variables(VarList list) {
@@ -94,10 +152,19 @@ final class WireRecords {
     }
 
     static McpSetup mcp(BridgeSetup setup) {
-        return setup == null ? null : new McpSetup(setup.servers().stream()
-                .map(s -> new McpSetup.Server(s.name(), s.alias(), s.tools().stream()
-                        .map(t -> new McpSetup.Tool(t.name(), t.alias(), t.description(), t.inputSchema())).toList()))
-                .toList(), setup.discovered());
+        return setup == null
+                ? null
+                : new McpSetup(
+                        setup.servers().stream()
+                                .map(s -> new McpSetup.Server(
+                                        s.name(),
+                                        s.alias(),
+                                        s.tools().stream()
+                                                .map(t -> new McpSetup.Tool(
+                                                        t.name(), t.alias(), t.description(), t.inputSchema()))
+                                                .toList()))
+                                .toList(),
+                        setup.discovered());
     }
 
     /** Core's callbacks on the kernel's channel: a refusal becomes the kernel's, with its code and message. */
@@ -112,17 +179,32 @@ final class WireRecords {
     }
 
     static KernelSettings settings(Settings s) {
-        return new KernelSettings(s.defaultTimeout(), s.maxTimeout(), s.interruptGrace(), s.outputCap(),
-                s.memoryLimitBytes(), s.cleanupThreshold(), s.cleanupTarget());
+        return new KernelSettings(
+                s.defaultTimeout(),
+                s.maxTimeout(),
+                s.interruptGrace(),
+                s.outputCap(),
+                s.memoryLimitBytes(),
+                s.cleanupThreshold(),
+                s.cleanupTarget());
     }
 
     static KernelHealth health(KernelFactory kernels) {
         var budget = kernels.budget();
         var python = kernels.pythonIfKnown();
-        return new KernelHealth(kernels.launcherName(), kernels.cgroup(), kernels.cgroupLimits(),
-                kernels.sessionKernels(), kernels.warmKernels(), kernels.warmTarget(), budget.waiting(),
-                budget.maxKernels(), budget.usedBytes(), budget.maxBytes(),
-                python == null ? null : python.executable().toString(), python == null ? null : python.version(),
+        return new KernelHealth(
+                kernels.launcherName(),
+                kernels.cgroup(),
+                kernels.cgroupLimits(),
+                kernels.sessionKernels(),
+                kernels.warmKernels(),
+                kernels.warmTarget(),
+                budget.waiting(),
+                budget.maxKernels(),
+                budget.usedBytes(),
+                budget.maxBytes(),
+                python == null ? null : python.executable().toString(),
+                python == null ? null : python.version(),
                 kernels.settings().memoryLimitBytes());
     }
 

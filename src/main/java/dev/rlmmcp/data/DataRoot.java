@@ -32,13 +32,16 @@ public final class DataRoot {
     /** A readable regular file under the root, given relative to it or absolute inside it. */
     public Path resolve(String argument, String userPath) {
         if (userPath == null || userPath.isBlank()) {
-            throw RlmException.invalid(argument, argument + " is empty", "give a file path relative to the data root " + root);
+            throw RlmException.invalid(
+                    argument, argument + " is empty", "give a file path relative to the data root " + root);
         }
         Path lexical;
         try {
             lexical = root.resolve(userPath).normalize();
         } catch (InvalidPathException e) {
-            throw RlmException.invalid(argument, argument + " is not a valid path: " + e.getReason(),
+            throw RlmException.invalid(
+                    argument,
+                    argument + " is not a valid path: " + e.getReason(),
                     "give a file path relative to the data root " + root);
         }
         if (!lexical.startsWith(root)) {
@@ -48,28 +51,40 @@ public final class DataRoot {
         try {
             real = lexical.toRealPath();
         } catch (NoSuchFileException e) {
-            throw new RlmException(ErrorCode.FILE_NOT_FOUND, "no file " + userPath + " under the data root " + root,
-                    argument, "check the name; paths are relative to the data root");
+            throw new RlmException(
+                    ErrorCode.FILE_NOT_FOUND,
+                    "no file " + userPath + " under the data root " + root,
+                    argument,
+                    "check the name; paths are relative to the data root");
         } catch (IOException e) {
-            throw new RlmException(ErrorCode.PERMISSION_DENIED, "cannot open " + userPath + ": " + e.getMessage(),
-                    argument, "check the file's permissions");
+            throw new RlmException(
+                    ErrorCode.PERMISSION_DENIED,
+                    "cannot open " + userPath + ": " + e.getMessage(),
+                    argument,
+                    "check the file's permissions");
         }
         if (!real.startsWith(root)) {
             throw outside(argument, userPath);
         }
         if (!Files.isRegularFile(real)) {
-            throw RlmException.invalid(argument, userPath + " is not a regular file", "give the path of a file, not a directory");
+            throw RlmException.invalid(
+                    argument, userPath + " is not a regular file", "give the path of a file, not a directory");
         }
         if (!Files.isReadable(real)) {
-            throw new RlmException(ErrorCode.PERMISSION_DENIED, userPath + " is not readable", argument,
+            throw new RlmException(
+                    ErrorCode.PERMISSION_DENIED,
+                    userPath + " is not readable",
+                    argument,
                     "check the file's permissions");
         }
         return real;
     }
 
     private RlmException outside(String argument, String userPath) {
-        return new RlmException(ErrorCode.PATH_OUTSIDE_DATA_ROOT,
-                userPath + " is outside the data root " + root + " (after resolving '..' and symlinks)", argument,
+        return new RlmException(
+                ErrorCode.PATH_OUTSIDE_DATA_ROOT,
+                userPath + " is outside the data root " + root + " (after resolving '..' and symlinks)",
+                argument,
                 "load files from inside the data root, or start the server with --data-root pointing at the data");
     }
 }

@@ -9,13 +9,20 @@ import java.util.Map;
  * chain (AWS_* variables, profiles). When neither is configured, {@code missing} says what to set and
  * the S3 tools refuse with it.
  */
-public record S3Settings(URI endpoint, String region, String accessKey, String secretKey, boolean awsChain,
-        String defaultBucket, String missing) {
+public record S3Settings(
+        URI endpoint,
+        String region,
+        String accessKey,
+        String secretKey,
+        boolean awsChain,
+        String defaultBucket,
+        String missing) {
 
     public static final String DEFAULT_BUCKET = "claude-code";
-    public static final String HOW = "set MINIO_ENDPOINT (e.g. http://127.0.0.1:9000, or host:port with MINIO_SECURE=true "
-            + "for https), MINIO_ACCESS_KEY and MINIO_SECRET_KEY in the server's environment, or the standard "
-            + "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_REGION (or AWS_PROFILE), and restart the server";
+    public static final String HOW =
+            "set MINIO_ENDPOINT (e.g. http://127.0.0.1:9000, or host:port with MINIO_SECURE=true "
+                    + "for https), MINIO_ACCESS_KEY and MINIO_SECRET_KEY in the server's environment, or the standard "
+                    + "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_REGION (or AWS_PROFILE), and restart the server";
 
     static S3Settings notConfigured(String defaultBucket) {
         return new S3Settings(null, null, null, null, false, defaultBucket, "S3 is not configured");
@@ -30,19 +37,30 @@ public record S3Settings(URI endpoint, String region, String accessKey, String s
         if (endpoint != null) {
             URI uri = endpoint(endpoint, env.get("MINIO_SECURE"));
             if (accessKey == null || secretKey == null) {
-                return new S3Settings(uri, region, null, null, false, defaultBucket,
+                return new S3Settings(
+                        uri,
+                        region,
+                        null,
+                        null,
+                        false,
+                        defaultBucket,
                         "S3 is not configured: MINIO_ENDPOINT is set but MINIO_ACCESS_KEY or MINIO_SECRET_KEY is not");
             }
-            return new S3Settings(uri, region == null ? "us-east-1" : region, accessKey, secretKey, false,
-                    defaultBucket, null);
+            return new S3Settings(
+                    uri, region == null ? "us-east-1" : region, accessKey, secretKey, false, defaultBucket, null);
         }
-        boolean chain = accessKey != null && secretKey != null || first(env, "AWS_PROFILE",
-                "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") != null;
+        boolean chain = accessKey != null && secretKey != null
+                || first(
+                                env,
+                                "AWS_PROFILE",
+                                "AWS_WEB_IDENTITY_TOKEN_FILE",
+                                "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+                        != null;
         if (chain) {
             String custom = first(env, "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
-            return new S3Settings(custom == null ? null : URI.create(custom), region, null, null, true, defaultBucket,
-                    null);
+            return new S3Settings(
+                    custom == null ? null : URI.create(custom), region, null, null, true, defaultBucket, null);
         }
         return notConfigured(defaultBucket);
     }
@@ -53,8 +71,8 @@ public record S3Settings(URI endpoint, String region, String accessKey, String s
         if (v.contains("://")) {
             return URI.create(v);
         }
-        boolean https = secure != null && (secure.equalsIgnoreCase("true") || secure.equals("1")
-                || secure.equalsIgnoreCase("yes"));
+        boolean https = secure != null
+                && (secure.equalsIgnoreCase("true") || secure.equals("1") || secure.equalsIgnoreCase("yes"));
         return URI.create((https ? "https://" : "http://") + v);
     }
 
@@ -79,7 +97,7 @@ public record S3Settings(URI endpoint, String region, String accessKey, String s
     /** Never shows the secret. */
     @Override
     public String toString() {
-        return "S3Settings[endpoint=" + endpoint + ", region=" + region + ", accessKey=" + accessKey
-                + ", awsChain=" + awsChain + ", defaultBucket=" + defaultBucket + ", missing=" + missing + "]";
+        return "S3Settings[endpoint=" + endpoint + ", region=" + region + ", accessKey=" + accessKey + ", awsChain="
+                + awsChain + ", defaultBucket=" + defaultBucket + ", missing=" + missing + "]";
     }
 }

@@ -38,6 +38,7 @@ public final class S3Store implements AutoCloseable {
 
     /** Part size for uploads: S3's minimum is 5 MiB; at most 10,000 parts per object. */
     static final int MIN_PART_BYTES = 8 * 1024 * 1024;
+
     private static final int MAX_PARTS = 10_000;
     /** Largest object stored with one PUT from a file (S3 takes up to 5 GiB). */
     static final long SINGLE_PUT_BYTES = 4L << 30;
@@ -66,7 +67,8 @@ public final class S3Store implements AutoCloseable {
     public record Reserved(String bucket, String prefix) {
 
         boolean covers(String bucket, String key) {
-            return this.bucket.equals(bucket) && (key.startsWith(prefix) || normal(key).startsWith(normal(prefix)));
+            return this.bucket.equals(bucket)
+                    && (key.startsWith(prefix) || normal(key).startsWith(normal(prefix)));
         }
 
         /** The key as a filesystem-backed server may read it: empty and "." segments dropped, ".." applied. */
@@ -90,9 +92,12 @@ public final class S3Store implements AutoCloseable {
 
     private void allowed(String bucket, String key) {
         if (reserved != null && reserved.covers(bucket, key)) {
-            throw new RlmException(ErrorCode.PERMISSION_DENIED, "s3://" + bucket + "/" + key
-                    + " is in s3://" + reserved.bucket() + "/" + reserved.prefix()
-                    + ", where the server keeps its session snapshots; the data tools cannot reach it", "key",
+            throw new RlmException(
+                    ErrorCode.PERMISSION_DENIED,
+                    "s3://" + bucket + "/" + key
+                            + " is in s3://" + reserved.bucket() + "/" + reserved.prefix()
+                            + ", where the server keeps its session snapshots; the data tools cannot reach it",
+                    "key",
                     "use another bucket or key prefix");
         }
     }
@@ -101,17 +106,13 @@ public final class S3Store implements AutoCloseable {
         return settings;
     }
 
-    public record Bucket(String name, Instant created) {
-    }
+    public record Bucket(String name, Instant created) {}
 
-    public record Entry(String key, long size, Instant lastModified) {
-    }
+    public record Entry(String key, long size, Instant lastModified) {}
 
-    public record Page(String bucket, String prefix, List<Entry> entries, boolean truncated, String nextToken) {
-    }
+    public record Page(String bucket, String prefix, List<Entry> entries, boolean truncated, String nextToken) {}
 
-    public record Uploaded(String bucket, String key, long bytes, int parts, String etag) {
-    }
+    public record Uploaded(String bucket, String key, long bytes, int parts, String etag) {}
 
     /** The bucket a call names, or the configured default. */
     public String bucket(String asked) {
@@ -120,7 +121,9 @@ public final class S3Store implements AutoCloseable {
 
     public List<Bucket> buckets() {
         try {
-            return client().listBuckets().buckets().stream().map(b -> new Bucket(b.name(), b.creationDate())).toList();
+            return client().listBuckets().buckets().stream()
+                    .map(b -> new Bucket(b.name(), b.creationDate()))
+                    .toList();
         } catch (SdkException e) {
             throw refusal(e, null, null, null);
         }
@@ -128,13 +131,14 @@ public final class S3Store implements AutoCloseable {
 
     public Page list(String bucket, String prefix, String token, int maxKeys) {
         try {
-            ListObjectsV2Response page = client().listObjectsV2(r -> r.bucket(bucket).prefix(prefix)
-                    .continuationToken(token).maxKeys(maxKeys));
+            ListObjectsV2Response page = client().listObjectsV2(r ->
+                    r.bucket(bucket).prefix(prefix).continuationToken(token).maxKeys(maxKeys));
             List<Entry> entries = new ArrayList<>();
-            page.contents().stream().filter(o -> reserved == null || !reserved.covers(bucket, o.key()))
+            page.contents().stream()
+                    .filter(o -> reserved == null || !reserved.covers(bucket, o.key()))
                     .forEach(o -> entries.add(new Entry(o.key(), o.size(), o.lastModified())));
-            return new Page(bucket, prefix, entries, Boolean.TRUE.equals(page.isTruncated()),
-                    page.nextContinuationToken());
+            return new Page(
+                    bucket, prefix, entries, Boolean.TRUE.equals(page.isTruncated()), page.nextContinuationToken());
         } catch (SdkException e) {
             throw refusal(e, bucket, null, token == null ? null : "continuation_token");
         }
@@ -144,10 +148,14 @@ public final class S3Store implements AutoCloseable {
     public Download open(String bucket, String key) {
         allowed(bucket, key);
         try {
-            ResponseInputStream<GetObjectResponse> stream = client().getObject(r -> r.bucket(bucket).key(key));
+            ResponseInputStream<GetObjectResponse> stream =
+                    client().getObject(r -> r.bucket(bucket).key(key));
             Long length = stream.response().contentLength();
-            return new Download(new AbortOnEarlyClose(stream), length == null ? -1 : length,
-                    "s3://" + bucket + "/" + key, stream.response().contentType());
+            return new Download(
+                    new AbortOnEarlyClose(stream),
+                    length == null ? -1 : length,
+                    "s3://" + bucket + "/" + key,
+                    stream.response().contentType());
         } catch (SdkException e) {
             throw refusal(e, bucket, key, "key");
         }
@@ -165,7 +173,8 @@ public final class S3Store implements AutoCloseable {
         int n = in.readNBytes(part, 0, part.length);
         try {
             if (n < part.length) {
-                String etag = client().putObject(r -> r.bucket(bucket).key(key), body(part, n)).eTag();
+                String etag = client().putObject(r -> r.bucket(bucket).key(key), body(part, n))
+                        .eTag();
                 return new Uploaded(bucket, key, n, 1, etag);
             }
             return multipart(bucket, key, in, part, n);
@@ -187,8 +196,9 @@ public final class S3Store implements AutoCloseable {
             }
         }
         try {
-            String etag = client().putObject(r -> r.bucket(bucket).key(key).contentLength(size),
-                    RequestBody.fromFile(file)).eTag();
+            String etag = client().putObject(
+                            r -> r.bucket(bucket).key(key).contentLength(size), RequestBody.fromFile(file))
+                    .eTag();
             return new Uploaded(bucket, key, size, 1, etag);
         } catch (SdkException e) {
             throw refusal(e, bucket, key, "key");
@@ -196,7 +206,8 @@ public final class S3Store implements AutoCloseable {
     }
 
     private Uploaded multipart(String bucket, String key, InputStream in, byte[] part, int first) throws IOException {
-        String uploadId = client().createMultipartUpload(r -> r.bucket(bucket).key(key)).uploadId();
+        String uploadId =
+                client().createMultipartUpload(r -> r.bucket(bucket).key(key)).uploadId();
         boolean done = false;
         try {
             List<CompletedPart> parts = new ArrayList<>();
@@ -204,16 +215,25 @@ public final class S3Store implements AutoCloseable {
             for (int n = first; n > 0; n = in.readNBytes(part, 0, part.length)) {
                 int number = parts.size() + 1;
                 if (number > MAX_PARTS) {
-                    throw new TransferException(ErrorCode.TOO_LARGE, "the upload needs more than " + MAX_PARTS
-                            + " parts of " + part.length + " bytes", "url", "upload a smaller object");
+                    throw new TransferException(
+                            ErrorCode.TOO_LARGE,
+                            "the upload needs more than " + MAX_PARTS + " parts of " + part.length + " bytes",
+                            "url",
+                            "upload a smaller object");
                 }
-                String etag = client().uploadPart(r -> r.bucket(bucket).key(key).uploadId(uploadId)
-                        .partNumber(number), body(part, n)).eTag();
+                String etag = client().uploadPart(
+                                r -> r.bucket(bucket)
+                                        .key(key)
+                                        .uploadId(uploadId)
+                                        .partNumber(number),
+                                body(part, n))
+                        .eTag();
                 parts.add(CompletedPart.builder().partNumber(number).eTag(etag).build());
                 total += n;
             }
-            String etag = client().completeMultipartUpload(r -> r.bucket(bucket).key(key).uploadId(uploadId)
-                    .multipartUpload(m -> m.parts(parts))).eTag();
+            String etag = client().completeMultipartUpload(
+                            r -> r.bucket(bucket).key(key).uploadId(uploadId).multipartUpload(m -> m.parts(parts)))
+                    .eTag();
             done = true;
             return new Uploaded(bucket, key, total, parts.size(), etag);
         } finally {
@@ -229,8 +249,8 @@ public final class S3Store implements AutoCloseable {
 
     /** A part's bytes, read from the one buffer as often as signing and sending need, never copied. */
     private static RequestBody body(byte[] part, int length) {
-        return RequestBody.fromContentProvider(() -> new ByteArrayInputStream(part, 0, length), length,
-                "application/octet-stream");
+        return RequestBody.fromContentProvider(
+                () -> new ByteArrayInputStream(part, 0, length), length, "application/octet-stream");
     }
 
     /** Every object under {@code prefix}, all pages. */
@@ -276,8 +296,8 @@ public final class S3Store implements AutoCloseable {
     /** Refuses with what to set when S3 is not configured. */
     public void requireConfigured() {
         if (!settings.configured()) {
-            throw new RlmException(ErrorCode.NOT_CONFIGURED, settings.missing() + ": " + S3Settings.HOW, null,
-                    S3Settings.HOW);
+            throw new RlmException(
+                    ErrorCode.NOT_CONFIGURED, settings.missing() + ": " + S3Settings.HOW, null, S3Settings.HOW);
         }
     }
 
@@ -298,9 +318,11 @@ public final class S3Store implements AutoCloseable {
             if (settings.endpoint() != null) {
                 builder.endpointOverride(settings.endpoint()).forcePathStyle(true);
             }
-            builder.credentialsProvider(settings.awsChain() ? DefaultCredentialsProvider.builder().build()
-                    : StaticCredentialsProvider.create(AwsBasicCredentials.create(settings.accessKey(),
-                            settings.secretKey())));
+            builder.credentialsProvider(
+                    settings.awsChain()
+                            ? DefaultCredentialsProvider.builder().build()
+                            : StaticCredentialsProvider.create(
+                                    AwsBasicCredentials.create(settings.accessKey(), settings.secretKey())));
             client = builder.build();
         }
         return client;
@@ -310,34 +332,57 @@ public final class S3Store implements AutoCloseable {
     RlmException refusal(SdkException e, String bucket, String key, String argument) {
         String where = bucket == null ? "S3" : key == null ? "bucket " + bucket : "s3://" + bucket + "/" + key;
         if (e instanceof S3Exception s3) {
-            String code = s3.awsErrorDetails() == null ? "" : s3.awsErrorDetails().errorCode();
-            String detail = s3.awsErrorDetails() == null ? s3.getMessage() : s3.awsErrorDetails().errorMessage();
+            String code =
+                    s3.awsErrorDetails() == null ? "" : s3.awsErrorDetails().errorCode();
+            String detail = s3.awsErrorDetails() == null
+                    ? s3.getMessage()
+                    : s3.awsErrorDetails().errorMessage();
             if ("NoSuchBucket".equals(code) || s3.statusCode() == 404 && key == null) {
-                return new RlmException(ErrorCode.NOT_FOUND, "no bucket " + bucket, "bucket",
+                return new RlmException(
+                        ErrorCode.NOT_FOUND,
+                        "no bucket " + bucket,
+                        "bucket",
                         "call rlm_list_buckets to see the buckets");
             }
             if ("NoSuchKey".equals(code) || s3.statusCode() == 404) {
-                return new RlmException(ErrorCode.NOT_FOUND, "no object " + key + " in bucket " + bucket, "key",
+                return new RlmException(
+                        ErrorCode.NOT_FOUND,
+                        "no object " + key + " in bucket " + bucket,
+                        "key",
                         "call rlm_list_s3 with a prefix to find the key");
             }
-            if ("continuation_token".equals(argument) && ("InvalidToken".equals(code) || "InvalidArgument".equals(code))) {
-                return RlmException.invalid(argument, where + " refused the request: " + detail,
+            if ("continuation_token".equals(argument)
+                    && ("InvalidToken".equals(code) || "InvalidArgument".equals(code))) {
+                return RlmException.invalid(
+                        argument,
+                        where + " refused the request: " + detail,
                         "pass the next_continuation_token of the previous page unchanged");
             }
             if (s3.statusCode() == 403 || "InvalidAccessKeyId".equals(code) || "SignatureDoesNotMatch".equals(code)) {
-                return new RlmException(ErrorCode.PERMISSION_DENIED, "S3 refused access to " + where + " (" + code
-                        + "): " + detail, bucket == null ? null : "bucket",
+                return new RlmException(
+                        ErrorCode.PERMISSION_DENIED,
+                        "S3 refused access to " + where + " (" + code + "): " + detail,
+                        bucket == null ? null : "bucket",
                         "check MINIO_ACCESS_KEY / MINIO_SECRET_KEY (or the AWS credentials) and the bucket's policy");
             }
-            return new RlmException(ErrorCode.UPSTREAM_ERROR, "S3 failed on " + where + ": " + s3.statusCode() + " "
-                    + code + " " + detail, null, "retry; if it persists, check the S3 server");
+            return new RlmException(
+                    ErrorCode.UPSTREAM_ERROR,
+                    "S3 failed on " + where + ": " + s3.statusCode() + " " + code + " " + detail,
+                    null,
+                    "retry; if it persists, check the S3 server");
         }
         if (e instanceof SdkClientException && e.getCause() instanceof java.net.SocketTimeoutException) {
-            return new RlmException(ErrorCode.TIMEOUT, "S3 did not answer in time on " + where, null,
+            return new RlmException(
+                    ErrorCode.TIMEOUT,
+                    "S3 did not answer in time on " + where,
+                    null,
                     "retry, or raise --url-timeout-s");
         }
-        return new RlmException(ErrorCode.UPSTREAM_ERROR, "cannot reach S3 for " + where + ": " + e.getMessage(),
-                null, "check MINIO_ENDPOINT and that the S3 server is up");
+        return new RlmException(
+                ErrorCode.UPSTREAM_ERROR,
+                "cannot reach S3 for " + where + ": " + e.getMessage(),
+                null,
+                "check MINIO_ENDPOINT and that the S3 server is up");
     }
 
     @Override

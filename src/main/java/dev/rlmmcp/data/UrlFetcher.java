@@ -53,7 +53,12 @@ public final class UrlFetcher {
         this(policy, connectTimeout, readTimeout, maxRedirects, InetAddress::getAllByName, UrlFetcher::defaultTls);
     }
 
-    UrlFetcher(UrlPolicy policy, Duration connectTimeout, Duration readTimeout, int maxRedirects, Resolver resolver,
+    UrlFetcher(
+            UrlPolicy policy,
+            Duration connectTimeout,
+            Duration readTimeout,
+            int maxRedirects,
+            Resolver resolver,
             Supplier<SSLSocketFactory> tls) {
         this.policy = policy;
         this.connectTimeout = connectTimeout;
@@ -77,28 +82,39 @@ public final class UrlFetcher {
             if (!REDIRECTS.contains(response.status)) {
                 if (response.status / 100 != 2) {
                     response.close();
-                    throw new RlmException(ErrorCode.UPSTREAM_ERROR,
-                            "GET " + uri + " answered " + response.status + " " + response.reason, argument,
+                    throw new RlmException(
+                            ErrorCode.UPSTREAM_ERROR,
+                            "GET " + uri + " answered " + response.status + " " + response.reason,
+                            argument,
                             "check the URL; it must answer 200 to a plain GET without credentials");
                 }
-                return new Download(response.body(), response.length(), uri.toString(),
-                        response.headers.get("content-type"));
+                return new Download(
+                        response.body(), response.length(), uri.toString(), response.headers.get("content-type"));
             }
             String location = response.headers.get("location");
             response.close();
             if (location == null) {
-                throw new RlmException(ErrorCode.UPSTREAM_ERROR, "GET " + uri + " answered " + response.status
-                        + " without a Location", argument, "use the final URL of the resource");
+                throw new RlmException(
+                        ErrorCode.UPSTREAM_ERROR,
+                        "GET " + uri + " answered " + response.status + " without a Location",
+                        argument,
+                        "use the final URL of the resource");
             }
             if (hop >= maxRedirects) {
-                throw new RlmException(ErrorCode.UPSTREAM_ERROR, url + " redirected more than " + maxRedirects
-                        + " times", argument, "use the final URL of the resource");
+                throw new RlmException(
+                        ErrorCode.UPSTREAM_ERROR,
+                        url + " redirected more than " + maxRedirects + " times",
+                        argument,
+                        "use the final URL of the resource");
             }
             try {
                 uri = parse(argument, uri.resolve(location.strip()).toString());
             } catch (IllegalArgumentException e) {
-                throw new RlmException(ErrorCode.UPSTREAM_ERROR, "GET " + uri + " redirected to a bad URL: " + location,
-                        argument, "use the final URL of the resource");
+                throw new RlmException(
+                        ErrorCode.UPSTREAM_ERROR,
+                        "GET " + uri + " redirected to a bad URL: " + location,
+                        argument,
+                        "use the final URL of the resource");
             }
         }
     }
@@ -108,20 +124,28 @@ public final class UrlFetcher {
         try {
             uri = new URI(url.strip());
         } catch (URISyntaxException e) {
-            throw RlmException.invalid(argument, "'" + url + "' is not a valid URL: " + e.getReason(),
+            throw RlmException.invalid(
+                    argument,
+                    "'" + url + "' is not a valid URL: " + e.getReason(),
                     "pass an absolute http:// or https:// URL");
         }
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
         if (!scheme.equals("http") && !scheme.equals("https")) {
-            throw new RlmException(ErrorCode.URL_REFUSED, "only http and https URLs are fetched, not '" + url + "'",
-                    argument, "pass an http:// or https:// URL");
+            throw new RlmException(
+                    ErrorCode.URL_REFUSED,
+                    "only http and https URLs are fetched, not '" + url + "'",
+                    argument,
+                    "pass an http:// or https:// URL");
         }
         if (uri.getHost() == null || uri.getHost().isEmpty()) {
             throw RlmException.invalid(argument, "'" + url + "' has no host", "pass an absolute URL with a host name");
         }
         if (uri.getRawUserInfo() != null) {
-            throw new RlmException(ErrorCode.URL_REFUSED, "URLs with credentials (user@host) are not fetched",
-                    argument, "use a URL without user info, e.g. a pre-signed URL");
+            throw new RlmException(
+                    ErrorCode.URL_REFUSED,
+                    "URLs with credentials (user@host) are not fetched",
+                    argument,
+                    "use a URL without user info, e.g. a pre-signed URL");
         }
         return uri;
     }
@@ -144,11 +168,17 @@ public final class UrlFetcher {
             return Response.read(socket, uri);
         } catch (SocketTimeoutException e) {
             closeQuietly(socket);
-            throw new RlmException(ErrorCode.TIMEOUT, "GET " + uri + " timed out (" + e.getMessage() + ")", argument,
+            throw new RlmException(
+                    ErrorCode.TIMEOUT,
+                    "GET " + uri + " timed out (" + e.getMessage() + ")",
+                    argument,
                     "try again later, or raise --url-timeout-s");
         } catch (IOException e) {
             closeQuietly(socket);
-            throw new RlmException(ErrorCode.UPSTREAM_ERROR, "GET " + uri + " failed: " + e.getMessage(), argument,
+            throw new RlmException(
+                    ErrorCode.UPSTREAM_ERROR,
+                    "GET " + uri + " failed: " + e.getMessage(),
+                    argument,
                     "check that the URL is reachable from the server");
         }
     }
@@ -159,16 +189,21 @@ public final class UrlFetcher {
         try {
             answers = resolver.resolve(host);
         } catch (UnknownHostException e) {
-            throw new RlmException(ErrorCode.UPSTREAM_ERROR, "cannot resolve the host of " + uri, argument,
-                    "check the host name");
+            throw new RlmException(
+                    ErrorCode.UPSTREAM_ERROR, "cannot resolve the host of " + uri, argument, "check the host name");
         }
         for (InetAddress answer : answers) {
             String kind = policy.refusal(host, answer);
             if (kind != null) {
                 String via = uri.toString().equals(asked) ? "" : " (reached by a redirect from " + asked + ")";
-                throw new RlmException(ErrorCode.URL_REFUSED, "refused to fetch " + uri + via + ": " + host
-                        + (host.equals(answer.getHostAddress()) ? " is " : " resolves to " + answer.getHostAddress() + ", ")
-                        + kind, argument,
+                throw new RlmException(
+                        ErrorCode.URL_REFUSED,
+                        "refused to fetch " + uri + via + ": " + host
+                                + (host.equals(answer.getHostAddress())
+                                        ? " is "
+                                        : " resolves to " + answer.getHostAddress() + ", ")
+                                + kind,
+                        argument,
                         "only public addresses are fetched; the server's operator can allow others with "
                                 + "--allow-private-urls or --url-allowlist (RLM_URL_ALLOW_PRIVATE, RLM_URL_ALLOWLIST)");
             }
@@ -198,8 +233,8 @@ public final class UrlFetcher {
         if (uri.getRawQuery() != null) {
             path += "?" + uri.getRawQuery();
         }
-        String hostHeader = (host.contains(":") ? "[" + host + "]" : host)
-                + (port == (https ? 443 : 80) ? "" : ":" + port);
+        String hostHeader =
+                (host.contains(":") ? "[" + host + "]" : host) + (port == (https ? 443 : 80) ? "" : ":" + port);
         return "GET " + path + " HTTP/1.1\r\nHost: " + hostHeader + "\r\nUser-Agent: rlm-mcp\r\nAccept: */*\r\n"
                 + "Accept-Encoding: identity\r\nConnection: close\r\n\r\n";
     }
@@ -221,8 +256,9 @@ public final class UrlFetcher {
     }
 
     /** A response's status line and headers, and its body as framed by Content-Length or chunked encoding. */
-    private record Response(Socket socket, BufferedInputStream in, int status, String reason,
-            Map<String, String> headers) implements AutoCloseable {
+    private record Response(
+            Socket socket, BufferedInputStream in, int status, String reason, Map<String, String> headers)
+            implements AutoCloseable {
 
         static Response read(Socket socket, URI uri) throws IOException {
             BufferedInputStream in = new BufferedInputStream(socket.getInputStream(), 1 << 16);
@@ -242,8 +278,10 @@ public final class UrlFetcher {
             for (String header = line(in, budget); !header.isEmpty(); header = line(in, budget)) {
                 int colon = header.indexOf(':');
                 if (colon > 0) {
-                    headers.merge(header.substring(0, colon).strip().toLowerCase(Locale.ROOT),
-                            header.substring(colon + 1).strip(), (a, b) -> a + ", " + b);
+                    headers.merge(
+                            header.substring(0, colon).strip().toLowerCase(Locale.ROOT),
+                            header.substring(colon + 1).strip(),
+                            (a, b) -> a + ", " + b);
                 }
             }
             if (status / 100 == 1) {
@@ -265,12 +303,14 @@ public final class UrlFetcher {
         }
 
         boolean chunked() {
-            return headers.getOrDefault("transfer-encoding", "").toLowerCase(Locale.ROOT).contains("chunked");
+            return headers.getOrDefault("transfer-encoding", "")
+                    .toLowerCase(Locale.ROOT)
+                    .contains("chunked");
         }
 
         InputStream body() {
-            InputStream framed = chunked() ? new ChunkedInputStream(in)
-                    : length() >= 0 ? new BoundedInputStream(in, length()) : in;
+            InputStream framed =
+                    chunked() ? new ChunkedInputStream(in) : length() >= 0 ? new BoundedInputStream(in, length()) : in;
             return new java.io.FilterInputStream(framed) {
                 @Override
                 public void close() throws IOException {

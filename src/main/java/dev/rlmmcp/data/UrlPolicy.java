@@ -141,7 +141,8 @@ public final class UrlPolicy {
             }
         }
         boolean mapped = (b[10] & 0xff) == 0xff && (b[11] & 0xff) == 0xff;
-        boolean compatible = b[10] == 0 && b[11] == 0 && !(b[12] == 0 && b[13] == 0 && b[14] == 0 && (b[15] & 0xfe) == 0);
+        boolean compatible =
+                b[10] == 0 && b[11] == 0 && !(b[12] == 0 && b[13] == 0 && b[14] == 0 && (b[15] & 0xfe) == 0);
         if (!mapped && !compatible) {
             return address;
         }
@@ -190,7 +191,8 @@ public final class UrlPolicy {
             if (a.length != base.length) {
                 return false;
             }
-            BigInteger mask = BigInteger.ONE.shiftLeft(bits).subtract(BigInteger.ONE).shiftLeft(a.length * 8 - bits);
+            BigInteger mask =
+                    BigInteger.ONE.shiftLeft(bits).subtract(BigInteger.ONE).shiftLeft(a.length * 8 - bits);
             return new BigInteger(1, a).and(mask).equals(new BigInteger(1, base).and(mask));
         }
     }

@@ -9,8 +9,7 @@ final class Cgroups {
 
     private static volatile String version;
 
-    private Cgroups() {
-    }
+    private Cgroups() {}
 
     static String version() {
         String found = version;
@@ -26,8 +25,10 @@ final class Cgroups {
             return "v2";
         }
         try {
-            return Files.readAllLines(mounts).stream().anyMatch(line -> line.split(" ").length > 2
-                    && line.split(" ")[2].equals("cgroup")) ? "v1" : "none";
+            return Files.readAllLines(mounts).stream()
+                            .anyMatch(line -> line.split(" ").length > 2 && line.split(" ")[2].equals("cgroup"))
+                    ? "v1"
+                    : "none";
         } catch (IOException e) {
             return "none";
         }

@@ -20,8 +20,8 @@ import java.util.TreeMap;
  * @param launcher the launcher --sandbox chose, as it starts one kernel (without the cgroup)
  * @param asked the --sandbox mode that chose it ("auto", "bwrap"...), or its own name when given directly
  */
-public record HostPolicy(KernelLauncher launcher, String asked, CgroupLimits cgroups, KernelUids uids,
-        Map<String, Object> rlimits) {
+public record HostPolicy(
+        KernelLauncher launcher, String asked, CgroupLimits cgroups, KernelUids uids, Map<String, Object> rlimits) {
 
     /** The processes a kernel may run, by whichever of a pids cgroup, RLIMIT_NPROC or the engine binds it. */
     static final int KERNEL_PIDS = 256;
@@ -40,12 +40,14 @@ public record HostPolicy(KernelLauncher launcher, String asked, CgroupLimits cgr
      * its processes alone.
      */
     public static HostPolicy decide(Settings settings, KernelLauncher launcher, String asked) {
-        CgroupLimits cgroups = launcher instanceof ContainerLauncher ? null
+        CgroupLimits cgroups = launcher instanceof ContainerLauncher
+                ? null
                 : CgroupLimits.detect(cgroupMemoryBytes(settings), KERNEL_PIDS).orElse(null);
         boolean pidsByCgroup = cgroups != null && cgroups.limitsPids();
         KernelUids uids = null;
         if (!pidsByCgroup && launcher instanceof BwrapLauncher bwrap && bwrap.privileged()) {
-            uids = new KernelUids(settings.capacity().firstKernelUid(), settings.capacity().kernelUids());
+            uids = new KernelUids(
+                    settings.capacity().firstKernelUid(), settings.capacity().kernelUids());
             bwrap.uidPerKernel(uids);
         }
         return new HostPolicy(launcher, asked, cgroups, uids, rlimits(settings, launcher, pidsByCgroup));
@@ -74,14 +76,16 @@ public record HostPolicy(KernelLauncher launcher, String asked, CgroupLimits cgr
         if (uids != null) {
             return "a uid each from " + uids.first() + " (RLIMIT_NPROC " + KERNEL_PIDS + ")";
         }
-        return launcher.isolatesUser() ? "RLIMIT_NPROC " + KERNEL_PIDS + " in a user namespace each"
+        return launcher.isolatesUser()
+                ? "RLIMIT_NPROC " + KERNEL_PIDS + " in a user namespace each"
                 : "not limited per kernel";
     }
 
     /** The policy in one line, for the log at start. */
     @Override
     public String toString() {
-        String cgroup = cgroups == null ? containerKernels() ? "the container engine's" : "none"
+        String cgroup = cgroups == null
+                ? containerKernels() ? "the container engine's" : "none"
                 : cgroups.limitsPids() ? "memory and pids limits" : "a memory limit";
         return "sandbox " + launcher.name() + " (asked for: " + asked + "); cgroup per kernel: " + cgroup
                 + "; processes per kernel: " + processesPerKernel() + "; rlimits: " + new TreeMap<>(rlimits);
@@ -124,7 +128,8 @@ public record HostPolicy(KernelLauncher launcher, String asked, CgroupLimits cgr
         limits.put("nofile", 4096);
         // no file a kernel may write (spool, snapshot, /tmp) can be larger than the disk limit
         limits.put("fsize", Math.min(fileSizeLimitBytes(settings.memoryLimitBytes()), settings.diskLimitBytes()));
-        limits.put("cpu_per_request_s",
+        limits.put(
+                "cpu_per_request_s",
                 settings.maxTimeout().toSeconds() * Runtime.getRuntime().availableProcessors() + 10);
         if (launcher.isolatesUser() && !pidsByCgroup) {
             limits.put("nproc", KERNEL_PIDS);

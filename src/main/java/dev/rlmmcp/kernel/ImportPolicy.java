@@ -10,7 +10,8 @@ import java.util.List;
 public record ImportPolicy(List<String> allowed, List<String> blocked) {
 
     /** The default guard rail: the modules that reach the system, other processes or the network by name. */
-    public static final String DEFAULT_BLOCKED = "os,subprocess,socket,shutil,ctypes,multiprocessing,requests,urllib3,http";
+    public static final String DEFAULT_BLOCKED =
+            "os,subprocess,socket,shutil,ctypes,multiprocessing,requests,urllib3,http";
 
     public static final ImportPolicy OFF = new ImportPolicy(List.of(), List.of());
 

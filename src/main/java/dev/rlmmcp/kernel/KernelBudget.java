@@ -80,12 +80,15 @@ public final class KernelBudget {
     static final double HOST_MEMORY_SHARE = 0.75;
     /** What a kernel is counted as holding before it is first measured: a little more than a fresh interpreter. */
     static final long START_BYTES = 32L << 20;
+
     private static final long RELEASE_WAIT_MS = 2_000;
     /** How long a kernel waits for one of the others to become idle before it is refused. */
     static final long BUSY_WAIT_MS = 3_000;
+
     private final long busyWaitMs;
     /** Kernels starting in a burst reuse each other's measurements this long (a measure is ~0.1 ms per kernel). */
     static final long MEASURE_EVERY_MS = 500;
+
     private final long measureEveryNanos;
 
     private final int maxKernels;
@@ -120,9 +123,9 @@ public final class KernelBudget {
      * three quarters of its memory.
      */
     static KernelBudget of(Capacity capacity, int pidsPerKernel, int uidCap, ToLongFunction<Slot> usage) {
-        int kernels = capacity.maxKernels() > 0 ? capacity.maxKernels()
-                : defaultMaxKernels(hostPids(), pidsPerKernel);
-        long bytes = capacity.maxTotalMemoryBytes() > 0 ? capacity.maxTotalMemoryBytes()
+        int kernels = capacity.maxKernels() > 0 ? capacity.maxKernels() : defaultMaxKernels(hostPids(), pidsPerKernel);
+        long bytes = capacity.maxTotalMemoryBytes() > 0
+                ? capacity.maxTotalMemoryBytes()
                 : defaultMaxBytes(machineMemoryBytes());
         return new KernelBudget(Math.min(kernels, uidCap), bytes, usage);
     }
@@ -181,8 +184,9 @@ public final class KernelBudget {
                     }
                     roomAhead = roomFor(turn);
                 }
-                if (!roomAhead && released <= 2 * maxKernels && (spare.getAsBoolean()
-                        || releaser.releaseIdlest(Duration.ZERO))) {
+                if (!roomAhead
+                        && released <= 2 * maxKernels
+                        && (spare.getAsBoolean() || releaser.releaseIdlest(Duration.ZERO))) {
                     released++;
                     giveUp = Math.max(giveUp, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(busyWaitMs));
                     awaitTurn(turn, RELEASE_WAIT_MS);
@@ -279,7 +283,10 @@ public final class KernelBudget {
     }
 
     private static RlmException interrupted() {
-        return new RlmException(ErrorCode.INTERRUPTED, "stopped while waiting for a place for a kernel", null,
+        return new RlmException(
+                ErrorCode.INTERRUPTED,
+                "stopped while waiting for a place for a kernel",
+                null,
                 "nothing to fix: the call was cancelled");
     }
 
@@ -307,10 +314,13 @@ public final class KernelBudget {
         String limit = slots.size() >= maxKernels
                 ? "%d kernels run, the most --max-kernels (RLM_MAX_KERNELS) allows".formatted(slots.size())
                 : ("%d kernels hold %s, and another would pass the %s that --max-total-memory-mb "
-                        + "(RLM_MAX_TOTAL_MEMORY_MB) allows").formatted(slots.size(), Bytes.human(usedBytes()),
-                        Bytes.human(maxBytes));
-        return new RlmException(ErrorCode.CAPACITY, "the server is at capacity: " + limit
-                + ", and none of them is idle with its variables in a snapshot, to be stopped for this one", null,
+                                + "(RLM_MAX_TOTAL_MEMORY_MB) allows")
+                        .formatted(slots.size(), Bytes.human(usedBytes()), Bytes.human(maxBytes));
+        return new RlmException(
+                ErrorCode.CAPACITY,
+                "the server is at capacity: " + limit
+                        + ", and none of them is idle with its variables in a snapshot, to be stopped for this one",
+                null,
                 "end sessions you no longer need with rlm_delete_session, or retry once a running call has "
                         + "finished; the operator can raise --max-kernels / --max-total-memory-mb");
     }
@@ -358,8 +368,8 @@ public final class KernelBudget {
         long pages = residentPages(pid);
         if (depth < 8) {
             try {
-                for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "task", Long.toString(pid),
-                        "children"))) {
+                for (String line : Files.readAllLines(
+                        Path.of("/proc", Long.toString(pid), "task", Long.toString(pid), "children"))) {
                     for (String child : line.trim().split(" ")) {
                         if (!child.isEmpty()) {
                             pages += residentPages(Long.parseLong(child), depth + 1);
@@ -387,7 +397,8 @@ public final class KernelBudget {
      * limit and RLIMIT_NPROC where they are set.
      */
     static long hostPids() {
-        long pids = Math.min(number(Path.of("/proc/sys/kernel/pid_max"), 32768),
+        long pids = Math.min(
+                number(Path.of("/proc/sys/kernel/pid_max"), 32768),
                 number(Path.of("/proc/sys/kernel/threads-max"), Long.MAX_VALUE));
         for (Path own : new Path[] {Path.of("/sys/fs/cgroup/pids.max"), Path.of("/sys/fs/cgroup/pids/pids.max")}) {
             pids = Math.min(pids, number(own, Long.MAX_VALUE));
@@ -395,7 +406,8 @@ public final class KernelBudget {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
                 if (line.startsWith("Max processes")) {
-                    String soft = line.substring("Max processes".length()).trim().split("\\s+")[0];
+                    String soft =
+                            line.substring("Max processes".length()).trim().split("\\s+")[0];
                     if (!soft.equals("unlimited") && !"root".equals(System.getProperty("user.name"))) {
                         pids = Math.min(pids, Long.parseLong(soft));
                     }

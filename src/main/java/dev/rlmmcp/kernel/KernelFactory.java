@@ -7,8 +7,6 @@ import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.kernel.channel.Kernel;
 import dev.rlmmcp.kernel.channel.KernelDiedException;
 import dev.rlmmcp.kernel.channel.KernelReply;
-import dev.rlmmcp.kernel.protocol.KernelRequest;
-import dev.rlmmcp.kernel.protocol.Restored;
 import dev.rlmmcp.kernel.process.CgroupLimits;
 import dev.rlmmcp.kernel.process.DelegatingLauncher;
 import dev.rlmmcp.kernel.process.Harness;
@@ -16,6 +14,8 @@ import dev.rlmmcp.kernel.process.KernelHandle;
 import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.kernel.process.KernelSpec;
 import dev.rlmmcp.kernel.process.PythonLocator;
+import dev.rlmmcp.kernel.protocol.KernelRequest;
+import dev.rlmmcp.kernel.protocol.Restored;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -59,6 +59,7 @@ public final class KernelFactory implements AutoCloseable {
      * whose Python is the image's) the one holding that interpreter's bytecode as well.
      */
     private volatile Path harness;
+
     private final String harnessConfig;
     private volatile PythonLocator.Python python;
     private volatile WarmKernels warm;
@@ -74,13 +75,21 @@ public final class KernelFactory implements AutoCloseable {
         this.json = json;
         Optional<CgroupLimits> limits = policy.cgroupLimits();
         // what a kernel holds: from its cgroup where it has one (its /tmp included), else its processes' RSS
-        this.budget = KernelBudget.of(settings.capacity(), HostPolicy.KERNEL_PIDS, policy.uidCap(),
+        this.budget = KernelBudget.of(
+                settings.capacity(),
+                HostPolicy.KERNEL_PIDS,
+                policy.uidCap(),
                 limits.<ToLongFunction<KernelBudget.Slot>>map(cgroup -> slot -> slot.process() == null
-                        ? KernelBudget.START_BYTES
-                        : cgroup.heldBytes(slot.process().pid()).orElseGet(() -> KernelBudget.residentBytes(slot)))
+                                ? KernelBudget.START_BYTES
+                                : cgroup.heldBytes(slot.process().pid())
+                                        .orElseGet(() -> KernelBudget.residentBytes(slot)))
                         .orElse(KernelBudget::residentBytes));
-        this.launcher = startingOn(starter, limits.map(l -> l.around(policy.launcher())).orElse(policy.launcher()));
-        log.info("{}; capacity: up to {} kernels holding up to {} together", policy, budget.maxKernels(),
+        this.launcher =
+                startingOn(starter, limits.map(l -> l.around(policy.launcher())).orElse(policy.launcher()));
+        log.info(
+                "{}; capacity: up to {} kernels holding up to {} together",
+                policy,
+                budget.maxKernels(),
                 Bytes.human(budget.maxBytes()));
         this.timer = watchdogTimer();
         this.harness = Harness.install(settings.runtimeDir());
@@ -94,10 +103,10 @@ public final class KernelFactory implements AutoCloseable {
      * second stays first, so that a call's timers (a second away or more) wake nothing.
      */
     private static ScheduledExecutorService watchdogTimer() {
-        ScheduledThreadPoolExecutor watchdogs = new ScheduledThreadPoolExecutor(1,
-                Thread.ofPlatform().daemon().name("kernel-watchdog").factory());
+        ScheduledThreadPoolExecutor watchdogs = new ScheduledThreadPoolExecutor(
+                1, Thread.ofPlatform().daemon().name("kernel-watchdog").factory());
         watchdogs.setRemoveOnCancelPolicy(true);
-        watchdogs.scheduleAtFixedRate(() -> { }, 500, 500, TimeUnit.MILLISECONDS);
+        watchdogs.scheduleAtFixedRate(() -> {}, 500, 500, TimeUnit.MILLISECONDS);
         return watchdogs;
     }
 
@@ -127,13 +136,16 @@ public final class KernelFactory implements AutoCloseable {
             public KernelHandle start(KernelSpec spec) throws IOException {
                 try {
                     // join, not get: an interrupted caller must not leave a started process unowned
-                    return CompletableFuture.supplyAsync(() -> {
-                        try {
-                            return inner.start(spec);
-                        } catch (IOException e) {
-                            throw new CompletionException(e);
-                        }
-                    }, thread).join();
+                    return CompletableFuture.supplyAsync(
+                                    () -> {
+                                        try {
+                                            return inner.start(spec);
+                                        } catch (IOException e) {
+                                            throw new CompletionException(e);
+                                        }
+                                    },
+                                    thread)
+                            .join();
                 } catch (CompletionException e) {
                     if (e.getCause() instanceof IOException io) {
                         throw io;
@@ -163,7 +175,10 @@ public final class KernelFactory implements AutoCloseable {
                         }
                         python = located;
                     } catch (IllegalStateException e) {
-                        throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, e.getMessage(), null,
+                        throw new RlmException(
+                                ErrorCode.KERNEL_UNAVAILABLE,
+                                e.getMessage(),
+                                null,
                                 "install python3 (3.10 or newer) or set --python / RLM_PYTHON");
                     }
                 }
@@ -205,8 +220,11 @@ public final class KernelFactory implements AutoCloseable {
             try {
                 Files.createDirectories(snapshotDir);
             } catch (IOException e) {
-                throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "cannot make the snapshot directory " + snapshotDir
-                        + " of " + label + ": " + e.getMessage(), null, "check that the state directory is writable");
+                throw new RlmException(
+                        ErrorCode.KERNEL_UNAVAILABLE,
+                        "cannot make the snapshot directory " + snapshotDir + " of " + label + ": " + e.getMessage(),
+                        null,
+                        "check that the state directory is writable");
             }
         }
         KernelBudget.Slot slot = wait == null ? budget.acquire() : budget.acquire(wait);
@@ -214,16 +232,21 @@ public final class KernelFactory implements AutoCloseable {
         try {
             kernel = launch(slot, label, snapshotDir, stateDir);
         } catch (IOException e) {
-            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE,
-                    "cannot start a Python kernel with " + settings.python() + ": " + e.getMessage(), null,
+            throw new RlmException(
+                    ErrorCode.KERNEL_UNAVAILABLE,
+                    "cannot start a Python kernel with " + settings.python() + ": " + e.getMessage(),
+                    null,
                     "check that --python / RLM_PYTHON names a working python3 (3.10 or newer)");
         }
         try {
             kernel.claim(label, snapshotDir);
         } catch (IOException e) {
             kernel.close();
-            throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "cannot give the kernel of " + label
-                    + " its snapshot directory " + snapshotDir + ": " + e.getMessage(), null,
+            throw new RlmException(
+                    ErrorCode.KERNEL_UNAVAILABLE,
+                    "cannot give the kernel of " + label + " its snapshot directory " + snapshotDir + ": "
+                            + e.getMessage(),
+                    null,
                     "check that the state directory is writable");
         }
         return kernel;
@@ -249,8 +272,16 @@ public final class KernelFactory implements AutoCloseable {
             return;
         }
         try {
-            warm = new WarmKernels(settings.capacity().warmKernels(), growth, snapshotRoot, stateDir, budget,
-                    this::launchWarm, settings.kernelStartTimeout(), timer, idle);
+            warm = new WarmKernels(
+                    settings.capacity().warmKernels(),
+                    growth,
+                    snapshotRoot,
+                    stateDir,
+                    budget,
+                    this::launchWarm,
+                    settings.kernelStartTimeout(),
+                    timer,
+                    idle);
         } catch (IOException e) {
             log.warn("no warm kernels: {} cannot hold their directories: {}", snapshotRoot, e.toString());
         }
@@ -285,10 +316,13 @@ public final class KernelFactory implements AutoCloseable {
         }
         try {
             kernel.claim(label, spareDir);
-            KernelReply<Restored> reply = kernel.call(new KernelRequest.Restore(writableDirInside(spareDir).toString()),
-                    settings.maxTimeout(), settings.interruptGrace());
+            KernelReply<Restored> reply = kernel.call(
+                    new KernelRequest.Restore(writableDirInside(spareDir).toString()),
+                    settings.maxTimeout(),
+                    settings.interruptGrace());
             if (!reply.ok()) {
-                throw new IOException("it cannot attach its directory: " + reply.refusal().message());
+                throw new IOException(
+                        "it cannot attach its directory: " + reply.refusal().message());
             }
             return kernel;
         } catch (IOException | KernelDiedException | RuntimeException e) {
@@ -301,11 +335,17 @@ public final class KernelFactory implements AutoCloseable {
     private Kernel launch(KernelBudget.Slot slot, String label, Path writableDir, Path hiddenDir) throws IOException {
         PythonLocator.Python interpreter = policy.containerKernels() ? null : python();
         Path executable = interpreter == null ? Path.of(settings.python()) : interpreter.executable();
-        KernelSpec spec = new KernelSpec(executable, harness, List.of(harnessConfig), settings.dataRoot(),
-                readable(interpreter), writableDir, hiddenDir);
+        KernelSpec spec = new KernelSpec(
+                executable,
+                harness,
+                List.of(harnessConfig),
+                settings.dataRoot(),
+                readable(interpreter),
+                writableDir,
+                hiddenDir);
         try {
-            Kernel kernel = Kernel.start(counted(slot), spec, json, timer, label, settings.kernelStartTimeout(),
-                    settings.outputCap());
+            Kernel kernel = Kernel.start(
+                    counted(slot), spec, json, timer, label, settings.kernelStartTimeout(), settings.outputCap());
             // a closed kernel's place goes to the next in line at once, not when the exit callback runs
             kernel.whenClosed(slot::release);
             return kernel;
@@ -342,29 +382,34 @@ public final class KernelFactory implements AutoCloseable {
         }
         PythonLocator.Python configured = python();
         Path probe = PythonLocator.installProbe(settings.runtimeDir());
-        KernelSpec spec = new KernelSpec(configured.executable(), probe, List.of(), settings.dataRoot(), readable(configured));
+        KernelSpec spec =
+                new KernelSpec(configured.executable(), probe, List.of(), settings.dataRoot(), readable(configured));
         String why;
         try {
             KernelHandle kernel = launcher.start(spec);
             Process process = kernel.process();
             process.getOutputStream().close();
-            CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> readAll(process.getInputStream()),
-                    Thread::startVirtualThread);
-            CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> readAll(process.getErrorStream()),
-                    Thread::startVirtualThread);
+            CompletableFuture<byte[]> out =
+                    CompletableFuture.supplyAsync(() -> readAll(process.getInputStream()), Thread::startVirtualThread);
+            CompletableFuture<byte[]> err =
+                    CompletableFuture.supplyAsync(() -> readAll(process.getErrorStream()), Thread::startVirtualThread);
             if (!process.waitFor(settings.kernelStartTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
                 kernel.kill();
-                why = "it did not answer within " + settings.kernelStartTimeout().toSeconds() + " s";
+                why = "it did not answer within "
+                        + settings.kernelStartTimeout().toSeconds() + " s";
             } else if (process.exitValue() != 0) {
                 why = "it failed: " + lastLine(new String(err.join(), StandardCharsets.UTF_8));
             } else {
-                PythonLocator.Python seen = PythonLocator.parse(new String(out.join(), StandardCharsets.UTF_8),
+                PythonLocator.Python seen = PythonLocator.parse(
+                        new String(out.join(), StandardCharsets.UTF_8),
                         configured.executable().toString());
                 if (seen.sameAs(configured)) {
                     return configured;
                 }
-                why = "it ran Python " + seen.version() + " with prefix " + String.join(", ",
-                        seen.prefixes().stream().map(Path::toString).toList()) + " instead";
+                why = "it ran Python " + seen.version() + " with prefix "
+                        + String.join(
+                                ", ",
+                                seen.prefixes().stream().map(Path::toString).toList()) + " instead";
             }
         } catch (IOException | IllegalStateException e) {
             why = "it cannot start: " + e.getMessage();
@@ -372,8 +417,10 @@ public final class KernelFactory implements AutoCloseable {
             Thread.currentThread().interrupt();
             why = "interrupted";
         }
-        throw new RlmException(ErrorCode.KERNEL_UNAVAILABLE, "the " + launcher.name() + " sandbox cannot run the "
-                + "configured Python " + configured + ": " + why, null,
+        throw new RlmException(
+                ErrorCode.KERNEL_UNAVAILABLE,
+                "the " + launcher.name() + " sandbox cannot run the " + "configured Python " + configured + ": " + why,
+                null,
                 "make its files readable by others (kernels run as uid 65534), point --python / RLM_PYTHON at another "
                         + "interpreter, or use another --sandbox");
     }
@@ -388,7 +435,8 @@ public final class KernelFactory implements AutoCloseable {
      * the data root, as given and with symlinks resolved.
      */
     private List<Path> readable(PythonLocator.Python interpreter) {
-        java.util.Set<Path> dirs = new java.util.LinkedHashSet<>(interpreter == null ? List.of() : interpreter.readableDirs());
+        java.util.Set<Path> dirs =
+                new java.util.LinkedHashSet<>(interpreter == null ? List.of() : interpreter.readableDirs());
         dirs.add(settings.dataRoot());
         try {
             dirs.add(settings.dataRoot().toRealPath());
@@ -408,7 +456,9 @@ public final class KernelFactory implements AutoCloseable {
 
     private static String lastLine(String text) {
         String[] lines = text.strip().split("\n");
-        return lines.length == 0 || lines[lines.length - 1].isBlank() ? "(no message)" : lines[lines.length - 1].strip();
+        return lines.length == 0 || lines[lines.length - 1].isBlank()
+                ? "(no message)"
+                : lines[lines.length - 1].strip();
     }
 
     public Settings settings() {

@@ -26,21 +26,71 @@ public record Settings(
     public static final long DEFAULT_DISK_BYTES = 2048L * 1024 * 1024;
 
     /** Snapshots written, not fsynced: a process that dies loses nothing it had written. */
-    public Settings(String python, Path dataRoot, Path runtimeDir, long memoryLimitBytes, double cleanupThreshold,
-            double cleanupTarget, int outputCap, Duration defaultTimeout, Duration maxTimeout, Duration interruptGrace,
-            Duration kernelStartTimeout, Duration idleTimeout, ImportPolicy importPolicy, Capacity capacity,
+    public Settings(
+            String python,
+            Path dataRoot,
+            Path runtimeDir,
+            long memoryLimitBytes,
+            double cleanupThreshold,
+            double cleanupTarget,
+            int outputCap,
+            Duration defaultTimeout,
+            Duration maxTimeout,
+            Duration interruptGrace,
+            Duration kernelStartTimeout,
+            Duration idleTimeout,
+            ImportPolicy importPolicy,
+            Capacity capacity,
             long diskLimitBytes) {
-        this(python, dataRoot, runtimeDir, memoryLimitBytes, cleanupThreshold, cleanupTarget, outputCap, defaultTimeout,
-                maxTimeout, interruptGrace, kernelStartTimeout, idleTimeout, importPolicy, capacity, diskLimitBytes,
+        this(
+                python,
+                dataRoot,
+                runtimeDir,
+                memoryLimitBytes,
+                cleanupThreshold,
+                cleanupTarget,
+                outputCap,
+                defaultTimeout,
+                maxTimeout,
+                interruptGrace,
+                kernelStartTimeout,
+                idleTimeout,
+                importPolicy,
+                capacity,
+                diskLimitBytes,
                 false);
     }
 
     /** With the capacity derived from the machine and the default disk limit. */
-    public Settings(String python, Path dataRoot, Path runtimeDir, long memoryLimitBytes, double cleanupThreshold,
-            double cleanupTarget, int outputCap, Duration defaultTimeout, Duration maxTimeout, Duration interruptGrace,
-            Duration kernelStartTimeout, Duration idleTimeout, ImportPolicy importPolicy) {
-        this(python, dataRoot, runtimeDir, memoryLimitBytes, cleanupThreshold, cleanupTarget, outputCap, defaultTimeout,
-                maxTimeout, interruptGrace, kernelStartTimeout, idleTimeout, importPolicy, Capacity.AUTO,
+    public Settings(
+            String python,
+            Path dataRoot,
+            Path runtimeDir,
+            long memoryLimitBytes,
+            double cleanupThreshold,
+            double cleanupTarget,
+            int outputCap,
+            Duration defaultTimeout,
+            Duration maxTimeout,
+            Duration interruptGrace,
+            Duration kernelStartTimeout,
+            Duration idleTimeout,
+            ImportPolicy importPolicy) {
+        this(
+                python,
+                dataRoot,
+                runtimeDir,
+                memoryLimitBytes,
+                cleanupThreshold,
+                cleanupTarget,
+                outputCap,
+                defaultTimeout,
+                maxTimeout,
+                interruptGrace,
+                kernelStartTimeout,
+                idleTimeout,
+                importPolicy,
+                Capacity.AUTO,
                 DEFAULT_DISK_BYTES);
     }
 }

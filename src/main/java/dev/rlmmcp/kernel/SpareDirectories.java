@@ -22,8 +22,7 @@ final class SpareDirectories {
     private static final String SPARES = ".warm";
     private static final String CLAIMING = ".claim";
 
-    private SpareDirectories() {
-    }
+    private SpareDirectories() {}
 
     /** Removes the spares an earlier server left and finishes the claims it left half done. */
     static void clean(Path root) throws IOException {

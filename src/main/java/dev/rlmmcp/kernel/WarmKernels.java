@@ -45,8 +45,7 @@ final class WarmKernels implements AutoCloseable {
         Kernel start(KernelBudget.Slot slot, String label, Path dir, Path hiddenDir) throws IOException;
     }
 
-    private record Warm(Kernel kernel, Path dir) {
-    }
+    private record Warm(Kernel kernel, Path dir) {}
 
     /**
      * How far the pool grows past its floor: up to {@code ceiling} kernels, as many as were claimed
@@ -84,6 +83,7 @@ final class WarmKernels implements AutoCloseable {
 
     /** The configured number of kernels kept ready (--warm-kernels): the pool never shrinks below it. */
     private final int floor;
+
     private final Growth growth;
     /** How many kernels start at once. */
     private final int parallel;
@@ -91,12 +91,15 @@ final class WarmKernels implements AutoCloseable {
     private final ArrayDeque<Long> claims = new ArrayDeque<>();
     /** The largest burst of claims lately, and when it was last reached. */
     private int peak;
+
     private long peakAt;
     /** When a claim last found no kernel ready (claims came faster than refills), if one ever did. */
     private boolean missed;
+
     private long missedAt;
     /** Where the spare directories live, beside the sessions' snapshot directories; null: kernels write nowhere. */
     private final Path spareRoot;
+
     private final Path hiddenDir;
     private final KernelBudget budget;
     private final Starter starter;
@@ -112,8 +115,17 @@ final class WarmKernels implements AutoCloseable {
     private long retryAt;
     private volatile boolean closed;
 
-    WarmKernels(int floor, Growth growth, Path spareRoot, Path hiddenDir, KernelBudget budget, Starter starter,
-            Duration startTimeout, ScheduledExecutorService timer, Duration idleBeforeMakingRoom) throws IOException {
+    WarmKernels(
+            int floor,
+            Growth growth,
+            Path spareRoot,
+            Path hiddenDir,
+            KernelBudget budget,
+            Starter starter,
+            Duration startTimeout,
+            ScheduledExecutorService timer,
+            Duration idleBeforeMakingRoom)
+            throws IOException {
         this.floor = floor;
         this.growth = growth;
         this.parallel = Math.max(2, Runtime.getRuntime().availableProcessors());
@@ -281,7 +293,9 @@ final class WarmKernels implements AutoCloseable {
                 // refill that each claim schedules runs once they pause
                 return;
             }
-            while (!closed && ready.size() + starting < target && starting < parallel
+            while (!closed
+                    && ready.size() + starting < target
+                    && starting < parallel
                     && System.nanoTime() - retryAt >= 0) {
                 KernelBudget.Slot slot = budget.tryAcquire();
                 if (slot == null) {
@@ -329,17 +343,20 @@ final class WarmKernels implements AutoCloseable {
             return;
         }
         try {
-            timer.schedule(() -> Thread.ofVirtual().name("kernel-warming-room").start(() -> {
-                boolean released;
-                try {
-                    released = !closed && budget.releaseForWarm(idleBeforeMakingRoom);
-                } finally {
-                    makingRoom.set(false);
-                }
-                if (released) {
-                    refill();
-                }
-            }), REFILL_DELAY.toMillis(), TimeUnit.MILLISECONDS);
+            timer.schedule(
+                    () -> Thread.ofVirtual().name("kernel-warming-room").start(() -> {
+                        boolean released;
+                        try {
+                            released = !closed && budget.releaseForWarm(idleBeforeMakingRoom);
+                        } finally {
+                            makingRoom.set(false);
+                        }
+                        if (released) {
+                            refill();
+                        }
+                    }),
+                    REFILL_DELAY.toMillis(),
+                    TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException stopping) {
             makingRoom.set(false);
         }
@@ -353,8 +370,10 @@ final class WarmKernels implements AutoCloseable {
             warm = new Warm(starter.start(slot, label, dir, hiddenDir), dir);
         } catch (IOException | RuntimeException e) {
             slot.release();
-            log.warn("cannot start a warm kernel ({}); sessions start their own, and warm ones are tried again in {} s",
-                    e.getMessage(), RETRY_AFTER_FAILURE.toSeconds());
+            log.warn(
+                    "cannot start a warm kernel ({}); sessions start their own, and warm ones are tried again in {} s",
+                    e.getMessage(),
+                    RETRY_AFTER_FAILURE.toSeconds());
         }
         boolean kept = false;
         lock.lock();

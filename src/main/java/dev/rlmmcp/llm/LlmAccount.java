@@ -29,12 +29,16 @@ public final class LlmAccount {
     /** Admits n more calls, or says which session limit forbids them. */
     synchronized void admit(int n) throws LlmException {
         if (limits.maxCalls() != null && calls + n > limits.maxCalls()) {
-            throw new LlmException("LIMIT_EXCEEDED", "llm_max_calls",
+            throw new LlmException(
+                    "LIMIT_EXCEEDED",
+                    "llm_max_calls",
                     "this session may make %d sub-LLM calls in total (llm_max_calls); %d made, %d more asked"
                             .formatted(limits.maxCalls(), calls, n));
         }
         if (limits.tokenBudget() != null && tokens >= limits.tokenBudget()) {
-            throw new LlmException("LIMIT_EXCEEDED", "llm_token_budget",
+            throw new LlmException(
+                    "LIMIT_EXCEEDED",
+                    "llm_token_budget",
                     "this session's sub-LLM token budget (llm_token_budget %d) is spent: %d tokens used"
                             .formatted(limits.tokenBudget(), tokens));
         }

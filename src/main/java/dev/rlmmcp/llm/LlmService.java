@@ -12,13 +12,17 @@ import java.util.Locale;
 public final class LlmService {
 
     public enum Mode {
-        AUTO, SAMPLING, OPENAI, OFF;
+        AUTO,
+        SAMPLING,
+        OPENAI,
+        OFF;
 
         public static Mode of(String name) {
             try {
                 return valueOf(name.strip().toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("unknown llm backend '" + name + "': use auto, sampling, openai or off");
+                throw new IllegalArgumentException(
+                        "unknown llm backend '" + name + "': use auto, sampling, openai or off");
             }
         }
     }
@@ -83,13 +87,19 @@ public final class LlmService {
         return switch (mode) {
             case OFF -> "llm_query is switched off on this server (--llm-backend off / RLM_LLM_BACKEND=off)";
             case OPENAI -> api;
-            case SAMPLING -> clientSampling != null ? clientSampling
-                    : "llm_query needs MCP sampling here (--llm-backend sampling), and this MCP client did not declare "
-                            + "the sampling capability";
-            case AUTO -> api != null ? api : clientSampling != null ? clientSampling
-                    : "llm_query has no backend: this MCP client did not declare the sampling capability and the server "
-                            + "has no OpenAI-compatible API configured (set RLM_LLM_BASE_URL, RLM_LLM_MODEL and, if "
-                            + "needed, RLM_LLM_API_KEY where the server starts)";
+            case SAMPLING ->
+                clientSampling != null
+                        ? clientSampling
+                        : "llm_query needs MCP sampling here (--llm-backend sampling), and this MCP client did not declare "
+                                + "the sampling capability";
+            case AUTO ->
+                api != null
+                        ? api
+                        : clientSampling != null
+                                ? clientSampling
+                                : "llm_query has no backend: this MCP client did not declare the sampling capability and the server "
+                                        + "has no OpenAI-compatible API configured (set RLM_LLM_BASE_URL, RLM_LLM_MODEL and, if "
+                                        + "needed, RLM_LLM_API_KEY where the server starts)";
         };
     }
 }

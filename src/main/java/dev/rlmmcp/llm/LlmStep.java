@@ -35,6 +35,7 @@ public final class LlmStep implements KernelCallbacks {
     private final String unavailable;
     /** The depth of the RLM whose code makes these calls, or null for an agent's own step. */
     private final Integer depth;
+
     private final ObjectMapper json;
     private final Semaphore concurrent;
     private int admitted;
@@ -67,7 +68,9 @@ public final class LlmStep implements KernelCallbacks {
         int concurrency;
         try {
             prompts = parse(request);
-            concurrency = Math.min(limits.maxConcurrent(), Math.max(1, request.path("concurrency").asInt(limits.maxConcurrent())));
+            concurrency = Math.min(
+                    limits.maxConcurrent(),
+                    Math.max(1, request.path("concurrency").asInt(limits.maxConcurrent())));
             admit(prompts);
         } catch (LlmException e) {
             refusal(e);
@@ -76,7 +79,8 @@ public final class LlmStep implements KernelCallbacks {
         List<ObjectNode> answers = runAll(prompts, concurrency);
         if (!request.path("batched").asBoolean() && answers.getFirst().has("error")) {
             JsonNode error = answers.getFirst().path("error");
-            throw new CallbackException(error.path("code").asText(), error.path("message").asText());
+            throw new CallbackException(
+                    error.path("code").asText(), error.path("message").asText());
         }
         ObjectNode reply = json.createObjectNode();
         reply.putArray("answers").addAll(answers);
@@ -89,17 +93,24 @@ public final class LlmStep implements KernelCallbacks {
         }
         // in an RLM run the run's own depth limit decides (its RLMs are all above it); else the nesting of callbacks
         if (depth == null && CallbackDepth.current() > limits.maxDepth()) {
-            throw new LlmException("DEPTH_LIMIT", "llm_max_depth", "sub-LLM calls nest at most %d deep here (llm_max_depth)"
-                    .formatted(limits.maxDepth()));
+            throw new LlmException(
+                    "DEPTH_LIMIT",
+                    "llm_max_depth",
+                    "sub-LLM calls nest at most %d deep here (llm_max_depth)".formatted(limits.maxDepth()));
         }
-        String system = request.path("system").isTextual() ? request.path("system").asText() : null;
-        Integer maxTokens = request.path("max_tokens").isIntegralNumber() ? request.path("max_tokens").asInt() : null;
+        String system =
+                request.path("system").isTextual() ? request.path("system").asText() : null;
+        Integer maxTokens = request.path("max_tokens").isIntegralNumber()
+                ? request.path("max_tokens").asInt()
+                : null;
         String model = request.path("model").isTextual() ? request.path("model").asText() : null;
         List<LlmRequest> prompts = new ArrayList<>();
         for (JsonNode p : request.path("prompts")) {
             LlmRequest one = new LlmRequest(p.asText(), system, maxTokens, model);
             if (one.chars() > limits.maxPromptChars()) {
-                throw new LlmException("PROMPT_TOO_LARGE", "llm_max_prompt_chars",
+                throw new LlmException(
+                        "PROMPT_TOO_LARGE",
+                        "llm_max_prompt_chars",
                         "prompt %d has %d characters (system prompt included), more than llm_max_prompt_chars %d: send a smaller chunk"
                                 .formatted(prompts.size(), one.chars(), limits.maxPromptChars()));
             }
@@ -111,7 +122,9 @@ public final class LlmStep implements KernelCallbacks {
     private void admit(List<LlmRequest> prompts) throws LlmException {
         synchronized (this) {
             if (limits.maxCallsPerStep() != null && admitted + prompts.size() > limits.maxCallsPerStep()) {
-                throw new LlmException("LIMIT_EXCEEDED", "llm_max_calls_per_step",
+                throw new LlmException(
+                        "LIMIT_EXCEEDED",
+                        "llm_max_calls_per_step",
                         "a step may make %d sub-LLM calls (llm_max_calls_per_step); %d made, %d more asked"
                                 .formatted(limits.maxCallsPerStep(), admitted, prompts.size()));
             }
@@ -169,8 +182,10 @@ public final class LlmStep implements KernelCallbacks {
             if (e.getCause() instanceof LlmException failure) {
                 return failed(request, started, failure.code().equals("TIMEOUT") ? timedOut() : failure);
             }
-            return failed(request, started, new LlmException("BACKEND_ERROR", "the " + backend.name() + " backend failed: "
-                    + e.getCause()));
+            return failed(
+                    request,
+                    started,
+                    new LlmException("BACKEND_ERROR", "the " + backend.name() + " backend failed: " + e.getCause()));
         } catch (InterruptedException e) {
             call.cancel(true);
             throw e;
@@ -178,8 +193,11 @@ public final class LlmStep implements KernelCallbacks {
     }
 
     private LlmException timedOut() {
-        return new LlmException("TIMEOUT", "llm_timeout_s", "the %s backend did not answer within llm_timeout_s (%d s)"
-                .formatted(backend.name(), limits.callTimeout().toSeconds()));
+        return new LlmException(
+                "TIMEOUT",
+                "llm_timeout_s",
+                "the %s backend did not answer within llm_timeout_s (%d s)"
+                        .formatted(backend.name(), limits.callTimeout().toSeconds()));
     }
 
     private synchronized void started() {
@@ -189,7 +207,9 @@ public final class LlmStep implements KernelCallbacks {
 
     private void finished(LlmRequest request, LlmAnswer answer, long started) {
         long in = answer.inputTokens() != null ? answer.inputTokens() : estimate(request.chars());
-        long out = answer.outputTokens() != null ? answer.outputTokens() : estimate(answer.text().length());
+        long out = answer.outputTokens() != null
+                ? answer.outputTokens()
+                : estimate(answer.text().length());
         account.used(in + out);
         synchronized (this) {
             inFlight--;
@@ -200,7 +220,9 @@ public final class LlmStep implements KernelCallbacks {
             double ms = latency(started);
             ObjectNode entry = logged(request, ms);
             if (entry != null) {
-                entry.put("answer", clip(answer.text())).put("input_tokens", in).put("output_tokens", out)
+                entry.put("answer", clip(answer.text()))
+                        .put("input_tokens", in)
+                        .put("output_tokens", out)
                         .put("tokens", in + out);
                 if (answer.inputTokens() == null || answer.outputTokens() == null) {
                     entry.put("tokens_estimated", true);
@@ -248,7 +270,8 @@ public final class LlmStep implements KernelCallbacks {
     }
 
     private static String clip(String text) {
-        return text.length() <= CALL_TEXT_KEPT ? text
+        return text.length() <= CALL_TEXT_KEPT
+                ? text
                 : text.substring(0, CALL_TEXT_KEPT) + "… [" + (text.length() - CALL_TEXT_KEPT) + " more characters]";
     }
 
@@ -281,9 +304,19 @@ public final class LlmStep implements KernelCallbacks {
         if (calls == 0 && refused == 0) {
             return null;
         }
-        return new LlmUsage(backend == null ? "none" : backend.name(), calls, failed, refused, inputTokens,
-                outputTokens, estimated ? Boolean.TRUE : null, Math.round(latencyTotalMs * 10) / 10.0,
-                Math.round(latencyMaxMs * 10) / 10.0, peakInFlight, account.calls(), account.tokens(),
+        return new LlmUsage(
+                backend == null ? "none" : backend.name(),
+                calls,
+                failed,
+                refused,
+                inputTokens,
+                outputTokens,
+                estimated ? Boolean.TRUE : null,
+                Math.round(latencyTotalMs * 10) / 10.0,
+                Math.round(latencyMaxMs * 10) / 10.0,
+                peakInFlight,
+                account.calls(),
+                account.tokens(),
                 events.isEmpty() ? null : List.copyOf(events));
     }
 

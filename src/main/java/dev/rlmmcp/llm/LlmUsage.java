@@ -12,11 +12,21 @@ import java.util.List;
  */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record LlmUsage(String backend, int calls, int failed, int refused, long inputTokens, long outputTokens,
-        Boolean tokensEstimated, double latencyMsTotal, double latencyMsMax, int peakConcurrency, int sessionCalls,
-        long sessionTokens, List<GuardrailEvent> guardrailEvents) {
+public record LlmUsage(
+        String backend,
+        int calls,
+        int failed,
+        int refused,
+        long inputTokens,
+        long outputTokens,
+        Boolean tokensEstimated,
+        double latencyMsTotal,
+        double latencyMsMax,
+        int peakConcurrency,
+        int sessionCalls,
+        long sessionTokens,
+        List<GuardrailEvent> guardrailEvents) {
 
     /** A call refused by a guardrail: which, with the error code and message the code saw. */
-    public record GuardrailEvent(String guardrail, String code, String message) {
-    }
+    public record GuardrailEvent(String guardrail, String code, String message) {}
 }

@@ -33,8 +33,10 @@ public final class OpenAiBackend implements LlmBackend {
         this.endpoint = URI.create(base + "/chat/completions");
         this.json = json;
         this.http = HttpClient.newBuilder()
-                .version("https".equalsIgnoreCase(endpoint.getScheme()) ? HttpClient.Version.HTTP_2
-                        : HttpClient.Version.HTTP_1_1)
+                .version(
+                        "https".equalsIgnoreCase(endpoint.getScheme())
+                                ? HttpClient.Version.HTTP_2
+                                : HttpClient.Version.HTTP_1_1)
                 .connectTimeout(Duration.ofSeconds(10))
                 .followRedirects(HttpClient.Redirect.NEVER)
                 .executor(Executors.newVirtualThreadPerTaskExecutor())
@@ -50,7 +52,8 @@ public final class OpenAiBackend implements LlmBackend {
     public LlmAnswer complete(LlmRequest request, Duration timeout) throws LlmException, InterruptedException {
         String model = request.model() != null ? request.model() : config.model();
         if (model == null) {
-            throw new LlmException("NOT_CONFIGURED", "no model named: pass model=... or set RLM_LLM_MODEL / --llm-model");
+            throw new LlmException(
+                    "NOT_CONFIGURED", "no model named: pass model=... or set RLM_LLM_MODEL / --llm-model");
         }
         HttpRequest.Builder post = HttpRequest.newBuilder(endpoint)
                 .timeout(timeout)
@@ -64,15 +67,19 @@ public final class OpenAiBackend implements LlmBackend {
         try {
             response = http.send(post.build(), HttpResponse.BodyHandlers.ofByteArray());
         } catch (HttpTimeoutException e) {
-            throw new LlmException("TIMEOUT", "the OpenAI-compatible API at " + config.baseUrl() + " did not answer within "
-                    + timeout.toSeconds() + " s");
+            throw new LlmException(
+                    "TIMEOUT",
+                    "the OpenAI-compatible API at " + config.baseUrl() + " did not answer within " + timeout.toSeconds()
+                            + " s");
         } catch (IOException e) {
-            throw new LlmException("BACKEND_ERROR", "cannot reach the OpenAI-compatible API at " + config.baseUrl()
-                    + ": " + e);
+            throw new LlmException(
+                    "BACKEND_ERROR", "cannot reach the OpenAI-compatible API at " + config.baseUrl() + ": " + e);
         }
         if (response.statusCode() / 100 != 2) {
-            throw new LlmException("BACKEND_ERROR", "the OpenAI-compatible API at " + config.baseUrl() + " answered HTTP "
-                    + response.statusCode() + ": " + redact(errorText(response.body())));
+            throw new LlmException(
+                    "BACKEND_ERROR",
+                    "the OpenAI-compatible API at " + config.baseUrl() + " answered HTTP " + response.statusCode()
+                            + ": " + redact(errorText(response.body())));
         }
         return answer(response.body(), model);
     }
@@ -101,16 +108,23 @@ public final class OpenAiBackend implements LlmBackend {
         try {
             reply = json.readTree(bytes);
         } catch (IOException e) {
-            throw new LlmException("BACKEND_ERROR", "the OpenAI-compatible API answered something that is not JSON: "
-                    + snippet(new String(bytes, java.nio.charset.StandardCharsets.UTF_8)));
+            throw new LlmException(
+                    "BACKEND_ERROR",
+                    "the OpenAI-compatible API answered something that is not JSON: "
+                            + snippet(new String(bytes, java.nio.charset.StandardCharsets.UTF_8)));
         }
         JsonNode content = reply.path("choices").path(0).path("message").path("content");
         if (!content.isTextual()) {
-            throw new LlmException("BACKEND_ERROR", "the OpenAI-compatible API's answer has no choices[0].message.content: "
-                    + snippet(reply.toString()));
+            throw new LlmException(
+                    "BACKEND_ERROR",
+                    "the OpenAI-compatible API's answer has no choices[0].message.content: "
+                            + snippet(reply.toString()));
         }
         JsonNode usage = reply.path("usage");
-        return new LlmAnswer(content.asText(), count(usage.path("prompt_tokens")), count(usage.path("completion_tokens")),
+        return new LlmAnswer(
+                content.asText(),
+                count(usage.path("prompt_tokens")),
+                count(usage.path("completion_tokens")),
                 reply.path("model").asText(model));
     }
 

@@ -4,11 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.RlmException;
-import dev.rlmmcp.core.Session;
-import dev.rlmmcp.data.Download;
 import dev.rlmmcp.core.CallbackRefused;
 import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.core.HostCallbacks;
+import dev.rlmmcp.core.Session;
+import dev.rlmmcp.data.Download;
 import dev.rlmmcp.llm.LlmAnswer;
 import dev.rlmmcp.llm.LlmException;
 import java.io.ByteArrayInputStream;
@@ -59,10 +59,18 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
     private final Set<Thread> starting = ConcurrentHashMap.newKeySet();
     /** Children started and not yet ended (their kernels not yet freed). */
     private int active;
+
     private int started;
 
-    ChildRuns(RlmRuns.Env env, Run run, RlmLoop parentLoop, Session parent, int depth, String model,
-            Consumer<Trajectory.SubCall> recorder, HostCallbacks others) {
+    ChildRuns(
+            RlmRuns.Env env,
+            Run run,
+            RlmLoop parentLoop,
+            Session parent,
+            int depth,
+            String model,
+            Consumer<Trajectory.SubCall> recorder,
+            HostCallbacks others) {
         this.env = env;
         this.run = run;
         this.parentLoop = parentLoop;
@@ -83,24 +91,32 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
         JsonNode contexts = request.path("contexts");
         String asked = request.path("model").isTextual() ? request.path("model").asText() : model;
         Integer maxIterations = request.path("max_iterations").isIntegralNumber()
-                ? request.path("max_iterations").asInt() : null;
-        int concurrency = Math.max(1, Math.min(run.limits.concurrency(), request.path("concurrency").isIntegralNumber()
-                ? request.path("concurrency").asInt() : run.limits.concurrency()));
+                ? request.path("max_iterations").asInt()
+                : null;
+        int concurrency = Math.max(
+                1,
+                Math.min(
+                        run.limits.concurrency(),
+                        request.path("concurrency").isIntegralNumber()
+                                ? request.path("concurrency").asInt()
+                                : run.limits.concurrency()));
         if (!prompts.isArray() || prompts.isEmpty()) {
             throw new CallbackRefused("INVALID_ARGUMENT", "prompts must be a non-empty list of str");
         }
         List<ObjectNode> answers = runAll(prompts, contexts, asked, maxIterations, concurrency);
         if (!request.path("batched").asBoolean() && answers.getFirst().has("error")) {
             JsonNode error = answers.getFirst().path("error");
-            throw new CallbackRefused(error.path("code").asText(), error.path("message").asText());
+            throw new CallbackRefused(
+                    error.path("code").asText(), error.path("message").asText());
         }
         ObjectNode reply = env.json().createObjectNode();
         reply.putArray("answers").addAll(answers);
         return reply;
     }
 
-    private List<ObjectNode> runAll(JsonNode prompts, JsonNode contexts, String asked, Integer maxIterations,
-            int concurrency) throws InterruptedException {
+    private List<ObjectNode> runAll(
+            JsonNode prompts, JsonNode contexts, String asked, Integer maxIterations, int concurrency)
+            throws InterruptedException {
         Semaphore slots = new Semaphore(concurrency, true);
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
             List<Future<ObjectNode>> futures = new ArrayList<>();
@@ -136,8 +152,10 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
     private ObjectNode one(String prompt, JsonNode context, String asked, Integer maxIterations)
             throws InterruptedException {
         try {
-            return text(depth + 1 >= run.limits.maxDepth() ? plain(prompt, context, asked)
-                    : child(prompt, context, asked, maxIterations));
+            return text(
+                    depth + 1 >= run.limits.maxDepth()
+                            ? plain(prompt, context, asked)
+                            : child(prompt, context, asked, maxIterations));
         } catch (LlmException e) {
             return error(e.code(), e.getMessage());
         } catch (ChildFailed e) {
@@ -169,8 +187,9 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
             throw new ChildFailed("CONTEXT_UNREADABLE", "the context could not be handed over: " + e.getMessage());
         }
         String digest = digest(file, inline);
-        SubCallCache.Key key = digest == null ? null : new SubCallCache.Key("rlm", asked, null, List.of(prompt),
-                String.valueOf(maxIterations), digest);
+        SubCallCache.Key key = digest == null
+                ? null
+                : new SubCallCache.Key("rlm", asked, null, List.of(prompt), String.valueOf(maxIterations), digest);
         long t0 = System.nanoTime();
         Path from = file;
         byte[] bytes = inline;
@@ -190,18 +209,30 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
             throw new IllegalStateException(e);
         }
         if (hit[0]) {
-            recorder.accept(new Trajectory.SubCall("rlm", prompt, node.answer(), null, asked, 0, 0, null,
-                    Math.round((System.nanoTime() - t0) / 1e4) / 100.0, true, null));
+            recorder.accept(new Trajectory.SubCall(
+                    "rlm",
+                    prompt,
+                    node.answer(),
+                    null,
+                    asked,
+                    0,
+                    0,
+                    null,
+                    Math.round((System.nanoTime() - t0) / 1e4) / 100.0,
+                    true,
+                    null));
         }
         return answerOf(node);
     }
 
-    private Trajectory.Node start(String prompt, JsonNode context, Path file, byte[] inline, String asked,
-            Integer maxIterations) throws InterruptedException, ChildFailed {
+    private Trajectory.Node start(
+            String prompt, JsonNode context, Path file, byte[] inline, String asked, Integer maxIterations)
+            throws InterruptedException, ChildFailed {
         if (!run.admitChild(depth + 1)) {
             StopReason why = run.stopped();
-            throw new ChildFailed("LIMIT_EXCEEDED", "no child RLM started: " + (why == null ? "the run has stopped"
-                    : run.stopMessage()));
+            throw new ChildFailed(
+                    "LIMIT_EXCEEDED",
+                    "no child RLM started: " + (why == null ? "the run has stopped" : run.stopMessage()));
         }
         long t0 = System.nanoTime();
         String id = parentLoop != null ? parentLoop.nextChildId() : "child-" + (++started);
@@ -238,9 +269,18 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
             }
             run.changed(0, depth + 1);
         }
-        recorder.accept(new Trajectory.SubCall("rlm", prompt, node.answer(),
-                node.answer() == null ? "no answer: " + node.stoppedBy() : null, asked, node.inputTokens(),
-                node.outputTokens(), node.costUsd(), Math.round((System.nanoTime() - t0) / 1e4) / 100.0, false, node));
+        recorder.accept(new Trajectory.SubCall(
+                "rlm",
+                prompt,
+                node.answer(),
+                node.answer() == null ? "no answer: " + node.stoppedBy() : null,
+                asked,
+                node.inputTokens(),
+                node.outputTokens(),
+                node.costUsd(),
+                Math.round((System.nanoTime() - t0) / 1e4) / 100.0,
+                false,
+                node));
         if (Thread.currentThread().isInterrupted()) {
             throw new InterruptedException("the child's parent stopped");
         }
@@ -253,8 +293,13 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
                 child.loadPickle("context", file, CallContext.NONE);
             } else {
                 InputStream in = new ByteArrayInputStream(inline);
-                child.loadStream("context", DataType.PICKLE,
-                        new Download(in, inline.length, "context", null), "context", "rlm_query context", CallContext.NONE);
+                child.loadStream(
+                        "context",
+                        DataType.PICKLE,
+                        new Download(in, inline.length, "context", null),
+                        "context",
+                        "rlm_query context",
+                        CallContext.NONE);
             }
         } catch (IOException e) {
             throw new ChildFailed("CONTEXT_UNREADABLE", "the context could not be read: " + e.getMessage());
@@ -268,15 +313,22 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
             return node.answer();
         }
         String why = node.stoppedBy() == null ? "it stopped" : node.stoppedBy();
-        String last = node.iterations().isEmpty() ? null : node.iterations().getLast().note();
-        throw new ChildFailed(why.startsWith("error") ? "CHILD_FAILED" : "NO_ANSWER",
-                "the child RLM ended without an answer (" + why + ")" + (last == null ? "" : "; its last turn: " + last));
+        String last =
+                node.iterations().isEmpty() ? null : node.iterations().getLast().note();
+        throw new ChildFailed(
+                why.startsWith("error") ? "CHILD_FAILED" : "NO_ANSWER",
+                "the child RLM ended without an answer (" + why + ")"
+                        + (last == null ? "" : "; its last turn: " + last));
     }
 
     /** What the parent's kernel said of a context it handed over: type, length and preview. */
     private static String describe(String subject, JsonNode context) {
-        return LoopPrompt.describe(subject, context.path("type").asText("object"),
-                context.path("length").isIntegralNumber() ? context.path("length").asLong() : null,
+        return LoopPrompt.describe(
+                subject,
+                context.path("type").asText("object"),
+                context.path("length").isIntegralNumber()
+                        ? context.path("length").asLong()
+                        : null,
                 context.path("preview").asText(null));
     }
 

@@ -13,9 +13,10 @@ import java.util.regex.Pattern;
 record CodeBlocks(List<String> code, String finalText, String finalVar) {
 
     private static final Pattern BLOCK = Pattern.compile("```(?:repl|python|py)[ \\t]*\\r?\\n(.*?)```", Pattern.DOTALL);
-    private static final Pattern FINAL_VAR = Pattern.compile("^\\s*FINAL_VAR\\(\\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?\\s*\\)",
-            Pattern.MULTILINE);
-    private static final Pattern FINAL = Pattern.compile("^\\s*FINAL\\((.*)\\)\\s*$", Pattern.MULTILINE | Pattern.DOTALL);
+    private static final Pattern FINAL_VAR =
+            Pattern.compile("^\\s*FINAL_VAR\\(\\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?\\s*\\)", Pattern.MULTILINE);
+    private static final Pattern FINAL =
+            Pattern.compile("^\\s*FINAL\\((.*)\\)\\s*$", Pattern.MULTILINE | Pattern.DOTALL);
 
     static CodeBlocks parse(String response) {
         List<String> code = new ArrayList<>();

@@ -32,8 +32,10 @@ final class ContextFiles implements AutoCloseable {
     /** For the files of the kernel that may write {@code writable} (null: none). */
     ContextFiles(Path writable) {
         this.writable = writable;
-        this.taken = writable == null ? null
-                : writable.resolveSibling(".rlm-contexts").resolve(UUID.randomUUID().toString());
+        this.taken = writable == null
+                ? null
+                : writable.resolveSibling(".rlm-contexts")
+                        .resolve(UUID.randomUUID().toString());
     }
 
     /** The file the kernel named ({@code .transfer/<name>.pkl}), now the server's: a regular file. */
@@ -57,13 +59,14 @@ final class ContextFiles implements AutoCloseable {
                     || !(mine instanceof SecureDirectoryStream<Path> serverDir)) {
                 throw new IOException("this filesystem cannot hand contexts over safely");
             }
-            try (SecureDirectoryStream<Path> transfer = kernelDir.newDirectoryStream(Path.of(".transfer"),
-                    LinkOption.NOFOLLOW_LINKS)) {
+            try (SecureDirectoryStream<Path> transfer =
+                    kernelDir.newDirectoryStream(Path.of(".transfer"), LinkOption.NOFOLLOW_LINKS)) {
                 transfer.move(Path.of(name), serverDir, Path.of(name));
             }
         }
         Path path = taken.resolve(name);
-        BasicFileAttributes a = Files.getFileAttributeView(path, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+        BasicFileAttributes a = Files.getFileAttributeView(
+                        path, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
                 .readAttributes();
         if (!a.isRegularFile()) {
             Files.deleteIfExists(path);

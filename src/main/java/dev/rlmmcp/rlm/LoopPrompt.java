@@ -6,8 +6,7 @@ final class LoopPrompt {
     static final String SUMMARIZE = "Summarize your progress so far: what you found, which variables hold what, and "
             + "what is left to do. Do not write code.";
 
-    private LoopPrompt() {
-    }
+    private LoopPrompt() {}
 
     static String system(int outputCap, boolean childrenAllowed) {
         return """
@@ -36,8 +35,8 @@ final class LoopPrompt {
                 (FINAL(value) and FINAL_VAR(name) in a block, or on a line of their own outside code, also \
                 answer.) An answer counts only once code has run and you have seen its output: if a turn has code \
                 and an answer written outside it, the code runs and you are asked to answer again.""".formatted(
-                outputCap, childrenAllowed ? ""
-                        : " Here rlm_query is answered by a plain llm_query: the depth limit is reached.");
+                outputCap,
+                childrenAllowed ? "" : " Here rlm_query is answered by a plain llm_query: the depth limit is reached.");
     }
 
     static String first(String question, String contextInfo) {

@@ -20,6 +20,7 @@ final class MeteredBackend implements LlmBackend {
     private final LlmBackend base;
     /** The depth the calls are made at; -1 for an RLM's own turns (counted as turns, not sub-calls). */
     private final int depth;
+
     private final Consumer<Trajectory.SubCall> recorder;
 
     private MeteredBackend(Run run, LlmBackend base, int depth, Consumer<Trajectory.SubCall> recorder) {
@@ -60,16 +61,34 @@ final class MeteredBackend implements LlmBackend {
                 run.cacheHit();
             });
         } catch (LlmException | InterruptedException | RuntimeException e) {
-            recorder.accept(new Trajectory.SubCall("llm", request.prompt(), null,
-                    e instanceof LlmException l ? l.code() + ": " + e.getMessage() : e.toString(), request.model(), 0, 0,
-                    null, ms(started), false, null));
+            recorder.accept(new Trajectory.SubCall(
+                    "llm",
+                    request.prompt(),
+                    null,
+                    e instanceof LlmException l ? l.code() + ": " + e.getMessage() : e.toString(),
+                    request.model(),
+                    0,
+                    0,
+                    null,
+                    ms(started),
+                    false,
+                    null));
             throw e;
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
         LlmAnswer a = charged.answer();
-        recorder.accept(new Trajectory.SubCall("llm", request.prompt(), a.text(), null, a.model(),
-                hit[0] ? 0 : charged.in(), hit[0] ? 0 : charged.out(), hit[0] ? null : charged.cost(), ms(started), hit[0],
+        recorder.accept(new Trajectory.SubCall(
+                "llm",
+                request.prompt(),
+                a.text(),
+                null,
+                a.model(),
+                hit[0] ? 0 : charged.in(),
+                hit[0] ? 0 : charged.out(),
+                hit[0] ? null : charged.cost(),
+                ms(started),
+                hit[0],
                 null));
         return a;
     }
@@ -88,8 +107,7 @@ final class MeteredBackend implements LlmBackend {
     }
 
     /** An answer with what it was charged. */
-    record Charged(LlmAnswer answer, long in, long out, Double cost) {
-    }
+    record Charged(LlmAnswer answer, long in, long out, Double cost) {}
 
     private Charged call(LlmRequest request, Duration timeout) throws LlmException, InterruptedException {
         LlmAnswer a = base.complete(request, timeout);
@@ -105,9 +123,13 @@ final class MeteredBackend implements LlmBackend {
     }
 
     private static SubCallCache.Key key(LlmRequest r) {
-        return new SubCallCache.Key("llm", r.model(), r.system(),
+        return new SubCallCache.Key(
+                "llm",
+                r.model(),
+                r.system(),
                 r.messages().stream().map(m -> m.role() + ":" + m.content()).toList(),
-                String.valueOf(r.maxTokens()), null);
+                String.valueOf(r.maxTokens()),
+                null);
     }
 
     private static double ms(long started) {

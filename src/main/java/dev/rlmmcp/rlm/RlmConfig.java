@@ -7,8 +7,8 @@ import java.util.Map;
  * price of each model (for the cost budget; a model without a price costs nothing known), and each
  * model's context window in tokens (for compaction; {@code defaultWindow} for models not listed).
  */
-public record RlmConfig(RunLimits defaults, Map<String, ModelPrice> prices, Map<String, Integer> windows,
-        int defaultWindow) {
+public record RlmConfig(
+        RunLimits defaults, Map<String, ModelPrice> prices, Map<String, Integer> windows, int defaultWindow) {
 
     public static final RlmConfig DEFAULTS = new RlmConfig(RunLimits.DEFAULTS, Map.of(), Map.of(), 128_000);
 

@@ -3,13 +3,13 @@ package dev.rlmmcp.rlm;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.core.DataType;
+import dev.rlmmcp.core.HostCallbacks;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.StepExtras;
+import dev.rlmmcp.core.StepOutput;
 import dev.rlmmcp.core.StepRequest;
 import dev.rlmmcp.core.StepResult;
-import dev.rlmmcp.core.HostCallbacks;
-import dev.rlmmcp.core.DataType;
-import dev.rlmmcp.core.StepOutput;
 import dev.rlmmcp.llm.LlmException;
 import dev.rlmmcp.llm.LlmMessage;
 import dev.rlmmcp.llm.LlmRequest;
@@ -37,16 +37,19 @@ final class RlmLoop {
     private final String model;
     /** The model as the backend named it in its first answer, where none was asked for by name. */
     private String answeredBy;
+
     private final String contextInfo;
     private final int maxIterations;
     private final Instant started = Instant.now();
     private final String system;
     /** Every message sent over this RLM's life, for the trajectory; each turn's prompt is a range of it. */
     private final List<Trajectory.Message> log = new ArrayList<>();
+
     private final List<Trajectory.Iteration> iterations = new ArrayList<>();
     private final List<LlmMessage> messages = new ArrayList<>();
     /** All messages summarized away so far, oldest first: the value of {@code history}. */
     private final List<LlmMessage> compacted = new ArrayList<>();
+
     private volatile List<Trajectory.SubCall> blockCalls = new ArrayList<>();
     private int promptFrom;
     private long inputTokens;
@@ -62,8 +65,16 @@ final class RlmLoop {
     /** The loop's thread while it waits for the model (interrupted to cancel), else null. */
     private volatile Thread waiting;
 
-    RlmLoop(RlmRuns.Env env, Run run, Session session, String id, int depth, String prompt, String model,
-            String contextInfo, Integer maxIterations) {
+    RlmLoop(
+            RlmRuns.Env env,
+            Run run,
+            Session session,
+            String id,
+            int depth,
+            String prompt,
+            String model,
+            String contextInfo,
+            Integer maxIterations) {
         this.env = env;
         this.run = run;
         this.session = session;
@@ -72,7 +83,8 @@ final class RlmLoop {
         this.prompt = prompt;
         this.model = model;
         this.contextInfo = contextInfo;
-        this.maxIterations = maxIterations == null ? run.limits.maxIterations()
+        this.maxIterations = maxIterations == null
+                ? run.limits.maxIterations()
                 : Math.min(maxIterations, run.limits.maxIterations());
         this.system = LoopPrompt.system(run.limits.outputCap(), depth + 1 < run.limits.maxDepth());
     }
@@ -119,9 +131,22 @@ final class RlmLoop {
             Thread.interrupted(); // the loop's own interrupt of a model call: not its caller's
         }
         String ended = failure != null ? "error: " + failure : stoppedBy == null ? null : stoppedBy.wireName();
-        return new Trajectory.Node(id, depth, prompt, model != null ? model : answeredBy, contextInfo,
-                List.copyOf(log), List.copyOf(iterations), best, ready, ended, inputTokens, outputTokens,
-                costKnown ? costUsd : null, (System.nanoTime() - t0) / 1e6, started.toString());
+        return new Trajectory.Node(
+                id,
+                depth,
+                prompt,
+                model != null ? model : answeredBy,
+                contextInfo,
+                List.copyOf(log),
+                List.copyOf(iterations),
+                best,
+                ready,
+                ended,
+                inputTokens,
+                outputTokens,
+                costKnown ? costUsd : null,
+                (System.nanoTime() - t0) / 1e6,
+                started.toString());
     }
 
     /**
@@ -137,8 +162,10 @@ final class RlmLoop {
             }
             if (i > maxIterations) {
                 if (depth == 0) {
-                    run.stop(StopReason.MAX_ITERATIONS, ("the root RLM took its %d turns without an answer "
-                            + "(max_iterations)").formatted(maxIterations));
+                    run.stop(
+                            StopReason.MAX_ITERATIONS,
+                            ("the root RLM took its %d turns without an answer " + "(max_iterations)")
+                                    .formatted(maxIterations));
                 }
                 return StopReason.MAX_ITERATIONS;
             }
@@ -150,8 +177,9 @@ final class RlmLoop {
             errors = turn.error ? errors + 1 : 0;
             if (errors >= run.limits.maxConsecutiveErrors()) {
                 if (depth == 0) {
-                    run.stop(StopReason.MAX_CONSECUTIVE_ERRORS, "%d turns in a row failed (max_consecutive_errors)"
-                            .formatted(errors));
+                    run.stop(
+                            StopReason.MAX_CONSECUTIVE_ERRORS,
+                            "%d turns in a row failed (max_consecutive_errors)".formatted(errors));
                 }
                 return StopReason.MAX_CONSECUTIVE_ERRORS;
             }
@@ -167,8 +195,7 @@ final class RlmLoop {
         log(messages.getFirst());
     }
 
-    private record Turn(boolean answered, boolean error) {
-    }
+    private record Turn(boolean answered, boolean error) {}
 
     private Turn turn(int index, MeteredBackend turns) throws InterruptedException {
         long t0 = System.nanoTime();
@@ -179,8 +206,19 @@ final class RlmLoop {
         try {
             reply = ask(turns, new LlmRequest(messages, system, null, model));
         } catch (LlmException e) {
-            iterations.add(new Trajectory.Iteration(index, from, to, null, List.of(), null,
-                    "the model call failed: " + e.code() + ": " + e.getMessage(), 0, 0, null, ms(t0), ms(t0),
+            iterations.add(new Trajectory.Iteration(
+                    index,
+                    from,
+                    to,
+                    null,
+                    List.of(),
+                    null,
+                    "the model call failed: " + e.code() + ": " + e.getMessage(),
+                    0,
+                    0,
+                    null,
+                    ms(t0),
+                    ms(t0),
                     at.toString()));
             run.turn(index, depth);
             return new Turn(false, true);
@@ -194,8 +232,19 @@ final class RlmLoop {
         CodeBlocks parsed = CodeBlocks.parse(response);
         addMessage(LlmMessage.assistant(response));
         if (run.stopped() != null) {
-            iterations.add(new Trajectory.Iteration(index, from, to, response, List.of(), null,
-                    "not run: " + run.stopMessage(), reply.in(), reply.out(), reply.cost(), ms(t0), modelMs,
+            iterations.add(new Trajectory.Iteration(
+                    index,
+                    from,
+                    to,
+                    response,
+                    List.of(),
+                    null,
+                    "not run: " + run.stopMessage(),
+                    reply.in(),
+                    reply.out(),
+                    reply.cost(),
+                    ms(t0),
+                    modelMs,
                     at.toString()));
             run.turn(index, depth);
             return new Turn(false, false);
@@ -204,15 +253,26 @@ final class RlmLoop {
         if (outcome.finalAnswer() != null) {
             best = outcome.finalAnswer();
         }
-        iterations.add(new Trajectory.Iteration(index, from, to, response, outcome.runs(), outcome.finalAnswer(),
-                outcome.note(), reply.in(), reply.out(), reply.cost(), ms(t0), modelMs, at.toString()));
+        iterations.add(new Trajectory.Iteration(
+                index,
+                from,
+                to,
+                response,
+                outcome.runs(),
+                outcome.finalAnswer(),
+                outcome.note(),
+                reply.in(),
+                reply.out(),
+                reply.cost(),
+                ms(t0),
+                modelMs,
+                at.toString()));
         run.turn(index, depth);
         return new Turn(outcome.finalAnswer() != null, outcome.error());
     }
 
     /** What a turn came to: its code as run, the answer it gave (or null), a note, and whether it failed. */
-    private record Outcome(List<Trajectory.CodeRun> runs, String finalAnswer, String note, boolean error) {
-    }
+    private record Outcome(List<Trajectory.CodeRun> runs, String finalAnswer, String note, boolean error) {}
 
     /**
      * Runs the turn's blocks in order, until one sets the answer ready. Their output goes back to the
@@ -228,7 +288,8 @@ final class RlmLoop {
             runs.add(block.run());
             error |= block.failed();
             shown.append(shown.isEmpty() ? "" : "\n\n")
-                    .append(several ? "REPL output (block " + (b + 1) + "):\n" : "REPL output:\n").append(block.shown());
+                    .append(several ? "REPL output (block " + (b + 1) + "):\n" : "REPL output:\n")
+                    .append(block.shown());
             if (block.answer() != null && !block.answer().content().isEmpty()) {
                 best = block.answer().content();
             }
@@ -257,8 +318,11 @@ final class RlmLoop {
     private Outcome withoutCode(CodeBlocks parsed) {
         if (!parsed.answers() || !ranCode) {
             addMessage(LlmMessage.user(parsed.answers() ? LoopPrompt.NO_CODE_YET : LoopPrompt.NO_CODE));
-            return new Outcome(List.of(), null,
-                    parsed.answers() ? "an answer without any code run was refused" : "no code in this turn", true);
+            return new Outcome(
+                    List.of(),
+                    null,
+                    parsed.answers() ? "an answer without any code run was refused" : "no code in this turn",
+                    true);
         }
         String answer = parsed.finalText() != null ? parsed.finalText() : variable(parsed.finalVar());
         if (answer != null) {
@@ -270,17 +334,22 @@ final class RlmLoop {
     }
 
     /** A code block as run: what the trajectory keeps, what the model is shown, and the answer dict after it. */
-    private record Block(Trajectory.CodeRun run, String shown, StepOutput.RlmAnswer answer, boolean failed, boolean fatal) {
-    }
+    private record Block(
+            Trajectory.CodeRun run, String shown, StepOutput.RlmAnswer answer, boolean failed, boolean fatal) {}
 
     private Block runBlock(String code) throws InterruptedException {
         List<Trajectory.SubCall> calls = new ArrayList<>();
         blockCalls = calls;
         long t0 = System.nanoTime();
-        ChildRuns children = new ChildRuns(env, run, this, session, depth, model, this::recordCall,
-                HostCallbacks.NONE);
-        StepExtras extras = new StepExtras(null, MeteredBackend.subCalls(run, env.backend(), depth + 1,
-                this::recordCall), depth, children, null, true, null);
+        ChildRuns children = new ChildRuns(env, run, this, session, depth, model, this::recordCall, HostCallbacks.NONE);
+        StepExtras extras = new StepExtras(
+                null,
+                MeteredBackend.subCalls(run, env.backend(), depth + 1, this::recordCall),
+                depth,
+                children,
+                null,
+                true,
+                null);
         CallContext context = CallContext.create();
         step = context;
         StepResult result;
@@ -288,7 +357,8 @@ final class RlmLoop {
             if (cancelled) {
                 throw new InterruptedException("cancelled");
             }
-            result = session.execute(new StepRequest(code, run.timeLeft(session.defaultStepTimeout()), extras, context));
+            result =
+                    session.execute(new StepRequest(code, run.timeLeft(session.defaultStepTimeout()), extras, context));
         } finally {
             step = null;
             children.close();
@@ -302,19 +372,30 @@ final class RlmLoop {
         synchronized (calls) {
             made = List.copyOf(calls);
         }
-        Trajectory.CodeRun codeRun = new Trajectory.CodeRun(code, exec == null ? "" : clip(exec.stdout()),
+        Trajectory.CodeRun codeRun = new Trajectory.CodeRun(
+                code,
+                exec == null ? "" : clip(exec.stdout()),
                 exec == null || exec.stderr().isEmpty() ? null : clip(exec.stderr()),
-                exec == null ? result.message() : exec.error() == null ? null : exec.error().type() + ": "
-                        + exec.error().message(), ms(t0), exec == null ? null : exec.durationMs(),
-                exec == null ? List.of() : exec.variablesChanged(), made);
+                exec == null
+                        ? result.message()
+                        : exec.error() == null
+                                ? null
+                                : exec.error().type() + ": " + exec.error().message(),
+                ms(t0),
+                exec == null ? null : exec.durationMs(),
+                exec == null ? List.of() : exec.variablesChanged(),
+                made);
         boolean fatal = result.loss() != null && depth > 0;
         if (fatal) {
             // a child keeps nothing in a snapshot: with its kernel gone, its context is gone
-            throw new RlmException(dev.rlmmcp.base.ErrorCode.KERNEL_UNAVAILABLE, "the child's kernel "
-                    + result.loss().message(), null, "keep each child's work within its memory and time limits");
+            throw new RlmException(
+                    dev.rlmmcp.base.ErrorCode.KERNEL_UNAVAILABLE,
+                    "the child's kernel " + result.loss().message(),
+                    null,
+                    "keep each child's work within its memory and time limits");
         }
-        return new Block(codeRun, out, exec == null ? null : exec.answer(),
-                exec == null || exec.error() != null, fatal);
+        return new Block(
+                codeRun, out, exec == null ? null : exec.answer(), exec == null || exec.error() != null, fatal);
     }
 
     private void recordCall(Trajectory.SubCall call) {
@@ -331,13 +412,17 @@ final class RlmLoop {
         if (exec != null) {
             out.append(exec.stdout());
             if (!exec.stderr().isEmpty()) {
-                out.append(out.isEmpty() || out.charAt(out.length() - 1) == '\n' ? "" : "\n").append(exec.stderr());
+                out.append(out.isEmpty() || out.charAt(out.length() - 1) == '\n' ? "" : "\n")
+                        .append(exec.stderr());
             }
             if (exec.error() != null && exec.stderr().isEmpty()) {
                 String trace = exec.error().traceback();
                 out.append(out.isEmpty() || out.charAt(out.length() - 1) == '\n' ? "" : "\n")
-                        .append(trace != null && !trace.isBlank() ? trace
-                                : exec.error().type() + ": " + exec.error().message());
+                        .append(
+                                trace != null && !trace.isBlank()
+                                        ? trace
+                                        : exec.error().type() + ": "
+                                                + exec.error().message());
             }
         }
         String message = result.message();
@@ -351,7 +436,10 @@ final class RlmLoop {
         if (out.length() > cap) {
             int all = out.length();
             out.setLength(cap);
-            out.append("\n[output cut: the first ").append(cap).append(" of ").append(all)
+            out.append("\n[output cut: the first ")
+                    .append(cap)
+                    .append(" of ")
+                    .append(all)
                     .append(" characters are shown; print less, or a slice]");
         }
         return out.toString();
@@ -387,8 +475,19 @@ final class RlmLoop {
             reply = ask(turns, new LlmRequest(asked, system, null, model));
             summary = reply.answer().text();
         } catch (LlmException e) {
-            iterations.add(new Trajectory.Iteration(0, from, log.size(), null, List.of(), null,
-                    "compaction failed: " + e.code() + ": " + e.getMessage(), 0, 0, null, ms(t0), ms(t0),
+            iterations.add(new Trajectory.Iteration(
+                    0,
+                    from,
+                    log.size(),
+                    null,
+                    List.of(),
+                    null,
+                    "compaction failed: " + e.code() + ": " + e.getMessage(),
+                    0,
+                    0,
+                    null,
+                    ms(t0),
+                    ms(t0),
                     at.toString()));
             return;
         }
@@ -400,9 +499,20 @@ final class RlmLoop {
             history.addObject().put("role", m.role()).put("content", m.content());
         }
         session.loadData("history", history.toString(), DataType.JSON, CallContext.NONE);
-        iterations.add(new Trajectory.Iteration(0, from, log.size(), summary, List.of(), null,
-                "compaction: " + compacted.size() + " messages summarized into `history`", reply.in(), reply.out(),
-                reply.cost(), ms(t0), ms(t0), at.toString()));
+        iterations.add(new Trajectory.Iteration(
+                0,
+                from,
+                log.size(),
+                summary,
+                List.of(),
+                null,
+                "compaction: " + compacted.size() + " messages summarized into `history`",
+                reply.in(),
+                reply.out(),
+                reply.cost(),
+                ms(t0),
+                ms(t0),
+                at.toString()));
         start();
         addMessage(LlmMessage.user(LoopPrompt.compacted(summary)));
         lastPromptTokens = 0;
@@ -444,12 +554,12 @@ final class RlmLoop {
     }
 
     private static String clip(String s) {
-        return s.length() <= MESSAGE_KEPT ? s : s.substring(0, MESSAGE_KEPT) + "… [" + (s.length() - MESSAGE_KEPT)
-                + " more characters]";
+        return s.length() <= MESSAGE_KEPT
+                ? s
+                : s.substring(0, MESSAGE_KEPT) + "… [" + (s.length() - MESSAGE_KEPT) + " more characters]";
     }
 
     private static double ms(long t0) {
         return Math.round((System.nanoTime() - t0) / 1e4) / 100.0;
     }
-
 }

@@ -28,8 +28,7 @@ import java.util.stream.Collectors;
 public final class RlmRuns {
 
     /** What every RLM of a run works with: where child sessions come from, JSON, and the model's backend. */
-    record Env(Sessions sessions, ObjectMapper json, LlmBackend backend) {
-    }
+    record Env(Sessions sessions, ObjectMapper json, LlmBackend backend) {}
 
     private static final int VARIABLES_LISTED = 20;
 
@@ -56,8 +55,13 @@ public final class RlmRuns {
      * @param clientSampling the calling client's MCP sampling (null if none): the backend when the
      *                       server's LLM mode picks it, as for llm_query
      */
-    public RunOutcome solve(Session session, String question, RunOptions options, LlmBackend clientSampling,
-            RunProgress progress, CallContext context) {
+    public RunOutcome solve(
+            Session session,
+            String question,
+            RunOptions options,
+            LlmBackend clientSampling,
+            RunProgress progress,
+            CallContext context) {
         LlmBackend backend = backend(clientSampling);
         RunLimits limits = options.limits() != null ? options.limits() : config.defaults();
         Run run = new Run(limits, config, progress);
@@ -66,8 +70,17 @@ public final class RlmRuns {
         long t0 = System.nanoTime();
         Trajectory.Node root;
         try (CallContext.Registration cancel = context.onCancel(run::cancel)) {
-            root = new RlmLoop(new Env(sessions, json, backend), run, session, "root", 0, question, options.model(),
-                    info, null).run();
+            root = new RlmLoop(
+                            new Env(sessions, json, backend),
+                            run,
+                            session,
+                            "root",
+                            0,
+                            question,
+                            options.model(),
+                            info,
+                            null)
+                    .run();
         }
         String stoppedBy = root.ready() ? null : root.stoppedBy();
         String message = null;
@@ -78,10 +91,14 @@ public final class RlmRuns {
             message = run.stopMessage() != null ? run.stopMessage() : "the root RLM stopped (" + stoppedBy + ")";
         }
         RunOutcome outcome = new RunOutcome(run.id, root.answer(), root.ready(), stoppedBy, message, run.figures());
-        Trajectory trajectory = new Trajectory(run.id, question, root.model(), backend.name(), limits, run.started.toString(),
-                outcome, root);
-        session.recordRun(question, root.ready() ? "answered" : "stopped: " + stoppedBy, root.answer(),
-                (System.nanoTime() - t0) / 1e6, TraceBudget.fit(json.valueToTree(trajectory)));
+        Trajectory trajectory = new Trajectory(
+                run.id, question, root.model(), backend.name(), limits, run.started.toString(), outcome, root);
+        session.recordRun(
+                question,
+                root.ready() ? "answered" : "stopped: " + stoppedBy,
+                root.answer(),
+                (System.nanoTime() - t0) / 1e6,
+                TraceBudget.fit(json.valueToTree(trajectory)));
         return outcome;
     }
 
@@ -94,12 +111,19 @@ public final class RlmRuns {
         StepExtras extras = request.extras();
         Run run = new Run(config.defaults(), config, RunProgress.NONE);
         List<Trajectory.SubCall> calls = new ArrayList<>();
-        ChildRuns children = new ChildRuns(new Env(sessions, json, lazyBackend(extras.clientSampling())), run, null,
-                session, 0, null, call -> {
+        ChildRuns children = new ChildRuns(
+                new Env(sessions, json, lazyBackend(extras.clientSampling())),
+                run,
+                null,
+                session,
+                0,
+                null,
+                call -> {
                     synchronized (calls) {
                         calls.add(call);
                     }
-                }, extras.callbacks());
+                },
+                extras.callbacks());
         try (children) {
             return session.execute(request.with(extras.withRlm(children, () -> stepTrace(run, calls))));
         }
@@ -121,7 +145,10 @@ public final class RlmRuns {
         try {
             return sessions.llm().backendFor(clientSampling);
         } catch (LlmException e) {
-            throw new RlmException(ErrorCode.NOT_CONFIGURED, "an RLM run needs a model: " + e.getMessage(), null,
+            throw new RlmException(
+                    ErrorCode.NOT_CONFIGURED,
+                    "an RLM run needs a model: " + e.getMessage(),
+                    null,
                     "set RLM_LLM_BASE_URL, RLM_LLM_MODEL (and RLM_LLM_API_KEY if needed) where the server starts, "
                             + "or use a client that offers MCP sampling");
         }
@@ -149,7 +176,8 @@ public final class RlmRuns {
     /** What the first message says of the root's data: its {@code context}, else the session's variables. */
     private static String describe(Session session) {
         List<Variable> vars = session.listVars().body().variables().stream()
-                .filter(v -> !"answer".equals(v.name()) && !"history".equals(v.name())).toList();
+                .filter(v -> !"answer".equals(v.name()) && !"history".equals(v.name()))
+                .toList();
         for (Variable v : vars) {
             if ("context".equals(v.name())) {
                 return LoopPrompt.describe(v.type(), v.length(), v.preview());
@@ -159,8 +187,11 @@ public final class RlmRuns {
             return null;
         }
         return "There is no `context` variable; the session's variables are the context: "
-                + vars.stream().limit(VARIABLES_LISTED).map(v -> v.name() + " (" + v.type()
-                        + (v.length() == null ? "" : ", length " + v.length()) + ")").collect(Collectors.joining(", "))
+                + vars.stream()
+                        .limit(VARIABLES_LISTED)
+                        .map(v ->
+                                v.name() + " (" + v.type() + (v.length() == null ? "" : ", length " + v.length()) + ")")
+                        .collect(Collectors.joining(", "))
                 + (vars.size() > VARIABLES_LISTED ? ", and " + (vars.size() - VARIABLES_LISTED) + " more" : "") + ".";
     }
 }

@@ -43,9 +43,13 @@ final class Run {
 
     /** Why the run stopped, or null while it may go on (a passed deadline stops it now). */
     synchronized StopReason stopped() {
-        if (stop == null && limits.maxTime() != null && elapsedNanos() > limits.maxTime().toNanos()) {
-            stop(StopReason.MAX_TIME, "the run passed its time limit of %s s (max_time_s)"
-                    .formatted(limits.maxTime().toSeconds()));
+        if (stop == null
+                && limits.maxTime() != null
+                && elapsedNanos() > limits.maxTime().toNanos()) {
+            stop(
+                    StopReason.MAX_TIME,
+                    "the run passed its time limit of %s s (max_time_s)"
+                            .formatted(limits.maxTime().toSeconds()));
         }
         return stop;
     }
@@ -85,7 +89,7 @@ final class Run {
             }
         }
         action.run();
-        return () -> { };
+        return () -> {};
     }
 
     /** What is left of the run's time, at most {@code cap} (null: no cap); null if neither limits it. */
@@ -125,7 +129,8 @@ final class Run {
                         .formatted(outputTokens, limits.maxOutputTokens());
             } else if (limits.maxCostUsd() != null && costUsd >= limits.maxCostUsd()) {
                 reason = StopReason.MAX_COST_USD;
-                message = "the run cost $%.4f, its budget is $%.4f (max_cost_usd)".formatted(costUsd, limits.maxCostUsd());
+                message = "the run cost $%.4f, its budget is $%.4f (max_cost_usd)"
+                        .formatted(costUsd, limits.maxCostUsd());
             }
         }
         if (reason != null) {
@@ -144,7 +149,9 @@ final class Run {
             }
         }
         if (limits.maxChildren() != null) {
-            stop(StopReason.MAX_CHILDREN, "the run started its %d child RLMs (max_children)".formatted(limits.maxChildren()));
+            stop(
+                    StopReason.MAX_CHILDREN,
+                    "the run started its %d child RLMs (max_children)".formatted(limits.maxChildren()));
         }
         return false;
     }
@@ -175,8 +182,17 @@ final class Run {
     }
 
     synchronized RunFigures figures() {
-        return new RunFigures(iterations, children, childrenRunning, depthReached, inputTokens, outputTokens,
-                costKnown ? Math.round(costUsd * 1e6) / 1e6 : null, cacheHits, llmCalls, elapsedNanos() / 1_000_000);
+        return new RunFigures(
+                iterations,
+                children,
+                childrenRunning,
+                depthReached,
+                inputTokens,
+                outputTokens,
+                costKnown ? Math.round(costUsd * 1e6) / 1e6 : null,
+                cacheHits,
+                llmCalls,
+                elapsedNanos() / 1_000_000);
     }
 
     private long elapsedNanos() {

@@ -11,6 +11,14 @@ import com.fasterxml.jackson.databind.annotation.JsonNaming;
  */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record RunFigures(int iterations, int children, int childrenRunning, int depthReached, long inputTokens,
-        long outputTokens, Double costUsd, int cacheHits, int llmCalls, long elapsedMs) {
-}
+public record RunFigures(
+        int iterations,
+        int children,
+        int childrenRunning,
+        int depthReached,
+        long inputTokens,
+        long outputTokens,
+        Double costUsd,
+        int cacheHits,
+        int llmCalls,
+        long elapsedMs) {}

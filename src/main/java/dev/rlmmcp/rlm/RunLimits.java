@@ -17,17 +17,31 @@ import java.time.Duration;
  */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record RunLimits(int maxDepth, int maxIterations, Integer maxChildren, @JsonIgnore Duration maxTime,
+public record RunLimits(
+        int maxDepth,
+        int maxIterations,
+        Integer maxChildren,
+        @JsonIgnore Duration maxTime,
         Long maxInputTokens,
-        Long maxOutputTokens, Double maxCostUsd, int maxConsecutiveErrors, int outputCap, double compactAt,
+        Long maxOutputTokens,
+        Double maxCostUsd,
+        int maxConsecutiveErrors,
+        int outputCap,
+        double compactAt,
         int concurrency) {
 
-    public static final RunLimits DEFAULTS = new RunLimits(2, 30, 256, Duration.ofMinutes(30), null, null, null, 5,
-            20_000, 0.85, 8);
+    public static final RunLimits DEFAULTS =
+            new RunLimits(2, 30, 256, Duration.ofMinutes(30), null, null, null, 5, 20_000, 0.85, 8);
 
     public RunLimits {
-        if (maxDepth < 1 || maxIterations < 1 || maxConsecutiveErrors < 1 || outputCap < 100 || concurrency < 1
-                || compactAt <= 0 || compactAt > 1 || (maxChildren != null && maxChildren < 0)
+        if (maxDepth < 1
+                || maxIterations < 1
+                || maxConsecutiveErrors < 1
+                || outputCap < 100
+                || concurrency < 1
+                || compactAt <= 0
+                || compactAt > 1
+                || (maxChildren != null && maxChildren < 0)
                 || (maxTime != null && (maxTime.isNegative() || maxTime.isZero()))) {
             throw new IllegalArgumentException("invalid run limits");
         }

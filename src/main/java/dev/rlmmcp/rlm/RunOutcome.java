@@ -11,6 +11,5 @@ import com.fasterxml.jackson.databind.annotation.JsonNaming;
  */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record RunOutcome(String runId, String answer, boolean ready, String stoppedBy, String stopMessage,
-        RunFigures figures) {
-}
+public record RunOutcome(
+        String runId, String answer, boolean ready, String stoppedBy, String stopMessage, RunFigures figures) {}

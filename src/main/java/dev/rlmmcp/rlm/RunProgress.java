@@ -4,7 +4,7 @@ package dev.rlmmcp.rlm;
 @FunctionalInterface
 public interface RunProgress {
 
-    RunProgress NONE = (figures, iteration, depth) -> { };
+    RunProgress NONE = (figures, iteration, depth) -> {};
 
     /** {@code iteration} and {@code depth} are those of the RLM that just moved. */
     void report(RunFigures figures, int iteration, int depth);

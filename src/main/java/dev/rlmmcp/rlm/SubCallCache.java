@@ -13,8 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 final class SubCallCache {
 
     /** What makes two sub-calls the same: kind, model, system prompt, messages, parameters, context digest. */
-    record Key(String kind, String model, String system, List<String> messages, String parameters, String context) {
-    }
+    record Key(String kind, String model, String system, List<String> messages, String parameters, String context) {}
 
     private final Map<Key, CompletableFuture<Object>> answers = new ConcurrentHashMap<>();
 

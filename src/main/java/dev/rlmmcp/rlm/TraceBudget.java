@@ -18,8 +18,7 @@ final class TraceBudget {
     static final int BUDGET_CHARS = 4 << 20;
     private static final int[] CLIPS = {4_000, 1_000, 200};
 
-    private TraceBudget() {
-    }
+    private TraceBudget() {}
 
     static JsonNode fit(JsonNode tree) {
         for (int clip : CLIPS) {

@@ -11,8 +11,15 @@ import java.util.List;
  */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
-record Trajectory(String runId, String question, String model, String backend, RunLimits limits,
-        String started, RunOutcome outcome, Node root) {
+record Trajectory(
+        String runId,
+        String question,
+        String model,
+        String backend,
+        RunLimits limits,
+        String started,
+        RunOutcome outcome,
+        Node root) {
 
     /**
      * One RLM: its prompt (the question it was given), depth, model, what its {@code context} was (type,
@@ -21,14 +28,25 @@ record Trajectory(String runId, String question, String model, String backend, R
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    public record Node(String id, int depth, String prompt, String model, String contextInfo, List<Message> messages,
-            List<Iteration> iterations, String answer, boolean ready, String stoppedBy, long inputTokens,
-            long outputTokens, Double costUsd, double ms, String started) {
-    }
+    public record Node(
+            String id,
+            int depth,
+            String prompt,
+            String model,
+            String contextInfo,
+            List<Message> messages,
+            List<Iteration> iterations,
+            String answer,
+            boolean ready,
+            String stoppedBy,
+            long inputTokens,
+            long outputTokens,
+            Double costUsd,
+            double ms,
+            String started) {}
 
     /** A chat message; {@code content} clipped to 20,000 characters. */
-    public record Message(String role, String content) {
-    }
+    public record Message(String role, String content) {}
 
     /**
      * One model turn: the prompt it got (messages {@code [promptFrom, promptTo)} of its node); times are ISO-8601 instants, the model's
@@ -39,10 +57,20 @@ record Trajectory(String runId, String question, String model, String backend, R
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    public record Iteration(int index, int promptFrom, int promptTo, String response, List<CodeRun> codeBlocks,
-            String finalAnswer, String note, long inputTokens, long outputTokens, Double costUsd, double ms,
-            Double modelMs, String started) {
-    }
+    public record Iteration(
+            int index,
+            int promptFrom,
+            int promptTo,
+            String response,
+            List<CodeRun> codeBlocks,
+            String finalAnswer,
+            String note,
+            long inputTokens,
+            long outputTokens,
+            Double costUsd,
+            double ms,
+            Double modelMs,
+            String started) {}
 
     /**
      * One code block as run: its output (clipped as shown to the model), error, time (wall, and the
@@ -50,9 +78,15 @@ record Trajectory(String runId, String question, String model, String backend, R
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    public record CodeRun(String code, String stdout, String stderr, String error, double ms, Double execMs,
-            List<String> variablesChanged, List<SubCall> subCalls) {
-    }
+    public record CodeRun(
+            String code,
+            String stdout,
+            String stderr,
+            String error,
+            double ms,
+            Double execMs,
+            List<String> variablesChanged,
+            List<SubCall> subCalls) {}
 
     /**
      * A sub-call the code made: {@code kind} "llm" (a plain completion) or "rlm" (a child RLM, whose
@@ -61,7 +95,16 @@ record Trajectory(String runId, String question, String model, String backend, R
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    public record SubCall(String kind, String prompt, String response, String error, String model, long inputTokens,
-            long outputTokens, Double costUsd, double ms, boolean cached, Node child) {
-    }
+    public record SubCall(
+            String kind,
+            String prompt,
+            String response,
+            String error,
+            String model,
+            long inputTokens,
+            long outputTokens,
+            Double costUsd,
+            double ms,
+            boolean cached,
+            Node child) {}
 }

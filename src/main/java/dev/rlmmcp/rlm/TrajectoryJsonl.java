@@ -30,15 +30,16 @@ public final class TrajectoryJsonl {
 
     /** What the metadata line names as the environment: this server's kernels. */
     static final String ENVIRONMENT = "rlm-mcp";
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private TrajectoryJsonl() {
-    }
+    private TrajectoryJsonl() {}
 
     /** Whether {@code entry} (a trace entry's JSON) holds RLM runs to export. */
     public static boolean exportable(JsonNode entry) {
         JsonNode rlm = entry.path("rlm");
-        return rlm.path("root").isObject() || rlm.path("calls").isArray() && !rlm.path("calls").isEmpty();
+        return rlm.path("root").isObject()
+                || rlm.path("calls").isArray() && !rlm.path("calls").isEmpty();
     }
 
     /** The file's text: one JSON object per line, each line ending in a newline. */
@@ -57,7 +58,8 @@ public final class TrajectoryJsonl {
     /** The lines: the metadata first, then the root RLM's iterations. */
     public static List<ObjectNode> lines(JsonNode entry) {
         if (!exportable(entry)) {
-            throw new IllegalArgumentException("trace entry " + entry.path("index").asText("?") + " holds no RLM run");
+            throw new IllegalArgumentException(
+                    "trace entry " + entry.path("index").asText("?") + " holds no RLM run");
         }
         JsonNode rlm = entry.path("rlm");
         List<ObjectNode> lines = new ArrayList<>();
@@ -65,7 +67,10 @@ public final class TrajectoryJsonl {
             JsonNode root = rlm.path("root");
             Run run = new Run(rlm.path("limits"), text(rlm, "backend", "unknown"));
             String model = text(rlm, "model", text(root, "model", "unknown"));
-            lines.add(line("metadata", null, timestamp(rlm.path("started"), 0, entry.path("at").asText("")))
+            lines.add(line(
+                            "metadata",
+                            null,
+                            timestamp(rlm.path("started"), 0, entry.path("at").asText("")))
                     .setAll(run.metadata(model, rlm)));
             lines.addAll(run.iterations(root));
         } else {
@@ -78,13 +83,21 @@ public final class TrajectoryJsonl {
             iteration.put("response", "");
             ObjectNode result = JSON.createObjectNode();
             result.put("stdout", entry.path("output").asText(""));
-            result.put("stderr", "ok".equals(entry.path("status").asText("ok")) ? "" : entry.path("status").asText());
+            result.put(
+                    "stderr",
+                    "ok".equals(entry.path("status").asText("ok"))
+                            ? ""
+                            : entry.path("status").asText());
             ObjectNode locals = result.putObject("locals");
             entry.path("variables_changed").forEach(name -> locals.putNull(name.asText()));
             result.put("execution_time", seconds(entry.path("duration_ms")));
             result.set("rlm_calls", run.calls(rlm.path("calls")));
             result.putNull("final_answer");
-            iteration.putArray("code_blocks").addObject().put("code", entry.path("input").asText("")).set("result", result);
+            iteration
+                    .putArray("code_blocks")
+                    .addObject()
+                    .put("code", entry.path("input").asText(""))
+                    .set("result", result);
             iteration.putNull("final_answer");
             iteration.put("iteration_time", seconds(entry.path("duration_ms")));
             lines.add(iteration);
@@ -124,13 +137,19 @@ public final class TrajectoryJsonl {
             int n = 0;
             for (JsonNode it : node.path("iterations")) {
                 n++;
-                ObjectNode line = line("iteration", n,
-                        timestamp(it.path("started"), it.path("ms").asDouble(), node.path("started").asText("")));
+                ObjectNode line = line(
+                        "iteration",
+                        n,
+                        timestamp(
+                                it.path("started"),
+                                it.path("ms").asDouble(),
+                                node.path("started").asText("")));
                 ArrayNode prompt = line.putArray("prompt");
                 int from = Math.max(0, it.path("prompt_from").asInt());
                 int to = Math.min(messages.size(), it.path("prompt_to").asInt(messages.size()));
                 for (int i = from; i < to; i++) {
-                    prompt.addObject().put("role", messages.get(i).path("role").asText("user"))
+                    prompt.addObject()
+                            .put("role", messages.get(i).path("role").asText("user"))
                             .put("content", messages.get(i).path("content").asText(""));
                 }
                 line.put("response", it.path("response").asText(""));
@@ -174,18 +193,33 @@ public final class TrajectoryJsonl {
             ArrayNode calls = JSON.createArrayNode();
             for (JsonNode sub : subCalls) {
                 JsonNode child = sub.path("child");
-                calls.add(completion(sub.path("prompt").asText(""), sub.path("response").asText(""),
+                calls.add(completion(
+                        sub.path("prompt").asText(""),
+                        sub.path("response").asText(""),
                         sub.path("error").isTextual() ? sub.path("error").asText() : null,
-                        text(sub, "model", text(child, "model", "unknown")), sub.path("input_tokens").asLong(),
-                        sub.path("output_tokens").asLong(), cost(sub), sub.path("ms"), sub.path("cached").asBoolean(),
+                        text(sub, "model", text(child, "model", "unknown")),
+                        sub.path("input_tokens").asLong(),
+                        sub.path("output_tokens").asLong(),
+                        cost(sub),
+                        sub.path("ms"),
+                        sub.path("cached").asBoolean(),
                         child.isObject() ? child : null));
             }
             return calls;
         }
 
         /** {@code RLMChatCompletion.to_dict()}, a child RLM's run in its metadata. */
-        private ObjectNode completion(String prompt, String response, String error, String model, long in, long out,
-                Double cost, JsonNode ms, boolean cached, JsonNode child) {
+        private ObjectNode completion(
+                String prompt,
+                String response,
+                String error,
+                String model,
+                long in,
+                long out,
+                Double cost,
+                JsonNode ms,
+                boolean cached,
+                JsonNode child) {
             ObjectNode c = JSON.createObjectNode();
             c.put("root_model", model);
             c.put("prompt", prompt);
@@ -249,7 +283,8 @@ public final class TrajectoryJsonl {
         try {
             if (started.isNumber()) {
                 BigDecimal seconds = started.decimalValue();
-                at = Instant.ofEpochSecond(seconds.longValue(),
+                at = Instant.ofEpochSecond(
+                        seconds.longValue(),
                         seconds.remainder(BigDecimal.ONE).movePointRight(9).longValue());
             } else if (started.isTextual()) {
                 at = Instant.parse(started.asText());

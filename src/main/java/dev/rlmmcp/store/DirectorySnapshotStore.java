@@ -25,8 +25,7 @@ final class DirectorySnapshotStore implements SnapshotStore {
     }
 
     @Override
-    public void committed(String sessionId) {
-    }
+    public void committed(String sessionId) {}
 
     /** Removes the directory without following anything the kernel may have left in it. */
     @Override

@@ -62,7 +62,8 @@ public final class S3SnapshotStore implements SnapshotStore {
                 throw new IllegalArgumentException("'" + bucket + "' in '" + uri + "' is not a valid bucket name");
             }
             if (prefix.contains("//") || prefix.chars().anyMatch(c -> c < 0x20)) {
-                throw new IllegalArgumentException("the prefix in '" + uri + "' has an empty segment or a control character");
+                throw new IllegalArgumentException(
+                        "the prefix in '" + uri + "' has an empty segment or a control character");
             }
             return new Location(bucket, prefix.isEmpty() ? "" : prefix + "/");
         }
@@ -115,7 +116,10 @@ public final class S3SnapshotStore implements SnapshotStore {
             remote = get(sessionId, MANIFEST);
         } catch (IOException e) {
             if (Files.exists(dir.resolve(MANIFEST), LinkOption.NOFOLLOW_LINKS)) {
-                log.warn("session {}: cannot read its snapshot in {} ({}); using the local copy", sessionId, location,
+                log.warn(
+                        "session {}: cannot read its snapshot in {} ({}); using the local copy",
+                        sessionId,
+                        location,
                         e.getMessage());
                 return dir;
             }
@@ -132,8 +136,11 @@ public final class S3SnapshotStore implements SnapshotStore {
                 continue;
             }
             try (Download download = s3.open(location.bucket(), key(sessionId, file.getKey()));
-                    InputStream in = new CappedInputStream(download.body(), file.getValue(),
-                            cap -> new TransferException(ErrorCode.TOO_LARGE, "larger than its manifest says", null, null))) {
+                    InputStream in = new CappedInputStream(
+                            download.body(),
+                            file.getValue(),
+                            cap -> new TransferException(
+                                    ErrorCode.TOO_LARGE, "larger than its manifest says", null, null))) {
                 long n = files.put(file.getKey(), in);
                 if (n != file.getValue()) {
                     throw new IOException(key(sessionId, file.getKey()) + " has " + n + " bytes, the manifest says "
@@ -145,8 +152,14 @@ public final class S3SnapshotStore implements SnapshotStore {
             }
         }
         files.put(MANIFEST, new ByteArrayInputStream(remote));
-        log.info("session {}: snapshot generation {} taken from {} ({} files, {} bytes, {} ms)", sessionId,
-                generation(remote), location, wanted.size(), bytes, (System.nanoTime() - started) / 1_000_000);
+        log.info(
+                "session {}: snapshot generation {} taken from {} ({} files, {} bytes, {} ms)",
+                sessionId,
+                generation(remote),
+                location,
+                wanted.size(),
+                bytes,
+                (System.nanoTime() - started) / 1_000_000);
         return dir;
     }
 
@@ -182,8 +195,8 @@ public final class S3SnapshotStore implements SnapshotStore {
                     s3.uploadFile(location.bucket(), key(sessionId, file.getKey()), staged.path());
                 }
             }
-            Optional<SessionDatabase.StoredSession> stored = database == null ? Optional.empty()
-                    : database.find(sessionId, SessionDatabase.TRACE_KEPT);
+            Optional<SessionDatabase.StoredSession> stored =
+                    database == null ? Optional.empty() : database.find(sessionId, SessionDatabase.TRACE_KEPT);
             if (stored.isPresent()) {
                 put(sessionId, RECORD, stored.get().record().getBytes(StandardCharsets.UTF_8));
                 put(sessionId, TRACE, String.join("\n", stored.get().trace()).getBytes(StandardCharsets.UTF_8));
@@ -230,8 +243,8 @@ public final class S3SnapshotStore implements SnapshotStore {
                 }
             }
         }
-        return Optional.of(new SessionDatabase.StoredSession(sessionId, new String(record, StandardCharsets.UTF_8),
-                entries));
+        return Optional.of(
+                new SessionDatabase.StoredSession(sessionId, new String(record, StandardCharsets.UTF_8), entries));
     }
 
     @Override
@@ -248,14 +261,17 @@ public final class S3SnapshotStore implements SnapshotStore {
 
     /** A small object's bytes (manifest, record, trace), or null if there is none. */
     private byte[] get(String sessionId, String name) throws IOException {
-        try (Download download = s3.open(location.bucket(), key(sessionId, name)); InputStream in = download.body()) {
+        try (Download download = s3.open(location.bucket(), key(sessionId, name));
+                InputStream in = download.body()) {
             return in.readAllBytes();
         } catch (RlmException e) {
             if (e.code() == ErrorCode.NOT_FOUND) {
                 return null;
             }
-            throw new IOException("cannot read " + location + key(sessionId, name).substring(location.prefix().length())
-                    + ": " + e.getMessage(), e);
+            throw new IOException(
+                    "cannot read " + location
+                            + key(sessionId, name).substring(location.prefix().length()) + ": " + e.getMessage(),
+                    e);
         }
     }
 
@@ -296,7 +312,8 @@ public final class S3SnapshotStore implements SnapshotStore {
                 }
                 String name = UntrustedDir.fileName(entry.path("file").asText());
                 if (List.of(MANIFEST, RECORD, TRACE).contains(name) || size < 0 || size > maxFileBytes) {
-                    throw new IOException("the manifest names " + name + " with " + size + " bytes, which no kernel writes");
+                    throw new IOException(
+                            "the manifest names " + name + " with " + size + " bytes, which no kernel writes");
                 }
                 if (files.put(name, size) != null) {
                     throw new IOException("the manifest names " + name + " twice");

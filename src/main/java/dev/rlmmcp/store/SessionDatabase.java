@@ -21,15 +21,14 @@ import org.sqlite.SQLiteDataSource;
 public final class SessionDatabase implements AutoCloseable {
 
     /** A session as stored: its record and its last trace entries, oldest first. */
-    public record StoredSession(String id, String record, List<String> trace) {
-    }
+    public record StoredSession(String id, String record, List<String> trace) {}
 
     /** A stored session's record alone. */
-    public record StoredRecord(String id, String record) {
-    }
+    public record StoredRecord(String id, String record) {}
 
     /** How many trace entries a session keeps. */
     public static final int TRACE_KEPT = 10_000;
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Connection db;
@@ -75,8 +74,8 @@ public final class SessionDatabase implements AutoCloseable {
     public synchronized void append(String id, String record, int index, String entry, int keep) {
         try {
             begin();
-            try (PreparedStatement s = db.prepareStatement(
-                    "INSERT OR REPLACE INTO trace (session_id, idx, entry) VALUES (?, ?, ?)")) {
+            try (PreparedStatement s =
+                    db.prepareStatement("INSERT OR REPLACE INTO trace (session_id, idx, entry) VALUES (?, ?, ?)")) {
                 s.setString(1, id);
                 s.setInt(2, index);
                 s.setString(3, entry);
@@ -127,7 +126,8 @@ public final class SessionDatabase implements AutoCloseable {
         try (PreparedStatement s = db.prepareStatement("SELECT record FROM sessions WHERE id = ?")) {
             s.setString(1, id);
             try (ResultSet rows = s.executeQuery()) {
-                return rows.next() ? Optional.of(new StoredSession(id, rows.getString(1), entries(id, keep)))
+                return rows.next()
+                        ? Optional.of(new StoredSession(id, rows.getString(1), entries(id, keep)))
                         : Optional.empty();
             }
         } catch (SQLException e) {
@@ -146,8 +146,8 @@ public final class SessionDatabase implements AutoCloseable {
                 s.setString(1, session.id());
                 s.executeUpdate();
             }
-            try (PreparedStatement s = db.prepareStatement(
-                    "INSERT OR REPLACE INTO trace (session_id, idx, entry) VALUES (?, ?, ?)")) {
+            try (PreparedStatement s =
+                    db.prepareStatement("INSERT OR REPLACE INTO trace (session_id, idx, entry) VALUES (?, ?, ?)")) {
                 for (String entry : session.trace()) {
                     s.setString(1, session.id());
                     s.setInt(2, JSON.readTree(entry).path("index").asInt());
@@ -174,7 +174,8 @@ public final class SessionDatabase implements AutoCloseable {
     /** Every stored session's record, without its trace (read with {@link #trace} when wanted). */
     public synchronized List<StoredRecord> records() {
         List<StoredRecord> sessions = new ArrayList<>();
-        try (Statement s = db.createStatement(); ResultSet rows = s.executeQuery("SELECT id, record FROM sessions")) {
+        try (Statement s = db.createStatement();
+                ResultSet rows = s.executeQuery("SELECT id, record FROM sessions")) {
             while (rows.next()) {
                 sessions.add(new StoredRecord(rows.getString(1), rows.getString(2)));
             }
@@ -222,7 +223,8 @@ public final class SessionDatabase implements AutoCloseable {
         } catch (SQLException | StoreException e) {
             batching = false;
             rollback();
-            throw e instanceof StoreException store ? store
+            throw e instanceof StoreException store
+                    ? store
                     : new StoreException("cannot commit " + writes.size() + " writes: " + e.getMessage(), e);
         } finally {
             batching = false;

@@ -19,8 +19,7 @@ import java.util.Map;
  */
 public final class SnapshotPrune {
 
-    private SnapshotPrune() {
-    }
+    private SnapshotPrune() {}
 
     /** Returns the bytes the directory holds after, by its files' sizes. */
     public static long prune(Path dir, long limit) throws IOException {
@@ -29,7 +28,8 @@ public final class SnapshotPrune {
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
             for (Path entry : entries) {
                 String name = entry.getFileName().toString();
-                BasicFileAttributes a = Files.readAttributes(entry, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                BasicFileAttributes a =
+                        Files.readAttributes(entry, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
                 if (a.isRegularFile() && keep.containsKey(name) && keep.get(name) == a.size()) {
                     kept += a.size();
                 } else {
@@ -56,7 +56,8 @@ public final class SnapshotPrune {
         Map<String, Long> files = new HashMap<>();
         Path manifest = dir.resolve(S3SnapshotStore.MANIFEST);
         try {
-            BasicFileAttributes a = Files.readAttributes(manifest, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            BasicFileAttributes a =
+                    Files.readAttributes(manifest, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
             if (!a.isRegularFile() || a.size() > S3SnapshotStore.MAX_MANIFEST_BYTES) {
                 return files;
             }

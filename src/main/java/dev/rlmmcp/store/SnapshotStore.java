@@ -48,6 +48,5 @@ public interface SnapshotStore extends AutoCloseable {
     }
 
     @Override
-    default void close() {
-    }
+    default void close() {}
 }

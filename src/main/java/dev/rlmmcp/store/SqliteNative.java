@@ -21,8 +21,7 @@ final class SqliteNative {
 
     private static final Logger log = LoggerFactory.getLogger(SqliteNative.class);
 
-    private SqliteNative() {
-    }
+    private SqliteNative() {}
 
     /** Points sqlite-jdbc at its library in {@code dir}; if that cannot be done, it extracts its own as usual. */
     static synchronized void install(Path dir) {
@@ -35,7 +34,8 @@ final class SqliteNative {
                 return;
             }
             byte[] library = in.readAllBytes();
-            String hash = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(library), 0, 8);
+            String hash = HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(library), 0, 8);
             String name = "sqlite-" + hash + "-" + LibraryLoaderUtil.getNativeLibName();
             Files.createDirectories(dir);
             Path target = dir.resolve(name);

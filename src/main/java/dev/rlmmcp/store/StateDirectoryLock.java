@@ -38,8 +38,8 @@ public final class StateDirectoryLock {
     /** Takes the directory's lock, or returns empty if another server (or this one) holds it. */
     public static Optional<StateDirectoryLock> tryAcquire(Path directory) throws IOException {
         Path file = directory.resolve(FILE);
-        FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                StandardOpenOption.WRITE);
+        FileChannel channel =
+                FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
         FileLock lock;
         try {
             lock = channel.tryLock();
@@ -64,7 +64,8 @@ public final class StateDirectoryLock {
     /** The pid written by the server holding the directory's lock, or "unknown". */
     public static String holder(Path directory) {
         try {
-            String pid = Files.readString(directory.resolve(FILE), StandardCharsets.UTF_8).strip();
+            String pid = Files.readString(directory.resolve(FILE), StandardCharsets.UTF_8)
+                    .strip();
             return pid.matches("\\d{1,10}") ? pid : "unknown";
         } catch (IOException e) {
             return "unknown";

@@ -44,17 +44,22 @@ public final class StateStore implements AutoCloseable {
         }
     }
 
-    private static final Write STOP = new Write("stop", database -> { }, null);
+    private static final Write STOP = new Write("stop", database -> {}, null);
 
     private final BlockingQueue<Write> writes = new LinkedBlockingQueue<>();
-    private final Thread writer = Thread.ofPlatform().daemon().name("state-writer").unstarted(this::writeAll);
+    private final Thread writer =
+            Thread.ofPlatform().daemon().name("state-writer").unstarted(this::writeAll);
 
     StateStore(Path directory, SessionDatabase database, SnapshotStore snapshots, Duration snapshotDebounce) {
         this(directory, database, snapshots, snapshotDebounce, false);
     }
 
     /** With {@code durableReplies}, a step's reply is sent once the step's changes are snapshotted. */
-    StateStore(Path directory, SessionDatabase database, SnapshotStore snapshots, Duration snapshotDebounce,
+    StateStore(
+            Path directory,
+            SessionDatabase database,
+            SnapshotStore snapshots,
+            Duration snapshotDebounce,
             boolean durableReplies) {
         this.directory = directory;
         this.durableReplies = durableReplies;
@@ -75,8 +80,13 @@ public final class StateStore implements AutoCloseable {
      * snapshot file larger than {@code maxFileBytes} (the most a kernel may write) is copied. With
      * {@code durableReplies}, a step's reply waits until its changes are snapshotted.
      */
-    public static StateStore open(Path directory, Duration snapshotDebounce, boolean durableReplies, S3Store s3,
-            S3SnapshotStore.Location mirror, long maxFileBytes) {
+    public static StateStore open(
+            Path directory,
+            Duration snapshotDebounce,
+            boolean durableReplies,
+            S3Store s3,
+            S3SnapshotStore.Location mirror,
+            long maxFileBytes) {
         try {
             Files.createDirectories(directory.resolve("snapshots"));
         } catch (IOException e) {
@@ -85,8 +95,14 @@ public final class StateStore implements AutoCloseable {
         SqliteNative.install(directory.resolve("lib"));
         SessionDatabase database = SessionDatabase.open(directory.resolve("sessions.db"));
         Path cache = directory.resolve("snapshots");
-        return new StateStore(directory, database, mirror == null ? new DirectorySnapshotStore(cache)
-                : new S3SnapshotStore(cache, s3, mirror, database, maxFileBytes), snapshotDebounce, durableReplies);
+        return new StateStore(
+                directory,
+                database,
+                mirror == null
+                        ? new DirectorySnapshotStore(cache)
+                        : new S3SnapshotStore(cache, s3, mirror, database, maxFileBytes),
+                snapshotDebounce,
+                durableReplies);
     }
 
     public Path directory() {
@@ -126,7 +142,7 @@ public final class StateStore implements AutoCloseable {
     /** Waits until every write queued so far is committed (or has failed). */
     public void flush() {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        writes.add(new Write("flush", database -> { }, done));
+        writes.add(new Write("flush", database -> {}, done));
         try {
             done.get(30, TimeUnit.SECONDS);
         } catch (InterruptedException e) {

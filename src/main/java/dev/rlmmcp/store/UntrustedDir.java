@@ -38,8 +38,12 @@ final class UntrustedDir {
      * hidden (the kernel's temporary files start with a dot), at most 255 bytes.
      */
     static String fileName(String name) throws IOException {
-        if (name == null || name.isEmpty() || name.startsWith(".") || name.indexOf('/') >= 0
-                || name.indexOf('\\') >= 0 || name.indexOf('\0') >= 0
+        if (name == null
+                || name.isEmpty()
+                || name.startsWith(".")
+                || name.indexOf('/') >= 0
+                || name.indexOf('\\') >= 0
+                || name.indexOf('\0') >= 0
                 || name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 255) {
             throw new IOException("the manifest names '" + printable(name) + "', which is not a plain file name");
         }
@@ -74,8 +78,8 @@ final class UntrustedDir {
     /** True if {@code name} is a regular file (not a link) of {@code size} bytes. */
     boolean holds(String name, long size) {
         try {
-            BasicFileAttributes a = Files.readAttributes(dir.resolve(fileName(name)), BasicFileAttributes.class,
-                    LinkOption.NOFOLLOW_LINKS);
+            BasicFileAttributes a = Files.readAttributes(
+                    dir.resolve(fileName(name)), BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
             return a.isRegularFile() && a.size() == size;
         } catch (IOException e) {
             return false;
@@ -114,7 +118,8 @@ final class UntrustedDir {
         } catch (FileAlreadyExistsException e) {
             throw new IOException("staging name " + link + " in use", e);
         } catch (IOException e) {
-            throw new IOException(name + " cannot be read as a regular file (" + e.getClass().getSimpleName() + ")", e);
+            throw new IOException(
+                    name + " cannot be read as a regular file (" + e.getClass().getSimpleName() + ")", e);
         }
         try {
             BasicFileAttributes a = Files.readAttributes(link, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
@@ -130,9 +135,9 @@ final class UntrustedDir {
 
     private Path stagingPath(String name) throws IOException {
         Files.createDirectories(staging);
-        return staging.resolve(STAGED.incrementAndGet() + "-" + ProcessHandle.current().pid() + "-" + name);
+        return staging.resolve(
+                STAGED.incrementAndGet() + "-" + ProcessHandle.current().pid() + "-" + name);
     }
-
 
     private static String printable(String name) {
         return name == null ? "null" : name.replaceAll("[\\p{Cntrl}]", "?");

@@ -13,10 +13,42 @@ import java.util.TreeSet;
 /** A tool call's arguments, read with validation: every refusal names the argument and the fix. */
 public final class Args {
 
-    private static final Set<String> KEYWORDS = Set.of("False", "None", "True", "and", "as", "assert", "async",
-            "await", "break", "class", "continue", "def", "del", "elif", "else", "except", "finally", "for", "from",
-            "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
-            "while", "with", "yield");
+    private static final Set<String> KEYWORDS = Set.of(
+            "False",
+            "None",
+            "True",
+            "and",
+            "as",
+            "assert",
+            "async",
+            "await",
+            "break",
+            "class",
+            "continue",
+            "def",
+            "del",
+            "elif",
+            "else",
+            "except",
+            "finally",
+            "for",
+            "from",
+            "global",
+            "if",
+            "import",
+            "in",
+            "is",
+            "lambda",
+            "nonlocal",
+            "not",
+            "or",
+            "pass",
+            "raise",
+            "return",
+            "try",
+            "while",
+            "with",
+            "yield");
 
     private final String tool;
     private final Map<String, Object> values;
@@ -28,7 +60,9 @@ public final class Args {
         unknown.removeAll(allowed);
         if (!unknown.isEmpty()) {
             String first = unknown.iterator().next();
-            throw RlmException.invalid(first, tool + " has no argument " + String.join(", ", unknown),
+            throw RlmException.invalid(
+                    first,
+                    tool + " has no argument " + String.join(", ", unknown),
                     "use only: " + String.join(", ", allowed));
         }
     }
@@ -47,8 +81,8 @@ public final class Args {
             return null;
         }
         if (!(value instanceof String s)) {
-            throw RlmException.invalid(name, name + " must be a string, not " + jsonType(value),
-                    "pass " + name + " as a JSON string");
+            throw RlmException.invalid(
+                    name, name + " must be a string, not " + jsonType(value), "pass " + name + " as a JSON string");
         }
         return s;
     }
@@ -60,7 +94,9 @@ public final class Args {
             return List.of();
         }
         if (!(value instanceof List<?> list) || !list.stream().allMatch(String.class::isInstance)) {
-            throw RlmException.invalid(name, name + " must be an array of strings, not " + jsonType(value),
+            throw RlmException.invalid(
+                    name,
+                    name + " must be an array of strings, not " + jsonType(value),
                     "pass " + name + " as a JSON array of strings, e.g. [\"everything\"]");
         }
         return list.stream().map(String.class::cast).toList();
@@ -69,7 +105,9 @@ public final class Args {
     public String sessionId() {
         String id = optionalString("session_id");
         if (id != null && id.isBlank()) {
-            throw RlmException.invalid("session_id", "session_id is empty",
+            throw RlmException.invalid(
+                    "session_id",
+                    "session_id is empty",
                     "omit session_id for the default session, or pass an id returned by an earlier call");
         }
         return id;
@@ -81,7 +119,9 @@ public final class Args {
             return false;
         }
         if (!(value instanceof Boolean b)) {
-            throw RlmException.invalid(name, name + " must be true or false, not " + jsonType(value),
+            throw RlmException.invalid(
+                    name,
+                    name + " must be true or false, not " + jsonType(value),
                     "pass " + name + " as a JSON boolean");
         }
         return b;
@@ -95,20 +135,27 @@ public final class Args {
         }
         String fix = "pass " + name + " as an integer between " + min + " and " + max;
         if (!(value instanceof Number number)) {
-            throw RlmException.invalid(name, name + " must be a whole number, not " + jsonType(value)
-                    + (value instanceof String s ? " '" + shorten(s) + "'" : ""), fix);
+            throw RlmException.invalid(
+                    name,
+                    name + " must be a whole number, not " + jsonType(value)
+                            + (value instanceof String s ? " '" + shorten(s) + "'" : ""),
+                    fix);
         }
         BigDecimal exact = exact(number);
         if (exact == null) {
-            throw RlmException.invalid(name, name + " is a number too large to hold, outside " + min + ".." + max,
+            throw RlmException.invalid(
+                    name,
+                    name + " is a number too large to hold, outside " + min + ".." + max,
                     "pass " + name + " between " + min + " and " + max);
         }
         if (exact.stripTrailingZeros().scale() > 0) {
             throw RlmException.invalid(name, name + " must be a whole number, not " + shorten(number.toString()), fix);
         }
         if (exact.compareTo(BigDecimal.valueOf(min)) < 0 || exact.compareTo(BigDecimal.valueOf(max)) > 0) {
-            throw RlmException.invalid(name, name + " is " + shorten(exact.toBigInteger().toString()) + ", outside "
-                    + min + ".." + max, "pass " + name + " between " + min + " and " + max);
+            throw RlmException.invalid(
+                    name,
+                    name + " is " + shorten(exact.toBigInteger().toString()) + ", outside " + min + ".." + max,
+                    "pass " + name + " between " + min + " and " + max);
         }
         return exact.longValueExact();
     }
@@ -121,8 +168,11 @@ public final class Args {
         }
         String fix = "pass " + name + " as a number of at least " + min + ", e.g. 0.5";
         if (!(value instanceof Number number)) {
-            throw RlmException.invalid(name, name + " must be a number, not " + jsonType(value)
-                    + (value instanceof String s ? " '" + shorten(s) + "'" : ""), fix);
+            throw RlmException.invalid(
+                    name,
+                    name + " must be a number, not " + jsonType(value)
+                            + (value instanceof String s ? " '" + shorten(s) + "'" : ""),
+                    fix);
         }
         double d = number.doubleValue();
         if (!Double.isFinite(d) || d < min) {
@@ -172,7 +222,9 @@ public final class Args {
             type = null;
         }
         if (type == null || !type.userFacing()) {
-            throw RlmException.invalid(name, name + " is '" + value + "', which is not a known data type",
+            throw RlmException.invalid(
+                    name,
+                    name + " is '" + value + "', which is not a known data type",
                     "use one of: " + DataType.choices());
         }
         return type;
@@ -202,8 +254,10 @@ public final class Args {
         if (first != '_' && !Character.isUnicodeIdentifierStart(first)) {
             return false;
         }
-        return s.codePoints().skip(1).allMatch(c -> c == '_' || (Character.isUnicodeIdentifierPart(c)
-                && !Character.isIdentifierIgnorable(c)));
+        return s.codePoints()
+                .skip(1)
+                .allMatch(
+                        c -> c == '_' || (Character.isUnicodeIdentifierPart(c) && !Character.isIdentifierIgnorable(c)));
     }
 
     /** A JSON value's type in words, for messages. */

@@ -18,13 +18,13 @@ import java.util.regex.Pattern;
 final class MarkdownRenderer {
 
     /** Strings shown verbatim (in code) even when they fit on one line. */
-    private static final Set<String> VERBATIM = Set.of("stdout", "stderr", "traceback", "preview", "code", "value",
-            "output", "text");
+    private static final Set<String> VERBATIM =
+            Set.of("stdout", "stderr", "traceback", "preview", "code", "value", "output", "text");
+
     private static final Pattern BACKTICKS = Pattern.compile("`+");
     private static final String SEPARATOR = " · ";
 
-    private MarkdownRenderer() {
-    }
+    private MarkdownRenderer() {}
 
     public static String render(String tool, ObjectNode reply) {
         StringBuilder md = new StringBuilder("## ").append(tool);
@@ -44,7 +44,9 @@ final class MarkdownRenderer {
     }
 
     private static void field(StringBuilder md, String key, JsonNode value) {
-        if (value.isNull() || value.isMissingNode() || (value.isTextual() && value.asText().isEmpty())) {
+        if (value.isNull()
+                || value.isMissingNode()
+                || (value.isTextual() && value.asText().isEmpty())) {
             return;
         }
         if (key.equals("error") && value.isObject()) {
@@ -62,7 +64,11 @@ final class MarkdownRenderer {
 
     private static void error(StringBuilder md, JsonNode error) {
         String id = error.path("code").asText(error.path("type").asText("error"));
-        md.append("**ERROR ").append(id).append("**: ").append(error.path("message").asText()).append('\n');
+        md.append("**ERROR ")
+                .append(id)
+                .append("**: ")
+                .append(error.path("message").asText())
+                .append('\n');
         for (Map.Entry<String, JsonNode> e : error.properties()) {
             if (!Set.of("code", "type", "message").contains(e.getKey())) {
                 field(md, e.getKey(), e.getValue());
@@ -134,7 +140,12 @@ final class MarkdownRenderer {
 
     private static void fenced(StringBuilder md, String label, String text, String indent) {
         String fence = "`".repeat(Math.max(3, longestBacktickRun(text) + 1));
-        md.append(indent).append(label).append(":\n").append(indent).append(fence).append('\n');
+        md.append(indent)
+                .append(label)
+                .append(":\n")
+                .append(indent)
+                .append(fence)
+                .append('\n');
         text.lines().forEach(line -> md.append(indent).append(line).append('\n'));
         md.append(indent).append(fence).append('\n');
     }

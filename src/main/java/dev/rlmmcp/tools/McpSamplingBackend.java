@@ -37,15 +37,19 @@ final class McpSamplingBackend implements LlmBackend {
     @Override
     public LlmAnswer complete(LlmRequest request, Duration timeout) throws LlmException, InterruptedException {
         McpSchema.CreateMessageRequest.Builder create = McpSchema.CreateMessageRequest.builder()
-                .messages(request.messages().stream().map(m -> new McpSchema.SamplingMessage(
-                        "assistant".equals(m.role()) ? McpSchema.Role.ASSISTANT : McpSchema.Role.USER,
-                        new McpSchema.TextContent(m.content()))).toList())
+                .messages(request.messages().stream()
+                        .map(m -> new McpSchema.SamplingMessage(
+                                "assistant".equals(m.role()) ? McpSchema.Role.ASSISTANT : McpSchema.Role.USER,
+                                new McpSchema.TextContent(m.content())))
+                        .toList())
                 .maxTokens(request.maxTokens() == null ? DEFAULT_MAX_TOKENS : request.maxTokens());
         if (request.system() != null) {
             create.systemPrompt(request.system());
         }
         if (request.model() != null) {
-            create.modelPreferences(McpSchema.ModelPreferences.builder().addHint(request.model()).build());
+            create.modelPreferences(McpSchema.ModelPreferences.builder()
+                    .addHint(request.model())
+                    .build());
         }
         McpSchema.CreateMessageResult result;
         try {
@@ -59,8 +63,12 @@ final class McpSamplingBackend implements LlmBackend {
             throw new LlmException("BACKEND_ERROR", "the sampling request to the MCP client failed: " + e.getMessage());
         }
         if (!(result.content() instanceof McpSchema.TextContent text)) {
-            throw new LlmException("BACKEND_ERROR", "the MCP client answered the sampling request with "
-                    + (result.content() == null ? "no content" : result.content().type() + " content") + ", not text");
+            throw new LlmException(
+                    "BACKEND_ERROR",
+                    "the MCP client answered the sampling request with "
+                            + (result.content() == null
+                                    ? "no content"
+                                    : result.content().type() + " content") + ", not text");
         }
         return new LlmAnswer(text.text(), null, null, result.model());
     }

@@ -38,8 +38,12 @@ final class ProgressTicker {
     private double last = -1;
     private boolean closed;
 
-    private ProgressTicker(Object token, Consumer<McpSchema.ProgressNotification> sink, Duration period,
-            Supplier<CallContext.Progress> progress, Supplier<String> status) {
+    private ProgressTicker(
+            Object token,
+            Consumer<McpSchema.ProgressNotification> sink,
+            Duration period,
+            Supplier<CallContext.Progress> progress,
+            Supplier<String> status) {
         this.token = token;
         this.sink = sink;
         this.progress = progress;
@@ -49,13 +53,17 @@ final class ProgressTicker {
     }
 
     /** Runs {@code call}, with progress notifications to the client while it runs if the request asked for them. */
-    static <T> T whileRunning(McpSyncServerExchange exchange, McpSchema.CallToolRequest request,
-            CallContext context, Supplier<T> call) {
+    static <T> T whileRunning(
+            McpSyncServerExchange exchange, McpSchema.CallToolRequest request, CallContext context, Supplier<T> call) {
         return whileRunning(request.progressToken(), exchange::progressNotification, PERIOD, context, call);
     }
 
-    static <T> T whileRunning(Object token, Consumer<McpSchema.ProgressNotification> sink, Duration period,
-            CallContext context, Supplier<T> call) {
+    static <T> T whileRunning(
+            Object token,
+            Consumer<McpSchema.ProgressNotification> sink,
+            Duration period,
+            CallContext context,
+            Supplier<T> call) {
         if (token == null) {
             return call.get();
         }
@@ -93,15 +101,18 @@ final class ProgressTicker {
         if (line != null || transfer.what() == null) {
             last = Math.max(seconds, last + 0.001);
             return McpSchema.ProgressNotification.builder(token, last)
-                    .message(line == null ? "running %d s".formatted(Math.round(seconds))
-                            : "%s, %d s".formatted(line, Math.round(seconds))).build();
+                    .message(
+                            line == null
+                                    ? "running %d s".formatted(Math.round(seconds))
+                                    : "%s, %d s".formatted(line, Math.round(seconds)))
+                    .build();
         }
         last = Math.max(transfer.done(), last + 0.001);
         String of = transfer.total() >= 0 ? " of " + Bytes.human(transfer.total()) : "";
         return McpSchema.ProgressNotification.builder(token, last)
                 .total(transfer.total() >= 0 ? (double) transfer.total() : null)
-                .message("%s: %s%s, %d s".formatted(transfer.what(), Bytes.human(transfer.done()), of,
-                        Math.round(seconds)))
+                .message("%s: %s%s, %d s"
+                        .formatted(transfer.what(), Bytes.human(transfer.done()), of, Math.round(seconds)))
                 .build();
     }
 

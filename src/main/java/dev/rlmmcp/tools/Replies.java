@@ -8,13 +8,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.core.Finalized;
 import dev.rlmmcp.core.KernelAnswer;
 import dev.rlmmcp.core.KernelLoss;
+import dev.rlmmcp.core.KernelSettings;
 import dev.rlmmcp.core.LoadResult;
 import dev.rlmmcp.core.MemoryReport;
 import dev.rlmmcp.core.SessionSummary;
 import dev.rlmmcp.core.StepResult;
 import dev.rlmmcp.core.TraceView;
 import dev.rlmmcp.core.VariablesView;
-import dev.rlmmcp.core.KernelSettings;
 import java.util.List;
 
 /**
@@ -29,8 +29,7 @@ public final class Replies {
             .serializationInclusion(JsonInclude.Include.NON_NULL)
             .build();
 
-    private Replies() {
-    }
+    private Replies() {}
 
     public static ObjectNode tree(Object value) {
         return JSON.valueToTree(value);
@@ -100,8 +99,12 @@ public final class Replies {
         return body;
     }
 
-    private static ObjectNode told(ObjectNode reply, List<String> notSaved, List<String> stillWriting,
-            List<String> lostAtStop, KernelLoss before) {
+    private static ObjectNode told(
+            ObjectNode reply,
+            List<String> notSaved,
+            List<String> stillWriting,
+            List<String> lostAtStop,
+            KernelLoss before) {
         if (notSaved != null) {
             reply.set("not_saved", JSON.valueToTree(notSaved));
         }

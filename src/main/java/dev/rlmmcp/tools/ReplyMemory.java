@@ -22,8 +22,7 @@ final class ReplyMemory {
     };
 
     /** A connection's view, for one reply. */
-    record Seen(Set<String> sessions, Map<String, Integer> memoryBands) {
-    }
+    record Seen(Set<String> sessions, Map<String, Integer> memoryBands) {}
 
     /** True the first time this connection gets a reply about this session. */
     synchronized boolean firstReply(String connection, String session) {
@@ -37,6 +36,7 @@ final class ReplyMemory {
     }
 
     private Seen view(String connection) {
-        return connections.computeIfAbsent(String.valueOf(connection), c -> new Seen(new HashSet<>(), new LinkedHashMap<>()));
+        return connections.computeIfAbsent(
+                String.valueOf(connection), c -> new Seen(new HashSet<>(), new LinkedHashMap<>()));
     }
 }

@@ -21,8 +21,7 @@ final class ReplySchema {
     private static final PropertyNamingStrategies.SnakeCaseStrategy SNAKE =
             new PropertyNamingStrategies.SnakeCaseStrategy();
 
-    private ReplySchema() {
-    }
+    private ReplySchema() {}
 
     public static Map<String, Object> of(Class<? extends Record> type) {
         return object(type);
@@ -65,7 +64,11 @@ final class ReplySchema {
             return Map.of();
         }
         if (c.isEnum()) {
-            return Map.of("type", "string", "enum", Arrays.stream(c.getEnumConstants()).map(ReplySchema::wire).toList());
+            return Map.of(
+                    "type",
+                    "string",
+                    "enum",
+                    Arrays.stream(c.getEnumConstants()).map(ReplySchema::wire).toList());
         }
         if (c.isRecord()) {
             return object(c);

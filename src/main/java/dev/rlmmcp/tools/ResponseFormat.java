@@ -9,7 +9,10 @@ import java.util.Locale;
  * traceback, a one-line footer of what changed), one JSON object, compact Markdown, or TOON.
  */
 public enum ResponseFormat {
-    TEXT, JSON, MARKDOWN, TOON;
+    TEXT,
+    JSON,
+    MARKDOWN,
+    TOON;
 
     public static final String ARGUMENT = "response_format";
     public static final List<String> CHOICES = List.of("text", "json", "markdown", "toon");
@@ -22,8 +25,11 @@ public enum ResponseFormat {
         if (value instanceof String s && CHOICES.contains(s)) {
             return valueOf(s.toUpperCase(Locale.ROOT));
         }
-        throw RlmException.invalid(ARGUMENT, ARGUMENT + " is " + (value instanceof String s ? "'" + s + "'" : Args.jsonType(value))
-                + ", which is not a known format", "pass response_format as \"text\", \"json\", \"markdown\" or \"toon\"");
+        throw RlmException.invalid(
+                ARGUMENT,
+                ARGUMENT + " is " + (value instanceof String s ? "'" + s + "'" : Args.jsonType(value))
+                        + ", which is not a known format",
+                "pass response_format as \"text\", \"json\", \"markdown\" or \"toon\"");
     }
 
     public String wireName() {

@@ -42,16 +42,19 @@ public final class RlmPrompt {
             is, memory, evictions, guardrails). Refusals read ERROR CODE (argument): message, then fix: what \
             to do. Pass response_format "json" for every field.""";
 
-    private RlmPrompt() {
-    }
+    private RlmPrompt() {}
 
     public static SyncPromptSpecification specification() {
-        McpSchema.Prompt prompt = new McpSchema.Prompt(NAME, "Work on data larger than your context: the RLM workflow",
+        McpSchema.Prompt prompt = new McpSchema.Prompt(
+                NAME,
+                "Work on data larger than your context: the RLM workflow",
                 List.of(new McpSchema.PromptArgument("task", "What to find out or produce from the data", false)));
         return new SyncPromptSpecification(prompt, (exchange, request) -> {
-            Object task = request.arguments() == null ? null : request.arguments().get("task");
-            return new McpSchema.GetPromptResult("The RLM workflow for rlm-mcp", List.of(
-                    new McpSchema.PromptMessage(McpSchema.Role.USER, new McpSchema.TextContent(text(task)))));
+            Object task =
+                    request.arguments() == null ? null : request.arguments().get("task");
+            return new McpSchema.GetPromptResult(
+                    "The RLM workflow for rlm-mcp",
+                    List.of(new McpSchema.PromptMessage(McpSchema.Role.USER, new McpSchema.TextContent(text(task)))));
         });
     }
 

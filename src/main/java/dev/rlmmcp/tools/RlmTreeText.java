@@ -20,8 +20,7 @@ final class RlmTreeText {
     /** Lines of one entry's tree in a trace listing; the export has the whole run. */
     static final int MAX_LINES = 120;
 
-    private RlmTreeText() {
-    }
+    private RlmTreeText() {}
 
     /** The tree of entry {@code step} (its JSON view), at most {@link #MAX_LINES} lines, or "" when it holds no run. */
     static String of(JsonNode step) {
@@ -31,30 +30,52 @@ final class RlmTreeText {
             return tree;
         }
         return String.join("\n", java.util.Arrays.copyOf(lines, MAX_LINES)) + "\n[" + (lines.length - 1 - MAX_LINES)
-                + " more lines; the whole run: export \"rlm_jsonl\" with entry " + step.path("index").asText() + "]\n";
+                + " more lines; the whole run: export \"rlm_jsonl\" with entry "
+                + step.path("index").asText() + "]\n";
     }
 
     private static String whole(JsonNode step) {
         JsonNode rlm = step.path("rlm");
         StringBuilder text = new StringBuilder();
         if (rlm.path("root").isObject()) {
-            text.append("entry ").append(step.path("index").asText()).append(" rlm run ")
-                    .append(rlm.path("run_id").asText("")).append(outcome(rlm.path("outcome"))).append('\n');
+            text.append("entry ")
+                    .append(step.path("index").asText())
+                    .append(" rlm run ")
+                    .append(rlm.path("run_id").asText(""))
+                    .append(outcome(rlm.path("outcome")))
+                    .append('\n');
             node(text, rlm.path("root"), 1);
         } else if (rlm.path("calls").isArray() && !rlm.path("calls").isEmpty()) {
             int n = rlm.path("calls").size();
-            text.append("entry ").append(step.path("index").asText()).append(" (step ").append(step.path("step").asText("?"))
-                    .append(") rlm_query run ").append(rlm.path("run_id").asText("")).append(" (")
-                    .append(count(n, "call", "calls")).append(')').append(figures(rlm.path("figures"))).append('\n');
+            text.append("entry ")
+                    .append(step.path("index").asText())
+                    .append(" (step ")
+                    .append(step.path("step").asText("?"))
+                    .append(") rlm_query run ")
+                    .append(rlm.path("run_id").asText(""))
+                    .append(" (")
+                    .append(count(n, "call", "calls"))
+                    .append(')')
+                    .append(figures(rlm.path("figures")))
+                    .append('\n');
             for (JsonNode call : rlm.path("calls")) {
                 if (call.path("child").isObject()) {
                     node(text, call.path("child"), 1);
                 } else {
-                    text.append(INDENT).append(call.path("kind").asText("llm")).append(" call at the depth limit · \"")
-                            .append(line(call.path("prompt").asText(""), PROMPT_CHARS)).append("\" · ")
-                            .append(call.hasNonNull("error") ? "failed: " + line(call.path("error").asText(), ANSWER_CHARS)
-                                    : "answer \"" + line(call.path("response").asText(""), ANSWER_CHARS) + "\"")
-                            .append(" · ").append(usage(call)).append('\n');
+                    text.append(INDENT)
+                            .append(call.path("kind").asText("llm"))
+                            .append(" call at the depth limit · \"")
+                            .append(line(call.path("prompt").asText(""), PROMPT_CHARS))
+                            .append("\" · ")
+                            .append(
+                                    call.hasNonNull("error")
+                                            ? "failed: "
+                                                    + line(call.path("error").asText(), ANSWER_CHARS)
+                                            : "answer \""
+                                                    + line(call.path("response").asText(""), ANSWER_CHARS) + "\"")
+                            .append(" · ")
+                            .append(usage(call))
+                            .append('\n');
                 }
             }
         }
@@ -67,7 +88,8 @@ final class RlmTreeText {
         }
         String figures = figures(outcome.path("figures"));
         if (outcome.hasNonNull("stopped_by")) {
-            return ": stopped by " + outcome.path("stopped_by").asText() + (figures.isEmpty() ? "" : "," + figures.substring(1));
+            return ": stopped by " + outcome.path("stopped_by").asText()
+                    + (figures.isEmpty() ? "" : "," + figures.substring(1));
         }
         return figures;
     }
@@ -115,7 +137,8 @@ final class RlmTreeText {
     }
 
     private static String ended(JsonNode node) {
-        String answer = node.hasNonNull("answer") ? "answer \"" + line(node.path("answer").asText(), ANSWER_CHARS) + "\""
+        String answer = node.hasNonNull("answer")
+                ? "answer \"" + line(node.path("answer").asText(), ANSWER_CHARS) + "\""
                 : "no answer";
         if (node.hasNonNull("stopped_by")) {
             return answer + " (stopped by " + node.path("stopped_by").asText() + ")";
@@ -146,8 +169,12 @@ final class RlmTreeText {
                 }
             }
         }
-        parts.add(blocks == 0 ? "no code" : blocks + (blocks == 1 ? " code block" : " code blocks")
-                + (failed > 0 ? " (" + failed + " failed)" : ""));
+        parts.add(
+                blocks == 0
+                        ? "no code"
+                        : blocks
+                                + (blocks == 1 ? " code block" : " code blocks")
+                                + (failed > 0 ? " (" + failed + " failed)" : ""));
         if (rlm > 0) {
             parts.add("rlm_query ×" + rlm);
         }
@@ -166,12 +193,15 @@ final class RlmTreeText {
 
     /** Tokens, cost and time of an RLM or an iteration. */
     private static String usage(JsonNode n) {
-        String text = n.path("input_tokens").asLong() + "/" + n.path("output_tokens").asLong() + " tokens";
+        String text =
+                n.path("input_tokens").asLong() + "/" + n.path("output_tokens").asLong() + " tokens";
         if (n.path("cost_usd").isNumber()) {
             double usd = n.path("cost_usd").asDouble();
             // Four decimals, or two significant digits for what would show as $0.0000.
-            text += " · $" + (usd == 0 || usd >= 0.0001 ? String.format(Locale.ROOT, "%.4f", usd)
-                    : new BigDecimal(usd).round(new MathContext(2)).toPlainString());
+            text += " · $"
+                    + (usd == 0 || usd >= 0.0001
+                            ? String.format(Locale.ROOT, "%.4f", usd)
+                            : new BigDecimal(usd).round(new MathContext(2)).toPlainString());
         }
         double ms = n.path("ms").asDouble();
         return text + " · " + (ms < 1000 ? Math.round(ms) + " ms" : String.format(Locale.ROOT, "%.1f s", ms / 1000));

@@ -22,14 +22,18 @@ public final class Schema {
 
     /** A string out of {@code values}; {@code defaultValue} null declares no default. */
     public Schema choice(String name, String description, List<String> values, String defaultValue) {
-        return property(name, false, defaultValue == null
-                ? ordered("type", "string", "description", description, "enum", values)
-                : ordered("type", "string", "description", description, "enum", values, "default", defaultValue));
+        return property(
+                name,
+                false,
+                defaultValue == null
+                        ? ordered("type", "string", "description", description, "enum", values)
+                        : ordered(
+                                "type", "string", "description", description, "enum", values, "default", defaultValue));
     }
 
     public Schema integer(String name, String description, long min, long max) {
-        return property(name, false, ordered("type", "integer", "description", description, "minimum", min,
-                "maximum", max));
+        return property(
+                name, false, ordered("type", "integer", "description", description, "minimum", min, "maximum", max));
     }
 
     /** A number, not necessarily whole, of at least {@code min}. */
@@ -42,13 +46,23 @@ public final class Schema {
      * {@code isRequired} of the object itself.
      */
     public Schema nested(String name, String description, Map<String, Object> properties, boolean isRequired) {
-        return property(name, isRequired, ordered("type", "object", "description", description, "properties",
-                properties, "additionalProperties", false));
+        return property(
+                name,
+                isRequired,
+                ordered(
+                        "type",
+                        "object",
+                        "description",
+                        description,
+                        "properties",
+                        properties,
+                        "additionalProperties",
+                        false));
     }
 
     public Schema stringList(String name, String description) {
-        return property(name, false, ordered("type", "array", "items", ordered("type", "string"), "description",
-                description));
+        return property(
+                name, false, ordered("type", "array", "items", ordered("type", "string"), "description", description));
     }
 
     public Schema bool(String name, String description) {
@@ -56,12 +70,14 @@ public final class Schema {
     }
 
     public Schema sessionId() {
-        return string("session_id",
-                "Session to use; omit it for this connection's default session.", false);
+        return string("session_id", "Session to use; omit it for this connection's default session.", false);
     }
 
     public Schema responseFormat(ResponseFormat defaultFormat) {
-        return choice(ResponseFormat.ARGUMENT, "text: output and a footer of what changed; json: every field.", ResponseFormat.CHOICES,
+        return choice(
+                ResponseFormat.ARGUMENT,
+                "text: output and a footer of what changed; json: every field.",
+                ResponseFormat.CHOICES,
                 defaultFormat.wireName());
     }
 

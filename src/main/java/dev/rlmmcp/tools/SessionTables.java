@@ -8,38 +8,62 @@ import java.util.List;
 /** The text of the session listings, rlm_sessions and rlm_get_trace: a header line and a compact table. */
 final class SessionTables {
 
-    private SessionTables() {
-    }
+    private SessionTables() {}
 
     static String sessions(ObjectNode reply) {
         Table table = new Table(List.of("session_id", "name", "state", "steps", "memory", "last_active"));
         for (JsonNode s : reply.path("sessions")) {
-            String state = s.path("state").asText() + (s.has("guardrail_stop") ? " (" + s.path("guardrail_stop").asText() + ")" : "");
-            table.add(List.of(s.path("session_id").asText(), s.path("name").asText(), state, s.path("steps").asText(),
-                    s.path("memory").asText(), time(s.path("last_active").asText())));
+            String state = s.path("state").asText()
+                    + (s.has("guardrail_stop") ? " (" + s.path("guardrail_stop").asText() + ")" : "");
+            table.add(List.of(
+                    s.path("session_id").asText(),
+                    s.path("name").asText(),
+                    state,
+                    s.path("steps").asText(),
+                    s.path("memory").asText(),
+                    time(s.path("last_active").asText())));
         }
         String text = reply.path("count").asInt() + " of " + reply.path("total").asInt() + " sessions\n" + table;
         return reply.has("next_offset") ? text + "\n[" + reply.path("next").asText() + "]" : text;
     }
 
     static String trace(ObjectNode reply) {
-        StringBuilder text = new StringBuilder(reply.path("session_id").asText()).append(' ')
-                .append(reply.path("name").asText()).append(": ").append(reply.path("state").asText())
-                .append(", entries ").append(reply.path("start").asInt()).append('-').append(reply.path("end").asInt())
-                .append(" of ").append(reply.path("trace_length").asInt()).append(", runtime ")
-                .append(reply.path("runtime_ms").asLong()).append(" ms, io ").append(Bytes.human(reply.path("io_bytes").asLong()));
+        StringBuilder text = new StringBuilder(reply.path("session_id").asText())
+                .append(' ')
+                .append(reply.path("name").asText())
+                .append(": ")
+                .append(reply.path("state").asText())
+                .append(", entries ")
+                .append(reply.path("start").asInt())
+                .append('-')
+                .append(reply.path("end").asInt())
+                .append(" of ")
+                .append(reply.path("trace_length").asInt())
+                .append(", runtime ")
+                .append(reply.path("runtime_ms").asLong())
+                .append(" ms, io ")
+                .append(Bytes.human(reply.path("io_bytes").asLong()));
         if (reply.path("llm_calls").asInt() > 0) {
             text.append(", llm_query ").append(reply.path("llm_calls").asInt()).append(" calls");
         }
         if (reply.hasNonNull("final_answer")) {
-            text.append("\nfinal answer: ").append(TextRenderer.clip(reply.path("final_answer").asText(), 200));
+            text.append("\nfinal answer: ")
+                    .append(TextRenderer.clip(reply.path("final_answer").asText(), 200));
         }
         Table table = new Table(List.of("#", "kind", "status", "ms", "input", "output"));
         for (JsonNode s : reply.path("steps")) {
-            String status = s.path("status").asText() + (s.has("guardrail_events") || s.has("guardrail_stop")
-                    ? " " + s.path("guardrail_stop").asText(s.path("guardrail_events").toString()) : "");
-            table.add(List.of(s.path("index").asText(), s.path("kind").asText(), status,
-                    String.valueOf(Math.round(s.path("duration_ms").asDouble())), cell(s.path("input").asText(""), 40),
+            String status = s.path("status").asText()
+                    + (s.has("guardrail_events") || s.has("guardrail_stop")
+                            ? " "
+                                    + s.path("guardrail_stop")
+                                            .asText(s.path("guardrail_events").toString())
+                            : "");
+            table.add(List.of(
+                    s.path("index").asText(),
+                    s.path("kind").asText(),
+                    status,
+                    String.valueOf(Math.round(s.path("duration_ms").asDouble())),
+                    cell(s.path("input").asText(""), 40),
                     cell(s.path("output").asText(""), 40)));
         }
         text.append('\n').append(table);
@@ -60,9 +84,21 @@ final class SessionTables {
         long returned = reply.path("returned_chars").asLong();
         if (offset > 0 || offset + returned < total) {
             // Always on a line of its own after the page, so that pages joined up are the file itself.
-            text.append("\n[entry ").append(reply.path("entry").asText()).append(" as ").append(reply.path("format").asText())
-                    .append(": chars ").append(offset).append('-').append(offset + returned).append(" of ").append(total)
-                    .append(reply.hasNonNull("next_offset") ? "; next: offset=" + reply.path("next_offset").asText() : "")
+            text.append("\n[entry ")
+                    .append(reply.path("entry").asText())
+                    .append(" as ")
+                    .append(reply.path("format").asText())
+                    .append(": chars ")
+                    .append(offset)
+                    .append('-')
+                    .append(offset + returned)
+                    .append(" of ")
+                    .append(total)
+                    .append(
+                            reply.hasNonNull("next_offset")
+                                    ? "; next: offset="
+                                            + reply.path("next_offset").asText()
+                                    : "")
                     .append(']');
         }
         return text.toString();

@@ -20,10 +20,12 @@ public final class TextRenderer {
     static final int MEMORY_WARNING_PERCENT = 50;
     /** A step that ran longer than this says how long it took. */
     static final double SLOW_MS = 2_000;
+
     static final int PREVIEW_CHARS = 60;
     static final int INFO_PREVIEW_CHARS = 200;
     /** A listing shows a variable's preview only when it is this short: a value, not a clipped sample. */
     private static final int CELL_CHARS = 24;
+
     private static final Pattern FRAME = Pattern.compile("^(\\s*)File \"<cell \\d+>\", (line \\d+), in (.*)$");
     private static final Pattern CARETS = Pattern.compile("^\\s*[~^]+\\s*$");
 
@@ -32,8 +34,7 @@ public final class TextRenderer {
         public static final View FIRST = new View(true, 0);
     }
 
-    private TextRenderer() {
-    }
+    private TextRenderer() {}
 
     public static String render(String tool, ObjectNode reply, View view) {
         if (reply.path("error").has("code") && !reply.has("status")) {
@@ -50,14 +51,16 @@ public final class TextRenderer {
             case "rlm_memory" -> join(memory(reply), footer(reply, view, new ArrayList<>()));
             case "rlm_clear" -> cleared(reply, view);
             case "rlm_init_context" -> initialized(reply);
-            case "rlm_sessions" -> reply.path("sessions").findValue("limits") == null ? SessionTables.sessions(reply)
-                    : generic(reply);
+            case "rlm_sessions" ->
+                reply.path("sessions").findValue("limits") == null ? SessionTables.sessions(reply) : generic(reply);
             case "rlm_get_trace" -> reply.has("jsonl") ? SessionTables.export(reply) : SessionTables.trace(reply);
             case "rlm_solve" -> solved(reply);
             case "rlm_get_var" -> value(reply);
-            case "rlm_finalize" -> "finalized " + reply.path("session_id").asText() + "; answer: "
-                    + clip(reply.path("final_answer").asText(), 200);
-            case "rlm_delete_session" -> "deleted session " + reply.path("session_id").asText();
+            case "rlm_finalize" ->
+                "finalized " + reply.path("session_id").asText() + "; answer: "
+                        + clip(reply.path("final_answer").asText(), 200);
+            case "rlm_delete_session" ->
+                "deleted session " + reply.path("session_id").asText();
             default -> generic(reply);
         };
         return text.isEmpty() ? "[ok]" : text;
@@ -71,15 +74,22 @@ public final class TextRenderer {
         JsonNode answer = reply.path("answer");
         StringBuilder text = new StringBuilder(answer.isTextual() ? answer.asText() : "(no answer)");
         if (reply.hasNonNull("stopped_by")) {
-            newline(text).append("[stopped by ").append(reply.path("stopped_by").asText()).append(": ")
-                    .append(reply.path("stop_message").asText("")).append(']');
+            newline(text)
+                    .append("[stopped by ")
+                    .append(reply.path("stopped_by").asText())
+                    .append(": ")
+                    .append(reply.path("stop_message").asText(""))
+                    .append(']');
         }
         JsonNode f = reply.path("figures");
         List<String> items = new ArrayList<>();
         items.add(f.path("iterations").asInt() + " iterations");
         items.add(f.path("children").asInt() + " children");
         items.add("depth " + f.path("depth_reached").asInt());
-        items.add(String.format(Locale.ROOT, "%,d+%,d tokens", f.path("input_tokens").asLong(),
+        items.add(String.format(
+                Locale.ROOT,
+                "%,d+%,d tokens",
+                f.path("input_tokens").asLong(),
                 f.path("output_tokens").asLong()));
         if (f.hasNonNull("cost_usd")) {
             items.add(String.format(Locale.ROOT, "$%.4f", f.path("cost_usd").asDouble()));
@@ -104,7 +114,8 @@ public final class TextRenderer {
     }
 
     static String refusal(JsonNode error) {
-        StringBuilder text = new StringBuilder("ERROR ").append(error.path("code").asText());
+        StringBuilder text =
+                new StringBuilder("ERROR ").append(error.path("code").asText());
         if (error.hasNonNull("argument")) {
             text.append(" (").append(error.path("argument").asText()).append(')');
         }
@@ -136,11 +147,14 @@ public final class TextRenderer {
         names(items, "set", reply.path("variables_changed"));
         names(items, "deleted", reply.path("variables_deleted"));
         JsonNode cut = reply.path("truncated");
-        cut.properties().forEach(e -> items.add(e.getKey() + " cut: " + grouped(e.getValue().path("shown_chars"))
-                + " of " + grouped(e.getValue().path("total_chars")) + " chars shown; all in "
-                + e.getValue().path("kept_in").asText()));
+        cut.properties()
+                .forEach(e ->
+                        items.add(e.getKey() + " cut: " + grouped(e.getValue().path("shown_chars"))
+                                + " of " + grouped(e.getValue().path("total_chars")) + " chars shown; all in "
+                                + e.getValue().path("kept_in").asText()));
         if (reply.path("duration_ms").asDouble() >= SLOW_MS && status.equals("ok")) {
-            items.add(String.format(Locale.ROOT, "took %.1f s", reply.path("duration_ms").asDouble() / 1000));
+            items.add(String.format(
+                    Locale.ROOT, "took %.1f s", reply.path("duration_ms").asDouble() / 1000));
         }
         if (reply.has("guardrail_stop")) {
             items.add("guardrail " + reply.path("guardrail_stop").asText() + ": "
@@ -156,10 +170,15 @@ public final class TextRenderer {
         names(items, "not saved", reply.path("not_saved"));
         JsonNode llm = reply.path("llm_usage");
         if (llm.isObject()) {
-            long tokens = llm.path("input_tokens").asLong() + llm.path("output_tokens").asLong();
+            long tokens = llm.path("input_tokens").asLong()
+                    + llm.path("output_tokens").asLong();
             items.add("llm_query " + llm.path("calls").asInt() + " calls, " + tokens + " tokens"
-                    + (llm.path("failed").asInt() > 0 ? ", " + llm.path("failed").asInt() + " failed" : "")
-                    + (llm.path("refused").asInt() > 0 ? ", " + llm.path("refused").asInt() + " refused" : ""));
+                    + (llm.path("failed").asInt() > 0
+                            ? ", " + llm.path("failed").asInt() + " failed"
+                            : "")
+                    + (llm.path("refused").asInt() > 0
+                            ? ", " + llm.path("refused").asInt() + " refused"
+                            : ""));
         }
         return join(text, footer(reply, view, items));
     }
@@ -167,18 +186,22 @@ public final class TextRenderer {
     /** The traceback without its header line, caret lines and cell file names; the last line is the error. */
     private static String traceback(JsonNode error) {
         String frames = frames(error.path("traceback").asText(""));
-        return frames.isEmpty() ? error.path("type").asText() + ": " + error.path("message").asText() : frames;
+        return frames.isEmpty()
+                ? error.path("type").asText() + ": " + error.path("message").asText()
+                : frames;
     }
 
     private static String frames(String traceback) {
         StringBuilder out = new StringBuilder();
         for (String line : traceback.split("\n")) {
-            if (line.startsWith("Traceback (most recent call last)") || CARETS.matcher(line).matches()
+            if (line.startsWith("Traceback (most recent call last)")
+                    || CARETS.matcher(line).matches()
                     || line.startsWith("KeyboardInterrupt")) {
                 continue;
             }
             var frame = FRAME.matcher(line);
-            out.append(frame.matches() ? frame.group(1) + frame.group(2) + ", in " + frame.group(3) : line).append('\n');
+            out.append(frame.matches() ? frame.group(1) + frame.group(2) + ", in " + frame.group(3) : line)
+                    .append('\n');
         }
         return out.toString();
     }
@@ -194,9 +217,13 @@ public final class TextRenderer {
 
     /** {@code name: type, N items, size; columns: a, b}. */
     private static String describe(JsonNode v) {
-        StringBuilder text = new StringBuilder(v.path("name").asText()).append(": ").append(v.path("type").asText());
+        StringBuilder text = new StringBuilder(v.path("name").asText())
+                .append(": ")
+                .append(v.path("type").asText());
         if (v.has("length")) {
-            text.append(", ").append(grouped(v.path("length"))).append(v.path("type").asText().equals("str") ? " chars" : " items");
+            text.append(", ")
+                    .append(grouped(v.path("length")))
+                    .append(v.path("type").asText().equals("str") ? " chars" : " items");
         }
         text.append(", ").append(v.path("size_human").asText());
         String status = v.path("status").asText("live");
@@ -216,7 +243,9 @@ public final class TextRenderer {
         if (reply.has("not_persisted")) {
             text.append("; not persisted: ").append(reply.path("not_persisted").asText());
         }
-        return text.append('\n').append(clip(reply.path("preview").asText(""), INFO_PREVIEW_CHARS)).toString();
+        return text.append('\n')
+                .append(clip(reply.path("preview").asText(""), INFO_PREVIEW_CHARS))
+                .toString();
     }
 
     private static String variables(ObjectNode reply, View view) {
@@ -228,12 +257,16 @@ public final class TextRenderer {
         for (JsonNode v : vars) {
             statuses |= !v.path("status").asText("live").equals("live");
         }
-        SessionTables.Table table = new SessionTables.Table(statuses
-                ? List.of("name", "type", "len", "size", "status", "preview")
-                : List.of("name", "type", "len", "size", "preview"));
+        SessionTables.Table table = new SessionTables.Table(
+                statuses
+                        ? List.of("name", "type", "len", "size", "status", "preview")
+                        : List.of("name", "type", "len", "size", "preview"));
         for (JsonNode v : vars) {
-            List<String> row = new ArrayList<>(List.of(v.path("name").asText(), v.path("type").asText(),
-                    v.has("length") ? grouped(v.path("length")) : "", v.path("size_human").asText()));
+            List<String> row = new ArrayList<>(List.of(
+                    v.path("name").asText(),
+                    v.path("type").asText(),
+                    v.has("length") ? grouped(v.path("length")) : "",
+                    v.path("size_human").asText()));
             if (statuses) {
                 row.add(v.path("status").asText());
             }
@@ -245,27 +278,35 @@ public final class TextRenderer {
     }
 
     private static String memory(ObjectNode reply) {
-        String text = reply.path("total_human").asText() + " in " + reply.path("variable_count").asInt() + " variable"
+        String text = reply.path("total_human").asText() + " in "
+                + reply.path("variable_count").asInt() + " variable"
                 + (reply.path("variable_count").asInt() == 1 ? "" : "s")
-                + String.format(Locale.ROOT, " (%.1f%% of %s)", reply.path("percent").asDouble(),
+                + String.format(
+                        Locale.ROOT,
+                        " (%.1f%% of %s)",
+                        reply.path("percent").asDouble(),
                         reply.path("limit_human").asText());
         if (reply.path("spilled_count").asInt() > 0) {
             text += ", " + reply.path("spilled_count").asInt() + " spilled";
         }
-        return reply.has("rss_human") ? text + "; kernel RSS " + reply.path("rss_human").asText() : text;
+        return reply.has("rss_human")
+                ? text + "; kernel RSS " + reply.path("rss_human").asText()
+                : text;
     }
 
     private static String cleared(ObjectNode reply, View view) {
         List<String> names = new ArrayList<>();
         reply.path("cleared").forEach(n -> names.add(n.asText()));
         String what = names.size() > 3 ? names.size() + " variables" : String.join(", ", names);
-        String text = names.isEmpty() ? "nothing to delete"
+        String text = names.isEmpty()
+                ? "nothing to delete"
                 : "deleted " + what + " (" + reply.path("freed_human").asText() + " freed)";
         return join(text, footer(reply, view, new ArrayList<>()));
     }
 
     private static String initialized(ObjectNode reply) {
-        StringBuilder text = new StringBuilder("session ").append(reply.path("session_id").asText());
+        StringBuilder text =
+                new StringBuilder("session ").append(reply.path("session_id").asText());
         List<String> limits = new ArrayList<>();
         for (String limit : List.of("max_steps", "max_runtime_ms", "budget_limit", "timeout_s")) {
             JsonNode v = reply.path("limits").path(limit);
@@ -290,14 +331,17 @@ public final class TextRenderer {
         StringBuilder text = new StringBuilder(reply.path("value").asText(""));
         List<String> items = new ArrayList<>();
         if (!reply.path("type").asText("str").equals("str")) {
-            items.add(reply.path("type").asText() + " as " + reply.path("format").asText());
+            items.add(
+                    reply.path("type").asText() + " as " + reply.path("format").asText());
         }
         long offset = reply.path("offset").asLong();
         long total = reply.path("total_chars").asLong();
         long returned = reply.path("returned_chars").asLong();
         if (offset > 0 || offset + returned < total) {
             items.add("chars " + offset + "-" + (offset + returned) + " of " + total
-                    + (reply.hasNonNull("next_offset") ? "; next: offset=" + reply.path("next_offset").asText() : ""));
+                    + (reply.hasNonNull("next_offset")
+                            ? "; next: offset=" + reply.path("next_offset").asText()
+                            : ""));
         }
         if (!items.isEmpty()) {
             newline(text).append('[').append(String.join("; ", items)).append(']');
@@ -331,7 +375,10 @@ public final class TextRenderer {
         int band = memoryBand(reply);
         if (band > 0 && band != view.lastMemoryBand() && reply.has("memory")) {
             JsonNode m = reply.path("memory");
-            items.add(String.format(Locale.ROOT, "memory %.0f%% of %s", m.path("percent").asDouble(),
+            items.add(String.format(
+                    Locale.ROOT,
+                    "memory %.0f%% of %s",
+                    m.path("percent").asDouble(),
                     Bytes.human(m.path("limit_bytes").asLong())));
         }
         if (view.showSession() && reply.hasNonNull("session_id")) {
@@ -359,7 +406,8 @@ public final class TextRenderer {
     private static void reasons(List<String> items, String label, JsonNode reasons) {
         if (reasons.isObject() && !reasons.isEmpty()) {
             List<String> all = new ArrayList<>();
-            reasons.properties().forEach(e -> all.add(e.getKey() + " (" + e.getValue().asText() + ")"));
+            reasons.properties()
+                    .forEach(e -> all.add(e.getKey() + " (" + e.getValue().asText() + ")"));
             items.add(label + " " + String.join(", ", all));
         }
     }

@@ -45,7 +45,8 @@ public final class ToolCatalog {
     public ToolCatalog(List<RlmTool> tools, ObjectMapper json) {
         this.tools = List.copyOf(tools);
         this.inputSchemas = this.tools.stream()
-                .collect(Collectors.toUnmodifiableMap(RlmTool::name, t -> t.schema().responseFormat(t.defaultFormat())));
+                .collect(Collectors.toUnmodifiableMap(
+                        RlmTool::name, t -> t.schema().responseFormat(t.defaultFormat())));
         this.json = json;
     }
 
@@ -58,8 +59,15 @@ public final class ToolCatalog {
         return tools.stream().map(RlmTool::name).filter(LONG::contains).toList();
     }
 
-    private static final Set<String> LONG = Set.of("rlm_execute", "rlm_run_repl", "rlm_load_data", "rlm_load_file",
-            "rlm_load_url", "rlm_upload_url", "run_python", "rlm_solve");
+    private static final Set<String> LONG = Set.of(
+            "rlm_execute",
+            "rlm_run_repl",
+            "rlm_load_data",
+            "rlm_load_file",
+            "rlm_load_url",
+            "rlm_upload_url",
+            "run_python",
+            "rlm_solve");
 
     /** What tools/list shows of every tool. */
     public List<McpSchema.Tool> definitions() {
@@ -81,9 +89,10 @@ public final class ToolCatalog {
         return SyncToolSpecification.builder()
                 .tool(definition(tool))
                 .callHandler((exchange, request) -> {
-                    Caller caller = new Caller(connection(exchange), McpSamplingBackend.of(exchange), context(exchange));
-                    return ProgressTicker.whileRunning(exchange, request, caller.context(),
-                            () -> call(tool, request.arguments(), caller));
+                    Caller caller =
+                            new Caller(connection(exchange), McpSamplingBackend.of(exchange), context(exchange));
+                    return ProgressTicker.whileRunning(
+                            exchange, request, caller.context(), () -> call(tool, request.arguments(), caller));
                 })
                 .build();
     }
@@ -91,14 +100,17 @@ public final class ToolCatalog {
     /** Whose default session a call without session_id uses: the face's choice, else the MCP session's. */
     static String connection(McpSyncServerExchange exchange) {
         McpTransportContext transport = exchange.transportContext();
-        return transport != null && transport.get(CONNECTION) instanceof String connection ? connection
+        return transport != null && transport.get(CONNECTION) instanceof String connection
+                ? connection
                 : exchange.sessionId();
     }
 
     /** The context the face created for the request this exchange serves, or {@link CallContext#NONE} without one. */
     static CallContext context(McpSyncServerExchange exchange) {
         McpTransportContext transport = exchange.transportContext();
-        return transport != null && transport.get(CALL_CONTEXT) instanceof CallContext context ? context : CallContext.NONE;
+        return transport != null && transport.get(CALL_CONTEXT) instanceof CallContext context
+                ? context
+                : CallContext.NONE;
     }
 
     /** The single dispatch path: validate, run, render. Never throws. */
@@ -118,22 +130,27 @@ public final class ToolCatalog {
      */
     public Reply reply(RlmTool tool, Map<String, Object> arguments, Caller caller) {
         try {
-            Args args = new Args(tool.name(), arguments, inputSchemas.get(tool.name()).names());
+            Args args = new Args(
+                    tool.name(), arguments, inputSchemas.get(tool.name()).names());
             ObjectNode body = tool.call(args, caller);
             return new Reply(body, tool.isError(body), view(body, args.sessionId() != null, caller));
         } catch (RlmException e) {
             return refusal(e);
         } catch (RuntimeException e) {
             log.error("tool {} failed", tool.name(), e);
-            return new Reply(errorBody(ErrorCode.INTERNAL_ERROR, "internal error in " + tool.name()
-                    + " (the server log has the details)", null, "retry; if it persists, report it with the server log"),
-                    true, TextRenderer.View.FIRST);
+            return new Reply(
+                    errorBody(
+                            ErrorCode.INTERNAL_ERROR,
+                            "internal error in " + tool.name() + " (the server log has the details)",
+                            null,
+                            "retry; if it persists, report it with the server log"),
+                    true,
+                    TextRenderer.View.FIRST);
         }
     }
 
     /** A reply object, whether it reports an error, and what a text rendering of it may leave out. */
-    public record Reply(ObjectNode body, boolean isError, TextRenderer.View view) {
-    }
+    public record Reply(ObjectNode body, boolean isError, TextRenderer.View view) {}
 
     private Reply refusal(RlmException e) {
         return new Reply(errorBody(e.code(), e.getMessage(), e.argument(), e.fix()), true, TextRenderer.View.FIRST);

@@ -133,7 +133,10 @@ final class Toon {
             // The object's fields stand one level deeper; its first field moves up onto the hyphen line.
             int first = lines.size();
             fields(item, depth + 1);
-            lines.set(first, indent(depth) + "- " + lines.get(first).substring(indent(depth + 1).length()));
+            lines.set(
+                    first,
+                    indent(depth) + "- "
+                            + lines.get(first).substring(indent(depth + 1).length()));
         } else {
             line(depth, "- " + primitive(item));
         }
@@ -251,7 +254,14 @@ final class Toon {
         }
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
-            if (c < 0x20 || c == ':' || c == '"' || c == '\\' || c == '[' || c == ']' || c == '{' || c == '}'
+            if (c < 0x20
+                    || c == ':'
+                    || c == '"'
+                    || c == '\\'
+                    || c == '['
+                    || c == ']'
+                    || c == '{'
+                    || c == '}'
                     || c == delimiter) {
                 return true;
             }
@@ -341,6 +351,5 @@ final class Toon {
     }
 
     /** A table column: a leaf (group null) or a nested field group. */
-    private record Field(String name, List<Field> group) {
-    }
+    private record Field(String name, List<Field> group) {}
 }

@@ -19,7 +19,8 @@ public abstract class CallChannel extends RequestTransport implements StatelessS
     private final UnaryOperator<McpSchema.JSONRPCMessage> outgoing;
 
     /** {@code outgoing}: how the request's revision sends a message (null: not at all). */
-    public CallChannel(McpJsonMapper mapper, ServedRequests.Served served, UnaryOperator<McpSchema.JSONRPCMessage> outgoing) {
+    public CallChannel(
+            McpJsonMapper mapper, ServedRequests.Served served, UnaryOperator<McpSchema.JSONRPCMessage> outgoing) {
         super(mapper);
         this.served = served;
         this.outgoing = outgoing;
@@ -29,8 +30,7 @@ public abstract class CallChannel extends RequestTransport implements StatelessS
     protected abstract void write(McpSchema.JSONRPCMessage message);
 
     /** Hears that the answer was withheld (HTTP still owes the POST a status). */
-    protected void withheld() {
-    }
+    protected void withheld() {}
 
     @Override
     protected final void deliver(McpSchema.JSONRPCMessage message) {

@@ -17,6 +17,7 @@ public final class HeapReturn {
 
     /** Requests from this size on are followed by a collection. */
     static final long LARGE_BYTES = 16L << 20;
+
     private static final long DELAY_MS = 200;
     private static final AtomicInteger inFlight = new AtomicInteger();
     private static final AtomicBoolean due = new AtomicBoolean();
@@ -24,8 +25,7 @@ public final class HeapReturn {
     private static final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().daemon().name("heap-return").factory());
 
-    private HeapReturn() {
-    }
+    private HeapReturn() {}
 
     /** Marks a request of {@code bytes} as being handled until the scope is closed. */
     public static Scope handling(long bytes) {
@@ -35,7 +35,9 @@ public final class HeapReturn {
         inFlight.incrementAndGet();
         AtomicBoolean closed = new AtomicBoolean();
         return () -> {
-            if (closed.compareAndSet(false, true) && inFlight.decrementAndGet() == 0 && due.compareAndSet(false, true)) {
+            if (closed.compareAndSet(false, true)
+                    && inFlight.decrementAndGet() == 0
+                    && due.compareAndSet(false, true)) {
                 timer.schedule(HeapReturn::collect, DELAY_MS, TimeUnit.MILLISECONDS);
             }
         };
@@ -56,7 +58,7 @@ public final class HeapReturn {
 
     /** A request being handled; closing it more than once counts once. */
     public interface Scope extends AutoCloseable {
-        Scope NONE = () -> { };
+        Scope NONE = () -> {};
 
         @Override
         void close();

@@ -83,8 +83,8 @@ public final class InboundRouter {
      * {@code e}.
      */
     public Refusal refusal(JsonRpc.Refused e, String headerVersion, byte[] body) {
-        Refusal removed = stateless != null && stateless.claimsHeader(headerVersion)
-                ? stateless.removedMethod(body) : null;
+        Refusal removed =
+                stateless != null && stateless.claimsHeader(headerVersion) ? stateless.removedMethod(body) : null;
         return removed != null ? removed : new Refusal(400, e.code(), e.getMessage(), null);
     }
 
@@ -143,8 +143,13 @@ public final class InboundRouter {
      * HTTP request's, by name; null on stdio) and served, using the default REPL session of
      * {@code replConnection} when it names none.
      */
-    public void dispatchStateless(String connection, String replConnection, UnaryOperator<String> headers,
-            McpSchema.JSONRPCMessage message, Stateless transport) throws IOException {
+    public void dispatchStateless(
+            String connection,
+            String replConnection,
+            UnaryOperator<String> headers,
+            McpSchema.JSONRPCMessage message,
+            Stateless transport)
+            throws IOException {
         if (ClientCancellation.handled(served, connection, message)
                 || message instanceof McpSchema.JSONRPCNotification) {
             return;

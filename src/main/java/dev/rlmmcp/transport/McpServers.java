@@ -41,16 +41,18 @@ public final class McpServers {
      * server announces logging, and which of the tools may run as tasks (a tool not named: never). Each
      * capability is announced only when something of it is there.
      */
-    public record Features(List<McpServerFeatures.SyncToolSpecification> tools,
+    public record Features(
+            List<McpServerFeatures.SyncToolSpecification> tools,
             List<McpServerFeatures.SyncPromptSpecification> prompts,
             List<McpServerFeatures.SyncResourceSpecification> resources,
             List<McpServerFeatures.SyncResourceTemplateSpecification> resourceTemplates,
-            List<McpServerFeatures.SyncCompletionSpecification> completions, boolean logging,
+            List<McpServerFeatures.SyncCompletionSpecification> completions,
+            boolean logging,
             Map<String, TaskSupport> taskSupport) {
 
         /** Nothing beyond rlm-mcp's own tools and prompt. */
-        public static final Features NONE = new Features(List.of(), List.of(), List.of(), List.of(), List.of(), false,
-                Map.of());
+        public static final Features NONE =
+                new Features(List.of(), List.of(), List.of(), List.of(), List.of(), false, Map.of());
 
         public Features {
             tools = List.copyOf(tools);
@@ -122,8 +124,8 @@ public final class McpServers {
     }
 
     private McpSchema.ServerCapabilities capabilities() {
-        McpSchema.ServerCapabilities.Builder capabilities = McpSchema.ServerCapabilities.builder()
-                .tools(false).prompts(false);
+        McpSchema.ServerCapabilities.Builder capabilities =
+                McpSchema.ServerCapabilities.builder().tools(false).prompts(false);
         if (!extra.resources().isEmpty() || !extra.resourceTemplates().isEmpty()) {
             capabilities.resources(true, false);
         }

@@ -40,8 +40,8 @@ final class ProtocolMapper implements McpJsonMapper {
     }
 
     private static McpError invalid(IllegalArgumentException e) {
-        return new McpError(new McpSchema.JSONRPCResponse.JSONRPCError(McpSchema.ErrorCodes.INVALID_PARAMS,
-                JsonRpc.mismatch(e), null));
+        return new McpError(new McpSchema.JSONRPCResponse.JSONRPCError(
+                McpSchema.ErrorCodes.INVALID_PARAMS, JsonRpc.mismatch(e), null));
     }
 
     @Override

@@ -48,12 +48,22 @@ class ServerConfigsTest {
         String first = ServerConfigs.fingerprint(home, project);
         assertThat(first).contains("notes", "here", "local", "extra").doesNotContain("there", "numStartups", "history");
 
-        write(claude, Files.readString(claude).replace("\"numStartups\": 1", "\"numStartups\": 2, \"tips\": {\"a\": 1}")
-                .replace("\"history\": [1]", "\"history\": [1, 2]"));
-        assertThat(ServerConfigs.fingerprint(home, project)).as("a client's own state rewritten").isEqualTo(first);
+        write(
+                claude,
+                Files.readString(claude)
+                        .replace("\"numStartups\": 1", "\"numStartups\": 2, \"tips\": {\"a\": 1}")
+                        .replace("\"history\": [1]", "\"history\": [1, 2]"));
+        assertThat(ServerConfigs.fingerprint(home, project))
+                .as("a client's own state rewritten")
+                .isEqualTo(first);
 
-        write(claude, Files.readString(claude).replace("{\"command\": \"notes\"}", "{\"command\": \"notes\", \"disabled\": true}"));
-        assertThat(ServerConfigs.fingerprint(home, project)).as("a server disabled").isNotEqualTo(first);
+        write(
+                claude,
+                Files.readString(claude)
+                        .replace("{\"command\": \"notes\"}", "{\"command\": \"notes\", \"disabled\": true}"));
+        assertThat(ServerConfigs.fingerprint(home, project))
+                .as("a server disabled")
+                .isNotEqualTo(first);
     }
 
     @Test
@@ -61,8 +71,7 @@ class ServerConfigsTest {
         write(home.resolve(".claude.json"), """
                 {"mcpServers": {"user": {"command": "u"}, "shared": {"command": "from-user"}},
                  "projects": {"%s": {"mcpServers": {"proj": {"command": "p", "args": ["-x", 1]}}},
-                              "/elsewhere": {"mcpServers": {"other": {"command": "o"}}}}}"""
-                .formatted(project.toString().replace("\\", "\\\\")));
+                              "/elsewhere": {"mcpServers": {"other": {"command": "o"}}}}}""".formatted(project.toString().replace("\\", "\\\\")));
         write(home.resolve(".config/mcp/servers/a.json"), """
                 {"mcpServers": {"dir": {"command": "d", "env": {"TOKEN": "t0k3n"}}}}""");
         write(home.resolve(".config/Claude/claude_desktop_config.json"), """
@@ -89,7 +98,9 @@ class ServerConfigsTest {
         write(explicit, """
                 {"mcpServers": {"a": {"command": "explicit", "args": ["x"], "env": {"K": "V"}}}}""");
         assertThat(byName(discover(List.of(explicit), true)).get("a").command()).isEqualTo("explicit");
-        assertThat(discover(List.of(explicit), false)).extracting(ServerDefinition::name).containsExactly("a");
+        assertThat(discover(List.of(explicit), false))
+                .extracting(ServerDefinition::name)
+                .containsExactly("a");
         assertThat(discover(List.of(), false)).isEmpty();
     }
 
@@ -102,7 +113,8 @@ class ServerConfigsTest {
         assertThat(discover(List.of(), true)).extracting(ServerDefinition::name).containsExactly("ok");
         Path broken = project.resolve("broken.json");
         write(broken, "{\"mcpServers\": {\"a\": {\"command\": \"sk-secret-value\"");
-        assertThatThrownBy(() -> discover(List.of(broken), false)).hasMessageContaining("not valid JSON")
+        assertThatThrownBy(() -> discover(List.of(broken), false))
+                .hasMessageContaining("not valid JSON")
                 .hasMessageNotContaining("sk-secret-value");
         assertThatThrownBy(() -> discover(List.of(project.resolve("missing.json")), false))
                 .hasMessageContaining("missing.json");
@@ -111,22 +123,32 @@ class ServerConfigsTest {
     @Test
     void aDefinitionNeverShowsItsSecrets() {
         ServerDefinition stdio = ServerDefinition.stdio("s", "cmd", List.of("a"), Map.of("API_KEY", "sk-123"), "f");
-        ServerDefinition http = ServerDefinition.http("h", "https://x/mcp", Map.of("Authorization", "Bearer sk-456"), "f");
+        ServerDefinition http =
+                ServerDefinition.http("h", "https://x/mcp", Map.of("Authorization", "Bearer sk-456"), "f");
         assertThat(stdio.toString()).contains("API_KEY").doesNotContain("sk-123");
         assertThat(http.toString()).contains("Authorization").doesNotContain("sk-456");
         assertThat(stdio.describe()).isEqualTo("cmd (1 argument)");
-        assertThat(ServerDefinition.stdio("t", "srv", List.of("--token", "sk-789"), Map.of(), "f").toString())
+        assertThat(ServerDefinition.stdio("t", "srv", List.of("--token", "sk-789"), Map.of(), "f")
+                        .toString())
                 .doesNotContain("sk-789");
-        assertThat(ServerDefinition.http("q", "https://x/mcp?key=sk-000", Map.of(), "f").toString())
+        assertThat(ServerDefinition.http("q", "https://x/mcp?key=sk-000", Map.of(), "f")
+                        .toString())
                 .doesNotContain("sk-000");
     }
 
     @Test
     void aliasesAreDistinctPythonIdentifiers() {
-        assertThat(Aliases.of(List.of("everything", "my-server", "My Server", "2fast", "class", "get-sum", "get_sum"),
-                "server")).containsExactly(Map.entry("everything", "everything"), Map.entry("my-server", "my_server"),
-                Map.entry("My Server", "my_server_2"), Map.entry("2fast", "_2fast"), Map.entry("class", "class_"),
-                Map.entry("get-sum", "get_sum"), Map.entry("get_sum", "get_sum_2"));
+        assertThat(Aliases.of(
+                        List.of("everything", "my-server", "My Server", "2fast", "class", "get-sum", "get_sum"),
+                        "server"))
+                .containsExactly(
+                        Map.entry("everything", "everything"),
+                        Map.entry("my-server", "my_server"),
+                        Map.entry("My Server", "my_server_2"),
+                        Map.entry("2fast", "_2fast"),
+                        Map.entry("class", "class_"),
+                        Map.entry("get-sum", "get_sum"),
+                        Map.entry("get_sum", "get_sum_2"));
         assertThat(Aliases.identifier("---", "tool")).isEqualTo("_");
         assertThat(Aliases.identifier("", "tool")).isEqualTo("tool");
     }

@@ -16,8 +16,7 @@ class MainTest {
     @TempDir
     Path dir;
 
-    record Result(int exit, List<String> err) {
-    }
+    record Result(int exit, List<String> err) {}
 
     private static Result run(String... args) {
         return run(Main.commandLine(), args);
@@ -34,8 +33,10 @@ class MainTest {
     void aBadValueNamesItsFlagWithTheFlagsHelpLine() {
         Result r = run("serve", "--port", "70000");
         assertThat(r.exit()).isEqualTo(2);
-        assertThat(r.err()).containsExactly("rlm-mcp serve: --port must be 0..65535, not 70000",
-                "  --port=PORT  Port to listen on, 0 for any free port (RLM_PORT; default: 8765).");
+        assertThat(r.err())
+                .containsExactly(
+                        "rlm-mcp serve: --port must be 0..65535, not 70000",
+                        "  --port=PORT  Port to listen on, 0 for any free port (RLM_PORT; default: 8765).");
     }
 
     @Test
@@ -51,27 +52,35 @@ class MainTest {
     void aDataRootThatIsNotADirectory() {
         Result r = run("stdio", "--data-root", dir.resolve("missing").toString());
         assertThat(r.exit()).isEqualTo(2);
-        assertThat(r.err()).containsExactly("rlm-mcp stdio: --data-root " + dir.resolve("missing") + " is not a directory",
-                "  --data-root=DIR  Directory rlm_load_file may read from (RLM_DATA_ROOT; default: the current directory).");
+        assertThat(r.err())
+                .containsExactly(
+                        "rlm-mcp stdio: --data-root " + dir.resolve("missing") + " is not a directory",
+                        "  --data-root=DIR  Directory rlm_load_file may read from (RLM_DATA_ROOT; default: the current directory).");
     }
 
     @Test
     void unknownOptionsAndCommandsAreOneLineWithASuggestion() {
-        assertThat(run("stdio", "--data-rot", "/x").err()).containsExactly("rlm-mcp stdio: unknown option '--data-rot'; "
-                + "did you mean --data-root? (rlm-mcp stdio --help lists every option)");
-        assertThat(run("stdio", "--host", "0.0.0.0").err()).containsExactly("rlm-mcp stdio: unknown option '--host'; "
-                + "it is an option of rlm-mcp serve (rlm-mcp stdio --help lists every option)");
+        assertThat(run("stdio", "--data-rot", "/x").err())
+                .containsExactly("rlm-mcp stdio: unknown option '--data-rot'; "
+                        + "did you mean --data-root? (rlm-mcp stdio --help lists every option)");
+        assertThat(run("stdio", "--host", "0.0.0.0").err())
+                .containsExactly("rlm-mcp stdio: unknown option '--host'; "
+                        + "it is an option of rlm-mcp serve (rlm-mcp stdio --help lists every option)");
         Result command = run("serv");
         assertThat(command.exit()).isEqualTo(2);
-        assertThat(command.err()).containsExactly(
-                "rlm-mcp: unknown command or argument 'serv'; did you mean serve? (rlm-mcp --help lists every command)");
+        assertThat(command.err())
+                .containsExactly(
+                        "rlm-mcp: unknown command or argument 'serv'; did you mean serve? (rlm-mcp --help lists every command)");
     }
 
     /** A start reads only its subcommand's options; what it says about bad ones is what the whole command line says. */
     @Test
     void theCommandLineOfOneSubcommandReportsBadArgumentsAsTheWholeOneDoes() {
-        for (String[] args : List.of(new String[] {"stdio", "--host", "0.0.0.0"}, new String[] {"stdio", "--data-rot", "x"},
-                new String[] {"stdio", "--timeout-s", "soon"}, new String[] {"serve", "--port", "70000"},
+        for (String[] args : List.of(
+                new String[] {"stdio", "--host", "0.0.0.0"},
+                new String[] {"stdio", "--data-rot", "x"},
+                new String[] {"stdio", "--timeout-s", "soon"},
+                new String[] {"serve", "--port", "70000"},
                 new String[] {"stdio", "--data-root", dir.resolve("missing").toString()})) {
             Result whole = run(Main.commandLine(), args);
             Result one = run(Main.commandLine(args), args);
@@ -96,7 +105,6 @@ class MainTest {
     @CommandLine.Command(name = "failing")
     static final class Failing implements Runnable {
         @Override
-        public void run() {
-        }
+        public void run() {}
     }
 }

@@ -25,12 +25,13 @@ class ProgressLineTest {
         line.others().print("WARN something\n");
         line.show("iteration 2, depth 0");
         line.clear();
-        assertThat(written()).isEqualTo("\rrlm-mcp ask: iteration 1, depth 0"
-                + "\rrlm-mcp ask: iteration 12, depth 1"
-                + "\rrlm-mcp ask: iteration 2, depth 0 "
-                + "\r" + " ".repeat(33) + "\rWARN something\n"
-                + "\rrlm-mcp ask: iteration 2, depth 0"
-                + "\r" + " ".repeat(33) + "\r");
+        assertThat(written())
+                .isEqualTo("\rrlm-mcp ask: iteration 1, depth 0"
+                        + "\rrlm-mcp ask: iteration 12, depth 1"
+                        + "\rrlm-mcp ask: iteration 2, depth 0 "
+                        + "\r" + " ".repeat(33) + "\rWARN something\n"
+                        + "\rrlm-mcp ask: iteration 2, depth 0"
+                        + "\r" + " ".repeat(33) + "\r");
     }
 
     @Test
@@ -41,7 +42,8 @@ class ProgressLineTest {
         line.show("iteration 2, depth 0");
         line.others().print("WARN something\n");
         line.clear();
-        assertThat(written()).isEqualTo("rlm-mcp ask: iteration 1, depth 0\nrlm-mcp ask: iteration 2, depth 0\n"
-                + "WARN something\n");
+        assertThat(written())
+                .isEqualTo(
+                        "rlm-mcp ask: iteration 1, depth 0\nrlm-mcp ask: iteration 2, depth 0\n" + "WARN something\n");
     }
 }

@@ -41,7 +41,8 @@ class StateDirectoriesTest {
         assertThat(StateDirectories.forProject(root, b)).isNotEqualTo(forA);
         assertThat(StateDirectories.forProject(root, link)).isEqualTo(forA);
         assertThat(StateDirectories.forProject(root, a.resolve("../project-a"))).isEqualTo(forA);
-        assertThat(StateDirectories.forProject(root, Path.of("/")).getFileName().toString()).startsWith("root-");
+        assertThat(StateDirectories.forProject(root, Path.of("/")).getFileName().toString())
+                .startsWith("root-");
     }
 
     @Test
@@ -49,8 +50,9 @@ class StateDirectoriesTest {
         Path state = dir.resolve("explicit");
         StateDirectories.Chosen first = keep(StateDirectories.explicit(state));
         assertThat(first.directory()).isEqualTo(state);
-        assertThat(state.resolve("server.lock")).content().isEqualToIgnoringNewLines(
-                Long.toString(ProcessHandle.current().pid()));
+        assertThat(state.resolve("server.lock"))
+                .content()
+                .isEqualToIgnoringNewLines(Long.toString(ProcessHandle.current().pid()));
         assertThatThrownBy(() -> StateDirectories.explicit(state))
                 .isInstanceOf(StateDirectories.StartRefused.class)
                 .hasMessageContaining(state.toString())
@@ -66,7 +68,8 @@ class StateDirectoriesTest {
         StateDirectories.Chosen first = StateDirectories.byDefault(root, project);
         StateDirectories.Chosen second = keep(StateDirectories.byDefault(root, project));
         assertThat(first.directory()).isEqualTo(StateDirectories.forProject(root, project));
-        assertThat(second.directory().getFileName().toString()).isEqualTo(first.directory().getFileName() + "-2");
+        assertThat(second.directory().getFileName().toString())
+                .isEqualTo(first.directory().getFileName() + "-2");
         first.lock().release();
         assertThat(keep(StateDirectories.byDefault(root, project)).directory()).isEqualTo(first.directory());
     }

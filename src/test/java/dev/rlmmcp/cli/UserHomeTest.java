@@ -25,7 +25,8 @@ class UserHomeTest {
         assertThat(StateDirectories.root(Map.of("HOME", "/srv/alice", "XDG_DATA_HOME", "relative/xdg")))
                 .isEqualTo(Path.of("/srv/alice/.local/share/rlm-mcp"));
         assertThat(UserHome.cacheHome(Map.of("HOME", "/srv/alice"))).isEqualTo(Path.of("/srv/alice/.cache"));
-        assertThat(UserHome.cacheHome(Map.of("HOME", "/srv/alice", "XDG_CACHE_HOME", "/c"))).isEqualTo(Path.of("/c"));
+        assertThat(UserHome.cacheHome(Map.of("HOME", "/srv/alice", "XDG_CACHE_HOME", "/c")))
+                .isEqualTo(Path.of("/c"));
     }
 
     @Test

@@ -73,7 +73,8 @@ class ChildContextTransferTest {
     }
 
     private static ObjectNode run(Session session, String code, HostCallbacks callbacks) {
-        ObjectNode reply = TestReplies.step(session.execute(new StepRequest(code, T, StepExtras.of(null, callbacks, null), CallContext.NONE)));
+        ObjectNode reply = TestReplies.step(
+                session.execute(new StepRequest(code, T, StepExtras.of(null, callbacks, null), CallContext.NONE)));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("ok");
         return reply;
     }
@@ -133,7 +134,9 @@ class ChildContextTransferTest {
         try (var entries = Files.list(file.get().getParent())) {
             assertThat(entries).isEmpty();
         }
-        assertThat(run(parent, "print(len(big))", HostCallbacks.NONE).path("stdout").asText())
+        assertThat(run(parent, "print(len(big))", HostCallbacks.NONE)
+                        .path("stdout")
+                        .asText())
                 .isEqualTo("50000000\n");
     }
 
@@ -148,13 +151,23 @@ class ChildContextTransferTest {
             Path path = snapshotDir(parent).resolve(ctx.path("file").asText());
             try {
                 // streamed from the parent's file into the child's kernel, as the engine moves a context
-                child.loadStream("context", DataType.PICKLE, new Download(Files.newInputStream(path),
-                        Files.size(path), "context", null), "context", "the context", CallContext.NONE);
+                child.loadStream(
+                        "context",
+                        DataType.PICKLE,
+                        new Download(Files.newInputStream(path), Files.size(path), "context", null),
+                        "context",
+                        "the context",
+                        CallContext.NONE);
             } catch (IOException e) {
                 throw new CallbackRefused("NO_FILE", e.toString());
             }
-            return answers(run(child, "print(type(context).__name__, context['rows'][-1], context['name'])",
-                    HostCallbacks.NONE).path("stdout").asText().strip());
+            return answers(run(
+                            child,
+                            "print(type(context).__name__, context['rows'][-1], context['name'])",
+                            HostCallbacks.NONE)
+                    .path("stdout")
+                    .asText()
+                    .strip());
         }));
 
         ObjectNode reply = run(parent, """
@@ -164,7 +177,9 @@ class ChildContextTransferTest {
 
         assertThat(reply.path("stdout").asText()).isEqualTo("dict 99999 héllo\n");
         assertThat(run(child, "print(len(context['blob']), sorted(context))", HostCallbacks.NONE)
-                .path("stdout").asText()).isEqualTo("1000 ['blob', 'name', 'rows']\n");
+                        .path("stdout")
+                        .asText())
+                .isEqualTo("1000 ['blob', 'name', 'rows']\n");
     }
 
     @Test
@@ -174,7 +189,10 @@ class ChildContextTransferTest {
         HostCallbacks rlm = HostCallbacks.byKind(Map.of("rlm", (kind, request) -> {
             ObjectNode result = JSON.createObjectNode();
             result.withArray("answers").addObject().put("text", "first");
-            result.withArray("answers").addObject().putObject("error").put("code", "CHILD_FAILED")
+            result.withArray("answers")
+                    .addObject()
+                    .putObject("error")
+                    .put("code", "CHILD_FAILED")
                     .put("message", "its kernel died");
             return result;
         }));
@@ -188,8 +206,12 @@ class ChildContextTransferTest {
 
     @Test
     void rlmBeginAndTheAnswerAnExecReports() throws Exception {
-        assertThat(JSON.valueToTree(new KernelRequest.Exec("x = 1", null)).has("answer")).isFalse();
-        assertThat(JSON.valueToTree(KernelRequest.Exec.reportingAnswer("x = 1")).path("answer").asBoolean()).isTrue();
+        assertThat(JSON.valueToTree(new KernelRequest.Exec("x = 1", null)).has("answer"))
+                .isFalse();
+        assertThat(JSON.valueToTree(KernelRequest.Exec.reportingAnswer("x = 1"))
+                        .path("answer")
+                        .asBoolean())
+                .isTrue();
         Duration grace = Duration.ofSeconds(2);
         try (KernelFactory kernels = new KernelFactory(TestSettings.in(dir), new ProcessLauncher(), JSON);
                 Kernel kernel = kernels.start("loop")) {
@@ -197,12 +219,15 @@ class ChildContextTransferTest {
             assertThat(begun.ok()).isTrue();
             assertThat(begun.body()).isEqualTo(new RlmBegun());
 
-            KernelReply<ExecResult> draft = kernel.call(
-                    KernelRequest.Exec.reportingAnswer("answer['content'] = 'half'"), T, grace);
+            KernelReply<ExecResult> draft =
+                    kernel.call(KernelRequest.Exec.reportingAnswer("answer['content'] = 'half'"), T, grace);
             assertThat(draft.body().answer()).isEqualTo(new LoopAnswer("half", false));
             KernelReply<ExecResult> done = kernel.call(KernelRequest.Exec.reportingAnswer("FINAL(6 * 7)"), T, grace);
             assertThat(done.body().answer()).isEqualTo(new LoopAnswer("42", true));
-            assertThat(kernel.call(new KernelRequest.Exec("FINAL(1)", null), T, grace).body().answer()).isNull();
+            assertThat(kernel.call(new KernelRequest.Exec("FINAL(1)", null), T, grace)
+                            .body()
+                            .answer())
+                    .isNull();
 
             kernel.call(new KernelRequest.Exec("answer = 5", null), T, grace);
             KernelReply<RlmBegun> taken = kernel.call(new KernelRequest.RlmBegin(), T, grace);
@@ -210,7 +235,10 @@ class ChildContextTransferTest {
             assertThat(taken.refusal().code()).isEqualTo("NAME_TAKEN");
             assertThat(taken.refusal().argument()).isEqualTo("answer");
             assertThat(taken.refusal().message()).contains("rename it");
-            assertThat(kernel.call(KernelRequest.Exec.reportingAnswer("pass"), T, grace).body().answer()).isNull();
+            assertThat(kernel.call(KernelRequest.Exec.reportingAnswer("pass"), T, grace)
+                            .body()
+                            .answer())
+                    .isNull();
         }
     }
 }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
 import dev.rlmmcp.store.StateStore;
@@ -34,7 +33,8 @@ class DefaultSessionsTest {
     }
 
     private Sessions server(boolean persisted) {
-        Sessions sessions = new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(), new ObjectMapper()),
+        Sessions sessions = new Sessions(
+                new KernelFactory(TestSettings.in(dir), new ProcessLauncher(), new ObjectMapper()),
                 persisted ? StateStore.open(dir.resolve("state"), Duration.ofHours(1)) : null);
         opened.add(sessions);
         return sessions;
@@ -63,7 +63,8 @@ class DefaultSessionsTest {
         assertThat(ids(sessions)).contains(session.id());
         Session again = sessions.resolve(session.id(), "c2");
         assertThat(again).isSameAs(session);
-        assertThat(again.execute(StepRequest.of("print(x + 1)", T)).exec().stdout()).isEqualTo("42\n");
+        assertThat(again.execute(StepRequest.of("print(x + 1)", T)).exec().stdout())
+                .isEqualTo("42\n");
         assertThat(sessions.resolve(null, "c2")).isNotSameAs(session);
     }
 

@@ -48,7 +48,11 @@ class KernelCallbackChannelTest {
     }
 
     private ObjectNode run(String code, HostCallbacks callbacks, CallContext context) {
-        return TestReplies.step(session.execute(new StepRequest("import rlm_harness as h\n" + code, Duration.ofSeconds(20), StepExtras.of(null, callbacks, null), context)));
+        return TestReplies.step(session.execute(new StepRequest(
+                "import rlm_harness as h\n" + code,
+                Duration.ofSeconds(20),
+                StepExtras.of(null, callbacks, null),
+                context)));
     }
 
     @Test
@@ -86,18 +90,21 @@ class KernelCallbackChannelTest {
                 print([p.result() for p in waiting])
                 """, callbacks);
         assertThat(reply.path("stdout").asText()).isEqualTo("[0, 1, 4, 9, 16, 25, 36, 49]\n");
-        assertThat(run("print('next step')", HostCallbacks.NONE).path("stdout").asText()).isEqualTo("next step\n");
+        assertThat(run("print('next step')", HostCallbacks.NONE).path("stdout").asText())
+                .isEqualTo("next step\n");
     }
 
     @Test
     void refusalsAndFailuresAreRaisedInPythonWithTheirCode() {
         HostCallbacks callbacks = HostCallbacks.byKind(Map.of(
-                "limited", (kind, request) -> {
-                    throw new CallbackRefused("LIMIT_EXCEEDED", "no more calls in this step");
-                },
-                "broken", (kind, request) -> {
-                    throw new IllegalStateException("boom");
-                }));
+                "limited",
+                        (kind, request) -> {
+                            throw new CallbackRefused("LIMIT_EXCEEDED", "no more calls in this step");
+                        },
+                "broken",
+                        (kind, request) -> {
+                            throw new IllegalStateException("boom");
+                        }));
         ObjectNode reply = run("""
                 for kind in ("limited", "broken", "unknown"):
                     try:
@@ -113,7 +120,9 @@ class KernelCallbackChannelTest {
                 """);
         assertThat(reply.path("status").asText()).isEqualTo("error");
         assertThat(reply.path("error").path("type").asText()).isEqualTo("CallbackError");
-        assertThat(reply.path("error").path("traceback").asText()).contains("<cell").doesNotContain("harness");
+        assertThat(reply.path("error").path("traceback").asText())
+                .contains("<cell")
+                .doesNotContain("harness");
     }
 
     @Test
@@ -130,7 +139,8 @@ class KernelCallbackChannelTest {
             }
             return JSON.nullNode();
         };
-        ObjectNode reply = TestReplies.step(session.execute(new StepRequest("""
+        ObjectNode reply = TestReplies.step(session.execute(
+                new StepRequest("""
                 import rlm_harness as h
                 a = h.KERNEL.callbacks.submit("slow", {})
                 h.KERNEL.callbacks.call("slow", {})
@@ -174,7 +184,8 @@ class KernelCallbackChannelTest {
         ObjectNode reply = run("h.KERNEL.callbacks.call('slow', {})", slow, request);
         assertThat(reply.path("status").asText()).isEqualTo("interrupted");
         assertThat(interrupted.await(5, TimeUnit.SECONDS)).isTrue();
-        assertThat(run("print('after')", HostCallbacks.NONE).path("stdout").asText()).isEqualTo("after\n");
+        assertThat(run("print('after')", HostCallbacks.NONE).path("stdout").asText())
+                .isEqualTo("after\n");
     }
 
     @Test
@@ -189,7 +200,8 @@ class KernelCallbackChannelTest {
             }
             return JSON.nullNode();
         };
-        ObjectNode reply = TestReplies.step(session.execute(new StepRequest("""
+        ObjectNode reply = TestReplies.step(session.execute(
+                new StepRequest("""
                 import rlm_harness as h
                 while True:
                     try:
@@ -199,7 +211,8 @@ class KernelCallbackChannelTest {
                 """, Duration.ofSeconds(1), StepExtras.of(null, slow, null), CallContext.NONE)));
         assertThat(reply.path("status").asText()).isEqualTo("killed");
         assertThat(interrupted.await(5, TimeUnit.SECONDS)).isTrue();
-        assertThat(run("print('fresh')", HostCallbacks.NONE).path("stdout").asText()).isEqualTo("fresh\n");
+        assertThat(run("print('fresh')", HostCallbacks.NONE).path("stdout").asText())
+                .isEqualTo("fresh\n");
     }
 
     @Test
@@ -218,20 +231,27 @@ class KernelCallbackChannelTest {
                 """, (kind, request) -> JSON.nullNode());
         assertThat(first.path("status").asText()).isEqualTo("ok");
         Thread.sleep(800);
-        assertThat(run("t.join(); print(late)", HostCallbacks.NONE).path("stdout").asText())
+        assertThat(run("t.join(); print(late)", HostCallbacks.NONE)
+                        .path("stdout")
+                        .asText())
                 .isEqualTo("['NOT_RUNNING']\n");
     }
 
     @Test
     void answersBeyondThePipeBufferAndLoadsAfterwardsKeepTheFramesAligned() {
         String big = "x".repeat(3 * 1024 * 1024);
-        HostCallbacks callbacks = (kind, request) -> JSON.getNodeFactory().textNode(big + request.path("i").asInt());
+        HostCallbacks callbacks = (kind, request) ->
+                JSON.getNodeFactory().textNode(big + request.path("i").asInt());
         ObjectNode reply = run("""
                 rs = [h.KERNEL.callbacks.submit("big", {"i": i}) for i in range(4)]
                 print([len(p.result()) for p in rs], rs[3].result()[-1])
                 """, callbacks);
         assertThat(reply.path("stdout").asText()).isEqualTo("[3145729, 3145729, 3145729, 3145729] 3\n");
-        assertThat(TestReplies.load(session.loadData("small", "a\nb", DataType.LINES, CallContext.NONE)).path("length").asInt()).isEqualTo(2);
-        assertThat(run("print(small)", HostCallbacks.NONE).path("stdout").asText()).isEqualTo("['a', 'b']\n");
+        assertThat(TestReplies.load(session.loadData("small", "a\nb", DataType.LINES, CallContext.NONE))
+                        .path("length")
+                        .asInt())
+                .isEqualTo(2);
+        assertThat(run("print(small)", HostCallbacks.NONE).path("stdout").asText())
+                .isEqualTo("['a', 'b']\n");
     }
 }

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.kernel.process.BwrapLauncher;
@@ -43,17 +42,20 @@ class KernelUidsSandboxTest {
 
     @Test
     void eachKernelHasAUidOfItsOwnAndANewOneReadsTheLastOnesSnapshot() throws Exception {
-        Optional<BwrapLauncher> found = BwrapLauncher.detect(dir.resolve("spool"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune);
+        Optional<BwrapLauncher> found =
+                BwrapLauncher.detect(dir.resolve("spool"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune);
         assumeTrue(found.isPresent() && found.get().privileged(), "needs bubblewrap run as root");
         KernelUids uids = new KernelUids(FIRST, 8);
         found.get().uidPerKernel(uids);
         assertThat(found.get().isolatesUser()).isTrue();
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
-        sessions = new Sessions(new KernelFactory(TestSettings.in(dir), found.get(), new ObjectMapper()),
+        sessions = new Sessions(
+                new KernelFactory(TestSettings.in(dir), found.get(), new ObjectMapper()),
                 StateStore.open(dir.resolve("state"), Duration.ofHours(1)));
         Session one = sessions.create("one", Limits.NONE);
         Session two = sessions.create("two", Limits.NONE);
-        int first = Integer.parseInt(out(one, "import os\nx = [1, 2]\nprint(os.getuid())").strip());
+        int first = Integer.parseInt(
+                out(one, "import os\nx = [1, 2]\nprint(os.getuid())").strip());
         int second = Integer.parseInt(out(two, "import os\nprint(os.getuid())").strip());
         assertThat(first).isBetween(FIRST, FIRST + 7);
         assertThat(second).isBetween(FIRST, FIRST + 7).isNotEqualTo(first);
@@ -63,8 +65,11 @@ class KernelUidsSandboxTest {
         one.snapshotNow();
         assertThat(one.releaseIdle(true)).isTrue();
         awaitInUse(uids, 1);
-        assertThat(out(one, "import os\nx.append(3)\nprint(x, os.getuid() != " + first + ")")).isEqualTo("[1, 2, 3] True\n");
-        assertThat(one.snapshotNow()).as("written before the reply: nothing left to write").isNull();
+        assertThat(out(one, "import os\nx.append(3)\nprint(x, os.getuid() != " + first + ")"))
+                .isEqualTo("[1, 2, 3] True\n");
+        assertThat(one.snapshotNow())
+                .as("written before the reply: nothing left to write")
+                .isNull();
         assertThat(one.releaseIdle(true)).isTrue();
         assertThat(out(one, "print(x)")).isEqualTo("[1, 2, 3]\n");
     }

@@ -37,9 +37,11 @@ class LlmQueryTest {
     @BeforeEach
     void start() throws Exception {
         api = new ChatCompletionsServer();
-        LlmService llm = new LlmService(LlmService.Mode.AUTO,
+        LlmService llm = new LlmService(
+                LlmService.Mode.AUTO,
                 new OpenAiBackend(new OpenAiConfig(api.baseUrl(), KEY, "test-model"), JSON),
-                new LlmLimits(5, 12, 4, 1000, null, Duration.ofSeconds(2), 1), JSON);
+                new LlmLimits(5, 12, 4, 1000, null, Duration.ofSeconds(2), 1),
+                JSON);
         sessions = new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(), JSON), llm);
     }
 
@@ -85,7 +87,8 @@ class LlmQueryTest {
         assertThat(call.path("latency_ms").asDouble()).isPositive();
         assertThat(reply.has("_llm_calls")).isFalse();
         assertThat(run(session, "print(1)").has("llm_usage")).isFalse();
-        assertThat(TestReplies.summary(session.summary()).path("llm_calls").asInt()).isEqualTo(1);
+        assertThat(TestReplies.summary(session.summary()).path("llm_calls").asInt())
+                .isEqualTo(1);
     }
 
     @Test
@@ -141,7 +144,8 @@ class LlmQueryTest {
         JsonNode usage = reply.path("llm_usage");
         assertThat(usage.path("calls").asInt()).isEqualTo(2);
         assertThat(usage.path("refused").asInt()).isEqualTo(3);
-        assertThat(usage.path("guardrail_events")).extracting(e -> e.path("guardrail").asText())
+        assertThat(usage.path("guardrail_events"))
+                .extracting(e -> e.path("guardrail").asText())
                 .containsExactly("llm_max_calls_per_step", "llm_max_prompt_chars", "llm_max_calls_per_step");
         ObjectNode next = run(session, """
                 print(llm_query_batched(["e", "f"]))
@@ -154,8 +158,15 @@ class LlmQueryTest {
                 ['answer: E', 'answer: F']
                 LIMIT_EXCEEDED this session may make 4 sub-LLM calls in total (llm_max_calls); 4 made, 1 more asked
                 """);
-        assertThat(TestReplies.trace(session.trace(0, 10)).path("steps").path(1).path("llm_usage").path("guardrail_events").path(0)
-                .path("guardrail").asText()).isEqualTo("llm_max_calls");
+        assertThat(TestReplies.trace(session.trace(0, 10))
+                        .path("steps")
+                        .path(1)
+                        .path("llm_usage")
+                        .path("guardrail_events")
+                        .path(0)
+                        .path("guardrail")
+                        .asText())
+                .isEqualTo("llm_max_calls");
     }
 
     @Test
@@ -194,16 +205,26 @@ class LlmQueryTest {
                     print(e)
                 """);
         String[] lines = reply.path("stdout").asText().split("\n");
-        assertThat(lines[0]).startsWith("BACKEND_ERROR the OpenAI-compatible API at http://127.0.0.1:")
+        assertThat(lines[0])
+                .startsWith("BACKEND_ERROR the OpenAI-compatible API at http://127.0.0.1:")
                 .endsWith("answered HTTP 500: model overloaded");
         assertThat(lines[1]).isEqualTo("TIMEOUT ['answer: OK', None, None] [(1, 'TIMEOUT'), (2, 'BACKEND_ERROR')]");
-        assertThat(lines[2]).isEqualTo("2 of 3 prompts failed; prompt 1: the openai backend did not answer within llm_timeout_s (1 s)");
+        assertThat(lines[2])
+                .isEqualTo(
+                        "2 of 3 prompts failed; prompt 1: the openai backend did not answer within llm_timeout_s (1 s)");
         assertThat(reply.path("llm_usage").path("failed").asInt()).isEqualTo(3);
-        JsonNode calls = TestReplies.trace(session.trace(0, 10)).path("steps").path(0).path("llm_calls");
+        JsonNode calls =
+                TestReplies.trace(session.trace(0, 10)).path("steps").path(0).path("llm_calls");
         assertThat(calls).hasSize(4);
-        assertThat(calls).filteredOn(c -> c.path("prompt").asText().equals("slow"))
-                .singleElement().satisfies(c -> assertThat(c.path("error").asText()).startsWith("TIMEOUT: "));
-        assertThat(reply.path("llm_usage").path("guardrail_events").path(0).path("guardrail").asText())
+        assertThat(calls)
+                .filteredOn(c -> c.path("prompt").asText().equals("slow"))
+                .singleElement()
+                .satisfies(c -> assertThat(c.path("error").asText()).startsWith("TIMEOUT: "));
+        assertThat(reply.path("llm_usage")
+                        .path("guardrail_events")
+                        .path(0)
+                        .path("guardrail")
+                        .asText())
                 .isEqualTo("llm_timeout_s");
     }
 
@@ -211,13 +232,15 @@ class LlmQueryTest {
     void llmQueryFromCodeRunByACallbackIsRefusedPastTheDepthLimit() {
         Session inner = sessions.resolve(null, "inner");
         Session outer = sessions.resolve(null, "outer");
-        HostCallbacks nested = (kind, request) -> JSON.getNodeFactory().textNode(run(inner, """
+        HostCallbacks nested = (kind, request) ->
+                JSON.getNodeFactory().textNode(run(inner, """
                 try:
                     llm_query("deeper")
                 except LLMQueryError as e:
                     print(e.code, e)
                 """).path("stdout").asText());
-        ObjectNode reply = TestReplies.step(outer.execute(new StepRequest("""
+        ObjectNode reply = TestReplies.step(outer.execute(
+                new StepRequest("""
                 import rlm_harness as h
                 print(h.KERNEL.callbacks.call("nested", {}), end="")
                 print(llm_query("top"))
@@ -255,8 +278,10 @@ class LlmQueryTest {
                         print(e.code, e)
                     print(sorted(n for n in dir() if not n.startswith("_")))
                     """);
-            assertThat(reply.path("stdout").asText()).startsWith("NOT_CONFIGURED llm_query has no backend")
-                    .contains("RLM_LLM_BASE_URL").contains("sampling capability")
+            assertThat(reply.path("stdout").asText())
+                    .startsWith("NOT_CONFIGURED llm_query has no backend")
+                    .contains("RLM_LLM_BASE_URL")
+                    .contains("sampling capability")
                     .endsWith("['FINAL', 'FINAL_VAR', 'SHOW_VARS', 'llm_query', 'llm_query_batched', 'rlm_query', "
                             + "'rlm_query_batched']\n");
             assertThat(reply.path("llm_usage").path("refused").asInt()).isEqualTo(1);

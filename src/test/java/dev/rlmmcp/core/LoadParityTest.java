@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.base.Bytes;
 import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.data.Download;
 import dev.rlmmcp.kernel.KernelFactory;
@@ -49,13 +48,14 @@ class LoadParityTest {
 
     @TempDir
     Path dir;
+
     Sessions sessions;
     Session session;
 
     @BeforeEach
     void start() {
-        sessions = new Sessions(new KernelFactory(TestSettings.in(dir, 256L * 1024 * 1024), new ProcessLauncher(),
-                new ObjectMapper()));
+        sessions = new Sessions(
+                new KernelFactory(TestSettings.in(dir, 256L * 1024 * 1024), new ProcessLauncher(), new ObjectMapper()));
         session = sessions.resolve(null, "test");
         run(REFERENCE);
     }
@@ -91,17 +91,33 @@ class LoadParityTest {
         String check = "print(v == _reference(%s, '%s'))".formatted(pyString(file.toString()), type.wireName());
         String[] sources = inline ? new String[] {"file", "s3", "url", "data"} : new String[] {"file", "s3", "url"};
         for (String source : sources) {
-            ObjectNode reply = TestReplies.load(switch (source) {
-                case "file" -> session.loadFile("v", file, name, type, CallContext.NONE);
-                case "s3" -> session.loadStream("v", type, new Download(new ByteArrayInputStream(bytes), bytes.length,
-                        "s3://test/" + name, null), "key", "t", CallContext.NONE);
-                case "url" -> session.loadStream("v", type, new Download(new ByteArrayInputStream(bytes), -1,
-                        "http://test/" + name, null), "url", "t", CallContext.NONE);
-                default -> session.loadData("v", new String(bytes, StandardCharsets.UTF_8), type, CallContext.NONE);
-            });
+            ObjectNode reply = TestReplies.load(
+                    switch (source) {
+                        case "file" -> session.loadFile("v", file, name, type, CallContext.NONE);
+                        case "s3" ->
+                            session.loadStream(
+                                    "v",
+                                    type,
+                                    new Download(
+                                            new ByteArrayInputStream(bytes), bytes.length, "s3://test/" + name, null),
+                                    "key",
+                                    "t",
+                                    CallContext.NONE);
+                        case "url" ->
+                            session.loadStream(
+                                    "v",
+                                    type,
+                                    new Download(new ByteArrayInputStream(bytes), -1, "http://test/" + name, null),
+                                    "url",
+                                    "t",
+                                    CallContext.NONE);
+                        default ->
+                            session.loadData("v", new String(bytes, StandardCharsets.UTF_8), type, CallContext.NONE);
+                    });
             assertThat(run(check)).as("%s %s from %s", name, type, source).isEqualTo("True\n");
             if (type == DataType.LINES) {
-                assertThat(run("print(_exact_size(v))")).as("size of %s from %s", name, source)
+                assertThat(run("print(_exact_size(v))"))
+                        .as("size of %s from %s", name, source)
                         .isEqualTo(reply.path("size_bytes").asLong() + "\n");
             }
         }
@@ -115,9 +131,9 @@ class LoadParityTest {
     void textAndLinesAreWhatPythonMakesOfTheSameBytes() throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         out.writeBytes(utf8("first\r\nlone\rcarriage\r\n\n\nempty lines above\u000b\u001c\u2028 not line ends\n"));
-        straddle(out, 1, utf8("😀"), (byte) 'a');  // a 4-byte character cut between chunks
+        straddle(out, 1, utf8("😀"), (byte) 'a'); // a 4-byte character cut between chunks
         out.writeBytes(utf8("\r\n"));
-        straddle(out, 2, utf8("\r\n"), (byte) 'b');  // a "\r\n" cut between chunks
+        straddle(out, 2, utf8("\r\n"), (byte) 'b'); // a "\r\n" cut between chunks
         out.writeBytes(utf8("é€\r\r\n"));
         straddle(out, 3, new byte[] {'\r', '\n', '\n'}, (byte) 'c');
         out.writeBytes(utf8("last line, no final newline\r"));
@@ -127,9 +143,9 @@ class LoadParityTest {
 
         ByteArrayOutputStream bad = new ByteArrayOutputStream();
         bad.writeBytes(utf8("ok\n"));
-        bad.write(0xff);  // never valid
+        bad.write(0xff); // never valid
         bad.writeBytes(utf8("\r\n"));
-        straddle(bad, 1, new byte[] {(byte) 0xe2, (byte) 0x82, '\n'}, (byte) 'd');  // a truncated character at a cut
+        straddle(bad, 1, new byte[] {(byte) 0xe2, (byte) 0x82, '\n'}, (byte) 'd'); // a truncated character at a cut
         straddle(bad, 2, new byte[] {(byte) 0xf0, (byte) 0x9f, (byte) 0x98, (byte) 0x80}, (byte) 'e');
         bad.writeBytes(new byte[] {'\n', (byte) 0xed, (byte) 0xa0, (byte) 0x80, '\n', (byte) 0xe2, (byte) 0x82});
         byte[] invalid = bad.toByteArray();
@@ -151,10 +167,11 @@ class LoadParityTest {
             csv.writeBytes(utf8("row,fill\r\n"));
         }
         csv.writeBytes(utf8("cut,\""));
-        straddle(csv, 1, utf8("é😀,\r\n"), (byte) 'x');  // a quoted field across a cut
+        straddle(csv, 1, utf8("é😀,\r\n"), (byte) 'x'); // a quoted field across a cut
         csv.writeBytes(utf8("\"\r\nlf,only\ncr,only\rlast,row"));
         sameAsPython("table.csv", csv.toByteArray(), DataType.CSV, true);
-        assertThat(run("print(len(v) - %d, v[-1], v[-4]['note'].endswith('xé😀,\\r\\n'), v[1]['note'])".formatted(rows)))
+        assertThat(run("print(len(v) - %d, v[-1], v[-4]['note'].endswith('xé😀,\\r\\n'), v[1]['note'])"
+                        .formatted(rows)))
                 .isEqualTo("6 {'name': 'last', 'note': 'row'} True a \"b\"\r\nsecond line\nthird\rfourth\n");
 
         ByteArrayOutputStream json = new ByteArrayOutputStream();

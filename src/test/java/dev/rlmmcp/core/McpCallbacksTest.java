@@ -9,9 +9,6 @@ import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.bridge.BridgedServers;
 import dev.rlmmcp.bridge.BridgedTool;
 import dev.rlmmcp.bridge.ServerDefinition;
-import dev.rlmmcp.core.Session;
-import dev.rlmmcp.core.Sessions;
-import dev.rlmmcp.core.TestSettings;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
 import dev.rlmmcp.tools.Replies;
@@ -45,13 +42,16 @@ class McpCallbacksTest {
     private final BridgedServers servers = new BridgedServers() {
         @Override
         public List<ServerDefinition> discovered() {
-            return List.of(ServerDefinition.stdio("calc", "calc-server", List.of(), Map.of("KEY", "sk-never-shown"), "t"),
+            return List.of(
+                    ServerDefinition.stdio("calc", "calc-server", List.of(), Map.of("KEY", "sk-never-shown"), "t"),
                     ServerDefinition.stdio("Other Server", "other", List.of(), Map.of(), "t"));
         }
 
         @Override
         public List<BridgedTool> listTools(String server) {
-            return List.of(new BridgedTool("add-two", "Adds a and b.", JSON.createObjectNode().put("type", "object")),
+            return List.of(
+                    new BridgedTool(
+                            "add-two", "Adds a and b.", JSON.createObjectNode().put("type", "object")),
                     new BridgedTool("fail", "Always fails.", JSON.createObjectNode()));
         }
 
@@ -60,15 +60,21 @@ class McpCallbacksTest {
             calls.add(server + "." + tool + " " + arguments);
             ObjectNode result = JSON.createObjectNode();
             boolean fail = tool.equals("fail");
-            result.putArray("content").addObject().put("type", "text")
-                    .put("text", fail ? "it failed" : String.valueOf(arguments.path("a").asInt() + arguments.path("b").asInt()));
+            result.putArray("content")
+                    .addObject()
+                    .put("type", "text")
+                    .put(
+                            "text",
+                            fail
+                                    ? "it failed"
+                                    : String.valueOf(arguments.path("a").asInt()
+                                            + arguments.path("b").asInt()));
             result.put("isError", fail);
             return result;
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     };
 
     @BeforeEach
@@ -84,7 +90,11 @@ class McpCallbacksTest {
 
     private ObjectNode run(String code, List<String> allowed) {
         McpCallbacks callbacks = new McpCallbacks(servers, allowed, Duration.ofSeconds(5), JSON);
-        return TestReplies.step(session.execute(new StepRequest(code, Duration.ofSeconds(20), StepExtras.of(null, callbacks.byKind(), callbacks.kernelSetup()), CallContext.NONE)));
+        return TestReplies.step(session.execute(new StepRequest(
+                code,
+                Duration.ofSeconds(20),
+                StepExtras.of(null, callbacks.byKind(), callbacks.kernelSetup()),
+                CallContext.NONE)));
     }
 
     @Test
@@ -95,7 +105,9 @@ class McpCallbacksTest {
                 await mcp.runtime.call_tool("calc", "add-two", {"a": 1, "b": 1})
                 """, List.of("calc"));
         assertThat(reply.has("error")).as(reply.toString()).isFalse();
-        assertThat(reply.path("stdout").asText()).startsWith("5 Adds a and b.\n").contains("'text': '2'");
+        assertThat(reply.path("stdout").asText())
+                .startsWith("5 Adds a and b.\n")
+                .contains("'text': '2'");
         assertThat(calls).containsExactly("calc.add-two {\"a\":2,\"b\":3}", "calc.add-two {\"a\":1,\"b\":1}");
         assertThat(reply.path("variables_changed").toString()).isEqualTo("[\"r\"]");
     }
@@ -111,8 +123,8 @@ class McpCallbacksTest {
                         print(e.code)
                 print(mcp.runtime.discovered_servers(), await mcp.runtime.list_servers())
                 """, List.of("calc"));
-        assertThat(reply.path("stdout").asText()).isEqualTo(
-                "SERVER_NOT_ALLOWED\nUNKNOWN_SERVER\n('Other Server', 'calc') ('calc',)\n");
+        assertThat(reply.path("stdout").asText())
+                .isEqualTo("SERVER_NOT_ALLOWED\nUNKNOWN_SERVER\n('Other Server', 'calc') ('calc',)\n");
         assertThat(calls).isEmpty();
         ObjectNode later = run("await mcp_calc.add_two(a=1, b=2)", List.of());
         assertThat(later.path("error").path("type").asText()).isEqualTo("NameError");
@@ -132,10 +144,16 @@ class McpCallbacksTest {
 
     @Test
     void topLevelAwaitWorksInEveryCellAndTheLastExpressionIsShown() {
-        assertThat(session.execute(StepRequest.of("import asyncio\nawait asyncio.sleep(0)\nx = 7", Duration.ofSeconds(10))).exec().error()).isNull();
-        ObjectNode reply = TestReplies.step(session.execute(StepRequest.of("async def twice(n):\n    return 2 * n\nawait twice(x)", Duration.ofSeconds(10))));
+        assertThat(session.execute(
+                                StepRequest.of("import asyncio\nawait asyncio.sleep(0)\nx = 7", Duration.ofSeconds(10)))
+                        .exec()
+                        .error())
+                .isNull();
+        ObjectNode reply = TestReplies.step(session.execute(
+                StepRequest.of("async def twice(n):\n    return 2 * n\nawait twice(x)", Duration.ofSeconds(10))));
         assertThat(reply.path("stdout").asText()).isEqualTo("14\n");
-        ObjectNode failing = TestReplies.step(session.execute(StepRequest.of("async def boom():\n    raise ValueError('no')\nawait boom()", Duration.ofSeconds(10))));
+        ObjectNode failing = TestReplies.step(session.execute(
+                StepRequest.of("async def boom():\n    raise ValueError('no')\nawait boom()", Duration.ofSeconds(10))));
         assertThat(failing.path("error").path("type").asText()).isEqualTo("ValueError");
         assertThat(failing.path("error").path("traceback").asText()).doesNotContain("asyncio", "harness");
     }
@@ -143,10 +161,12 @@ class McpCallbacksTest {
     @Test
     void theKernelIsToldAliasesAndToolsButNoCommandOrSecret() {
         BridgeSetup context = new McpCallbacks(servers, List.of("calc"), Duration.ofSeconds(5), JSON).kernelSetup();
-        assertThat(Replies.tree(context).toString()).contains("\"alias\":\"add_two\"", "\"discovered\":[\"Other Server\",\"calc\"]")
+        assertThat(Replies.tree(context).toString())
+                .contains("\"alias\":\"add_two\"", "\"discovered\":[\"Other Server\",\"calc\"]")
                 .doesNotContain("sk-never-shown", "calc-server");
         ObjectNode reply = run("print(repr(mcp_calc), 'mcp_calc' in dir())", List.of("calc"));
         assertThat(reply.path("stdout").asText()).isEqualTo("<MCP server 'calc': add_two, fail> True\n");
-        assertThat(TestReplies.answer(session.listVars()).path("variables").toString()).doesNotContain("mcp_calc");
+        assertThat(TestReplies.answer(session.listVars()).path("variables").toString())
+                .doesNotContain("mcp_calc");
     }
 }

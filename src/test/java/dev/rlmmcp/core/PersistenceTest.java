@@ -45,8 +45,8 @@ class PersistenceTest {
         stores.forEach(StateStore::flush);
         StateStore store = StateStore.open(dir.resolve("state"), debounce);
         stores.add(store);
-        Sessions sessions = new Sessions(new KernelFactory(TestSettings.in(dir, memoryLimit), new ProcessLauncher(),
-                new ObjectMapper()), store);
+        Sessions sessions = new Sessions(
+                new KernelFactory(TestSettings.in(dir, memoryLimit), new ProcessLauncher(), new ObjectMapper()), store);
         opened.add(sessions);
         return sessions;
     }
@@ -80,7 +80,9 @@ class PersistenceTest {
                 square = lambda n: n * n
                 """);
         out(session, "box.v.append(3)\nblob[0:1] = b'Q'");
-        assertThat(session.snapshotNow()).as("every change written before its reply: nothing left").isNull();
+        assertThat(session.snapshotNow())
+                .as("every change written before its reply: nothing left")
+                .isNull();
 
         Sessions restarted = server(1L << 30, Duration.ofHours(1));
         Session back = restarted.get(session.id());
@@ -89,7 +91,10 @@ class PersistenceTest {
         assertThat(TestReplies.summary(back.summary()).path("steps").asInt()).isEqualTo(2);
         assertThat(TestReplies.trace(back.trace(0, 100)).path("steps")).hasSize(3);
         assertThat(statuses(back)).containsEntry("doc", "spilled").containsEntry("shout", "live");
-        assertThat(out(back, "print(doc, counts['a'], bytes(blob[:4]), shout('hi'), box.v, type(box).__name__, square(7), re.sub('a', 'b', 'a'))"))
+        assertThat(
+                        out(
+                                back,
+                                "print(doc, counts['a'], bytes(blob[:4]), shout('hi'), box.v, type(box).__name__, square(7), re.sub('a', 'b', 'a'))"))
                 .isEqualTo("['alpha beta', 'gamma'] 5 b'Qyzx' HI! [1, 2, 3] Box 49 b\n");
         assertThat(statuses(back)).containsEntry("doc", "live");
         assertThat(TestReplies.trace(back.trace(0, 100)).path("steps")).hasSize(4);
@@ -103,12 +108,17 @@ class PersistenceTest {
         assertThat(first.path("variables").has("a")).isTrue();
         assertThat(first.path("variables").has("b")).isTrue();
         out(session, "print(len(a), b)");
-        assertThat(manifest(session)).as("b, which the step may have changed in place, had not changed").isEqualTo(first);
+        assertThat(manifest(session))
+                .as("b, which the step may have changed in place, had not changed")
+                .isEqualTo(first);
         out(session, "b.append(3)");
         JsonNode third = manifest(session);
-        assertThat(third.path("generation").asInt()).isEqualTo(first.path("generation").asInt() + 1);
-        assertThat(third.path("variables").path("a")).isEqualTo(first.path("variables").path("a"));
-        assertThat(third.path("variables").path("b").path("file")).isNotEqualTo(first.path("variables").path("b").path("file"));
+        assertThat(third.path("generation").asInt())
+                .isEqualTo(first.path("generation").asInt() + 1);
+        assertThat(third.path("variables").path("a"))
+                .isEqualTo(first.path("variables").path("a"));
+        assertThat(third.path("variables").path("b").path("file"))
+                .isNotEqualTo(first.path("variables").path("b").path("file"));
     }
 
     @Test
@@ -120,13 +130,19 @@ class PersistenceTest {
         while (!manifest(session).path("variables").has("big") && System.nanoTime() < deadline) {
             Thread.sleep(20);
         }
-        assertThat(manifest(session).path("variables").has("big")).as("written in the background").isTrue();
+        assertThat(manifest(session).path("variables").has("big"))
+                .as("written in the background")
+                .isTrue();
         assertThat(manifest(session).path("pending")).isEmpty();
-        assertThat(TestReplies.step(session.execute(StepRequest.of("small = 2", T))).has("still_writing")).isFalse();
+        assertThat(TestReplies.step(session.execute(StepRequest.of("small = 2", T)))
+                        .has("still_writing"))
+                .isFalse();
     }
 
     private JsonNode manifest(Session session) throws Exception {
-        return new ObjectMapper().readTree(dir.resolve("state/snapshots/" + session.id() + "/manifest.json").toFile());
+        return new ObjectMapper()
+                .readTree(dir.resolve("state/snapshots/" + session.id() + "/manifest.json")
+                        .toFile());
     }
 
     @Test
@@ -136,13 +152,18 @@ class PersistenceTest {
         session.snapshotNow();
         out(session, "newer = 'made just before the crash'");
         // the snapshot is due only in an hour, but the next call writes it before it runs
-        ObjectNode crash = TestReplies.step(session.execute(StepRequest.of("import os, signal\nduring = 1\nos.kill(os.getpid(), signal.SIGKILL)", T)));
+        ObjectNode crash = TestReplies.step(session.execute(
+                StepRequest.of("import os, signal\nduring = 1\nos.kill(os.getpid(), signal.SIGKILL)", T)));
         assertThat(crash.path("status").asText()).isEqualTo("crashed");
         assertThat(crash.path("variables_lost").asBoolean()).isFalse();
         assertThat(crash.path("lost_variables")).isEmpty();
         assertThat(crash.path("message").asText()).contains("snapshot").contains("failed call itself");
         assertThat(out(session, "print(kept, newer)")).isEqualTo("[0, 1, 2, 3, 4] made just before the crash\n");
-        assertThat(TestReplies.step(session.execute(StepRequest.of("during", T))).path("error").path("type").asText()).isEqualTo("NameError");
+        assertThat(TestReplies.step(session.execute(StepRequest.of("during", T)))
+                        .path("error")
+                        .path("type")
+                        .asText())
+                .isEqualTo("NameError");
     }
 
     @Test
@@ -150,7 +171,8 @@ class PersistenceTest {
         Session session = server(1L << 30, Duration.ofHours(1)).create("s", Limits.NONE);
         out(session, "kept = list(range(5))");
         // a generator cannot be snapshotted: only the kernel holds it
-        long pid = Long.parseLong(out(session, "late = (i for i in range(3))\nprint(__import__('os').getpid())").strip());
+        long pid = Long.parseLong(out(session, "late = (i for i in range(3))\nprint(__import__('os').getpid())")
+                .strip());
         ProcessHandle kernel = ProcessHandle.of(pid).orElseThrow();
         kernel.destroyForcibly();
         kernel.onExit().get(10, TimeUnit.SECONDS);
@@ -159,10 +181,14 @@ class PersistenceTest {
         assertThat(next.path("status").asText()).isEqualTo("ok");
         assertThat(next.path("stdout").asText()).isEqualTo("[0, 1, 2, 3, 4]\n");
         assertThat(names(next.path("lost_variables"))).containsExactly("late");
-        assertThat(next.path("kernel_restarted").path("message").asText()).contains("died since the last call")
-                .contains("late").contains("This call ran on the fresh kernel");
+        assertThat(next.path("kernel_restarted").path("message").asText())
+                .contains("died since the last call")
+                .contains("late")
+                .contains("This call ran on the fresh kernel");
         assertThat(session.kernelRestarts()).isEqualTo(1);
-        assertThat(TestReplies.step(session.execute(StepRequest.of("print(kept)", T))).has("kernel_restarted")).isFalse();
+        assertThat(TestReplies.step(session.execute(StepRequest.of("print(kept)", T)))
+                        .has("kernel_restarted"))
+                .isFalse();
     }
 
     @Test
@@ -174,7 +200,8 @@ class PersistenceTest {
             Thread.sleep(20);
         }
         assertThat(session.summary().snapshotAt()).isNotNull();
-        assertThat(Files.readString(dir.resolve("state/snapshots/" + session.id() + "/manifest.json"))).contains("\"v\"");
+        assertThat(Files.readString(dir.resolve("state/snapshots/" + session.id() + "/manifest.json")))
+                .contains("\"v\"");
     }
 
     @Test
@@ -188,25 +215,35 @@ class PersistenceTest {
         assertThat(statuses(session)).containsEntry("a", "spilled").containsEntry("c", "live");
         assertThat(out(session, "print(len(a), a[:3], set(a))")).isEqualTo("3000000 aaa {'a'}\n");
         assertThat(statuses(session)).containsEntry("a", "live");
-        assertThat(TestReplies.answer(session.varInfo("b")).path("status").asText()).isIn("live", "spilled");
-        assertThat(TestReplies.answer(session.getVar("b", 0, 5)).path("value").asText()).isEqualTo("bbbbb");
+        assertThat(TestReplies.answer(session.varInfo("b")).path("status").asText())
+                .isIn("live", "spilled");
+        assertThat(TestReplies.answer(session.getVar("b", 0, 5)).path("value").asText())
+                .isEqualTo("bbbbb");
     }
 
     @Test
     void valuesThatCannotBeSnapshottedAreReportedWithTheReason() {
         Sessions first = server(1L << 30, Duration.ofHours(1));
         Session session = first.create("s", Limits.NONE);
-        ObjectNode reply = TestReplies.step(session.execute(StepRequest.of("gen = (i for i in range(3))\nok = 1\n"
-                + "def make():\n    def inner():\n        return 1\n    return inner\nclosure = make()", T)));
-        assertThat(reply.path("not_persisted").path("gen").asText()).contains("cannot be pickled").contains("generator");
+        ObjectNode reply = TestReplies.step(session.execute(StepRequest.of(
+                "gen = (i for i in range(3))\nok = 1\n"
+                        + "def make():\n    def inner():\n        return 1\n    return inner\nclosure = make()",
+                T)));
+        assertThat(reply.path("not_persisted").path("gen").asText())
+                .contains("cannot be pickled")
+                .contains("generator");
         assertThat(reply.path("not_persisted").path("closure").asText()).contains("inside a function");
         assertThat(reply.path("not_persisted").has("ok")).isFalse();
-        assertThat(TestReplies.answer(session.varInfo("gen")).path("not_persisted").asText()).contains("generator");
+        assertThat(TestReplies.answer(session.varInfo("gen"))
+                        .path("not_persisted")
+                        .asText())
+                .contains("generator");
         session.snapshotNow();
 
         Session back = server(1L << 30, Duration.ofHours(1)).get(session.id());
         assertThat(statuses(back)).containsEntry("ok", "spilled").containsEntry("gen", "lost");
-        assertThat(TestReplies.answer(back.varInfo("gen")).path("not_persisted").asText()).contains("generator");
+        assertThat(TestReplies.answer(back.varInfo("gen")).path("not_persisted").asText())
+                .contains("generator");
     }
 
     @Test

@@ -69,8 +69,10 @@ class SessionLockTest {
     @Test
     void aCallThatCannotGetTheLockInItsTimeIsToldWhy() throws Exception {
         Holder other = hold(true);
-        assertThatThrownBy(() -> lock.acquire(Duration.ofMillis(50))).isInstanceOf(RlmException.class)
-                .hasMessageContaining("busy with another call").hasMessageContaining("did not run");
+        assertThatThrownBy(() -> lock.acquire(Duration.ofMillis(50)))
+                .isInstanceOf(RlmException.class)
+                .hasMessageContaining("busy with another call")
+                .hasMessageContaining("did not run");
         other.release();
     }
 
@@ -96,7 +98,8 @@ class SessionLockTest {
         }
         assertThat(lock.isLocked()).isFalse();
         Holder other = hold(true);
-        try (var none = lock.tryHold(); var late = lock.tryHold(Duration.ofMillis(50));
+        try (var none = lock.tryHold();
+                var late = lock.tryHold(Duration.ofMillis(50));
                 var unlessCall = lock.tryHoldUnlessCall(Duration.ofSeconds(5))) {
             assertThat(none).isNull();
             assertThat(late).isNull();

@@ -17,10 +17,21 @@ class SessionRecordsTest {
 
     @Test
     void aSessionRecordReadsBackAsWritten() throws Exception {
-        SessionRecord record = new SessionRecord("s-1", "analysis", Instant.parse("2026-11-20T10:00:00.123456Z"),
-                Instant.parse("2026-11-20T10:05:00Z"), SessionState.STOPPED, Guardrails.BUDGET, "42", 7, 1234L,
-                5678L, 9, 2, Instant.parse("2026-11-20T10:04:59.5Z"), new Limits(20, 60_000L, 1_000_000L,
-                        Duration.ofMillis(30_500)),
+        SessionRecord record = new SessionRecord(
+                "s-1",
+                "analysis",
+                Instant.parse("2026-11-20T10:00:00.123456Z"),
+                Instant.parse("2026-11-20T10:05:00Z"),
+                SessionState.STOPPED,
+                Guardrails.BUDGET,
+                "42",
+                7,
+                1234L,
+                5678L,
+                9,
+                2,
+                Instant.parse("2026-11-20T10:04:59.5Z"),
+                new Limits(20, 60_000L, 1_000_000L, Duration.ofMillis(30_500)),
                 new LlmLimits(5, 50, 3, 10_000, 200_000L, Duration.ofSeconds(45), 2));
 
         String stored = SessionRecords.write(JSON, record);
@@ -34,9 +45,22 @@ class SessionRecordsTest {
 
     @Test
     void unsetLimitsStayUnsetAndARecordWithoutLlmLimitsGetsTheDefaults() throws Exception {
-        SessionRecord record = new SessionRecord("s-2", "default", Instant.parse("2026-11-20T10:00:00Z"),
-                Instant.parse("2026-11-20T10:00:01Z"), SessionState.ACTIVE, null, null, 0, 0, 0, 0, 0, null,
-                Limits.NONE, LlmLimits.DEFAULTS);
+        SessionRecord record = new SessionRecord(
+                "s-2",
+                "default",
+                Instant.parse("2026-11-20T10:00:00Z"),
+                Instant.parse("2026-11-20T10:00:01Z"),
+                SessionState.ACTIVE,
+                null,
+                null,
+                0,
+                0,
+                0,
+                0,
+                0,
+                null,
+                Limits.NONE,
+                LlmLimits.DEFAULTS);
         ObjectNode old = (ObjectNode) JSON.readTree(SessionRecords.write(JSON, record));
         old.remove("llm_limits");
         LlmLimits defaults = new LlmLimits(1, 2, 3, 4, 5L, Duration.ofSeconds(6), 7);
@@ -55,8 +79,22 @@ class SessionRecordsTest {
         ObjectNode usage = JSON.createObjectNode().put("calls", 2).put("tokens", 310);
         JsonNode calls = JSON.readTree("[{\"model\":\"m\",\"prompt_chars\":120,\"tokens\":150},"
                 + "{\"model\":\"m\",\"prompt_chars\":140,\"tokens\":160}]");
-        Step step = new Step(12, 9, "exec", Instant.parse("2026-11-20T10:03:00.25Z"), "answer = llm_query(q)", "ok",
-                "done", List.of("answer", "notes"), 812.125, 4096, Guardrails.TIMEOUT, 3_145_728, usage, calls, null);
+        Step step = new Step(
+                12,
+                9,
+                "exec",
+                Instant.parse("2026-11-20T10:03:00.25Z"),
+                "answer = llm_query(q)",
+                "ok",
+                "done",
+                List.of("answer", "notes"),
+                812.125,
+                4096,
+                Guardrails.TIMEOUT,
+                3_145_728,
+                usage,
+                calls,
+                null);
 
         JsonNode stored = JSON.readTree(JSON.writeValueAsString(SessionRecords.view(step)));
 
@@ -72,21 +110,65 @@ class SessionRecordsTest {
         JsonNode tree = JSON.readTree("{\"run_id\":\"r1\",\"question\":\"how many?\",\"root\":{\"id\":\"n0\","
                 + "\"depth\":0,\"iterations\":[{\"index\":0,\"code_blocks\":[{\"code\":\"x = rlm_query('a')\","
                 + "\"sub_calls\":[{\"kind\":\"rlm\",\"child\":{\"id\":\"n1\",\"depth\":1}}]}]}]}}");
-        Step run = new Step(3, null, "rlm", Instant.parse("2026-11-20T10:05:00Z"), "how many?", "done", "42",
-                List.of(), 1500.5, 0, null, 0, null, null, tree);
+        Step run = new Step(
+                3,
+                null,
+                "rlm",
+                Instant.parse("2026-11-20T10:05:00Z"),
+                "how many?",
+                "done",
+                "42",
+                List.of(),
+                1500.5,
+                0,
+                null,
+                0,
+                null,
+                null,
+                tree);
 
         JsonNode stored = JSON.readTree(JSON.writeValueAsString(SessionRecords.view(run)));
 
         assertThat(stored.path("rlm")).isEqualTo(tree);
         assertThat(SessionRecords.step(stored)).isEqualTo(run);
-        assertThat(JSON.valueToTree(SessionRecords.view(new Step(0, null, "load", Instant.EPOCH, "", "done", "",
-                List.of(), 0, 0, null, 0, null, null, null))).has("rlm")).isFalse();
+        assertThat(JSON.valueToTree(SessionRecords.view(new Step(
+                                0,
+                                null,
+                                "load",
+                                Instant.EPOCH,
+                                "",
+                                "done",
+                                "",
+                                List.of(),
+                                0,
+                                0,
+                                null,
+                                0,
+                                null,
+                                null,
+                                null)))
+                        .has("rlm"))
+                .isFalse();
     }
 
     @Test
     void aLoadEntryHasNoStepNumberNorLlmUse() throws Exception {
-        Step load = new Step(0, null, "load", Instant.parse("2026-11-20T10:01:00Z"), "rlm_load_data doc (text)",
-                "done", "str, 1.0 KB", List.of("doc"), 3.5, 1024, null, 2048, null, null, null);
+        Step load = new Step(
+                0,
+                null,
+                "load",
+                Instant.parse("2026-11-20T10:01:00Z"),
+                "rlm_load_data doc (text)",
+                "done",
+                "str, 1.0 KB",
+                List.of("doc"),
+                3.5,
+                1024,
+                null,
+                2048,
+                null,
+                null,
+                null);
 
         JsonNode stored = JSON.valueToTree(SessionRecords.view(load));
 

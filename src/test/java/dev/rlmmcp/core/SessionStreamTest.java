@@ -31,12 +31,14 @@ class SessionStreamTest {
 
     @TempDir
     Path dir;
+
     Sessions sessions;
     Session session;
 
     @BeforeEach
     void start() {
-        sessions = new Sessions(new KernelFactory(TestSettings.in(dir, LIMIT), new ProcessLauncher(), new ObjectMapper()));
+        sessions =
+                new Sessions(new KernelFactory(TestSettings.in(dir, LIMIT), new ProcessLauncher(), new ObjectMapper()));
         session = sessions.resolve(null, "test");
     }
 
@@ -62,20 +64,41 @@ class SessionStreamTest {
             text.append("é€😀 line\n");
         }
         byte[] bytes = text.toString().getBytes(StandardCharsets.UTF_8);
-        ObjectNode reply = TestReplies.load(session.loadStream("t", DataType.TEXT, download(bytes, true), "key", "test", CallContext.NONE));
+        ObjectNode reply = TestReplies.load(
+                session.loadStream("t", DataType.TEXT, download(bytes, true), "key", "test", CallContext.NONE));
         assertThat(reply.path("source_bytes").asLong()).isEqualTo(bytes.length);
         assertThat(reply.path("source").asText()).isEqualTo("test://data");
         assertThat(run("print(len(t), t.count('€'), '\\ufffd' in t)"))
-                .isEqualTo(text.length() - text.codePoints().filter(c -> c > 0xffff).count() + " "
+                .isEqualTo(text.length()
+                        - text.codePoints().filter(c -> c > 0xffff).count() + " "
                         + text.chars().filter(c -> c == '€').count() + " False\n");
     }
 
     @Test
     void everyDataTypeIsParsed() {
-        session.loadStream("j", DataType.JSON, download("{\"a\": [1, 2]}".getBytes(StandardCharsets.UTF_8), true), "key", "t", CallContext.NONE);
-        session.loadStream("l", DataType.LINES, download("x\r\ny\nz".getBytes(StandardCharsets.UTF_8), false), "key", "t", CallContext.NONE);
-        session.loadStream("c", DataType.CSV, download("k,v\na,1\nb,2\n".getBytes(StandardCharsets.UTF_8), true), "key", "t", CallContext.NONE);
-        assertThat(run("print(j['a'], l, c)")).isEqualTo("[1, 2] ['x', 'y', 'z'] [{'k': 'a', 'v': '1'}, {'k': 'b', 'v': '2'}]\n");
+        session.loadStream(
+                "j",
+                DataType.JSON,
+                download("{\"a\": [1, 2]}".getBytes(StandardCharsets.UTF_8), true),
+                "key",
+                "t",
+                CallContext.NONE);
+        session.loadStream(
+                "l",
+                DataType.LINES,
+                download("x\r\ny\nz".getBytes(StandardCharsets.UTF_8), false),
+                "key",
+                "t",
+                CallContext.NONE);
+        session.loadStream(
+                "c",
+                DataType.CSV,
+                download("k,v\na,1\nb,2\n".getBytes(StandardCharsets.UTF_8), true),
+                "key",
+                "t",
+                CallContext.NONE);
+        assertThat(run("print(j['a'], l, c)"))
+                .isEqualTo("[1, 2] ['x', 'y', 'z'] [{'k': 'a', 'v': '1'}, {'k': 'b', 'v': '2'}]\n");
     }
 
     @Test
@@ -92,8 +115,14 @@ class SessionStreamTest {
                 throw new IOException("connection reset by peer");
             }
         };
-        assertThatThrownBy(() -> TestReplies.load(session.loadStream("broken", DataType.TEXT, new Download(failing, -1, "test://x", null),
-                "key", "t", CallContext.NONE))).isInstanceOfSatisfying(RlmException.class, e -> {
+        assertThatThrownBy(() -> TestReplies.load(session.loadStream(
+                        "broken",
+                        DataType.TEXT,
+                        new Download(failing, -1, "test://x", null),
+                        "key",
+                        "t",
+                        CallContext.NONE)))
+                .isInstanceOfSatisfying(RlmException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.UPSTREAM_ERROR);
                     assertThat(e.argument()).isEqualTo("key");
                     assertThat(e.getMessage()).contains("connection reset by peer", "nothing was stored");
@@ -112,8 +141,14 @@ class SessionStreamTest {
                 return -1;
             }
         };
-        assertThatThrownBy(() -> TestReplies.load(session.loadStream("big", DataType.TEXT, new Download(never, LIMIT + 1, "test://big", null),
-                "key", "t", CallContext.NONE))).isInstanceOfSatisfying(RlmException.class, e -> {
+        assertThatThrownBy(() -> TestReplies.load(session.loadStream(
+                        "big",
+                        DataType.TEXT,
+                        new Download(never, LIMIT + 1, "test://big", null),
+                        "key",
+                        "t",
+                        CallContext.NONE)))
+                .isInstanceOfSatisfying(RlmException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.TOO_LARGE);
                     assertThat(e.fix()).contains("--max-memory-mb");
                 });
@@ -124,7 +159,8 @@ class SessionStreamTest {
     void anUndeclaredStreamIsCutAtTheMemoryLimit() {
         byte[] bytes = new byte[(int) LIMIT + 1024 * 1024];
         java.util.Arrays.fill(bytes, (byte) 'x');
-        assertThatThrownBy(() -> TestReplies.load(session.loadStream("big", DataType.TEXT, download(bytes, false), "url", "t", CallContext.NONE)))
+        assertThatThrownBy(() -> TestReplies.load(
+                        session.loadStream("big", DataType.TEXT, download(bytes, false), "url", "t", CallContext.NONE)))
                 .isInstanceOfSatisfying(RlmException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.TOO_LARGE);
                     assertThat(e.argument()).isEqualTo("url");
@@ -166,21 +202,39 @@ class SessionStreamTest {
     @Test
     void aTrickleThatOutlastsTheTimeLimitIsCutWithTheVariablesKept() {
         Settings base = TestSettings.in(dir, LIMIT);
-        Settings quick = new Settings(base.python(), base.dataRoot(), base.runtimeDir(), base.memoryLimitBytes(),
-                base.cleanupThreshold(), base.cleanupTarget(), base.outputCap(), base.defaultTimeout(),
-                Duration.ofSeconds(2), base.interruptGrace(), base.kernelStartTimeout(), base.idleTimeout(),
+        Settings quick = new Settings(
+                base.python(),
+                base.dataRoot(),
+                base.runtimeDir(),
+                base.memoryLimitBytes(),
+                base.cleanupThreshold(),
+                base.cleanupTarget(),
+                base.outputCap(),
+                base.defaultTimeout(),
+                Duration.ofSeconds(2),
+                base.interruptGrace(),
+                base.kernelStartTimeout(),
+                base.idleTimeout(),
                 base.importPolicy());
         try (Sessions own = new Sessions(new KernelFactory(quick, new ProcessLauncher(), new ObjectMapper()))) {
             Session s = own.resolve(null, "quick");
             s.execute(StepRequest.of("kept = 1", Duration.ofSeconds(30)));
             long started = System.nanoTime();
-            assertThatThrownBy(() -> TestReplies.load(s.loadStream("slow", DataType.TEXT, new Download(trickle(), -1, "test://slow", null),
-                    "url", "t", CallContext.NONE))).isInstanceOfSatisfying(RlmException.class, e -> {
+            assertThatThrownBy(() -> TestReplies.load(s.loadStream(
+                            "slow",
+                            DataType.TEXT,
+                            new Download(trickle(), -1, "test://slow", null),
+                            "url",
+                            "t",
+                            CallContext.NONE)))
+                    .isInstanceOfSatisfying(RlmException.class, e -> {
                         assertThat(e.code()).isEqualTo(ErrorCode.INTERRUPTED);
                         assertThat(e.getMessage()).contains("time limit", "nothing was stored");
                     });
             assertThat((System.nanoTime() - started) / 1_000_000).isLessThan(6_000);
-            assertThat(s.execute(StepRequest.of("print(kept, 'slow' in globals())", Duration.ofSeconds(30))).exec().stdout())
+            assertThat(s.execute(StepRequest.of("print(kept, 'slow' in globals())", Duration.ofSeconds(30)))
+                            .exec()
+                            .stdout())
                     .isEqualTo("1 False\n");
             assertThat(s.kernelRestarts()).isZero();
         }
@@ -193,7 +247,8 @@ class SessionStreamTest {
         CallContext request = CallContext.create();
         Thread caller = Thread.ofPlatform().start(() -> {
             try {
-                session.loadStream("slow", DataType.TEXT, new Download(trickle(), -1, "test://slow", null), "url", "t", request);
+                session.loadStream(
+                        "slow", DataType.TEXT, new Download(trickle(), -1, "test://slow", null), "url", "t", request);
                 failure.complete(null);
             } catch (RlmException e) {
                 failure.complete(e);

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
 import java.nio.file.Path;
@@ -97,8 +96,8 @@ class SessionViewTest {
         Session session = sessions.create("busy", Limits.NONE);
         session.execute(StepRequest.of("x = 1", Duration.ofSeconds(30)));
         session.variablesView();
-        CompletableFuture<ObjectNode> slow = CompletableFuture.supplyAsync(
-                () -> TestReplies.step(session.execute(StepRequest.of("import time\ntime.sleep(2)", Duration.ofSeconds(30)))));
+        CompletableFuture<ObjectNode> slow = CompletableFuture.supplyAsync(() -> TestReplies.step(
+                session.execute(StepRequest.of("import time\ntime.sleep(2)", Duration.ofSeconds(30)))));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (!session.busy() && System.nanoTime() < deadline) {
             Thread.sleep(10);
@@ -112,6 +111,7 @@ class SessionViewTest {
         assertThat(vars.path("source").asText()).isEqualTo("last_seen");
         assertThat(vars.path("note").asText()).contains("running");
         assertThat(slow.get(30, TimeUnit.SECONDS).path("status").asText()).isEqualTo("ok");
-        assertThat(TestReplies.trace(session.trace(0, 10)).path("trace_length").asInt()).isEqualTo(2);
+        assertThat(TestReplies.trace(session.trace(0, 10)).path("trace_length").asInt())
+                .isEqualTo(2);
     }
 }

@@ -24,7 +24,7 @@ class SnapshotsTest {
 
     private final ManualTimer timer = new ManualTimer();
     private final Semaphore taken = new Semaphore(0);
-    private final Snapshots snapshots = new Snapshots("s-test", null, WAIT, timer, taken::release, at -> { });
+    private final Snapshots snapshots = new Snapshots("s-test", null, WAIT, timer, taken::release, at -> {});
 
     @AfterEach
     void stop() {
@@ -59,7 +59,9 @@ class SnapshotsTest {
     void onceTakenTheNextChangeSchedulesTheNextOne() throws Exception {
         snapshots.noteUnsaved(step("a"));
         timer.scheduled.getFirst().run();
-        assertThat(taken.tryAcquire(10, TimeUnit.SECONDS)).as("the session was asked to snapshot").isTrue();
+        assertThat(taken.tryAcquire(10, TimeUnit.SECONDS))
+                .as("the session was asked to snapshot")
+                .isTrue();
         snapshots.noteUnsaved(step("a"));
         assertThat(timer.delays).containsExactly(0L, 0L);
     }

@@ -8,10 +8,10 @@ import java.nio.file.Path;
 /** The JSON replies the agent sees for a session's records, built as the tools build them. */
 public final class TestReplies {
 
-    private static final KernelSettings DEFAULT = WireRecords.settings(TestSettings.in(Path.of(System.getProperty("java.io.tmpdir"))));
+    private static final KernelSettings DEFAULT =
+            WireRecords.settings(TestSettings.in(Path.of(System.getProperty("java.io.tmpdir"))));
 
-    private TestReplies() {
-    }
+    private TestReplies() {}
 
     public static ObjectNode step(StepResult result) {
         return Replies.step(result, DEFAULT);

@@ -34,8 +34,20 @@ class TraceTest {
         trace.restore(List::of, 7);
 
         // a load's status and output are the session's to write now (SessionTest checks them)
-        Step entry = trace.append(null, "load", "rlm_load_data doc (text)", "done", "str, 1 KB", List.of("doc"), 2.0,
-                1024, null, 4096, null, null, null);
+        Step entry = trace.append(
+                null,
+                "load",
+                "rlm_load_data doc (text)",
+                "done",
+                "str, 1 KB",
+                List.of("doc"),
+                2.0,
+                1024,
+                null,
+                4096,
+                null,
+                null,
+                null);
 
         assertThat(entry.index()).isEqualTo(7);
         assertThat(trace.length()).isEqualTo(8);
@@ -46,10 +58,12 @@ class TraceTest {
     void aRestoredTraceIsReadFromTheStoreOnceWhenFirstUsed() {
         AtomicInteger reads = new AtomicInteger();
         Trace trace = new Trace();
-        trace.restore(() -> {
-            reads.incrementAndGet();
-            return List.of(stored(5, "a"), stored(6, "b"));
-        }, 7);
+        trace.restore(
+                () -> {
+                    reads.incrementAndGet();
+                    return List.of(stored(5, "a"), stored(6, "b"));
+                },
+                7);
 
         assertThat(trace.length()).isEqualTo(7);
         assertThat(reads).hasValue(0);
@@ -68,19 +82,37 @@ class TraceTest {
     @Test
     void aTraceTheStoreCannotGiveBackCostsItsOldEntriesOnly() {
         Trace trace = new Trace();
-        trace.restore(() -> {
-            throw new StoreException("disk I/O error", null);
-        }, 4);
+        trace.restore(
+                () -> {
+                    throw new StoreException("disk I/O error", null);
+                },
+                4);
 
         Step next = trace.append(4, "exec", "x = 1", "ok", "", List.of("x"), 1.0, 5, null, 0, null, null, null);
 
         assertThat(next.index()).isEqualTo(4);
         assertThat(trace.length()).isEqualTo(5);
-        assertThat(trace.view(null, 0, 100, null).steps()).extracting(step -> step.get("index")).containsExactly(4);
+        assertThat(trace.view(null, 0, 100, null).steps())
+                .extracting(step -> step.get("index"))
+                .containsExactly(4);
     }
 
     private static Step stored(int index, String variable) {
-        return new Step(index, index, "exec", Instant.EPOCH, variable + " = 1", "ok", "", List.of(variable), 1.0, 5,
-                null, 0, null, null, null);
+        return new Step(
+                index,
+                index,
+                "exec",
+                Instant.EPOCH,
+                variable + " = 1",
+                "ok",
+                "",
+                List.of(variable),
+                1.0,
+                5,
+                null,
+                0,
+                null,
+                null,
+                null);
     }
 }

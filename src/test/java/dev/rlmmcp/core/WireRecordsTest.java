@@ -33,20 +33,31 @@ class WireRecordsTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final MemoryUse MEMORY = new MemoryUse(10, "10 B", 2, 1, 100, 10.0, "100 B", 2048L, "2 KB");
-    private static final List<Evicted> EVICTED = List.of(new Evicted("a", 5, "5 B", true, null),
-            new Evicted("b", 6, "6 B", false, "unpicklable"));
+    private static final List<Evicted> EVICTED =
+            List.of(new Evicted("a", 5, "5 B", true, null), new Evicted("b", 6, "6 B", false, "unpicklable"));
 
     private static void same(Object kernels, Object cores) {
         ObjectNode expected = Replies.tree(kernels);
         assertThat(Replies.tree(cores)).isEqualTo(expected);
-        assertThat(JSON.valueToTree(cores).toString()).isEqualTo(JSON.valueToTree(kernels).toString());
+        assertThat(JSON.valueToTree(cores).toString())
+                .isEqualTo(JSON.valueToTree(kernels).toString());
     }
 
     @Test
     void aStepsOutputIsTheKernelsExecResult() {
-        ExecResult full = new ExecResult("out", "err", new PyError("ValueError", "no", "tb", true, 3), List.of("x"),
-                List.of("y"), 1.5, EVICTED, MEMORY, Map.of("stdout", new Truncation(100, 10, "_stdout", 100)),
-                Map.of("g", "a generator"), new Unspilled(List.of("z"), 7, 0.5), new LoopAnswer("42", true));
+        ExecResult full = new ExecResult(
+                "out",
+                "err",
+                new PyError("ValueError", "no", "tb", true, 3),
+                List.of("x"),
+                List.of("y"),
+                1.5,
+                EVICTED,
+                MEMORY,
+                Map.of("stdout", new Truncation(100, 10, "_stdout", 100)),
+                Map.of("g", "a generator"),
+                new Unspilled(List.of("z"), 7, 0.5),
+                new LoopAnswer("42", true));
         same(full, WireRecords.output(full));
         assertThat(WireRecords.output(full).interrupted()).isTrue();
         ExecResult bare = new ExecResult(null, null, null, null, null, 0, null, null, null, null, null, null);
@@ -57,10 +68,13 @@ class WireRecordsTest {
     void theOtherAnswersAreTheKernelsToo() {
         Page last = new Page("x", "str", "text", 3, 0, 3, null, "abc", null);
         same(last, WireRecords.page(last));
-        assertThat(Replies.tree(WireRecords.page(last)).has("next_offset")).as("null, and still there").isTrue();
-        VarEntry entry = new VarEntry("x", "memory", "str", 3L, "3 B", "t0", "t1", "t2", "'abc'", 3L, List.of("c"),
-                null, "yes");
-        same(new VarList(List.of(entry, VarEntry.named("y")), MEMORY),
+        assertThat(Replies.tree(WireRecords.page(last)).has("next_offset"))
+                .as("null, and still there")
+                .isTrue();
+        VarEntry entry =
+                new VarEntry("x", "memory", "str", 3L, "3 B", "t0", "t1", "t2", "'abc'", 3L, List.of("c"), null, "yes");
+        same(
+                new VarList(List.of(entry, VarEntry.named("y")), MEMORY),
                 WireRecords.variables(new VarList(List.of(entry, VarEntry.named("y")), MEMORY)));
         same(entry, WireRecords.variable(entry));
         Cleared cleared = new Cleared(List.of("x"), 3, "3 B", MEMORY);
@@ -72,20 +86,39 @@ class WireRecordsTest {
 
     @Test
     void theBridgeSetupIsTheKernelsMcpSetup() {
-        BridgeSetup setup = new BridgeSetup(List.of(new BridgeSetup.Server("calc", "calc", List.of(
-                new BridgeSetup.Tool("add-two", "add_two", "adds", JSON.createObjectNode().put("type", "object"))))),
+        BridgeSetup setup = new BridgeSetup(
+                List.of(new BridgeSetup.Server(
+                        "calc",
+                        "calc",
+                        List.of(new BridgeSetup.Tool(
+                                "add-two",
+                                "add_two",
+                                "adds",
+                                JSON.createObjectNode().put("type", "object"))))),
                 List.of("calc", "other"));
         McpSetup wire = WireRecords.mcp(setup);
-        assertThat(JSON.valueToTree(wire).toString()).isEqualTo(new ObjectMapper().valueToTree(new McpSetup(
-                List.of(new McpSetup.Server("calc", "calc", List.of(new McpSetup.Tool("add-two", "add_two", "adds",
-                        JSON.createObjectNode().put("type", "object"))))), List.of("calc", "other"))).toString());
+        assertThat(JSON.valueToTree(wire).toString())
+                .isEqualTo(new ObjectMapper()
+                        .valueToTree(new McpSetup(
+                                List.of(new McpSetup.Server(
+                                        "calc",
+                                        "calc",
+                                        List.of(new McpSetup.Tool(
+                                                "add-two",
+                                                "add_two",
+                                                "adds",
+                                                JSON.createObjectNode().put("type", "object"))))),
+                                List.of("calc", "other")))
+                        .toString());
         assertThat(WireRecords.mcp(null)).isNull();
     }
 
     @Test
     void theSharedVocabularyNamesTheSameThings() {
-        assertThat(Arrays.stream(DataType.values()).map(Enum::name)).containsExactly(
-                Arrays.stream(dev.rlmmcp.kernel.protocol.DataType.values()).map(Enum::name).toArray(String[]::new));
+        assertThat(Arrays.stream(DataType.values()).map(Enum::name))
+                .containsExactly(Arrays.stream(dev.rlmmcp.kernel.protocol.DataType.values())
+                        .map(Enum::name)
+                        .toArray(String[]::new));
         for (DataType type : DataType.values()) {
             assertThat(WireRecords.dataType(type).wireName()).isEqualTo(type.wireName());
         }

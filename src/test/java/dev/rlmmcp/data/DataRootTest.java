@@ -62,7 +62,8 @@ class DataRootTest {
     @Test
     void followsSymlinksThatStayInside() throws Exception {
         Files.createSymbolicLink(root.resolve("current.log"), root.resolve("logs/app.log"));
-        assertThat(dataRoot.resolve("path", "current.log")).isEqualTo(root.resolve("logs/app.log").toRealPath());
+        assertThat(dataRoot.resolve("path", "current.log"))
+                .isEqualTo(root.resolve("logs/app.log").toRealPath());
     }
 
     @Test

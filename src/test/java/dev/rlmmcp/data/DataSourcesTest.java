@@ -15,8 +15,10 @@ class DataSourcesTest {
 
     private static DataSources capAt(long bytes) {
         Duration t = Duration.ofSeconds(5);
-        return new DataSources(new S3Store(S3Settings.notConfigured("b"), t, t),
-                new UrlFetcher(UrlPolicy.publicOnly(), t, t, 5), bytes);
+        return new DataSources(
+                new S3Store(S3Settings.notConfigured("b"), t, t),
+                new UrlFetcher(UrlPolicy.publicOnly(), t, t, 5),
+                bytes);
     }
 
     @Test
@@ -42,8 +44,10 @@ class DataSourcesTest {
         Download capped = capAt(5).capped(new Download(new ByteArrayInputStream(new byte[5]), -1, "u", null), "url");
         assertThat(capped.body().readAllBytes()).hasSize(5);
         Download over = capAt(5).capped(new Download(new ByteArrayInputStream(new byte[6]), -1, "u", null), "url");
-        assertThatThrownBy(() -> over.body().readAllBytes()).isInstanceOfSatisfying(TransferException.class,
-                e -> assertThat(e.refusal().code()).isEqualTo(ErrorCode.TOO_LARGE));
+        assertThatThrownBy(() -> over.body().readAllBytes())
+                .isInstanceOfSatisfying(
+                        TransferException.class,
+                        e -> assertThat(e.refusal().code()).isEqualTo(ErrorCode.TOO_LARGE));
     }
 
     @Test

@@ -17,8 +17,8 @@ class S3SettingsTest {
 
     @Test
     void aMinioEndpointAsHostAndPortTakesItsSchemeFromMinioSecure() {
-        Map<String, String> env = Map.of("MINIO_ENDPOINT", "minio.lan:9000", "MINIO_ACCESS_KEY", "a",
-                "MINIO_SECRET_KEY", "b");
+        Map<String, String> env =
+                Map.of("MINIO_ENDPOINT", "minio.lan:9000", "MINIO_ACCESS_KEY", "a", "MINIO_SECRET_KEY", "b");
         assertThat(S3Settings.fromEnv(env, "x").endpoint()).isEqualTo(URI.create("http://minio.lan:9000"));
         Map<String, String> secure = new java.util.HashMap<>(env);
         secure.put("MINIO_SECURE", "true");
@@ -31,8 +31,17 @@ class S3SettingsTest {
 
     @Test
     void aUrlEndpointKeepsItsScheme() {
-        S3Settings s = S3Settings.fromEnv(Map.of("MINIO_ENDPOINT", "http://127.0.0.1:9000", "MINIO_SECURE", "true",
-                "MINIO_ACCESS_KEY", "a", "MINIO_SECRET_KEY", "b"), "x");
+        S3Settings s = S3Settings.fromEnv(
+                Map.of(
+                        "MINIO_ENDPOINT",
+                        "http://127.0.0.1:9000",
+                        "MINIO_SECURE",
+                        "true",
+                        "MINIO_ACCESS_KEY",
+                        "a",
+                        "MINIO_SECRET_KEY",
+                        "b"),
+                "x");
         assertThat(s.endpoint()).isEqualTo(URI.create("http://127.0.0.1:9000"));
     }
 
@@ -54,8 +63,8 @@ class S3SettingsTest {
 
     @Test
     void theSecretNeverShows() {
-        S3Settings s = S3Settings.fromEnv(Map.of("MINIO_ENDPOINT", "h:1", "MINIO_ACCESS_KEY", "a",
-                "MINIO_SECRET_KEY", "very-secret-value"), "x");
+        S3Settings s = S3Settings.fromEnv(
+                Map.of("MINIO_ENDPOINT", "h:1", "MINIO_ACCESS_KEY", "a", "MINIO_SECRET_KEY", "very-secret-value"), "x");
         assertThat(s.toString()).doesNotContain("very-secret-value");
     }
 }

@@ -23,6 +23,7 @@ class S3StoreIT {
 
     @TempDir
     static Path tmp;
+
     static S3ProxyServer server;
     static S3Store s3;
 
@@ -49,7 +50,8 @@ class S3StoreIT {
     }
 
     private static byte[] read(String key) throws IOException {
-        try (Download d = s3.open("uploads", key); InputStream in = d.body()) {
+        try (Download d = s3.open("uploads", key);
+                InputStream in = d.body()) {
             return in.readAllBytes();
         }
     }
@@ -73,17 +75,19 @@ class S3StoreIT {
 
     @Test
     void aSourceThatFailsLeavesNoObjectAndNoPendingUpload() {
-        InputStream failing = new SequenceInputStream(new ByteArrayInputStream(bytes(S3Store.MIN_PART_BYTES + 100, 3)),
-                new InputStream() {
+        InputStream failing = new SequenceInputStream(
+                new ByteArrayInputStream(bytes(S3Store.MIN_PART_BYTES + 100, 3)), new InputStream() {
                     @Override
                     public int read() throws IOException {
                         throw new IOException("connection reset");
                     }
                 });
-        assertThatThrownBy(() -> s3.upload("uploads", "broken.bin", failing, -1)).hasMessageContaining("connection reset");
+        assertThatThrownBy(() -> s3.upload("uploads", "broken.bin", failing, -1))
+                .hasMessageContaining("connection reset");
         assertThat(s3.list("uploads", "broken", null, 10).entries()).isEmpty();
         try (Stream<Path> left = Files.walk(server.baseDir().resolve("uploads"))) {
-            assertThat(left.map(Path::toString).filter(p -> p.contains("broken"))).isEmpty();
+            assertThat(left.map(Path::toString).filter(p -> p.contains("broken")))
+                    .isEmpty();
         } catch (IOException e) {
             throw new AssertionError(e);
         }

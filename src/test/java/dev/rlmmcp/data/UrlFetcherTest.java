@@ -52,7 +52,8 @@ class UrlFetcherTest {
             }
         });
         server.createContext("/redirect", x -> {
-            x.getResponseHeaders().add("Location", x.getRequestURI().getRawQuery().substring("to=".length()));
+            x.getResponseHeaders()
+                    .add("Location", x.getRequestURI().getRawQuery().substring("to=".length()));
             x.sendResponseHeaders(302, -1);
             x.close();
         });
@@ -93,23 +94,30 @@ class UrlFetcherTest {
     }
 
     private static UrlFetcher fetcher(UrlPolicy policy, Map<String, List<String>> dns) {
-        return new UrlFetcher(policy, TIMEOUT, TIMEOUT, 5, host -> {
-            List<String> answers = dns.get(host);
-            if (answers == null) {
-                return InetAddress.getAllByName(host);
-            }
-            InetAddress[] out = new InetAddress[answers.size()];
-            for (int i = 0; i < out.length; i++) {
-                out[i] = InetAddress.getByName(answers.get(i));
-            }
-            return out;
-        }, () -> (SSLSocketFactory) SSLSocketFactory.getDefault());
+        return new UrlFetcher(
+                policy,
+                TIMEOUT,
+                TIMEOUT,
+                5,
+                host -> {
+                    List<String> answers = dns.get(host);
+                    if (answers == null) {
+                        return InetAddress.getAllByName(host);
+                    }
+                    InetAddress[] out = new InetAddress[answers.size()];
+                    for (int i = 0; i < out.length; i++) {
+                        out[i] = InetAddress.getByName(answers.get(i));
+                    }
+                    return out;
+                },
+                () -> (SSLSocketFactory) SSLSocketFactory.getDefault());
     }
 
     private static final UrlFetcher LOOPBACK_ALLOWED = fetcher(UrlPolicy.of(false, List.of("127.0.0.1/32")));
 
     private static String read(Download download) throws IOException {
-        try (download; InputStream in = download.body()) {
+        try (download;
+                InputStream in = download.body()) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
     }
@@ -153,8 +161,11 @@ class UrlFetcherTest {
 
     @Test
     void aHostNameThatResolvesToLoopbackIsRefused() {
-        refused(() -> fetcher(UrlPolicy.publicOnly()).open("url",
-                "http://localhost:" + server.getAddress().getPort() + "/fixed"), "localhost resolves to", "loopback");
+        refused(
+                () -> fetcher(UrlPolicy.publicOnly())
+                        .open("url", "http://localhost:" + server.getAddress().getPort() + "/fixed"),
+                "localhost resolves to",
+                "loopback");
     }
 
     @Test
@@ -170,31 +181,36 @@ class UrlFetcherTest {
     @Test
     void anAddressRefusalTellsTheOperatorHowToAllowIt() {
         assertThatThrownBy(() -> fetcher(UrlPolicy.publicOnly()).open("url", "http://10.0.0.1/"))
-                .isInstanceOfSatisfying(RlmException.class,
+                .isInstanceOfSatisfying(
+                        RlmException.class,
                         e -> assertThat(e.fix()).contains("--allow-private-urls", "--url-allowlist"));
     }
 
     @Test
     void aRedirectIsCheckedAgain() {
-        refused(() -> LOOPBACK_ALLOWED.open("url", base + "/redirect?to=http://169.254.169.254/latest/meta-data/"),
-                "169.254.169.254", "redirect", "link-local");
+        refused(
+                () -> LOOPBACK_ALLOWED.open("url", base + "/redirect?to=http://169.254.169.254/latest/meta-data/"),
+                "169.254.169.254",
+                "redirect",
+                "link-local");
         refused(() -> LOOPBACK_ALLOWED.open("url", base + "/redirect?to=http://[::1]:1/"), "redirect", "loopback");
         refused(() -> LOOPBACK_ALLOWED.open("url", base + "/redirect?to=http://10.9.8.7/"), "redirect", "private");
     }
 
     @Test
     void everyDnsAnswerIsChecked() {
-        UrlFetcher f = fetcher(UrlPolicy.publicOnly(), Map.of(
-                "rebind.example", List.of("8.8.8.8", "127.0.0.1"),
-                "inside.example", List.of("169.254.169.254")));
+        UrlFetcher f = fetcher(
+                UrlPolicy.publicOnly(),
+                Map.of(
+                        "rebind.example", List.of("8.8.8.8", "127.0.0.1"),
+                        "inside.example", List.of("169.254.169.254")));
         refused(() -> f.open("url", "http://rebind.example/"), "rebind.example resolves to 127.0.0.1", "loopback");
         refused(() -> f.open("url", "http://inside.example/"), "169.254.169.254", "link-local");
     }
 
     @Test
     void theConnectionGoesToTheCheckedAddressUnderTheAskedName() throws IOException {
-        UrlFetcher f = fetcher(UrlPolicy.of(false, List.of("files.test")),
-                Map.of("files.test", List.of("127.0.0.1")));
+        UrlFetcher f = fetcher(UrlPolicy.of(false, List.of("files.test")), Map.of("files.test", List.of("127.0.0.1")));
         int port = server.getAddress().getPort();
         assertThat(read(f.open("url", "http://files.test:" + port + "/fixed"))).isEqualTo("hello fixed");
         assertThat(lastHost.get()).isEqualTo("files.test:" + port);
@@ -215,22 +231,31 @@ class UrlFetcherTest {
                     assertThat(e.getMessage()).contains("404");
                 });
         assertThatThrownBy(() -> LOOPBACK_ALLOWED.open("url", base + "/loop"))
-                .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.getMessage()).contains("redirected more than 5"));
+                .isInstanceOfSatisfying(
+                        RlmException.class, e -> assertThat(e.getMessage()).contains("redirected more than 5"));
     }
 
     @Test
     void aSilentServerTimesOut() {
         UrlFetcher impatient = new UrlFetcher(UrlPolicy.of(true, List.of()), TIMEOUT, Duration.ofMillis(300), 5);
         assertThatThrownBy(() -> impatient.open("url", base + "/slow"))
-                .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.TIMEOUT));
+                .isInstanceOfSatisfying(
+                        RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.TIMEOUT));
     }
 
     @Test
     void anUnknownHostIsAnUpstreamError() {
-        UrlFetcher f = new UrlFetcher(UrlPolicy.publicOnly(), TIMEOUT, TIMEOUT, 5, host -> {
-            throw new UnknownHostException(host);
-        }, () -> (SSLSocketFactory) SSLSocketFactory.getDefault());
+        UrlFetcher f = new UrlFetcher(
+                UrlPolicy.publicOnly(),
+                TIMEOUT,
+                TIMEOUT,
+                5,
+                host -> {
+                    throw new UnknownHostException(host);
+                },
+                () -> (SSLSocketFactory) SSLSocketFactory.getDefault());
         assertThatThrownBy(() -> f.open("url", "http://nowhere.example/"))
-                .isInstanceOfSatisfying(RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.UPSTREAM_ERROR));
+                .isInstanceOfSatisfying(
+                        RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.UPSTREAM_ERROR));
     }
 }

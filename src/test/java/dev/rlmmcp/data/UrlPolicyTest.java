@@ -16,24 +16,46 @@ class UrlPolicyTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"127.0.0.1", "127.8.9.10", "::1", "10.1.2.3", "172.16.0.1", "172.31.255.255",
-            "192.168.1.1", "169.254.169.254", "169.254.0.1", "fe80::1", "fc00::1", "fd00:ec2::254", "0.0.0.0",
-            "::", "100.64.0.1", "224.0.0.1", "255.255.255.255", "::ffff:127.0.0.1", "::ffff:169.254.169.254",
-            "::ffff:10.0.0.1", "192.0.0.170"})
+    @ValueSource(
+            strings = {
+                "127.0.0.1",
+                "127.8.9.10",
+                "::1",
+                "10.1.2.3",
+                "172.16.0.1",
+                "172.31.255.255",
+                "192.168.1.1",
+                "169.254.169.254",
+                "169.254.0.1",
+                "fe80::1",
+                "fc00::1",
+                "fd00:ec2::254",
+                "0.0.0.0",
+                "::",
+                "100.64.0.1",
+                "224.0.0.1",
+                "255.255.255.255",
+                "::ffff:127.0.0.1",
+                "::ffff:169.254.169.254",
+                "::ffff:10.0.0.1",
+                "192.0.0.170"
+            })
     void nonPublicAddressesAreRefusedByDefault(String literal) throws Exception {
         assertThat(UrlPolicy.publicOnly().refusal("h", ip(literal))).as(literal).isNotNull();
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"93.184.215.14", "8.8.8.8", "2606:4700:4700::1111", "172.32.0.1", "100.128.0.1",
-            "::ffff:8.8.8.8"})
+    @ValueSource(
+            strings = {"93.184.215.14", "8.8.8.8", "2606:4700:4700::1111", "172.32.0.1", "100.128.0.1", "::ffff:8.8.8.8"
+            })
     void publicAddressesAreAllowed(String literal) throws Exception {
         assertThat(UrlPolicy.publicOnly().refusal("h", ip(literal))).as(literal).isNull();
     }
 
     @Test
     void theMetadataServiceIsNamedInTheRefusal() throws Exception {
-        assertThat(UrlPolicy.publicOnly().refusal("h", ip("169.254.169.254"))).contains("link-local")
+        assertThat(UrlPolicy.publicOnly().refusal("h", ip("169.254.169.254")))
+                .contains("link-local")
                 .contains("metadata");
         assertThat(UrlPolicy.publicOnly().refusal("h", ip("127.0.0.1"))).contains("loopback");
     }
@@ -59,7 +81,9 @@ class UrlPolicyTest {
 
     @Test
     void aBadAllowlistEntryIsRejected() {
-        assertThatThrownBy(() -> UrlPolicy.of(false, List.of("10.0.0.0/40"))).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> UrlPolicy.of(false, List.of("not a host/8"))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> UrlPolicy.of(false, List.of("10.0.0.0/40")))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> UrlPolicy.of(false, List.of("not a host/8")))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 }

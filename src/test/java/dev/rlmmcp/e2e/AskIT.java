@@ -30,13 +30,17 @@ class AskIT {
     @TempDir
     Path tmp;
 
-    record Ran(int exit, String stdout, String stderr) {
-    }
+    record Ran(int exit, String stdout, String stderr) {}
 
     /** bin/rlm-mcp ask with {@code args}, in {@code tmp} (the default data root). */
     private Process start(ChatCompletionsServer api, String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(McpDriver.projectRoot().resolve("bin/rlm-mcp").toString(), "ask",
-                "--llm-base-url", api.baseUrl().toString(), "--llm-model", "scripted"));
+        List<String> command = new ArrayList<>(List.of(
+                McpDriver.projectRoot().resolve("bin/rlm-mcp").toString(),
+                "ask",
+                "--llm-base-url",
+                api.baseUrl().toString(),
+                "--llm-model",
+                "scripted"));
         command.addAll(List.of(args));
         ProcessBuilder builder = new ProcessBuilder(command).directory(tmp.toFile());
         builder.environment().put("XDG_DATA_HOME", tmp.resolve("xdg").toString());
@@ -76,17 +80,23 @@ class AskIT {
             for (String line : Files.readAllLines(tmp.resolve("run.jsonl"))) {
                 jsonl.add(McpDriver.MAPPER.readTree(line));
             }
-            assertThat(jsonl).extracting(j -> j.path("type").asText()).containsExactly("metadata", "iteration",
-                    "iteration");
+            assertThat(jsonl)
+                    .extracting(j -> j.path("type").asText())
+                    .containsExactly("metadata", "iteration", "iteration");
             assertThat(jsonl.get(2).toString()).contains("rlm_calls", ScriptedRlm.CHILD_COUNT.replace(".", ""));
             assertThat(lines).contains("rlm-mcp ask: trajectory written to run.jsonl");
             // stderr is a pipe here: plain progress lines, no carriage returns
             assertThat(ran.stderr()).doesNotContain("\r");
             assertThat(lines).contains("rlm-mcp ask: loading " + tmp.resolve("server.log"));
-            assertThat(lines).anySatisfy(l -> assertThat(l).matches(
-                    "rlm-mcp ask: iteration \\d+, depth \\d, \\d+ child(ren)? running, [\\d,]+ tokens"));
-            assertThat(lines).anySatisfy(l -> assertThat(l).startsWith(
-                    "rlm-mcp ask: 6 iterations, 4 children, depth 1 reached, ").contains(" input + ", "cost unknown"));
+            assertThat(lines)
+                    .anySatisfy(
+                            l -> assertThat(l)
+                                    .matches(
+                                            "rlm-mcp ask: iteration \\d+, depth \\d, \\d+ child(ren)? running, [\\d,]+ tokens"));
+            assertThat(lines)
+                    .anySatisfy(l -> assertThat(l)
+                            .startsWith("rlm-mcp ask: 6 iterations, 4 children, depth 1 reached, ")
+                            .contains(" input + ", "cost unknown"));
             assertThat(lines.getLast()).matches("rlm-mcp ask: session \\S+, trajectory in trace entry \\d+");
             // the default state directory, under XDG_DATA_HOME: the session and its trace are kept there
             assertThat(tmp.resolve("xdg/rlm-mcp/projects")).isDirectory();
@@ -107,8 +117,12 @@ class AskIT {
         web.start();
         try (ChatCompletionsServer api = new ChatCompletionsServer()) {
             api.behaviour = new ScriptedRlm(0, 0);
-            Ran ran = run(api, "--url", "http://127.0.0.1:" + web.getAddress().getPort() + "/server.log",
-                    "--allow-private-urls", ScriptedRlm.COUNT_ERRORS);
+            Ran ran = run(
+                    api,
+                    "--url",
+                    "http://127.0.0.1:" + web.getAddress().getPort() + "/server.log",
+                    "--allow-private-urls",
+                    ScriptedRlm.COUNT_ERRORS);
             assertThat(ran.exit()).as(ran.stderr()).isZero();
             assertThat(ran.stdout()).isEqualTo(RlmSolveIT.ERRORS + "\n");
         } finally {
@@ -122,11 +136,24 @@ class AskIT {
         RlmSolveIT.log(tmp);
         try (ChatCompletionsServer api = new ChatCompletionsServer()) {
             api.behaviour = new ScriptedRlm(0, 300);
-            String command = String.join(" ", java.util.stream.Stream.of(
-                    McpDriver.projectRoot().resolve("bin/rlm-mcp").toString(), "ask", "--llm-base-url",
-                    api.baseUrl().toString(), "--llm-model", "scripted", "--file", "server.log",
-                    ScriptedRlm.COUNT_ERRORS).map(a -> "'" + a.replace("'", "'\\''") + "'").toList());
-            ProcessBuilder builder = new ProcessBuilder("script", "-qefc", command, "/dev/null").directory(tmp.toFile());
+            String command = String.join(
+                    " ",
+                    java.util.stream.Stream.of(
+                                    McpDriver.projectRoot()
+                                            .resolve("bin/rlm-mcp")
+                                            .toString(),
+                                    "ask",
+                                    "--llm-base-url",
+                                    api.baseUrl().toString(),
+                                    "--llm-model",
+                                    "scripted",
+                                    "--file",
+                                    "server.log",
+                                    ScriptedRlm.COUNT_ERRORS)
+                            .map(a -> "'" + a.replace("'", "'\\''") + "'")
+                            .toList());
+            ProcessBuilder builder =
+                    new ProcessBuilder("script", "-qefc", command, "/dev/null").directory(tmp.toFile());
             builder.environment().put("XDG_DATA_HOME", tmp.resolve("xdg").toString());
             Process process = builder.redirectErrorStream(true).start();
             process.getOutputStream().close();
@@ -134,11 +161,17 @@ class AskIT {
             assertThat(process.waitFor(3, TimeUnit.MINUTES)).isTrue();
             String shown = out.get();
             assertThat(process.exitValue()).as(shown).isZero();
-            assertThat(shown).contains("\rrlm-mcp ask: iteration ", "\r" + RlmSolveIT.ERRORS + "\r\n",
-                    "rlm-mcp ask: 6 iterations, 4 children");
+            assertThat(shown)
+                    .contains(
+                            "\rrlm-mcp ask: iteration ",
+                            "\r" + RlmSolveIT.ERRORS + "\r\n",
+                            "rlm-mcp ask: 6 iterations, 4 children");
             // every drawing of the line is followed by the next one's carriage return, never by a new line
-            assertThat(java.util.regex.Pattern.compile("rlm-mcp ask: iteration [^\\r\\n]*\\r?\\n").matcher(shown).find())
-                    .as(shown).isFalse();
+            assertThat(java.util.regex.Pattern.compile("rlm-mcp ask: iteration [^\\r\\n]*\\r?\\n")
+                            .matcher(shown)
+                            .find())
+                    .as(shown)
+                    .isFalse();
         }
     }
 
@@ -159,10 +192,18 @@ class AskIT {
             Path data = Journey.dirs(home, "projects", "ask", "logs");
             RlmSolveIT.log(data);
             Journey.chownToUser(projects);
-            UserLaunch launch = new UserLaunch(dist.resolve("bin/rlm-mcp"), data, java.util.Map.of(), Journey.USER, home);
-            Process process = new ProcessBuilder(launch.command(List.of("ask", "--llm-base-url",
-                    api.baseUrl().toString(), "--llm-model", "scripted", "--file", "server.log",
-                    ScriptedRlm.COUNT_ERRORS))).start();
+            UserLaunch launch =
+                    new UserLaunch(dist.resolve("bin/rlm-mcp"), data, java.util.Map.of(), Journey.USER, home);
+            Process process = new ProcessBuilder(launch.command(List.of(
+                            "ask",
+                            "--llm-base-url",
+                            api.baseUrl().toString(),
+                            "--llm-model",
+                            "scripted",
+                            "--file",
+                            "server.log",
+                            ScriptedRlm.COUNT_ERRORS)))
+                    .start();
             process.getOutputStream().close();
             CompletableFuture<String> out = read(process.getInputStream());
             CompletableFuture<String> err = read(process.getErrorStream());
@@ -187,8 +228,11 @@ class AskIT {
             Ran ran = run(api, "--file", "notes.txt", "--rlm-max-iterations", "2", ScriptedRlm.NEVER_DONE);
             assertThat(ran.exit()).as(ran.stderr()).isEqualTo(3);
             assertThat(ran.stdout()).isEqualTo("partial answer 2\n");
-            assertThat(ran.stderr()).contains("rlm-mcp ask: stopped by max_iterations: ", "(the answer so far is above)",
-                    "rlm-mcp ask: 2 iterations, 0 children");
+            assertThat(ran.stderr())
+                    .contains(
+                            "rlm-mcp ask: stopped by max_iterations: ",
+                            "(the answer so far is above)",
+                            "rlm-mcp ask: 2 iterations, 0 children");
         }
     }
 
@@ -204,13 +248,16 @@ class AskIT {
             Ran missing = run(api, "--file", "missing.txt", "q");
             assertThat(missing.exit()).isEqualTo(2);
             assertThat(missing.stderr()).contains("rlm-mcp ask: --file missing.txt is not a readable file");
-            Ran trajectory = run(api, "--trajectory", tmp.resolve("no/such/dir/run.jsonl").toString(), "q");
+            Ran trajectory = run(
+                    api, "--trajectory", tmp.resolve("no/such/dir/run.jsonl").toString(), "q");
             assertThat(trajectory.exit()).isEqualTo(2);
-            assertThat(trajectory.stderr()).contains("rlm-mcp ask: --trajectory " + tmp.resolve("no/such/dir/run.jsonl")
-                    + " cannot be written");
+            assertThat(trajectory.stderr())
+                    .contains(
+                            "rlm-mcp ask: --trajectory " + tmp.resolve("no/such/dir/run.jsonl") + " cannot be written");
             Ran depth = run(api, "--llm-max-depth", "0", "q");
             assertThat(depth.exit()).isEqualTo(2);
-            assertThat(depth.stderr()).contains("rlm-mcp ask: --rlm-max-depth (alias --llm-max-depth) must be at least 1");
+            assertThat(depth.stderr())
+                    .contains("rlm-mcp ask: --rlm-max-depth (alias --llm-max-depth) must be at least 1");
             assertThat(api.seen()).isEmpty();
         }
     }
@@ -223,20 +270,28 @@ class AskIT {
         try (ChatCompletionsServer api = new ChatCompletionsServer()) {
             ScriptedRlm model = new ScriptedRlm(0, 0);
             api.behaviour = model;
-            Process process = start(api, "--file", "x.txt", "--runtime-dir", runtime.toString(), "--warm-kernels", "0",
+            Process process = start(
+                    api,
+                    "--file",
+                    "x.txt",
+                    "--runtime-dir",
+                    runtime.toString(),
+                    "--warm-kernels",
+                    "0",
                     ScriptedRlm.SLEEPY);
             process.getOutputStream().close();
             CompletableFuture<String> out = read(process.getInputStream());
             CompletableFuture<String> err = read(process.getErrorStream());
             assertThat(Kernels.await(runtime, n -> n >= 4 && model.childTurns.get() == 3, 90_000))
-                    .as("the root and three children running their code").isNotNegative();
+                    .as("the root and three children running their code")
+                    .isNotNegative();
             long pid = process.pid();
             long start = System.nanoTime();
             new ProcessBuilder("kill", "-INT", Long.toString(pid)).start().waitFor();
             long children = Kernels.await(runtime, n -> n <= 1, 5_000);
             long all = Kernels.await(runtime, n -> n == 0, 5_000);
-            System.err.printf("[ask] children's kernels freed %d ms after SIGINT, the root's %d ms after them%n",
-                    children, all);
+            System.err.printf(
+                    "[ask] children's kernels freed %d ms after SIGINT, the root's %d ms after them%n", children, all);
             assertThat(children).as("kernels left: " + Kernels.running(runtime)).isBetween(0L, 1_000L);
             assertThat(all).as("kernels left: " + Kernels.running(runtime)).isBetween(0L, 1_000L);
             assertThat(process.waitFor(10, TimeUnit.SECONDS)).isTrue();

@@ -3,17 +3,17 @@ package dev.rlmmcp.e2e;
 import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.ClosedAfterEach;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.ServerProcess;
 import dev.rlmmcp.e2e.support.SessionCalls;
-import com.fasterxml.jackson.databind.JsonNode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -55,6 +55,7 @@ class CallDeadlinesIT {
 
     @RegisterExtension
     final ClosedAfterEach open = new ClosedAfterEach();
+
     private McpDriver client;
     private SessionCalls calls;
 
@@ -108,7 +109,9 @@ class CallDeadlinesIT {
 
     private static void killedAndRestored(JsonNode reply, String why) {
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("killed");
-        assertThat(reply.path("message").asText()).as(reply.toString()).contains(why)
+        assertThat(reply.path("message").asText())
+                .as(reply.toString())
+                .contains(why)
                 .contains("A fresh kernel is ready with the snapshot");
     }
 
@@ -131,18 +134,21 @@ class CallDeadlinesIT {
      */
     @ParameterizedTest
     @ValueSource(strings = {"stdio", "http"})
-    void aThreadThatTakesTheSnapshotRequestAfterAStepEndsTheNextCallWithinItsLimit(String transport)
-            throws Exception {
+    void aThreadThatTakesTheSnapshotRequestAfterAStepEndsTheNextCallWithinItsLimit(String transport) throws Exception {
         start(transport);
         String id = session();
         JsonNode big = execute(id, THIEF + BIG);
         assertThat(big.path("still_writing").toString()).as(big.toString()).contains("big");
         Thread.sleep(300);
         JsonNode next = timed("rlm_execute", Map.of("session_id", id, "code", "print(kept)", "timeout_s", TIMEOUT_S));
-        assertThat(McpDriver.text(next)).as(next.toString()).satisfiesAnyOf(
-                t -> assertThat(t).contains("TIMEOUT", "did not finish: the kernel was killed", "this call did not run"),
-                t -> assertThat(t).contains("\"killed\"", "did not answer the server's request to write its snapshot"),
-                t -> assertThat(t).contains("\"killed\"", "ignored the interrupt"));
+        assertThat(McpDriver.text(next))
+                .as(next.toString())
+                .satisfiesAnyOf(
+                        t -> assertThat(t)
+                                .contains("TIMEOUT", "did not finish: the kernel was killed", "this call did not run"),
+                        t -> assertThat(t)
+                                .contains("\"killed\"", "did not answer the server's request to write its snapshot"),
+                        t -> assertThat(t).contains("\"killed\"", "ignored the interrupt"));
         worksAgain(id);
     }
 
@@ -164,7 +170,9 @@ class CallDeadlinesIT {
             args.put("session_id", id);
             JsonNode result = timed(tool.getKey(), args);
             assertThat(result.path("isError").asBoolean()).as(result.toString()).isTrue();
-            assertThat(McpDriver.text(result)).as(tool.getKey()).contains("did not answer the server's")
+            assertThat(McpDriver.text(result))
+                    .as(tool.getKey())
+                    .contains("did not answer the server's")
                     .contains("A fresh kernel is ready with the snapshot");
             worksAgain(id);
         }
@@ -175,8 +183,12 @@ class CallDeadlinesIT {
     void codeThatBlocksTheInterruptAndSleepsInCIsKilledWithinItsLimit(String transport) throws Exception {
         start(transport);
         String id = session();
-        killedAndRestored(execute(id, REACH + "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})\n"
-                + "time.sleep(120)\n"), "ignored the interrupt");
+        killedAndRestored(
+                execute(
+                        id,
+                        REACH + "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})\n"
+                                + "time.sleep(120)\n"),
+                "ignored the interrupt");
         worksAgain(id);
     }
 
@@ -185,13 +197,17 @@ class CallDeadlinesIT {
     void strayFramesWithoutEndAreKilledAtTheLimitAndAMalformedOneAtOnce(String transport) throws Exception {
         start(transport);
         String id = session();
-        killedAndRestored(execute(id, REACH + "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-                + "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                + "body = b'{\"id\": 424242, \"ok\": true}'\n"
-                + "while True:\n    os.write(replies, struct.pack('>IQ', len(body), 0) + body)\n    time.sleep(0.01)\n"),
+        killedAndRestored(
+                execute(
+                        id,
+                        REACH + "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                                + "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                                + "body = b'{\"id\": 424242, \"ok\": true}'\n"
+                                + "while True:\n    os.write(replies, struct.pack('>IQ', len(body), 0) + body)\n    time.sleep(0.01)\n"),
                 "ignored the interrupt");
         worksAgain(id);
-        JsonNode reply = execute(id, REACH + "os.write(replies, struct.pack('>IQ', 5, 0) + b'nope!')\ntime.sleep(120)\n");
+        JsonNode reply =
+                execute(id, REACH + "os.write(replies, struct.pack('>IQ', 5, 0) + b'nope!')\ntime.sleep(120)\n");
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("crashed");
         assertThat(reply.path("message").asText()).contains("broke the protocol");
         worksAgain(id);
@@ -206,14 +222,17 @@ class CallDeadlinesIT {
         // the harness ends at its next read; the next call finds it dead, or dies writing to it
         JsonNode first = execute(id, "print(kept)");
         if (first.path("status").asText().equals("ok")) {
-            assertThat(first.path("kernel_restarted").path("message").asText()).as(first.toString())
+            assertThat(first.path("kernel_restarted").path("message").asText())
+                    .as(first.toString())
                     .contains("A fresh kernel is ready with the snapshot");
         } else {
             assertThat(first.path("status").asText()).as(first.toString()).isEqualTo("crashed");
         }
         worksAgain(id);
-        execute(id, REACH + "threading.Thread(target=lambda: (time.sleep(0.3), os.kill(os.getpid(), signal.SIGSTOP)))"
-                + ".start()\n");
+        execute(
+                id,
+                REACH + "threading.Thread(target=lambda: (time.sleep(0.3), os.kill(os.getpid(), signal.SIGSTOP)))"
+                        + ".start()\n");
         Thread.sleep(600);
         JsonNode listed = timed("rlm_list_vars", Map.of("session_id", id));
         assertThat(McpDriver.text(listed)).as(listed.toString()).contains("stopped (SIGSTOP)");

@@ -4,12 +4,11 @@ import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.ClosedAfterEach;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.ServerProcess;
 import dev.rlmmcp.e2e.support.SessionCalls;
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -24,6 +23,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -56,12 +56,14 @@ class CapacityIT {
 
     @BeforeAll
     static void bwrapIsHere() {
-        assumeTrue(Files.isExecutable(Path.of("/usr/bin/bwrap")), "bubblewrap is not installed: the default sandbox is not bwrap here");
+        assumeTrue(
+                Files.isExecutable(Path.of("/usr/bin/bwrap")),
+                "bubblewrap is not installed: the default sandbox is not bwrap here");
     }
 
     private ServerProcess server(String... extra) throws IOException {
-        List<String> args = new ArrayList<>(List.of("--state-dir", state.toString(), "--snapshot-debounce-ms", "100",
-                "--mcp-discovery", "false"));
+        List<String> args = new ArrayList<>(
+                List.of("--state-dir", state.toString(), "--snapshot-debounce-ms", "100", "--mcp-discovery", "false"));
         args.addAll(List.of(extra));
         ServerProcess server = ServerProcess.http(Map.of("RLM_SANDBOX", "auto"), args.toArray(String[]::new));
         open.add(server);
@@ -89,9 +91,11 @@ class CapacityIT {
             String id = newSession(calls);
             assertThat(calls.run(id, "print(6 * 7)")).isEqualTo("42\n");
         }
-        assertThat(calls.run(greedy, "print(threading.active_count() >= _started)")).isEqualTo("True\n");
+        assertThat(calls.run(greedy, "print(threading.active_count() >= _started)"))
+                .isEqualTo("True\n");
         calls.run(greedy, "_stop.set()");
-        assertThat(health(server).path("capacity").path("kernels_running").asInt()).isEqualTo(6);
+        assertThat(health(server).path("capacity").path("kernels_running").asInt())
+                .isEqualTo(6);
     }
 
     @Test
@@ -127,8 +131,15 @@ class CapacityIT {
         }
         List<String> runningIds = List.of(ids.get(0), ids.get(2), fourth);
         for (int i = 0; i < 3; i++) {
-            running.add(busy.get(i).callAsync("rlm_run_repl", Map.of("session_id", runningIds.get(i),
-                    "code", "import time\ntime.sleep(10)\nprint('done')"), false));
+            running.add(busy.get(i)
+                    .callAsync(
+                            "rlm_run_repl",
+                            Map.of(
+                                    "session_id",
+                                    runningIds.get(i),
+                                    "code",
+                                    "import time\ntime.sleep(10)\nprint('done')"),
+                            false));
         }
         Thread.sleep(2500);
         JsonNode refused = attempt(client, ids.get(1), "print(v)");
@@ -139,7 +150,9 @@ class CapacityIT {
         assertThat(error.path("fix").asText()).contains("rlm_delete_session", "--max-kernels");
         for (CompletableFuture<JsonNode> call : running) {
             JsonNode line = call.get(60, TimeUnit.SECONDS);
-            assertThat(json(line.path("result")).path("stdout").asText()).as(line.toString()).isEqualTo("done\n");
+            assertThat(json(line.path("result")).path("stdout").asText())
+                    .as(line.toString())
+                    .isEqualTo("done\n");
         }
         // once they are idle again, session 1 gets a kernel back, with its variables
         assertThat(calls.run(ids.get(1), "print(v, f())")).isEqualTo("value of session 1 1\n");
@@ -155,11 +168,15 @@ class CapacityIT {
         String recent = newSession(calls);
         calls.run(recent, "x = 1");
         Thread.sleep(5000);
-        assertThat(health(server).path("capacity").path("warm_kernels").asInt()).as("full: one short").isEqualTo(1);
+        assertThat(health(server).path("capacity").path("warm_kernels").asInt())
+                .as("full: one short")
+                .isEqualTo(1);
         assertThat(calls.session(idle).path("kernel_running").asBoolean()).isTrue();
 
         // a minute after its last call, the idlest session's kernel makes way (its variables are in its snapshot)
-        for (int i = 0; i < 300 && health(server).path("capacity").path("warm_kernels").asInt() < 2; i++) {
+        for (int i = 0;
+                i < 300 && health(server).path("capacity").path("warm_kernels").asInt() < 2;
+                i++) {
             Thread.sleep(250);
         }
         assertThat(health(server).path("capacity").path("warm_kernels").asInt()).isEqualTo(2);
@@ -196,14 +213,23 @@ class CapacityIT {
         // while the big session runs, nothing can be stopped for a third one
         McpDriver other = client(server);
         other.call("rlm_sessions", Map.of());
-        CompletableFuture<JsonNode> running = other.callAsync("rlm_run_repl", Map.of("session_id", big,
-                "code", "import time\nmore = b'y' * (360 << 20)\ntime.sleep(10)\nprint(len(blob) >> 20)"), false);
+        CompletableFuture<JsonNode> running = other.callAsync(
+                "rlm_run_repl",
+                Map.of(
+                        "session_id",
+                        big,
+                        "code",
+                        "import time\nmore = b'y' * (360 << 20)\ntime.sleep(10)\nprint(len(blob) >> 20)"),
+                false);
         Thread.sleep(2500);
         JsonNode refused = attempt(client, newSession(calls), "print(1)");
         JsonNode error = json(refused).path("error");
         assertThat(error.path("code").asText()).as(refused.toString()).isEqualTo("CAPACITY");
         assertThat(error.path("message").asText()).contains("--max-total-memory-mb");
-        assertThat(json(running.get(60, TimeUnit.SECONDS).path("result")).path("stdout").asText()).isEqualTo("380\n");
+        assertThat(json(running.get(60, TimeUnit.SECONDS).path("result"))
+                        .path("stdout")
+                        .asText())
+                .isEqualTo("380\n");
     }
 
     @Test
@@ -213,20 +239,33 @@ class CapacityIT {
         for (int c = 0; c < 4; c++) {
             McpDriver client = client(server);
             for (int i = 0; i < 16; i++) {
-                runs.add(client.callAsync("run_python", Map.of("code", "import time\ntime.sleep(1)\nprint(%d)"
-                        .formatted(c * 16 + i), "response_format", "json"), false));
+                runs.add(client.callAsync(
+                        "run_python",
+                        Map.of(
+                                "code",
+                                "import time\ntime.sleep(1)\nprint(%d)".formatted(c * 16 + i),
+                                "response_format",
+                                "json"),
+                        false));
             }
         }
         int most = 0;
         while (!runs.stream().allMatch(CompletableFuture::isDone)) {
             JsonNode capacity = health(server).path("capacity");
-            most = Math.max(most, capacity.path("kernels_running").asInt() + capacity.path("warm_kernels").asInt());
+            most = Math.max(
+                    most,
+                    capacity.path("kernels_running").asInt()
+                            + capacity.path("warm_kernels").asInt());
             Thread.sleep(100);
         }
         for (int i = 0; i < 64; i++) {
             JsonNode result = runs.get(i).get(5, TimeUnit.SECONDS).path("result");
-            assertThat(json(result).path("status").asText()).as(result.toString()).isEqualTo("success");
-            assertThat(json(result).path("stdout").path(0).asText()).as(result.toString()).isEqualTo(String.valueOf(i));
+            assertThat(json(result).path("status").asText())
+                    .as(result.toString())
+                    .isEqualTo("success");
+            assertThat(json(result).path("stdout").path(0).asText())
+                    .as(result.toString())
+                    .isEqualTo(String.valueOf(i));
         }
         assertThat(most).isBetween(1, 8);
     }
@@ -241,8 +280,11 @@ class CapacityIT {
     }
 
     private static JsonNode health(ServerProcess server) throws IOException, InterruptedException {
-        return McpDriver.MAPPER.readTree(HttpClient.newHttpClient().send(
-                HttpRequest.newBuilder(URI.create(server.baseUrl() + "/health")).build(),
-                HttpResponse.BodyHandlers.ofString()).body());
+        return McpDriver.MAPPER.readTree(HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(URI.create(server.baseUrl() + "/health"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString())
+                .body());
     }
 }

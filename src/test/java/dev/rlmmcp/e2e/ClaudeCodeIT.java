@@ -2,17 +2,17 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.AnthropicEndpoint;
+import dev.rlmmcp.e2e.support.AnthropicEndpoint.Block;
+import dev.rlmmcp.e2e.support.AnthropicEndpoint.Request;
+import dev.rlmmcp.e2e.support.AnthropicEndpoint.Step;
 import dev.rlmmcp.e2e.support.ClaudeCode;
 import dev.rlmmcp.e2e.support.Journey;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.UserLaunch;
 import dev.rlmmcp.e2e.support.UserServer;
 import dev.rlmmcp.e2e.support.WebLog;
-import com.fasterxml.jackson.databind.JsonNode;
-import dev.rlmmcp.e2e.support.AnthropicEndpoint.Block;
-import dev.rlmmcp.e2e.support.AnthropicEndpoint.Request;
-import dev.rlmmcp.e2e.support.AnthropicEndpoint.Step;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -101,7 +101,9 @@ class ClaudeCodeIT {
             List<ProcessHandle> left = awaitGone(tmp, Duration.ofSeconds(20));
             left.forEach(ProcessHandle::destroyForcibly);
             System.out.println(String.join("\n", report));
-            assertThat(left).as("processes still running that mention %s after the test", tmp).isEmpty();
+            assertThat(left)
+                    .as("processes still running that mention %s after the test", tmp)
+                    .isEmpty();
         }
     }
 
@@ -109,7 +111,8 @@ class ClaudeCodeIT {
     void stdio() throws Exception {
         Path launcher = McpDriver.projectRoot().resolve("bin/rlm-mcp");
         // the README's line, as it is
-        ClaudeCode.Result add = claude.mcpAdd("rlm", "--", launcher.toString(), "stdio", "--data-root", data.toString());
+        ClaudeCode.Result add =
+                claude.mcpAdd("rlm", "--", launcher.toString(), "stdio", "--data-root", data.toString());
         assertThat(add.exit()).as("claude mcp add (stdio)\n%s", add).isZero();
         listed();
         task(true);
@@ -132,7 +135,8 @@ class ClaudeCodeIT {
     /** {@code claude mcp list}, as a user checks a new server: it connects. */
     private void listed() {
         ClaudeCode.Result list = claude.run(List.of("mcp", "list"), RUN_TIMEOUT);
-        report.add(testName + ": claude mcp list after " + list.millis() + " ms: " + list.stdout().strip());
+        report.add(testName + ": claude mcp list after " + list.millis() + " ms: "
+                + list.stdout().strip());
         assertThat(list.stdout()).as("claude mcp list\n%s", list).containsPattern("(?m)^rlm: .*Connected");
     }
 
@@ -141,29 +145,43 @@ class ClaudeCodeIT {
         List<ClaudeCode.Result> runs = new ArrayList<>();
         try {
             model.script("task", taskScript());
-            ClaudeCode.Result first = print("task", "Load " + LOG_PATH + " from the rlm data root as lines, count the "
-                    + "requests by status, list the variables and keep the summary in a variable.");
+            ClaudeCode.Result first = print(
+                    "task",
+                    "Load " + LOG_PATH + " from the rlm data root as lines, count the "
+                            + "requests by status, list the variables and keep the summary in a variable.");
             runs.add(first);
             List<ProcessHandle> left = List.of();
             if (stdio) {
                 left = awaitGone(data, Duration.ofSeconds(20));
-                report.add(testName + ": Claude Code stopping the stdio server:\n" + ClaudeCode.grep(
-                        tmp.resolve("claude-task.log"), "to MCP server process", "connection closed"));
+                report.add(testName + ": Claude Code stopping the stdio server:\n"
+                        + ClaudeCode.grep(
+                                tmp.resolve("claude-task.log"), "to MCP server process", "connection closed"));
             }
 
             model.script("resume", resumeScript());
-            ClaudeCode.Result second = print("resume", "Check that the rlm session still has every variable.",
-                    "--resume", first.json().path("session_id").asText());
+            ClaudeCode.Result second = print(
+                    "resume",
+                    "Check that the rlm session still has every variable.",
+                    "--resume",
+                    first.json().path("session_id").asText());
             runs.add(second);
 
             SoftAssertions softly = new SoftAssertions();
-            softly.assertThat(model.failures()).as("the scripted model's own failures").isEmpty();
+            softly.assertThat(model.failures())
+                    .as("the scripted model's own failures")
+                    .isEmpty();
             for (ClaudeCode.Result run : runs) {
                 softly.assertThat(run.exit()).as("claude's exit code\n%s", run).isZero();
-                softly.assertThat(run.json().path("is_error").asBoolean(true)).as("claude's result is_error").isFalse();
-                softly.assertThat(run.json().path("permission_denials")).as("permission denials").isEmpty();
+                softly.assertThat(run.json().path("is_error").asBoolean(true))
+                        .as("claude's result is_error")
+                        .isFalse();
+                softly.assertThat(run.json().path("permission_denials"))
+                        .as("permission denials")
+                        .isEmpty();
             }
-            softly.assertThat(left).as("the stdio server and its kernels, after Claude Code exited").isEmpty();
+            softly.assertThat(left)
+                    .as("the stdio server and its kernels, after Claude Code exited")
+                    .isEmpty();
             left.forEach(ProcessHandle::destroyForcibly);
             checkFirstTurn(softly);
             checkTask(softly, first);
@@ -175,8 +193,13 @@ class ClaudeCodeIT {
     }
 
     private ClaudeCode.Result print(String run, String prompt, String... more) {
-        List<String> args = new ArrayList<>(List.of("-p", prompt, "--output-format", "json",
-                "--debug-file", tmp.resolve("claude-" + run + ".log").toString()));
+        List<String> args = new ArrayList<>(List.of(
+                "-p",
+                prompt,
+                "--output-format",
+                "json",
+                "--debug-file",
+                tmp.resolve("claude-" + run + ".log").toString()));
         args.addAll(List.of(more));
         // the only permission a headless run needs (as root, --dangerously-skip-permissions is refused)
         args.addAll(List.of("--allowedTools", ALLOW_RLM));
@@ -193,16 +216,24 @@ class ClaudeCodeIT {
 
     private List<Step> taskScript() {
         return List.of(
-                call("ToolSearch", Map.of("query", "select:mcp__rlm__rlm_load_file,mcp__rlm__rlm_execute,"
-                        + "mcp__rlm__rlm_list_vars")),
+                call(
+                        "ToolSearch",
+                        Map.of(
+                                "query",
+                                "select:mcp__rlm__rlm_load_file,mcp__rlm__rlm_execute," + "mcp__rlm__rlm_list_vars")),
                 call("mcp__rlm__rlm_load_file", Map.of("path", LOG_PATH, "name", "log", "data_type", "lines")),
                 call("mcp__rlm__rlm_execute", Map.of("code", COUNT)),
                 call("mcp__rlm__rlm_list_vars", Map.of()),
                 // the model keeps what the count printed, as it read it
-                request -> List.of(Block.call("mcp__rlm__rlm_execute", Map.of(
-                        "code", "summary = " + AnthropicEndpoint.JSON.valueToTree(firstLine(resultOf(request, "task", 2)))
-                                + "\nprint(summary)",
-                        "response_format", "json"))),
+                request -> List.of(Block.call(
+                        "mcp__rlm__rlm_execute",
+                        Map.of(
+                                "code",
+                                "summary = "
+                                        + AnthropicEndpoint.JSON.valueToTree(firstLine(resultOf(request, "task", 2)))
+                                        + "\nprint(summary)",
+                                "response_format",
+                                "json"))),
                 request -> List.of(Block.say("Counted " + firstLine(resultOf(request, "task", 2)))));
     }
 
@@ -211,8 +242,13 @@ class ClaudeCodeIT {
                 call("ToolSearch", Map.of("query", "select:mcp__rlm__rlm_list_vars,mcp__rlm__rlm_execute")),
                 // the session id comes from the earlier replies in the resumed conversation
                 request -> List.of(Block.call("mcp__rlm__rlm_list_vars", Map.of("session_id", sessionIn(request)))),
-                request -> List.of(Block.call("mcp__rlm__rlm_execute", Map.of("session_id", sessionIn(request),
-                        "code", "print(summary)\nprint(len(log), sum(by_status.values()))"))),
+                request -> List.of(Block.call(
+                        "mcp__rlm__rlm_execute",
+                        Map.of(
+                                "session_id",
+                                sessionIn(request),
+                                "code",
+                                "print(summary)\nprint(len(log), sum(by_status.values()))"))),
                 request -> List.of(Block.say("The session has every variable.")));
     }
 
@@ -237,7 +273,9 @@ class ClaudeCodeIT {
 
     private static JsonNode resultBlock(Request request, String run, int step) {
         String id = "toolu_" + run + "_" + step + "_0";
-        return request.toolResults().stream().filter(r -> id.equals(r.path("tool_use_id").asText())).findFirst()
+        return request.toolResults().stream()
+                .filter(r -> id.equals(r.path("tool_use_id").asText()))
+                .findFirst()
                 .orElse(null);
     }
 
@@ -257,18 +295,29 @@ class ClaudeCodeIT {
         }
         Set<String> first = toolNames(turns.getFirst());
         Set<String> all = toolNames(turns.getLast());
-        softly.assertThat(all).as("rlm tools Claude Code knows of by the task's last turn").hasSizeGreaterThanOrEqualTo(20);
-        softly.assertThat(first).as("rlm tools named in the model's FIRST request (claude -p waits about 2 s for an MCP "
-                + "server before it; a server not ready by then is only named as 'still connecting'). Claude Code said:%n%s",
-                ClaudeCode.grep(tmp.resolve("claude-task.log"), "Starting connection", "Successfully connected",
-                        "turn 1 start", "dispatching"))
+        softly.assertThat(all)
+                .as("rlm tools Claude Code knows of by the task's last turn")
+                .hasSizeGreaterThanOrEqualTo(20);
+        softly.assertThat(first)
+                .as(
+                        "rlm tools named in the model's FIRST request (claude -p waits about 2 s for an MCP "
+                                + "server before it; a server not ready by then is only named as 'still connecting'). Claude Code said:%n%s",
+                        ClaudeCode.grep(
+                                tmp.resolve("claude-task.log"),
+                                "Starting connection",
+                                "Successfully connected",
+                                "turn 1 start",
+                                "dispatching"))
                 .isEqualTo(all);
         String instructions = instructions(turns.getLast());
-        softly.assertThat(instructions).as("the server's instructions in Claude Code's request").isNotEmpty();
+        softly.assertThat(instructions)
+                .as("the server's instructions in Claude Code's request")
+                .isNotEmpty();
         for (Request turn : List.of(turns.getFirst(), turns.getLast())) {
             if (!toolNames(turn).isEmpty()) {
-                softly.assertThat(count(strings(turn.body()), instructions)).as("times the instructions appear in "
-                        + "request %d", turn.index()).isEqualTo(1);
+                softly.assertThat(count(strings(turn.body()), instructions))
+                        .as("times the instructions appear in " + "request %d", turn.index())
+                        .isEqualTo(1);
             }
         }
         report.add(testName + ": first request names " + first.size() + " of " + all.size() + " rlm tools; "
@@ -286,19 +335,24 @@ class ClaudeCodeIT {
         softly.assertThat(firstLine(count)).as("count reply").isEqualTo(log.countLine());
         softly.assertThat(variables(vars)).as("list_vars reply").contains("log", "by_status");
         JsonNode setReply = parse(set);
-        softly.assertThat(setReply.path("status").asText()).as("JSON reply, as the model reads it: %s", set).isEqualTo("ok");
+        softly.assertThat(setReply.path("status").asText())
+                .as("JSON reply, as the model reads it: %s", set)
+                .isEqualTo("ok");
         softly.assertThat(setReply.path("variables_changed").toString()).isEqualTo("[\"summary\"]");
         softly.assertThat(run.json().path("result").asText()).isEqualTo("Counted " + log.countLine());
         for (int step = 1; step <= 4; step++) {
             JsonNode block = resultBlock(last, "task", step);
-            softly.assertThat(block.path("is_error").asBoolean(false)).as("is_error of step %d", step).isFalse();
+            softly.assertThat(block.path("is_error").asBoolean(false))
+                    .as("is_error of step %d", step)
+                    .isFalse();
         }
         // what each reply puts in front of the model: small, and once
         bytes(softly, "rlm_load_file (text)", resultBlock(last, "task", 1), 400);
         bytes(softly, "rlm_execute count (text)", resultBlock(last, "task", 2), 400);
         bytes(softly, "rlm_list_vars (text)", resultBlock(last, "task", 3), 600);
         bytes(softly, "rlm_execute set (json)", resultBlock(last, "task", 4), 800);
-        softly.assertThat(resultBlock(last, "task", 1).path("content").size()).as("text reply: one text block")
+        softly.assertThat(resultBlock(last, "task", 1).path("content").size())
+                .as("text reply: one text block")
                 .isEqualTo(1);
     }
 
@@ -309,11 +363,15 @@ class ClaudeCodeIT {
             return;
         }
         Request last = turns.getLast();
-        Set<String> before = new TreeSet<>(variables(resultOf(model.mainTurns("task").getLast(), "task", 3)));
+        Set<String> before =
+                new TreeSet<>(variables(resultOf(model.mainTurns("task").getLast(), "task", 3)));
         before.add("summary");
         String vars = resultOf(last, "resume", 1);
-        softly.assertThat(variables(vars)).as("variables of the resumed session, reply:\n%s", vars).containsAll(before);
-        softly.assertThat(resultOf(last, "resume", 2)).as("the resumed session's values")
+        softly.assertThat(variables(vars))
+                .as("variables of the resumed session, reply:\n%s", vars)
+                .containsAll(before);
+        softly.assertThat(resultOf(last, "resume", 2))
+                .as("the resumed session's values")
                 .contains(log.countLine() + "\n" + log.lines() + " " + log.lines());
         bytes(softly, "rlm_list_vars resumed (text)", resultBlock(last, "resume", 1), 700);
         bytes(softly, "rlm_execute resumed (text)", resultBlock(last, "resume", 2), 400);
@@ -327,9 +385,12 @@ class ClaudeCodeIT {
         }
         String text = AnthropicEndpoint.resultText(toolResult);
         int n = text.getBytes(StandardCharsets.UTF_8).length;
-        report.add(String.format("%s: %-32s %5d B in front of the model (content as %s)", testName, what, n,
-                toolResult.path("content").isTextual() ? "a string" : "text blocks"));
-        softly.assertThat(n).as("bytes of %s in front of the model: %s", what, text).isLessThanOrEqualTo(most);
+        report.add(String.format(
+                "%s: %-32s %5d B in front of the model (content as %s)",
+                testName, what, n, toolResult.path("content").isTextual() ? "a string" : "text blocks"));
+        softly.assertThat(n)
+                .as("bytes of %s in front of the model: %s", what, text)
+                .isLessThanOrEqualTo(most);
     }
 
     private static Set<String> toolNames(Request request) {
@@ -422,10 +483,17 @@ class ClaudeCodeIT {
             for (String run : List.of("task", "resume")) {
                 Path debug = tmp.resolve("claude-" + run + ".log");
                 if (Files.exists(debug)) {
-                    Files.copy(debug, dir.resolve(testName + "-claude-" + run + ".log"), StandardCopyOption.REPLACE_EXISTING);
+                    Files.copy(
+                            debug,
+                            dir.resolve(testName + "-claude-" + run + ".log"),
+                            StandardCopyOption.REPLACE_EXISTING);
                 }
             }
-            out.append("Claude Code's debug logs: ").append(dir).append('/').append(testName).append("-claude-*.log\n");
+            out.append("Claude Code's debug logs: ")
+                    .append(dir)
+                    .append('/')
+                    .append(testName)
+                    .append("-claude-*.log\n");
         } catch (IOException e) {
             out.append("(could not write ").append(dump).append(": ").append(e).append(")\n");
         }
@@ -433,8 +501,14 @@ class ClaudeCodeIT {
             out.append("claude: ").append(run).append('\n');
         }
         for (Request r : model.requests()) {
-            out.append("request ").append(r.index()).append(' ').append(r.method()).append(' ').append(r.path())
-                    .append(r.main() ? " main turn of run " + r.run() : " side request").append('\n');
+            out.append("request ")
+                    .append(r.index())
+                    .append(' ')
+                    .append(r.method())
+                    .append(' ')
+                    .append(r.path())
+                    .append(r.main() ? " main turn of run " + r.run() : " side request")
+                    .append('\n');
         }
         for (String run : List.of("task", "resume")) {
             List<Request> turns = model.mainTurns(run);
@@ -446,17 +520,23 @@ class ClaudeCodeIT {
                 String type = block.path("type").asText();
                 if (type.equals("tool_use") || type.equals("tool_result")) {
                     String s = block.toString();
-                    out.append(s.length() > 1500 ? s.substring(0, 1500) + "…" : s).append('\n');
+                    out.append(s.length() > 1500 ? s.substring(0, 1500) + "…" : s)
+                            .append('\n');
                 }
             }
-            out.append("first request, rlm tools named: ").append(toolNames(turns.getFirst())).append('\n');
+            out.append("first request, rlm tools named: ")
+                    .append(toolNames(turns.getFirst()))
+                    .append('\n');
         }
         for (Throwable f : model.failures()) {
             out.append("endpoint failure: ").append(f).append('\n');
         }
         for (String run : List.of("task", "resume")) {
-            out.append("--- claude debug log (").append(run).append("), MCP lines ---\n").append(ClaudeCode.grep(
-                    tmp.resolve("claude-" + run + ".log"), "MCP server \"rlm\"", "[MCP]", "[ERROR]"));
+            out.append("--- claude debug log (")
+                    .append(run)
+                    .append("), MCP lines ---\n")
+                    .append(ClaudeCode.grep(
+                            tmp.resolve("claude-" + run + ".log"), "MCP server \"rlm\"", "[MCP]", "[ERROR]"));
         }
         if (server != null) {
             out.append("--- server log ---\n").append(server.log());

@@ -2,14 +2,13 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.ClosedAfterEach;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.ServerProcess;
 import dev.rlmmcp.e2e.support.SessionCalls;
 import dev.rlmmcp.e2e.support.StdioRpc;
 import dev.rlmmcp.e2e.support.UserServer;
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -124,7 +124,9 @@ class ClientStopIT {
         String text = McpDriver.text(client.callAsIs("rlm_execute", Map.of("session_id", id, "code", "big2 = big[:]")));
         assertThat(text).as("the default text reply's footer").contains("still being written: big2");
         // the next call runs once the write is done
-        assertThat(calls.ok("rlm_var_info", Map.of("session_id", id, "name", "big")).path("persisted").asText())
+        assertThat(calls.ok("rlm_var_info", Map.of("session_id", id, "name", "big"))
+                        .path("persisted")
+                        .asText())
                 .isEqualTo("saved");
         Stop.KILL_9.apply(server.pid());
         awaitExit(server.pid());
@@ -147,9 +149,11 @@ class ClientStopIT {
             awaitExit(server.pid());
         }
         try (StdioRpc server = stdio()) {
-            JsonNode first = server.request("tools/call", Map.of("name", "rlm_execute",
-                    "arguments", Map.of("session_id", id, "code", "print(small)")));
-            assertThat(McpDriver.text(first)).as("the default text reply")
+            JsonNode first = server.request(
+                    "tools/call",
+                    Map.of("name", "rlm_execute", "arguments", Map.of("session_id", id, "code", "print(small)")));
+            assertThat(McpDriver.text(first))
+                    .as("the default text reply")
                     .contains("lost when the server stopped, still being written then: big");
             JsonNode vars = server.call("rlm_list_vars", Map.of("session_id", id));
             assertThat(vars.toString()).contains("\"big\"").contains("still being written when the server stopped");
@@ -180,7 +184,8 @@ class ClientStopIT {
         List<ProcessHandle> kernels;
         try (StdioRpc server = stdio(flags)) {
             id = server.call("rlm_init_context", Map.of()).path("session_id").asText();
-            String other = server.call("rlm_init_context", Map.of()).path("session_id").asText();
+            String other =
+                    server.call("rlm_init_context", Map.of()).path("session_id").asText();
             server.call("rlm_execute", Map.of("session_id", id, "code", FIRST));
             server.call("rlm_execute", Map.of("session_id", other, "code", "ready = 1"));
             server.callWithoutWaiting("rlm_execute", Map.of("session_id", other, "code", LONG, "timeout_s", 120));
@@ -193,7 +198,9 @@ class ClientStopIT {
         assertGone(kernels);
         try (StdioRpc server = stdio(flags)) {
             JsonNode back = server.call("rlm_execute", Map.of("session_id", id, "code", CHECK));
-            assertThat(back.path("stdout").asText()).as("after %s: %s", stop, back).isEqualTo(EXPECTED);
+            assertThat(back.path("stdout").asText())
+                    .as("after %s: %s", stop, back)
+                    .isEqualTo(EXPECTED);
             assertThat(back.has("lost_at_stop")).as(back.toString()).isFalse();
         }
     }
@@ -235,11 +242,11 @@ class ClientStopIT {
         return open.add(new StdioRpc(command));
     }
 
-
     /** kill(1) with a signal to a process, or to a process group if {@code target} is negative. */
     private static void signal(String signal, long target) throws Exception {
         Process kill = new ProcessBuilder("kill", "-s", signal, "--", Long.toString(target))
-                .redirectErrorStream(true).start();
+                .redirectErrorStream(true)
+                .start();
         assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
     }
 
@@ -252,11 +259,16 @@ class ClientStopIT {
 
     /** The server's kernels: the Python processes running the harness, sandboxed or not. */
     private static List<ProcessHandle> kernelsOf(long server) {
-        return ProcessHandle.of(server).orElseThrow().descendants().filter(p -> {
-            List<String> argv = UserServer.argv(p.pid());
-            return !argv.isEmpty() && Path.of(argv.getFirst()).getFileName().toString().startsWith("python")
-                    && argv.stream().anyMatch(a -> a.contains("/harness"));
-        }).toList();
+        return ProcessHandle.of(server)
+                .orElseThrow()
+                .descendants()
+                .filter(p -> {
+                    List<String> argv = UserServer.argv(p.pid());
+                    return !argv.isEmpty()
+                            && Path.of(argv.getFirst()).getFileName().toString().startsWith("python")
+                            && argv.stream().anyMatch(a -> a.contains("/harness"));
+                })
+                .toList();
     }
 
     /** Every kernel the server had has ended with it (none is left orphaned). */
@@ -265,8 +277,12 @@ class ClientStopIT {
         while (kernels.stream().anyMatch(ProcessHandle::isAlive) && System.nanoTime() < deadline) {
             Thread.sleep(50);
         }
-        assertThat(kernels.stream().filter(ProcessHandle::isAlive).map(ProcessHandle::pid).toList())
-                .as("kernels left running after the server ended").isEmpty();
+        assertThat(kernels.stream()
+                        .filter(ProcessHandle::isAlive)
+                        .map(ProcessHandle::pid)
+                        .toList())
+                .as("kernels left running after the server ended")
+                .isEmpty();
     }
 
     private static List<String> names(JsonNode array) {

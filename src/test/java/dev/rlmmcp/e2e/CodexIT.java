@@ -2,21 +2,19 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.e2e.support.ClosedAfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import dev.rlmmcp.e2e.support.CodexCli;
 import dev.rlmmcp.e2e.support.Journey;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.ResponsesEndpoint;
+import dev.rlmmcp.e2e.support.ResponsesEndpoint.Exec;
+import dev.rlmmcp.e2e.support.ResponsesEndpoint.Say;
 import dev.rlmmcp.e2e.support.UserLaunch;
 import dev.rlmmcp.e2e.support.UserServer;
 import dev.rlmmcp.e2e.support.WebLog;
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.e2e.support.ResponsesEndpoint.Exec;
-import dev.rlmmcp.e2e.support.ResponsesEndpoint.Say;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -33,9 +31,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -86,6 +86,7 @@ class CodexIT {
 
     @RegisterExtension
     final ClosedAfterEach open = new ClosedAfterEach();
+
     private final Set<ProcessHandle> started = new LinkedHashSet<>();
 
     @BeforeAll
@@ -126,15 +127,17 @@ class CodexIT {
         String codex = readme.substring(readme.indexOf("**Codex**"));
         Matcher block = Pattern.compile("```toml\n(.*?)```", Pattern.DOTALL).matcher(codex);
         for (int i = 0; i <= n; i++) {
-            assertThat(block.find()).as("TOML block %d of the README's Codex section", i).isTrue();
+            assertThat(block.find())
+                    .as("TOML block %d of the README's Codex section", i)
+                    .isTrue();
         }
         return block.group(1);
     }
 
     private void journey(TestInfo test, String registration, boolean codexStopsServer) throws Exception {
         ResponsesEndpoint model = open.add(ResponsesEndpoint.start());
-        CodexCli codex = new CodexCli(tmp.resolve("home"), tmp.resolve("work"),
-                CodexCli.providerConfig(model) + registration);
+        CodexCli codex =
+                new CodexCli(tmp.resolve("home"), tmp.resolve("work"), CodexCli.providerConfig(model) + registration);
         try {
             model.then(new Exec("""
                             // @exec: {"max_output_tokens": 30000}
@@ -144,8 +147,9 @@ class CodexIT {
                     .then(call("rlm_list_vars", Map.of()))
                     .then(call("rlm_execute", Map.of("code", SET_ONE_MORE)))
                     .then(new Say("The log has its counts in `status` and `methods`; `server_errors` is set."));
-            CodexCli.Run first = codex.exec("Load " + LOG_PATH + " as lines, count its status codes and methods, "
-                    + "then set server_errors.", RUN_TIMEOUT);
+            CodexCli.Run first = codex.exec(
+                    "Load " + LOG_PATH + " as lines, count its status codes and methods, " + "then set server_errors.",
+                    RUN_TIMEOUT);
             started.addAll(first.started());
             assertThat(first.exit()).as("codex exec\n%s", first).isZero();
             if (codexStopsServer) {
@@ -153,21 +157,25 @@ class CodexIT {
             }
 
             model.then(request -> call("rlm_list_vars", Map.of("session_id", sessionIdIn(request))))
-                    .then(request -> call("rlm_execute", Map.of("session_id", sessionIdIn(request), "code", CHECK,
-                            "response_format", "json")))
+                    .then(request -> call(
+                            "rlm_execute",
+                            Map.of("session_id", sessionIdIn(request), "code", CHECK, "response_format", "json")))
                     .then(new Say("Every variable is there."));
-            CodexCli.Run second = codex.resume(first.threadId(), "Check that session still has every variable.",
-                    RUN_TIMEOUT);
+            CodexCli.Run second =
+                    codex.resume(first.threadId(), "Check that session still has every variable.", RUN_TIMEOUT);
             started.addAll(second.started());
             assertThat(second.exit()).as("codex exec resume\n%s", second).isZero();
 
             check(model);
         } catch (AssertionError | RuntimeException e) {
-            Path dump = model.dump(McpDriver.projectRoot().resolve("target/codex-e2e")
+            Path dump = model.dump(McpDriver.projectRoot()
+                    .resolve("target/codex-e2e")
                     .resolve(test.getTestMethod().orElseThrow().getName() + "-requests.jsonl"));
-            throw new AssertionError(e.getMessage() + "\n\nthe scripted model's failures: " + model.failures()
-                    + "\nthe conversation at the last request:\n" + model.transcript()
-                    + "every request Codex sent: " + dump, e);
+            throw new AssertionError(
+                    e.getMessage() + "\n\nthe scripted model's failures: " + model.failures()
+                            + "\nthe conversation at the last request:\n" + model.transcript()
+                            + "every request Codex sent: " + dump,
+                    e);
         }
     }
 
@@ -192,8 +200,11 @@ class CodexIT {
         while (run.started().stream().anyMatch(ProcessHandle::isAlive) && System.nanoTime() < deadline) {
             Thread.sleep(100);
         }
-        assertThat(run.started().stream().filter(ProcessHandle::isAlive).map(p -> p.pid() + " "
-                + p.info().commandLine().orElse("?")).toList()).as("processes Codex started, alive after it ended")
+        assertThat(run.started().stream()
+                        .filter(ProcessHandle::isAlive)
+                        .map(p -> p.pid() + " " + p.info().commandLine().orElse("?"))
+                        .toList())
+                .as("processes Codex started, alive after it ended")
                 .isEmpty();
     }
 
@@ -255,7 +266,8 @@ class CodexIT {
         // namespace with the first line of its instructions); without `required = true` it does not
         JsonNode first = model.turns().getFirst();
         Matcher namespace = NAMESPACE.matcher(first.path("input").toString().replace("\\n", "\n"));
-        assertThat(namespace.find()).as("mcp__rlm among the deferred tool namespaces of Codex's first request")
+        assertThat(namespace.find())
+                .as("mcp__rlm among the deferred tool namespaces of Codex's first request")
                 .isTrue();
         String instructionsFirstLine = namespace.group(1).replace("\\\"", "\"");
         assertThat(model.failures()).as("the scripted model's turns").isEmpty();
@@ -279,23 +291,26 @@ class CodexIT {
             String description = tool.path("description").asText();
             int from = description.indexOf(instructionsFirstLine);
             int to = description.indexOf("\n\nexec tool declaration:");
-            assertThat(from).as("the server's instructions in %s's description", tool.path("name")).isPositive();
+            assertThat(from)
+                    .as("the server's instructions in %s's description", tool.path("name"))
+                    .isPositive();
             instructionBytes.add(description.substring(from - 2, to).getBytes(StandardCharsets.UTF_8).length);
         }
-        assertThat(instructionBytes).as("bytes the server's instructions add to each tool description")
+        assertThat(instructionBytes)
+                .as("bytes the server's instructions add to each tool description")
                 .allMatch(b -> b <= 300);
 
         // the answers
         for (Output o : List.of(load, count, listed, setOne, resumedCheck)) {
-            assertThat(o.result().path("isError").asBoolean()).as("isError of %s", o.printed()).isFalse();
+            assertThat(o.result().path("isError").asBoolean())
+                    .as("isError of %s", o.printed())
+                    .isFalse();
         }
         assertThat(load.text()).as("the load's reply").contains("log").contains(String.format("%,d", webLog.lines()));
         JsonNode counted = JSON.readTree(count.text().lines().findFirst().orElseThrow());
         assertThat(counted.path("lines").asLong()).isEqualTo(webLog.lines());
-        assertThat(longs(counted.path("status"))).as("lines per status")
-                .isEqualTo(new TreeMap<>(webLog.status()));
-        assertThat(longs(counted.path("methods"))).as("lines per method")
-                .isEqualTo(new TreeMap<>(webLog.methods()));
+        assertThat(longs(counted.path("status"))).as("lines per status").isEqualTo(new TreeMap<>(webLog.status()));
+        assertThat(longs(counted.path("methods"))).as("lines per method").isEqualTo(new TreeMap<>(webLog.methods()));
         Set<String> before = names(listed.text());
         assertThat(before).as("variables listed").contains("log", "status", "methods");
         assertThat(setOne.text()).as("reply to the last step").contains("set server_errors");
@@ -303,36 +318,77 @@ class CodexIT {
         // what each reply puts in front of the model: the server's text, in a CallToolResult of content and
         // isError only (no structuredContent, also for a JSON reply), so a fixed few dozen bytes more
         System.out.printf("%-26s %8s %10s %10s%n", "tool result", "text B", "printed B", "item B");
-        for (Map.Entry<String, Output> row : Map.of("1 ALL_TOOLS (discovery)", discovery, "2 rlm_load_file", load,
-                "3 rlm_execute count", count, "4 rlm_list_vars", listed, "5 rlm_execute set", setOne,
-                "6 rlm_list_vars resumed", resumedList, "7 rlm_execute json", resumedCheck).entrySet().stream()
-                .sorted(Map.Entry.comparingByKey()).toList()) {
+        for (Map.Entry<String, Output> row : Map.of(
+                        "1 ALL_TOOLS (discovery)",
+                        discovery,
+                        "2 rlm_load_file",
+                        load,
+                        "3 rlm_execute count",
+                        count,
+                        "4 rlm_list_vars",
+                        listed,
+                        "5 rlm_execute set",
+                        setOne,
+                        "6 rlm_list_vars resumed",
+                        resumedList,
+                        "7 rlm_execute json",
+                        resumedCheck)
+                .entrySet()
+                .stream()
+                .sorted(Map.Entry.comparingByKey())
+                .toList()) {
             Output o = row.getValue();
-            System.out.printf("%-26s %8s %10d %10d%n", row.getKey(), row.getKey().startsWith("1") ? "-"
-                    : Integer.toString(o.textBytes()), o.printedBytes(), o.itemBytes());
+            System.out.printf(
+                    "%-26s %8s %10d %10d%n",
+                    row.getKey(),
+                    row.getKey().startsWith("1") ? "-" : Integer.toString(o.textBytes()),
+                    o.printedBytes(),
+                    o.itemBytes());
         }
-        System.out.printf("first request: the mcp__rlm namespace line, %d B%n",
+        System.out.printf(
+                "first request: the mcp__rlm namespace line, %d B%n",
                 namespace.group().getBytes(StandardCharsets.UTF_8).length);
-        System.out.printf("server instructions per tool description: %s B, %d B over the 21 tools%n",
-                instructionBytes.getFirst(), instructionBytes.stream().mapToInt(Integer::intValue).sum());
+        System.out.printf(
+                "server instructions per tool description: %s B, %d B over the 21 tools%n",
+                instructionBytes.getFirst(),
+                instructionBytes.stream().mapToInt(Integer::intValue).sum());
         for (Output o : List.of(load, count, listed, setOne, resumedCheck)) {
-            assertThat(o.result().has("structuredContent")).as("structuredContent in %s", o.printed()).isFalse();
+            assertThat(o.result().has("structuredContent"))
+                    .as("structuredContent in %s", o.printed())
+                    .isFalse();
             int wrapper = o.printedBytes() - JSON.writeValueAsString(o.text()).getBytes(StandardCharsets.UTF_8).length;
-            assertThat(wrapper).as("bytes around the reply's text in %s", o.printed()).isLessThanOrEqualTo(60);
+            assertThat(wrapper)
+                    .as("bytes around the reply's text in %s", o.printed())
+                    .isLessThanOrEqualTo(60);
         }
-        assertThat(load.printedBytes()).as("the load's result in front of the model").isLessThanOrEqualTo(400);
-        assertThat(listed.printedBytes()).as("the listing in front of the model").isLessThanOrEqualTo(800);
-        assertThat(setOne.printedBytes()).as("a step's result in front of the model").isLessThanOrEqualTo(200);
+        assertThat(load.printedBytes())
+                .as("the load's result in front of the model")
+                .isLessThanOrEqualTo(400);
+        assertThat(listed.printedBytes())
+                .as("the listing in front of the model")
+                .isLessThanOrEqualTo(800);
+        assertThat(setOne.printedBytes())
+                .as("a step's result in front of the model")
+                .isLessThanOrEqualTo(200);
 
         // the resumed session has every variable, the one set just before the stop included
-        assertThat(resumedList.result().path("isError").asBoolean()).as(resumedList.printed()).isFalse();
+        assertThat(resumedList.result().path("isError").asBoolean())
+                .as(resumedList.printed())
+                .isFalse();
         Set<String> expected = new LinkedHashSet<>(before);
         expected.add("server_errors");
-        assertThat(names(resumedList.text())).as("variables of the resumed session, every one listed before the "
-                + "stop and the one set by the last step before it (%s)", resumedList.text()).containsAll(expected);
+        assertThat(names(resumedList.text()))
+                .as(
+                        "variables of the resumed session, every one listed before the "
+                                + "stop and the one set by the last step before it (%s)",
+                        resumedList.text())
+                .containsAll(expected);
         JsonNode result = resumedCheck.result();
-        assertThat(result.path("isError").asBoolean()).as(resumedCheck.printed()).isFalse();
-        JsonNode reply = JSON.readTree(result.path("content").path(0).path("text").asText());
+        assertThat(result.path("isError").asBoolean())
+                .as(resumedCheck.printed())
+                .isFalse();
+        JsonNode reply =
+                JSON.readTree(result.path("content").path(0).path("text").asText());
         JsonNode checked = JSON.readTree(reply.path("stdout").asText());
         assertThat(checked.path("lines").asLong()).isEqualTo(webLog.lines());
         assertThat(checked.path("server_errors").asLong()).isEqualTo(webLog.serverErrors());
@@ -340,15 +396,17 @@ class CodexIT {
     }
 
     private static Map<String, Long> longs(JsonNode object) {
-        return JSON.convertValue(object, new TypeReference<TreeMap<String, Long>>() { });
+        return JSON.convertValue(object, new TypeReference<TreeMap<String, Long>>() {});
     }
 
     /** The variable names of an rlm_list_vars table (first column, under the header). */
     private static Set<String> names(String table) {
         Set<String> names = new LinkedHashSet<>();
-        table.lines().skip(1).map(l -> l.split(" \\| ", 2)[0].trim()).filter(n -> n.matches("[A-Za-z_]\\w*"))
+        table.lines()
+                .skip(1)
+                .map(l -> l.split(" \\| ", 2)[0].trim())
+                .filter(n -> n.matches("[A-Za-z_]\\w*"))
                 .forEach(names::add);
         return names;
     }
-
 }

@@ -24,8 +24,12 @@ class ConformanceIT {
         try (ServerProcess server = ServerProcess.httpWithFixtures()) {
             NodeTool.Result run = NodeTool.conformance(server.mcpUrl(), results);
             assertThat(run.exit()).as(run.both()).isZero();
-            assertThat(run.stdout()).as(run.both()).contains("Running active suite").containsPattern("Total: \\d+ passed, 0 failed");
-            assertThat(run.stdout()).contains("dns-rebinding-protection", "tools-call-sampling", "server-sse-multiple-streams");
+            assertThat(run.stdout())
+                    .as(run.both())
+                    .contains("Running active suite")
+                    .containsPattern("Total: \\d+ passed, 0 failed");
+            assertThat(run.stdout())
+                    .contains("dns-rebinding-protection", "tools-call-sampling", "server-sse-multiple-streams");
         }
     }
 
@@ -34,7 +38,9 @@ class ConformanceIT {
         try (ServerProcess server = ServerProcess.httpWithFixtures()) {
             NodeTool.Result run = NodeTool.conformanceRequirements(server.mcpUrl(), "2025-11-25", results);
             assertThat(run.exit()).as(run.both()).isZero();
-            assertThat(run.stdout()).as(run.both()).containsPattern("Total: \\d+ passed, 0 failed")
+            assertThat(run.stdout())
+                    .as(run.both())
+                    .containsPattern("Total: \\d+ passed, 0 failed")
                     .containsPattern("✓ tools-call-sampling: \\d+ passed")
                     .containsPattern("✓ server-session-lifecycle: \\d+ passed");
         }
@@ -45,7 +51,9 @@ class ConformanceIT {
         try (ServerProcess server = ServerProcess.httpWithFixtures()) {
             NodeTool.Result run = NodeTool.conformanceRequirements(server.mcpUrl(), "2026-07-28", results);
             assertThat(run.exit()).as(run.both()).isZero();
-            assertThat(run.stdout()).as(run.both()).containsPattern("Total: \\d+ passed, 0 failed")
+            assertThat(run.stdout())
+                    .as(run.both())
+                    .containsPattern("Total: \\d+ passed, 0 failed")
                     .containsPattern("✓ server-stateless: \\d+ passed")
                     .containsPattern("✓ input-required-result-multi-round: \\d+ passed")
                     .containsPattern("✓ input-required-result-tampered-state: \\d+ passed")

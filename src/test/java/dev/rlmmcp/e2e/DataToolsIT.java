@@ -3,16 +3,16 @@ package dev.rlmmcp.e2e;
 import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.rlmmcp.e2e.support.McpDriver;
-import dev.rlmmcp.e2e.support.ServerProcess;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
 import dev.rlmmcp.testsupport.S3ProxyServer;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -56,7 +56,8 @@ class DataToolsIT {
         s3 = S3ProxyServer.start(tmp.resolve("s3"));
         s3.bucket("claude-code");
         s3.bucket("other");
-        s3.object("claude-code", "logs/app.log", "INFO start\nERROR boom\nINFO done\n".getBytes(StandardCharsets.UTF_8));
+        s3.object(
+                "claude-code", "logs/app.log", "INFO start\nERROR boom\nINFO done\n".getBytes(StandardCharsets.UTF_8));
         s3.object("claude-code", "data/rows.json", "{\"rows\": [1, 2, 3]}".getBytes(StandardCharsets.UTF_8));
         s3.object("claude-code", "data/lines.txt", "a\nb\nc".getBytes(StandardCharsets.UTF_8));
         s3.object("claude-code", "data/table.csv", "name,n\nx,1\ny,2\n".getBytes(StandardCharsets.UTF_8));
@@ -75,8 +76,16 @@ class DataToolsIT {
         s3.env().forEach((k, v) -> stdio.add(k + "=" + v));
         stdio.addAll(ServerProcess.command(List.of("stdio", "--data-root", tmp.toString(), "--max-transfer-mb", "1")));
         strict = McpDriver.stdio(stdio);
-        wrongKeys = ServerProcess.http(Map.of("MINIO_ENDPOINT", s3.endpoint(), "MINIO_ACCESS_KEY",
-                S3ProxyServer.ACCESS_KEY, "MINIO_SECRET_KEY", "not-the-secret"), "--data-root", tmp.toString());
+        wrongKeys = ServerProcess.http(
+                Map.of(
+                        "MINIO_ENDPOINT",
+                        s3.endpoint(),
+                        "MINIO_ACCESS_KEY",
+                        S3ProxyServer.ACCESS_KEY,
+                        "MINIO_SECRET_KEY",
+                        "not-the-secret"),
+                "--data-root",
+                tmp.toString());
         wrongKeysClient = McpDriver.http(wrongKeys.mcpUrl());
         unconfigured = ServerProcess.http(Map.of(), "--data-root", tmp.toString());
         unconfiguredClient = McpDriver.http(unconfigured.mcpUrl());
@@ -84,8 +93,9 @@ class DataToolsIT {
 
     @AfterAll
     static void stop() {
-        for (AutoCloseable c : new AutoCloseable[] {unconfiguredClient, unconfigured, wrongKeysClient, wrongKeys, strict,
-                http, server}) {
+        for (AutoCloseable c :
+                new AutoCloseable[] {unconfiguredClient, unconfigured, wrongKeysClient, wrongKeys, strict, http, server
+                }) {
             try {
                 if (c != null) {
                     c.close();
@@ -112,7 +122,7 @@ class DataToolsIT {
             }
         });
         w.createContext("/tricky.txt", x -> {
-            x.sendResponseHeaders(200, 0);  // chunked: the kernel is not told the size
+            x.sendResponseHeaders(200, 0); // chunked: the kernel is not told the size
             try (OutputStream out = x.getResponseBody()) {
                 out.write(TRICKY);
             }
@@ -150,13 +160,17 @@ class DataToolsIT {
 
     private static JsonNode ok(McpDriver client, String tool, Map<String, ?> args) {
         JsonNode result = client.call(tool, args);
-        assertThat(result.path("isError").asBoolean()).as("%s %s -> %s", tool, args, result).isFalse();
+        assertThat(result.path("isError").asBoolean())
+                .as("%s %s -> %s", tool, args, result)
+                .isFalse();
         return json(result);
     }
 
     private static JsonNode refused(McpDriver client, String tool, Map<String, ?> args, String code) {
         JsonNode result = client.call(tool, args);
-        assertThat(result.path("isError").asBoolean()).as("%s %s -> %s", tool, args, result).isTrue();
+        assertThat(result.path("isError").asBoolean())
+                .as("%s %s -> %s", tool, args, result)
+                .isTrue();
         JsonNode error = json(result).path("error");
         assertThat(error.path("code").asText()).as("%s", error).isEqualTo(code);
         assertThat(error.path("fix").asText()).as("%s", error).isNotBlank();
@@ -197,13 +211,24 @@ class DataToolsIT {
         first.path("objects").forEach(o -> keys.add(o.path("key").asText()));
         String token = first.path("next_continuation_token").asText();
         while (!token.isEmpty()) {
-            JsonNode page = ok(http, "rlm_list_s3", Map.of("bucket", "other", "prefix", "page/", "max_keys", 3,
-                    "continuation_token", token));
+            JsonNode page = ok(
+                    http,
+                    "rlm_list_s3",
+                    Map.of("bucket", "other", "prefix", "page/", "max_keys", 3, "continuation_token", token));
             page.path("objects").forEach(o -> keys.add(o.path("key").asText()));
-            token = page.path("is_truncated").asBoolean() ? page.path("next_continuation_token").asText() : "";
+            token = page.path("is_truncated").asBoolean()
+                    ? page.path("next_continuation_token").asText()
+                    : "";
         }
-        assertThat(keys).containsExactly("page/p0.txt", "page/p1.txt", "page/p2.txt", "page/p3.txt", "page/p4.txt",
-                "page/p5.txt", "page/p6.txt");
+        assertThat(keys)
+                .containsExactly(
+                        "page/p0.txt",
+                        "page/p1.txt",
+                        "page/p2.txt",
+                        "page/p3.txt",
+                        "page/p4.txt",
+                        "page/p5.txt",
+                        "page/p6.txt");
     }
 
     @Test
@@ -228,8 +253,8 @@ class DataToolsIT {
 
     @Test
     void aMissingBucketOrKeyIsNotFound() {
-        JsonNode bucket = refused(http, "rlm_load_s3", Map.of("key", "x", "name", "v", "bucket", "no-such-bucket"),
-                "NOT_FOUND");
+        JsonNode bucket =
+                refused(http, "rlm_load_s3", Map.of("key", "x", "name", "v", "bucket", "no-such-bucket"), "NOT_FOUND");
         assertThat(bucket.path("argument").asText()).isEqualTo("bucket");
         JsonNode key = refused(http, "rlm_load_s3", Map.of("key", "no/such.key", "name", "v"), "NOT_FOUND");
         assertThat(key.path("argument").asText()).isEqualTo("key");
@@ -255,15 +280,21 @@ class DataToolsIT {
     void withoutConfigurationTheS3ToolsSayWhatToSet() {
         for (String tool : List.of("rlm_list_buckets", "rlm_list_s3")) {
             JsonNode error = refused(unconfiguredClient, tool, Map.of(), "NOT_CONFIGURED");
-            assertThat(error.path("message").asText()).contains("MINIO_ENDPOINT", "MINIO_ACCESS_KEY", "MINIO_SECRET_KEY");
+            assertThat(error.path("message").asText())
+                    .contains("MINIO_ENDPOINT", "MINIO_ACCESS_KEY", "MINIO_SECRET_KEY");
         }
         refused(unconfiguredClient, "rlm_load_s3", Map.of("key", "k", "name", "v"), "NOT_CONFIGURED");
-        refused(unconfiguredClient, "rlm_upload_url", Map.of("url", "https://example.com/", "key", "k"), "NOT_CONFIGURED");
+        refused(
+                unconfiguredClient,
+                "rlm_upload_url",
+                Map.of("url", "https://example.com/", "key", "k"),
+                "NOT_CONFIGURED");
     }
 
     @Test
     void aUrlIsUploadedInPartsThenLoaded() {
-        JsonNode up = ok(http, "rlm_upload_url", Map.of("url", webBase + "/big", "key", "up/big.bin", "bucket", "other"));
+        JsonNode up =
+                ok(http, "rlm_upload_url", Map.of("url", webBase + "/big", "key", "up/big.bin", "bucket", "other"));
         assertThat(up.path("size_bytes").asLong()).isEqualTo(BIG);
         assertThat(up.path("parts").asInt()).as("multipart").isEqualTo(3);
         JsonNode listed = ok(http, "rlm_list_s3", Map.of("bucket", "other", "prefix", "up/"));
@@ -284,18 +315,18 @@ class DataToolsIT {
         while (out.size() < (1 << 20) - 2) {
             out.write('a');
         }
-        out.writeBytes("😀\r".getBytes(StandardCharsets.UTF_8));  // the 1 MiB cut falls inside the 😀
+        out.writeBytes("😀\r".getBytes(StandardCharsets.UTF_8)); // the 1 MiB cut falls inside the 😀
         while (out.size() < (2 << 20) - 1) {
             out.write('b');
         }
-        out.writeBytes("\r\né\r\r\nno final newline".getBytes(StandardCharsets.UTF_8));  // and between \r and \n
+        out.writeBytes("\r\né\r\r\nno final newline".getBytes(StandardCharsets.UTF_8)); // and between \r and \n
         out.writeBytes(new byte[] {(byte) 0xe2, (byte) 0x82});
         return out.toByteArray();
     }
 
     @Test
     void fileS3AndUrlLoadsGivePythonsOwnParseOfTheSameBytes() throws IOException {
-        Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));  // the kernel is uid 65534
+        Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x")); // the kernel is uid 65534
         Path file = Files.write(tmp.resolve("tricky.txt"), TRICKY);
         run(http, """
                 def _reference(data_type):
@@ -318,7 +349,8 @@ class DataToolsIT {
 
     @Test
     void aUrlLoadsStraightIntoAVariable() {
-        JsonNode body = ok(http, "rlm_load_url", Map.of("url", webBase + "/table.csv", "name", "cities", "data_type", "csv"));
+        JsonNode body =
+                ok(http, "rlm_load_url", Map.of("url", webBase + "/table.csv", "name", "cities", "data_type", "csv"));
         assertThat(body.path("length").asInt()).isEqualTo(2);
         assertThat(run(http, "print(cities[0]['city'])")).isEqualTo("Lisbon\n");
     }
@@ -328,7 +360,8 @@ class DataToolsIT {
         JsonNode line = http.callRaw("rlm_load_url", Map.of("url", webBase + "/slow", "name", "slow"), true);
         assertThat(line.path("ok").asBoolean()).as("%s", line).isTrue();
         List<JsonNode> progress = http.events().stream()
-                .filter(e -> e.path("event").asText().equals("progress") && e.path("id").equals(line.path("id")))
+                .filter(e -> e.path("event").asText().equals("progress")
+                        && e.path("id").equals(line.path("id")))
                 .toList();
         assertThat(progress).isNotEmpty();
         assertThat(progress.getLast().path("message").asText()).contains("loading " + webBase + "/slow");
@@ -337,8 +370,12 @@ class DataToolsIT {
     @Test
     void privateAddressesAreRefusedByDefault() {
         int port = web.getAddress().getPort();
-        for (String url : List.of(webBase + "/table.csv", "http://localhost:" + port + "/table.csv",
-                "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/x", "http://[::1]:" + port + "/")) {
+        for (String url : List.of(
+                webBase + "/table.csv",
+                "http://localhost:" + port + "/table.csv",
+                "http://169.254.169.254/latest/meta-data/",
+                "http://10.0.0.1/x",
+                "http://[::1]:" + port + "/")) {
             refused(strict, "rlm_load_url", Map.of("url", url, "name", "v"), "URL_REFUSED");
             refused(strict, "rlm_upload_url", Map.of("url", url, "key", "k"), "URL_REFUSED");
         }
@@ -347,8 +384,8 @@ class DataToolsIT {
 
     @Test
     void aRedirectToTheMetadataServiceIsRefused() {
-        JsonNode error = refused(http, "rlm_load_url", Map.of("url", webBase + "/to-metadata", "name", "v"),
-                "URL_REFUSED");
+        JsonNode error =
+                refused(http, "rlm_load_url", Map.of("url", webBase + "/to-metadata", "name", "v"), "URL_REFUSED");
         assertThat(error.path("message").asText()).contains("169.254.169.254", "redirect");
     }
 

@@ -3,10 +3,10 @@ package dev.rlmmcp.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.ServerProcess;
 import dev.rlmmcp.e2e.support.SessionCalls;
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -30,16 +30,19 @@ class DiskQuotaIT {
     private static final long LIMIT_MB = 64;
     /** What code writing straight into the snapshot directory may add before the watcher's next look kills it. */
     private static final long OVERSHOOT_MB = 512;
+
     private static final int NOBODY = 65534;
-    private static final List<String> AS_NOBODY = List.of("/usr/bin/setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY,
-            "--clear-groups");
+    private static final List<String> AS_NOBODY =
+            List.of("/usr/bin/setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups");
 
     @TempDir
     static Path dir;
 
     @BeforeAll
     static void bwrapIsHere() {
-        assumeTrue(Files.isExecutable(Path.of("/usr/bin/bwrap")), "bubblewrap is not installed: the default sandbox is not bwrap here");
+        assumeTrue(
+                Files.isExecutable(Path.of("/usr/bin/bwrap")),
+                "bubblewrap is not installed: the default sandbox is not bwrap here");
     }
 
     @Test
@@ -72,25 +75,44 @@ class DiskQuotaIT {
         if (!runAs.isEmpty()) {
             chown(base);
         }
-        Files.setLastModifiedTime(stale, java.nio.file.attribute.FileTime.from(java.time.Instant.now().minusSeconds(3600)));
+        Files.setLastModifiedTime(
+                stale,
+                java.nio.file.attribute.FileTime.from(java.time.Instant.now().minusSeconds(3600)));
         Path fresh = Files.createDirectories(runtime.resolve("spool/spool-654321"));
-        try (ServerProcess server = ServerProcess.http(runAs, Map.of("RLM_SANDBOX", "auto"), base,
-                "--state-dir", state.toString(), "--runtime-dir", runtime.toString(), "--max-disk-mb", "" + LIMIT_MB,
-                "--snapshot-debounce-ms", "100", "--mcp-discovery", "false", "--blocked-imports", "none");
+        try (ServerProcess server = ServerProcess.http(
+                        runAs,
+                        Map.of("RLM_SANDBOX", "auto"),
+                        base,
+                        "--state-dir",
+                        state.toString(),
+                        "--runtime-dir",
+                        runtime.toString(),
+                        "--max-disk-mb",
+                        "" + LIMIT_MB,
+                        "--snapshot-debounce-ms",
+                        "100",
+                        "--mcp-discovery",
+                        "false",
+                        "--blocked-imports",
+                        "none");
                 McpDriver client = McpDriver.http(server.mcpUrl())) {
             assertThat(stale).as("a spool directory no running server uses").doesNotExist();
-            assertThat(fresh).as("one an older server may have made just before it starts bwrap").exists();
+            assertThat(fresh)
+                    .as("one an older server may have made just before it starts bwrap")
+                    .exists();
             Files.delete(fresh);
             Files.delete(runtime.resolve("spool"));
             assertThat(Files.readString(outside)).isEqualTo("must stay");
             SessionCalls calls = new SessionCalls(client);
 
             String victim = calls.ok("rlm_init_context", Map.of("context_text", "a\nb\n", "data_type", "lines"))
-                    .path("session_id").asText();
+                    .path("session_id")
+                    .asText();
             calls.run(victim, "kept = list(range(100_000))");
             calls.awaitSnapshot(victim);
             String attacker = calls.ok("rlm_init_context", Map.of("context_text", "x", "data_type", "text"))
-                    .path("session_id").asText();
+                    .path("session_id")
+                    .asText();
             calls.run(attacker, "early = 41");
             calls.awaitSnapshot(attacker);
             long free = Files.getFileStore(state).getUsableSpace();
@@ -107,18 +129,25 @@ class DiskQuotaIT {
                         print(type(e).__name__, e.strerror, wrote >> 20)
                     """);
             assertThat(spool).as(spool).startsWith("OSError No space left on device");
-            assertThat(Long.parseLong(spool.strip().substring(spool.strip().lastIndexOf(' ') + 1))).isLessThanOrEqualTo(LIMIT_MB);
-            assertThat(Files.exists(runtime.resolve("spool"))).as("the spool is not on the host's disk").isFalse();
+            assertThat(Long.parseLong(spool.strip().substring(spool.strip().lastIndexOf(' ') + 1)))
+                    .isLessThanOrEqualTo(LIMIT_MB);
+            assertThat(Files.exists(runtime.resolve("spool")))
+                    .as("the spool is not on the host's disk")
+                    .isFalse();
 
-            JsonNode tooBig = calls.ok("rlm_run_repl", Map.of("session_id", attacker, "code", "big = b'y' * (80 << 20)"));
+            JsonNode tooBig =
+                    calls.ok("rlm_run_repl", Map.of("session_id", attacker, "code", "big = b'y' * (80 << 20)"));
             assertThat(tooBig.toString()).doesNotContain("\"error\":{");
             calls.awaitSnapshot(attacker);
             JsonNode big = null;
-            for (JsonNode v : calls.ok("rlm_list_vars", Map.of("session_id", attacker)).path("variables")) {
+            for (JsonNode v :
+                    calls.ok("rlm_list_vars", Map.of("session_id", attacker)).path("variables")) {
                 big = v.path("name").asText().equals("big") ? v : big;
             }
             assertThat(big).isNotNull();
-            assertThat(big.path("not_persisted").asText()).as(big.toString()).contains("No space left on device", "--max-disk-mb");
+            assertThat(big.path("not_persisted").asText())
+                    .as(big.toString())
+                    .contains("No space left on device", "--max-disk-mb");
             assertThat(calls.run(attacker, "print(early)")).isEqualTo("41\n");
 
             // straight into the snapshot directory, bypassing the harness: killed, restored from the last snapshot
@@ -152,7 +181,8 @@ class DiskQuotaIT {
             assertThat(peak.get()).as("the directory's peak").isLessThanOrEqualTo(LIMIT_MB + OVERSHOOT_MB);
             assertThat(server.log()).contains("MiB into " + snapshots);
             assertThat(free - Files.getFileStore(state).getUsableSpace())
-                    .as("host free space spent").isLessThan((LIMIT_MB + OVERSHOOT_MB) << 20);
+                    .as("host free space spent")
+                    .isLessThan((LIMIT_MB + OVERSHOOT_MB) << 20);
 
             assertThat(calls.run(attacker, "print(early)")).isEqualTo("41\n");
             assertThat(usedMb(snapshots)).as("swept at restore").isLessThanOrEqualTo(LIMIT_MB);
@@ -172,15 +202,18 @@ class DiskQuotaIT {
                     t.start(); t.join()
                     print(seen, subprocess.run(['echo', 'child'], capture_output=True, text=True).stdout.strip())
                     """);
-            assertThat(userns.split("\n")).as(userns)
+            assertThat(userns.split("\n"))
+                    .as(userns)
                     .containsExactly("-1 Operation not permitted", "unshare -U True", "[1] child");
         }
     }
 
     private static long usedMb(Path dir) throws IOException {
         try (Stream<Path> files = Files.walk(dir)) {
-            return files.filter(p -> Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)).mapToLong(p -> p.toFile().length())
-                    .sum() >> 20;
+            return files.filter(p -> Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS))
+                            .mapToLong(p -> p.toFile().length())
+                            .sum()
+                    >> 20;
         }
     }
 

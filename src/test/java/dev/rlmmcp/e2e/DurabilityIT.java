@@ -3,13 +3,12 @@ package dev.rlmmcp.e2e;
 import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.e2e.support.ClosedAfterEach;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.ServerProcess;
 import dev.rlmmcp.e2e.support.SessionCalls;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -24,6 +23,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -41,6 +41,7 @@ class DurabilityIT {
 
     @RegisterExtension
     final ClosedAfterEach open = new ClosedAfterEach();
+
     private McpDriver client;
     private SessionCalls calls;
 
@@ -96,7 +97,9 @@ class DurabilityIT {
             id = server.tool("rlm_init_context", Map.of()).path("session_id").asText();
             server.tool("rlm_run_repl", Map.of("session_id", id, "code", "kept = 'x' * 1000\ncount = 3"));
             assertThat(server.closeStdin()).isZero();
-            assertThat(server.log()).doesNotContain("died writing its snapshot").doesNotContain("not saved at shutdown");
+            assertThat(server.log())
+                    .doesNotContain("died writing its snapshot")
+                    .doesNotContain("not saved at shutdown");
         }
         try (RawStdio server = new RawStdio(state)) {
             JsonNode reply = server.tool("rlm_run_repl", Map.of("session_id", id, "code", "print(len(kept), count)"));
@@ -153,8 +156,10 @@ class DurabilityIT {
         ServerProcess server = start("--snapshot-debounce-ms", "600000");
         String id = newSession();
         calls.run(id, "before = 'set by an earlier step'");
-        CompletableFuture<JsonNode> running = client.callAsync("rlm_execute",
-                Map.of("session_id", id, "code", "import time\nduring = 1\ntime.sleep(60)", "timeout_s", 120), false);
+        CompletableFuture<JsonNode> running = client.callAsync(
+                "rlm_execute",
+                Map.of("session_id", id, "code", "import time\nduring = 1\ntime.sleep(60)", "timeout_s", 120),
+                false);
         Thread.sleep(1500);
         killKernels(server);
         JsonNode crashed = json(running.get(60, TimeUnit.SECONDS).path("result"));
@@ -184,8 +189,11 @@ class DurabilityIT {
 
     /** SIGKILL to every kernel (the Python process running the harness) of the server, from the host. */
     private static void killKernels(ServerProcess server) throws Exception {
-        List<ProcessHandle> kernels = ProcessHandle.of(server.pid()).orElseThrow().descendants()
-                .filter(p -> p.info().commandLine().orElse("").matches(".*/harness(-[0-9a-f]+)? .*")).toList();
+        List<ProcessHandle> kernels = ProcessHandle.of(server.pid())
+                .orElseThrow()
+                .descendants()
+                .filter(p -> p.info().commandLine().orElse("").matches(".*/harness(-[0-9a-f]+)? .*"))
+                .toList();
         assertThat(kernels).as("the server's kernels").isNotEmpty();
         for (ProcessHandle kernel : kernels) {
             kernel.destroyForcibly();
@@ -215,8 +223,8 @@ class DurabilityIT {
             in = process.getOutputStream();
             out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
             Thread.ofPlatform().daemon().start(() -> {
-                try (BufferedReader err = new BufferedReader(
-                        new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8))) {
+                try (BufferedReader err =
+                        new BufferedReader(new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8))) {
                     String line;
                     while ((line = err.readLine()) != null) {
                         log.append(line).append('\n');
@@ -225,8 +233,15 @@ class DurabilityIT {
                     // the server has gone
                 }
             });
-            request("initialize", Map.of("protocolVersion", "2025-06-18", "capabilities", Map.of(),
-                    "clientInfo", Map.of("name", "durability-it", "version", "1")));
+            request(
+                    "initialize",
+                    Map.of(
+                            "protocolVersion",
+                            "2025-06-18",
+                            "capabilities",
+                            Map.of(),
+                            "clientInfo",
+                            Map.of("name", "durability-it", "version", "1")));
             send(McpDriver.MAPPER.createObjectNode().put("jsonrpc", "2.0").put("method", "notifications/initialized"));
         }
 
@@ -234,14 +249,18 @@ class DurabilityIT {
             Map<String, Object> json = new java.util.HashMap<>(arguments);
             json.putIfAbsent("response_format", "json");
             JsonNode result = request("tools/call", Map.of("name", name, "arguments", json));
-            JsonNode reply = McpDriver.MAPPER.readTree(result.path("content").get(0).path("text").asText());
+            JsonNode reply = McpDriver.MAPPER.readTree(
+                    result.path("content").get(0).path("text").asText());
             assertThat(result.path("isError").asBoolean()).as(reply.toString()).isFalse();
             return reply;
         }
 
         private JsonNode request(String method, Map<String, ?> params) throws IOException {
             int id = ++ids;
-            ObjectNode message = McpDriver.MAPPER.createObjectNode().put("jsonrpc", "2.0").put("id", id)
+            ObjectNode message = McpDriver.MAPPER
+                    .createObjectNode()
+                    .put("jsonrpc", "2.0")
+                    .put("id", id)
                     .put("method", method);
             message.set("params", McpDriver.MAPPER.valueToTree(params));
             send(message);

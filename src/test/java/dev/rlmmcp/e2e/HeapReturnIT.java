@@ -2,13 +2,12 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.ClosedAfterEach;
 import dev.rlmmcp.e2e.support.Journey;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.UserLaunch;
 import dev.rlmmcp.e2e.support.UserServer;
-import com.fasterxml.jackson.databind.JsonNode;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -17,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -40,21 +40,38 @@ class HeapReturnIT {
     void theHeapALargeInlineLoadTookIsGivenBack() throws Exception {
         Journey.mode(tmp, "rwxr-xr-x");
         Path home = Journey.dirs(tmp, "home");
-        server = open.add(UserServer.start(UserLaunch.here(tmp, Map.of("HOME", home.toString(),
-                "XDG_DATA_HOME", home.resolve(".local/share").toString())), "--max-memory-mb", "2048", "--max-request-mb",
+        server = open.add(UserServer.start(
+                UserLaunch.here(
+                        tmp,
+                        Map.of(
+                                "HOME",
+                                home.toString(),
+                                "XDG_DATA_HOME",
+                                home.resolve(".local/share").toString())),
+                "--max-memory-mb",
+                "2048",
+                "--max-request-mb",
                 "256"));
         HttpClient http = HttpClient.newHttpClient();
         String session = initialize(http);
-        call(http, session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"rlm_execute\","
-                + "\"arguments\":{\"code\":\"x = 1\"}}}");
+        call(
+                http,
+                session,
+                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"rlm_execute\","
+                        + "\"arguments\":{\"code\":\"x = 1\"}}}");
         Thread.sleep(1000);
         long before = rss(server.pid());
 
         String line = "0123456789 line of a log that goes on for a while\\n";
         String data = line.repeat((int) (100 * MIB / (line.length() - 1)));
-        JsonNode loaded = call(http, session, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
-                + "\"name\":\"rlm_load_data\",\"arguments\":{\"name\":\"big\",\"data\":\"" + data + "\"}}}");
-        assertThat(loaded.path("result").path("isError").asBoolean()).as(loaded.toString()).isFalse();
+        JsonNode loaded = call(
+                http,
+                session,
+                "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+                        + "\"name\":\"rlm_load_data\",\"arguments\":{\"name\":\"big\",\"data\":\"" + data + "\"}}}");
+        assertThat(loaded.path("result").path("isError").asBoolean())
+                .as(loaded.toString())
+                .isFalse();
         long atAnswer = rss(server.pid());
 
         long deadline = System.nanoTime() + 10_000_000_000L;
@@ -63,16 +80,22 @@ class HeapReturnIT {
             Thread.sleep(250);
             now = rss(server.pid());
         }
-        assertThat((now - before) / MIB).as("RSS growth, MiB (%d MiB at the answer)", (atAnswer - before) / MIB)
+        assertThat((now - before) / MIB)
+                .as("RSS growth, MiB (%d MiB at the answer)", (atAnswer - before) / MIB)
                 .isLessThanOrEqualTo(100);
     }
 
     private String initialize(HttpClient http) throws Exception {
-        HttpResponse<String> init = http.send(post(null, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
-                + "\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\","
-                + "\"version\":\"1\"}}}"), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> init = http.send(
+                post(
+                        null,
+                        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+                                + "\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\","
+                                + "\"version\":\"1\"}}}"),
+                HttpResponse.BodyHandlers.ofString());
         String session = init.headers().firstValue("Mcp-Session-Id").orElseThrow();
-        http.send(post(session, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"),
+        http.send(
+                post(session, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"),
                 HttpResponse.BodyHandlers.discarding());
         return session;
     }
@@ -85,7 +108,8 @@ class HeapReturnIT {
 
     private HttpRequest post(String session, String body) {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(server.mcpUrl()))
-                .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
                 .POST(HttpRequest.BodyPublishers.ofString(body));
         if (session != null) {
             request.header("Mcp-Session-Id", session).header("MCP-Protocol-Version", "2025-06-18");

@@ -3,10 +3,9 @@ package dev.rlmmcp.e2e;
 import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
-import dev.rlmmcp.e2e.support.RunningServer;
-import dev.rlmmcp.e2e.support.McpDriver;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.RunningServer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -14,6 +13,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The REPL tools over Streamable HTTP, plus what only HTTP has: /health and several connections. */
@@ -40,8 +40,10 @@ class HttpIT extends ReplToolsContract {
     void healthReportsStatusSessionsAndSandbox() throws Exception {
         ok("rlm_execute", Map.of("code", "warm = True"));
         try (HttpClient http = HttpClient.newHttpClient()) {
-            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/health"))
-                    .build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> response = http.send(
+                    HttpRequest.newBuilder(URI.create(server.baseUrl() + "/health"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             assertThat(response.statusCode()).isEqualTo(200);
             assertThat(response.headers().firstValue("content-type").orElse("")).startsWith("application/json");
             JsonNode health = McpDriver.MAPPER.readTree(response.body());
@@ -51,7 +53,8 @@ class HttpIT extends ReplToolsContract {
             assertThat(health.path("cgroup_limits").isBoolean()).isTrue();
             assertThat(health.path("sessions").asInt()).isPositive();
             assertThat(health.path("version").asText()).isNotBlank();
-            assertThat(health.path("memory").path("jvm_heap_used_bytes").asLong()).isPositive();
+            assertThat(health.path("memory").path("jvm_heap_used_bytes").asLong())
+                    .isPositive();
         }
     }
 
@@ -60,19 +63,27 @@ class HttpIT extends ReplToolsContract {
         String empty;
         String holding;
         try (McpDriver other = McpDriver.http(server.mcpUrl())) {
-            empty = json(other.call("rlm_execute", Map.of("code", "print(1)"))).path("session_id").asText();
+            empty = json(other.call("rlm_execute", Map.of("code", "print(1)")))
+                    .path("session_id")
+                    .asText();
         }
         try (McpDriver other = McpDriver.http(server.mcpUrl())) {
-            holding = json(other.call("rlm_execute", Map.of("code", "x = 1"))).path("session_id").asText();
+            holding = json(other.call("rlm_execute", Map.of("code", "x = 1")))
+                    .path("session_id")
+                    .asText();
         }
         refused("rlm_execute", Map.of("code", "1", "session_id", empty), "SESSION_NOT_FOUND", "session_id");
-        assertThat(ok("rlm_execute", Map.of("code", "print(x + 1)", "session_id", holding)).path("stdout").asText())
+        assertThat(ok("rlm_execute", Map.of("code", "print(x + 1)", "session_id", holding))
+                        .path("stdout")
+                        .asText())
                 .isEqualTo("2\n");
     }
 
     @Test
     void eachConnectionHasItsOwnDefaultSessionAndCanReachAnotherById() {
-        String mine = ok("rlm_execute", Map.of("code", "owner = 'first'")).path("session_id").asText();
+        String mine = ok("rlm_execute", Map.of("code", "owner = 'first'"))
+                .path("session_id")
+                .asText();
         try (McpDriver other = McpDriver.http(server.mcpUrl())) {
             JsonNode theirs = json(other.call("rlm_execute", Map.of("code", "print('owner' in globals())")));
             assertThat(theirs.path("stdout").asText()).isEqualTo("False\n");

@@ -2,15 +2,15 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
-import dev.rlmmcp.e2e.support.RunningServer;
-import dev.rlmmcp.e2e.support.McpDriver;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.RunningServer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Streamable HTTP on the wire: statuses, JSON-RPC error codes and session handling, as a raw client sees them. */
 class HttpProtocolIT {
@@ -22,6 +22,7 @@ class HttpProtocolIT {
 
     @RegisterExtension
     static final RunningServer server = RunningServer.http("--max-request-mb", "1", "--session-idle-s", "2");
+
     private static final HttpClient http = HttpClient.newHttpClient();
 
     private static HttpResponse<String> post(String body, String session) throws Exception {
@@ -51,7 +52,8 @@ class HttpProtocolIT {
         HttpResponse<String> response = post(INIT, null);
         assertThat(response.statusCode()).isEqualTo(200);
         String session = response.headers().firstValue("Mcp-Session-Id").orElseThrow();
-        assertThat(post("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", session).statusCode())
+        assertThat(post("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", session)
+                        .statusCode())
                 .isEqualTo(202);
         return session;
     }
@@ -85,7 +87,12 @@ class HttpProtocolIT {
         long before = System.nanoTime();
         HttpResponse<String> response = post(call, session, null, "application/json");
         assertThat((System.nanoTime() - before) / 1_000_000).isLessThan(10_000);
-        String text = json(response).path("result").path("content").path(0).path("text").asText();
+        String text = json(response)
+                .path("result")
+                .path("content")
+                .path(0)
+                .path("text")
+                .asText();
         assertThat(text).startsWith("BACKEND_ERROR").contains("text/event-stream");
     }
 
@@ -106,15 +113,14 @@ class HttpProtocolIT {
     @Test
     void aRequestWithoutSessionOrInitializeIsAnsweredInTheDefaultSession() throws Exception {
         HttpResponse<String> first = post("""
-                {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rlm_execute","arguments":{"code":"kept = 41"}}}""",
-                null);
+                {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rlm_execute","arguments":{"code":"kept = 41"}}}""", null);
         assertThat(first.statusCode()).isEqualTo(200);
         assertThat(first.headers().firstValue("Content-Type").orElse("")).startsWith("application/json");
         assertThat(first.headers().firstValue("Mcp-Session-Id")).isEmpty();
         HttpResponse<String> second = post("""
-                {"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"rlm_execute","arguments":{"code":"print(kept + 1)"}}}""",
-                null);
-        String text = json(second).path("result").path("content").path(0).path("text").asText();
+                {"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"rlm_execute","arguments":{"code":"print(kept + 1)"}}}""", null);
+        String text =
+                json(second).path("result").path("content").path(0).path("text").asText();
         assertThat(text).startsWith("42\n");
     }
 
@@ -122,8 +128,12 @@ class HttpProtocolIT {
     void sessionsAreKnownAndEndedByDelete() throws Exception {
         assertThat(post(CALL, "no-such-session").statusCode()).isEqualTo(404);
         String session = initialize();
-        HttpResponse<String> deleted = http.send(HttpRequest.newBuilder(URI.create(server.mcpUrl()))
-                .header("Mcp-Session-Id", session).DELETE().build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> deleted = http.send(
+                HttpRequest.newBuilder(URI.create(server.mcpUrl()))
+                        .header("Mcp-Session-Id", session)
+                        .DELETE()
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         assertThat(deleted.statusCode()).isEqualTo(200);
         assertThat(post(CALL, session).statusCode()).isEqualTo(404);
     }
@@ -132,8 +142,7 @@ class HttpProtocolIT {
     void bodiesOverTheLimitAre413() throws Exception {
         String data = "x".repeat(2 * 1024 * 1024);
         String body = """
-                {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rlm_load_data","arguments":{"name":"d","data":"%s"}}}"""
-                .formatted(data);
+                {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rlm_load_data","arguments":{"name":"d","data":"%s"}}}""".formatted(data);
         HttpResponse<String> response = post(body, initialize());
         assertThat(response.statusCode()).isEqualTo(413);
         assertThat(json(response).path("error").path("message").asText()).contains("--max-request-mb");
@@ -141,8 +150,12 @@ class HttpProtocolIT {
 
     @Test
     void getOffersNoStandaloneStream() throws Exception {
-        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(server.mcpUrl()))
-                .header("Accept", "text/event-stream").GET().build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> response = http.send(
+                HttpRequest.newBuilder(URI.create(server.mcpUrl()))
+                        .header("Accept", "text/event-stream")
+                        .GET()
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).isEqualTo(405);
     }
 
@@ -159,8 +172,8 @@ class HttpProtocolIT {
     @Test
     void badParamsAndInternalErrorsAreJsonRpcErrorsWithoutJavaTraces() throws Exception {
         String session = initialize();
-        HttpResponse<String> notAnObject = post("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":\"x\"}",
-                session);
+        HttpResponse<String> notAnObject =
+                post("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":\"x\"}", session);
         assertThat(json(notAnObject).path("error").path("code").asInt()).isEqualTo(-32602);
         HttpResponse<String> noSuchPrompt = post(
                 "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"prompts/get\",\"params\":{\"name\":\"none\"}}", session);
@@ -180,10 +193,19 @@ class HttpProtocolIT {
 
     @Test
     void wrongMethodsOnARouteAre405() throws Exception {
-        for (String[] route : new String[][] {{"PUT", "/mcp"}, {"GET", "/rpc"}, {"POST", "/healthz"}, {"POST", "/health"},
-            {"DELETE", "/sse"}, {"GET", "/message"}}) {
-            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + route[1]))
-                    .method(route[0], HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        for (String[] route : new String[][] {
+            {"PUT", "/mcp"},
+            {"GET", "/rpc"},
+            {"POST", "/healthz"},
+            {"POST", "/health"},
+            {"DELETE", "/sse"},
+            {"GET", "/message"}
+        }) {
+            HttpResponse<String> response = http.send(
+                    HttpRequest.newBuilder(URI.create(server.baseUrl() + route[1]))
+                            .method(route[0], HttpRequest.BodyPublishers.noBody())
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             assertThat(response.statusCode()).as(route[0] + " " + route[1]).isEqualTo(405);
         }
     }

@@ -2,9 +2,8 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
-import dev.rlmmcp.e2e.support.RunningServer;
 import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.RunningServer;
 import dev.rlmmcp.e2e.support.ServerProcess;
 import java.io.BufferedReader;
 import java.io.InputStream;
@@ -24,6 +23,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Authentication, DNS-rebinding protection, CORS, the access log, the port file and shutdown, from outside. */
@@ -38,13 +38,19 @@ class HttpSecurityIT {
     static Path dir;
 
     @RegisterExtension
-    static final RunningServer server = RunningServer.http(Map.of("RLM_API_KEY", KEY),
-            () -> List.of("--cors-origins", APP, "--port-file", dir.resolve("port").toString()));
+    static final RunningServer server = RunningServer.http(
+            Map.of("RLM_API_KEY", KEY),
+            () -> List.of(
+                    "--cors-origins", APP, "--port-file", dir.resolve("port").toString()));
+
     private static final HttpClient http = HttpClient.newHttpClient();
 
-    private static HttpResponse<String> send(String method, String path, String body, String... headers) throws Exception {
+    private static HttpResponse<String> send(String method, String path, String body, String... headers)
+            throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+                .method(
+                        method,
+                        body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         if (body != null) {
             request.header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream");
         }
@@ -61,27 +67,38 @@ class HttpSecurityIT {
     @Test
     void everyPathButHealthzAndUiNeedsTheKey() throws Exception {
         assertThat(send("GET", "/healthz", null).statusCode()).isEqualTo(200);
-        for (String[] route : new String[][] {{"POST", "/mcp"}, {"POST", "/rpc"}, {"GET", "/health"}, {"GET", "/sse"},
-            {"POST", "/message"}}) {
+        for (String[] route : new String[][] {
+            {"POST", "/mcp"}, {"POST", "/rpc"}, {"GET", "/health"}, {"GET", "/sse"}, {"POST", "/message"}
+        }) {
             HttpResponse<String> refused = send(route[0], route[1], route[0].equals("POST") ? INIT : null);
             assertThat(refused.statusCode()).as(route[1]).isEqualTo(401);
-            assertThat(refused.headers().firstValue("WWW-Authenticate").orElse("")).startsWith("Bearer");
+            assertThat(refused.headers().firstValue("WWW-Authenticate").orElse(""))
+                    .startsWith("Bearer");
         }
-        assertThat(send("POST", "/mcp", INIT, "Authorization", "Bearer wrong-" + KEY).statusCode()).isEqualTo(401);
-        assertThat(send("POST", "/mcp", INIT, "Authorization", "Bearer " + KEY).statusCode()).isEqualTo(200);
-        assertThat(send("GET", "/health", null, "Authorization", "bearer " + KEY).statusCode()).isEqualTo(200);
+        assertThat(send("POST", "/mcp", INIT, "Authorization", "Bearer wrong-" + KEY)
+                        .statusCode())
+                .isEqualTo(401);
+        assertThat(send("POST", "/mcp", INIT, "Authorization", "Bearer " + KEY).statusCode())
+                .isEqualTo(200);
+        assertThat(send("GET", "/health", null, "Authorization", "bearer " + KEY)
+                        .statusCode())
+                .isEqualTo(200);
         // the trace viewer at /ui authenticates by itself: a page sends the browser to its login form
         HttpResponse<String> page = send("GET", "/ui/", null);
         assertThat(page.statusCode()).isEqualTo(303);
         assertThat(page.headers().firstValue("Location").orElse("")).contains("/ui/login");
         assertThat(send("GET", "/ui/api/sessions", null).statusCode()).isEqualTo(401);
-        assertThat(send("GET", "/ui/api/sessions", null, "Authorization", "Bearer " + KEY).statusCode()).isEqualTo(200);
+        assertThat(send("GET", "/ui/api/sessions", null, "Authorization", "Bearer " + KEY)
+                        .statusCode())
+                .isEqualTo(200);
     }
 
     @Test
     void aTokenInTheQueryIsAcceptedOnlyForGetSse() throws Exception {
-        HttpResponse<InputStream> stream = http.send(HttpRequest.newBuilder(
-                URI.create(server.baseUrl() + "/sse?token=" + KEY)).build(), HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> stream = http.send(
+                HttpRequest.newBuilder(URI.create(server.baseUrl() + "/sse?token=" + KEY))
+                        .build(),
+                HttpResponse.BodyHandlers.ofInputStream());
         assertThat(stream.statusCode()).isEqualTo(200);
         String endpoint;
         try (BufferedReader sse = new BufferedReader(new InputStreamReader(stream.body(), StandardCharsets.UTF_8))) {
@@ -90,7 +107,9 @@ class HttpSecurityIT {
         }
         assertThat(send("POST", endpoint + "&token=" + KEY, INIT).statusCode()).isEqualTo(401);
         assertThat(send("POST", "/mcp?token=" + KEY, INIT).statusCode()).isEqualTo(401);
-        assertThat(send("POST", "/rpc?token=" + KEY, "{\"method\":\"tools/list\"}").statusCode()).isEqualTo(401);
+        assertThat(send("POST", "/rpc?token=" + KEY, "{\"method\":\"tools/list\"}")
+                        .statusCode())
+                .isEqualTo(401);
     }
 
     @Test
@@ -100,12 +119,18 @@ class HttpSecurityIT {
         assertThat(rawStatus("localhost:" + port())).isEqualTo(200);
         assertThat(rawStatus("127.0.0.1:" + port())).isEqualTo(200);
         String auth = "Bearer " + KEY;
-        assertThat(send("POST", "/mcp", INIT, "Authorization", auth, "Origin", "http://evil.example.com").statusCode())
+        assertThat(send("POST", "/mcp", INIT, "Authorization", auth, "Origin", "http://evil.example.com")
+                        .statusCode())
                 .isEqualTo(403);
-        assertThat(send("GET", "/healthz", null, "Origin", "http://evil.example.com").statusCode()).isEqualTo(403);
-        assertThat(send("POST", "/mcp", INIT, "Authorization", auth, "Origin", "http://localhost:" + port()).statusCode())
+        assertThat(send("GET", "/healthz", null, "Origin", "http://evil.example.com")
+                        .statusCode())
+                .isEqualTo(403);
+        assertThat(send("POST", "/mcp", INIT, "Authorization", auth, "Origin", "http://localhost:" + port())
+                        .statusCode())
                 .isEqualTo(200);
-        assertThat(send("POST", "/mcp", INIT, "Authorization", auth, "Origin", APP).statusCode()).isEqualTo(200);
+        assertThat(send("POST", "/mcp", INIT, "Authorization", auth, "Origin", APP)
+                        .statusCode())
+                .isEqualTo(200);
     }
 
     /** Status of GET /healthz sent with this Host header (HttpClient will not set Host itself). */
@@ -115,7 +140,8 @@ class HttpSecurityIT {
             out.write(("GET /healthz HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
             out.flush();
-            String status = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII))
+            String status = new BufferedReader(
+                            new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII))
                     .readLine();
             return Integer.parseInt(status.split(" ")[1]);
         }
@@ -123,19 +149,43 @@ class HttpSecurityIT {
 
     @Test
     void corsIsForTheConfiguredOriginOnly() throws Exception {
-        HttpResponse<String> preflight = send("OPTIONS", "/mcp", null, "Origin", APP,
-                "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "authorization, content-type");
+        HttpResponse<String> preflight = send(
+                "OPTIONS",
+                "/mcp",
+                null,
+                "Origin",
+                APP,
+                "Access-Control-Request-Method",
+                "POST",
+                "Access-Control-Request-Headers",
+                "authorization, content-type");
         assertThat(preflight.statusCode()).isEqualTo(204);
-        assertThat(preflight.headers().firstValue("Access-Control-Allow-Origin")).contains(APP);
-        assertThat(preflight.headers().firstValue("Access-Control-Allow-Credentials")).contains("true");
-        assertThat(preflight.headers().firstValue("Access-Control-Allow-Headers").orElse("")).contains("Authorization");
+        assertThat(preflight.headers().firstValue("Access-Control-Allow-Origin"))
+                .contains(APP);
+        assertThat(preflight.headers().firstValue("Access-Control-Allow-Credentials"))
+                .contains("true");
+        assertThat(preflight
+                        .headers()
+                        .firstValue("Access-Control-Allow-Headers")
+                        .orElse(""))
+                .contains("Authorization");
         HttpResponse<String> call = send("POST", "/mcp", INIT, "Origin", APP, "Authorization", "Bearer " + KEY);
         assertThat(call.headers().firstValue("Access-Control-Allow-Origin")).contains(APP);
-        assertThat(call.headers().firstValue("Access-Control-Expose-Headers").orElse("")).contains("Mcp-Session-Id");
+        assertThat(call.headers().firstValue("Access-Control-Expose-Headers").orElse(""))
+                .contains("Mcp-Session-Id");
         HttpResponse<String> local = send("POST", "/mcp", INIT, "Authorization", "Bearer " + KEY);
         assertThat(local.headers().firstValue("Access-Control-Allow-Origin")).isEmpty();
-        assertThat(send("OPTIONS", "/mcp", null, "Origin", "https://other.example.com",
-                "Access-Control-Request-Method", "POST").headers().firstValue("Access-Control-Allow-Origin")).isEmpty();
+        assertThat(send(
+                                "OPTIONS",
+                                "/mcp",
+                                null,
+                                "Origin",
+                                "https://other.example.com",
+                                "Access-Control-Request-Method",
+                                "POST")
+                        .headers()
+                        .firstValue("Access-Control-Allow-Origin"))
+                .isEmpty();
     }
 
     @Test
@@ -143,9 +193,18 @@ class HttpSecurityIT {
         send("GET", "/healthz", null);
         send("GET", "/sse?token=" + KEY + "-not", null);
         Thread.sleep(300);
-        List<String> lines = server.log().lines().filter(l -> l.startsWith("{\"event\":\"http_request\"")).toList();
-        assertThat(lines).anySatisfy(l -> assertThat(l).contains("\"method\":\"GET\"", "\"path\":\"/healthz\"",
-                "\"status\":200", "\"bytes\":12", "\"ms\":"));
+        List<String> lines = server.log()
+                .lines()
+                .filter(l -> l.startsWith("{\"event\":\"http_request\""))
+                .toList();
+        assertThat(lines)
+                .anySatisfy(l -> assertThat(l)
+                        .contains(
+                                "\"method\":\"GET\"",
+                                "\"path\":\"/healthz\"",
+                                "\"status\":200",
+                                "\"bytes\":12",
+                                "\"ms\":"));
         assertThat(lines).anySatisfy(l -> assertThat(l).contains("\"path\":\"/sse\"", "\"status\":401"));
         for (String line : lines) {
             assertThat(McpDriver.MAPPER.readTree(line).path("event").asText()).isEqualTo("http_request");
@@ -157,7 +216,8 @@ class HttpSecurityIT {
     void thePortFileNamesThePortWithMode0600() throws Exception {
         Path file = dir.resolve("port");
         assertThat(Files.readString(file).strip()).isEqualTo(String.valueOf(port()));
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file)))
+                .isEqualTo("rw-------");
     }
 
     @Test
@@ -166,10 +226,13 @@ class HttpSecurityIT {
         ServerProcess stopping = ServerProcess.http("--port-file", portFile.toString());
         try (HttpClient client = HttpClient.newHttpClient()) {
             assertThat(portFile).exists();
-            CompletableFuture<HttpResponse<String>> slow = client.sendAsync(HttpRequest.newBuilder(
-                    URI.create(stopping.baseUrl() + "/rpc")).POST(HttpRequest.BodyPublishers.ofString(
-                    "{\"method\":\"rlm_execute\",\"params\":{\"code\":\"import time; time.sleep(1.5); print('finished')\"}}"))
-                    .build(), HttpResponse.BodyHandlers.ofString());
+            CompletableFuture<HttpResponse<String>> slow = client.sendAsync(
+                    HttpRequest.newBuilder(URI.create(stopping.baseUrl() + "/rpc"))
+                            .POST(
+                                    HttpRequest.BodyPublishers.ofString(
+                                            "{\"method\":\"rlm_execute\",\"params\":{\"code\":\"import time; time.sleep(1.5); print('finished')\"}}"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             Thread.sleep(700);
             int exit = stopping.terminate();
             HttpResponse<String> answer = slow.get(10, TimeUnit.SECONDS);
@@ -184,8 +247,9 @@ class HttpSecurityIT {
 
     @Test
     void aNonLoopbackAddressWithoutAKeyIsRefusedAtStartUp() throws Exception {
-        ProcessBuilder builder = new ProcessBuilder(ServerProcess.command(List.of("serve", "--host", "0.0.0.0",
-                "--port", "0"))).redirectErrorStream(true);
+        ProcessBuilder builder = new ProcessBuilder(
+                        ServerProcess.command(List.of("serve", "--host", "0.0.0.0", "--port", "0")))
+                .redirectErrorStream(true);
         builder.environment().remove("RLM_API_KEY");
         Process process = builder.start();
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

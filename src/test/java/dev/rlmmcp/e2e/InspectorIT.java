@@ -2,17 +2,17 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
-import dev.rlmmcp.e2e.support.RunningServer;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.NodeTool;
+import dev.rlmmcp.e2e.support.RunningServer;
 import dev.rlmmcp.e2e.support.ServerProcess;
-import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -56,32 +56,44 @@ class InspectorIT {
         JsonNode result = run(call).path("result");
         assertThat(result.path("isError").asBoolean()).isFalse();
         assertThat(result.path("content").path(0).path("text").asText()).startsWith("42\n");
-        assertThat(result.has("structuredContent")).as("text replies carry no structuredContent").isFalse();
+        assertThat(result.has("structuredContent"))
+                .as("text replies carry no structuredContent")
+                .isFalse();
     }
 
     @Test
     void overStdio() throws Exception {
-        listsAndCalls(stdio("--method", "tools/list"),
+        listsAndCalls(
+                stdio("--method", "tools/list"),
                 stdio("--method", "tools/call", "--tool-name", "rlm_execute", "--tool-arg", "code=print(6 * 7)"));
     }
 
     @Test
     void overStreamableHttp() throws Exception {
-        listsAndCalls(http(server.mcpUrl(), "--method", "tools/list"),
-                http(server.mcpUrl(), "--method", "tools/call", "--tool-name", "rlm_execute", "--tool-arg", "code=print(6 * 7)"));
+        listsAndCalls(
+                http(server.mcpUrl(), "--method", "tools/list"),
+                http(
+                        server.mcpUrl(),
+                        "--method",
+                        "tools/call",
+                        "--tool-name",
+                        "rlm_execute",
+                        "--tool-arg",
+                        "code=print(6 * 7)"));
     }
 
     @Test
     void overLegacySse() throws Exception {
         String sse = server.baseUrl() + "/sse";
-        listsAndCalls(http(sse, "--method", "tools/list"),
+        listsAndCalls(
+                http(sse, "--method", "tools/list"),
                 http(sse, "--method", "tools/call", "--tool-name", "rlm_execute", "--tool-arg", "code=print(6 * 7)"));
     }
 
     @Test
     void withoutTheKeyTheInspectorIsTurnedAway() {
-        NodeTool.Result run = NodeTool.inspector(home, List.of(server.mcpUrl(), "--method", "tools/list",
-                "--format", "json", "-q"));
+        NodeTool.Result run =
+                NodeTool.inspector(home, List.of(server.mcpUrl(), "--method", "tools/list", "--format", "json", "-q"));
         assertThat(run.exit()).as(run.both()).isNotZero();
     }
 }

@@ -3,12 +3,11 @@ package dev.rlmmcp.e2e;
 import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.ClosedAfterEach;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.ServerProcess;
 import dev.rlmmcp.e2e.support.SessionCalls;
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.testsupport.UnixListener;
 import java.io.IOException;
 import java.net.URI;
@@ -25,6 +24,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -48,6 +48,7 @@ class IsolationIT {
 
     @RegisterExtension
     final ClosedAfterEach open = new ClosedAfterEach();
+
     private ServerProcess server;
     private McpDriver client;
     private SessionCalls calls;
@@ -73,8 +74,11 @@ class IsolationIT {
 
     private JsonNode health() throws Exception {
         try (HttpClient http = HttpClient.newHttpClient()) {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/health"))
-                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(URI.create(server.baseUrl() + "/health"))
+                            .timeout(Duration.ofSeconds(10))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             return McpDriver.MAPPER.readTree(r.body());
         }
     }
@@ -85,14 +89,18 @@ class IsolationIT {
 
     private long threads() throws IOException {
         return Files.readAllLines(Path.of("/proc", Long.toString(server.pid()), "status")).stream()
-                .filter(l -> l.startsWith("Threads:")).mapToLong(l -> Long.parseLong(l.substring(8).trim()))
-                .findFirst().orElseThrow();
+                .filter(l -> l.startsWith("Threads:"))
+                .mapToLong(l -> Long.parseLong(l.substring(8).trim()))
+                .findFirst()
+                .orElseThrow();
     }
 
     private String threadDump() throws Exception {
         Path jvm = Path.of(ProcessHandle.current().info().command().orElseThrow());
-        Process jcmd = new ProcessBuilder(jvm.resolveSibling("jcmd").toString(), Long.toString(server.pid()),
-                "Thread.print").redirectErrorStream(true).start();
+        Process jcmd = new ProcessBuilder(
+                        jvm.resolveSibling("jcmd").toString(), Long.toString(server.pid()), "Thread.print")
+                .redirectErrorStream(true)
+                .start();
         String out = new String(jcmd.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         assertThat(jcmd.waitFor(60, TimeUnit.SECONDS)).isTrue();
         return out;
@@ -113,15 +121,20 @@ class IsolationIT {
         // two declare a 2 GiB payload, two a 2 GiB header; then they stream bytes for as long as the pipe lasts
         List<CompletableFuture<JsonNode>> attacks = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            String forged = i % 2 == 0 ? "struct.pack('>IQ', 9, 2**31) + b'{\"id\": 1}'"
+            String forged = i % 2 == 0
+                    ? "struct.pack('>IQ', 9, 2**31) + b'{\"id\": 1}'"
                     : "struct.pack('>IQ', 2**31 - 1, 0) + b'{'";
-            attacks.add(runAsync(attackers.get(i), REACH + "os.write(pipe, " + forged + ")\n"
-                    + "while True:\n    os.write(pipe, b' ' * 65536)\n", 60));
+            attacks.add(runAsync(
+                    attackers.get(i),
+                    REACH + "os.write(pipe, " + forged + ")\n" + "while True:\n    os.write(pipe, b' ' * 65536)\n",
+                    60));
         }
         // the bystander is served all along
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
         int served = 0;
-        while (System.nanoTime() < deadline || !CompletableFuture.allOf(attacks.toArray(CompletableFuture[]::new)).isDone()) {
+        while (System.nanoTime() < deadline
+                || !CompletableFuture.allOf(attacks.toArray(CompletableFuture[]::new))
+                        .isDone()) {
             assertThat(calls.run(bystander, "print(mine)")).isEqualTo("safe\n");
             served++;
             if (served > 500) {
@@ -132,7 +145,8 @@ class IsolationIT {
             JsonNode result = attacks.get(i).get(60, TimeUnit.SECONDS);
             JsonNode reply = json(result);
             assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("crashed");
-            assertThat(reply.path("message").asText()).as(reply.toString())
+            assertThat(reply.path("message").asText())
+                    .as(reply.toString())
                     .contains("the kernel broke the protocol: it sent a frame declaring")
                     .contains("A fresh kernel is ready with the snapshot");
             assertThat(reply.path("variables_lost").asBoolean()).isFalse();
@@ -149,17 +163,26 @@ class IsolationIT {
         Path data = Files.createDirectories(state.resolveSibling(state.getFileName() + "-data"));
         Files.setPosixFilePermissions(data, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
         try (UnixListener deep = UnixListener.at(data.resolve("projects/acme/run/agent/service.sock"));
-                UnixListener tmp = UnixListener.at(Path.of("/tmp", "rlm-isolation-" + ProcessHandle.current().pid() + ".sock"))) {
+                UnixListener tmp = UnixListener.at(Path.of(
+                        "/tmp", "rlm-isolation-" + ProcessHandle.current().pid() + ".sock"))) {
             start("--data-root", data.toString(), "--blocked-imports", "none");
             String id = newSession();
-            JsonNode reply = calls.ok("rlm_execute", Map.of("session_id", id, "code",
-                    UnixListener.kernelCode(deep.path(), tmp.path())));
+            JsonNode reply = calls.ok(
+                    "rlm_execute", Map.of("session_id", id, "code", UnixListener.kernelCode(deep.path(), tmp.path())));
             assertThat(reply.path("stdout").asText()).as(reply.toString()).isEqualTo(UnixListener.refusedOutput(2));
-            JsonNode raised = json(client.call("rlm_execute", Map.of("session_id", id, "code",
-                    "import socket\nsocket.socket(socket.AF_UNIX).connect('" + deep.path() + "')")));
-            assertThat(raised.path("error").path("message").asText()).as(raised.toString())
+            JsonNode raised = json(client.call(
+                    "rlm_execute",
+                    Map.of(
+                            "session_id",
+                            id,
+                            "code",
+                            "import socket\nsocket.socket(socket.AF_UNIX).connect('" + deep.path() + "')")));
+            assertThat(raised.path("error").path("message").asText())
+                    .as(raised.toString())
                     .contains("unix sockets are not available in the rlm-mcp sandbox");
-            assertThat(deep.accepted() + tmp.accepted()).as("connections the host services accepted").isZero();
+            assertThat(deep.accepted() + tmp.accepted())
+                    .as("connections the host services accepted")
+                    .isZero();
         } finally {
             ServerProcess.deleteTree(data);
         }
@@ -173,18 +196,26 @@ class IsolationIT {
         calls.run(quiet, "mine = 1");
         int before = server.log().length();
         // 200 MB of 100-byte lines in one step
-        calls.run(noisy, REACH + "block = (b'e' * 99 + b'\\n') * 10000\nfor _ in range(200):\n    os.write(diag, block)\n");
+        calls.run(
+                noisy,
+                REACH + "block = (b'e' * 99 + b'\\n') * 10000\nfor _ in range(200):\n    os.write(diag, block)\n");
         Thread.sleep(500);
         int afterLines = server.log().length();
-        assertThat(afterLines - before).as("log growth for 200 MB of stderr lines").isLessThan(1 << 20);
+        assertThat(afterLines - before)
+                .as("log growth for 200 MB of stderr lines")
+                .isLessThan(1 << 20);
         assertThat(server.log().substring(before)).contains("lines dropped");
         // 1.5 GB in one line that stays open: nothing of it is held
         calls.run(noisy, REACH + "block = b'z' * (1 << 20)\nfor _ in range(1500):\n    os.write(diag, block)\n");
         assertThat(calls.run(quiet, "print(mine)")).isEqualTo("1\n");
-        assertThat(server.log().length() - afterLines).as("log growth for an open 1.5 GB line").isLessThan(64 << 10);
+        assertThat(server.log().length() - afterLines)
+                .as("log growth for an open 1.5 GB line")
+                .isLessThan(64 << 10);
         calls.run(noisy, REACH + "os.write(diag, b'\\n')\n");
         Thread.sleep(500);
-        assertThat(server.log().length() - afterLines).as("log growth once the line ends").isLessThan(64 << 10);
+        assertThat(server.log().length() - afterLines)
+                .as("log growth once the line ends")
+                .isLessThan(64 << 10);
         assertThat(server.log().substring(afterLines)).contains("more bytes of this line cut]");
         assertThat(heapPeak()).as("JVM heap peak").isLessThan(512L << 20);
     }
@@ -198,8 +229,10 @@ class IsolationIT {
         calls.run(stopped, "kept = 7");
         calls.awaitSnapshot(stopped);
         long threadsBefore = threads();
-        calls.run(stopped, REACH + "threading, time, signal = imp('threading'), imp('time'), imp('signal')\n"
-                + "threading.Thread(target=lambda: (time.sleep(0.3), os.kill(os.getpid(), signal.SIGSTOP))).start()\n");
+        calls.run(
+                stopped,
+                REACH + "threading, time, signal = imp('threading'), imp('time'), imp('signal')\n"
+                        + "threading.Thread(target=lambda: (time.sleep(0.3), os.kill(os.getpid(), signal.SIGSTOP))).start()\n");
         Thread.sleep(600);
         // a pile of calls on the stopped session: each answers within its own timeout and the grace
         long started = System.nanoTime();
@@ -220,7 +253,8 @@ class IsolationIT {
             } else {
                 if (reply.path("status").asText().equals("killed")) {
                     // the call that found the kernel stopped under it
-                    assertThat(reply.path("message").asText()).contains("stopped (SIGSTOP)")
+                    assertThat(reply.path("message").asText())
+                            .contains("stopped (SIGSTOP)")
                             .contains("A fresh kernel is ready");
                     restored++;
                     continue;
@@ -229,7 +263,8 @@ class IsolationIT {
                 if (reply.has("kernel_restarted")) {
                     // a snapshot found it stopped before this call ran
                     assertThat(reply.path("kernel_restarted").path("message").asText())
-                            .contains("stopped (SIGSTOP)").contains("A fresh kernel is ready");
+                            .contains("stopped (SIGSTOP)")
+                            .contains("A fresh kernel is ready");
                     restored++;
                 }
             }
@@ -260,15 +295,21 @@ class IsolationIT {
             }
             for (CompletableFuture<JsonNode> f : batch) {
                 JsonNode result = f.get(120, TimeUnit.SECONDS);
-                assertThat(result.path("isError").asBoolean()).as(result.toString()).isFalse();
+                assertThat(result.path("isError").asBoolean())
+                        .as(result.toString())
+                        .isFalse();
             }
         }
         // every pipe reader is a platform thread of its own (a thread dump lists those), none a virtual
         // thread holding a carrier in a native read
         String dump = threadDump();
         // (named for their sessions; warm kernels' are named warm-N until a session claims one)
-        assertThat(dump.split("\"kernel-log-s-", -1).length - 1).as("stderr relay threads").isEqualTo(kernels);
-        assertThat(dump.split("\"kernel-frames-s-", -1).length - 1).as("frame reader threads").isEqualTo(kernels);
+        assertThat(dump.split("\"kernel-log-s-", -1).length - 1)
+                .as("stderr relay threads")
+                .isEqualTo(kernels);
+        assertThat(dump.split("\"kernel-frames-s-", -1).length - 1)
+                .as("frame reader threads")
+                .isEqualTo(kernels);
         // sustained calls on a few sessions: each step's snapshot follows within the debounce and some slack
         List<String> busy = ids.subList(0, 10);
         long worstMs = 0;
@@ -278,7 +319,8 @@ class IsolationIT {
                 steps.add(runAsync(id, "kept += 1", 30));
             }
             for (CompletableFuture<JsonNode> f : steps) {
-                assertThat(f.get(60, TimeUnit.SECONDS).path("isError").asBoolean()).isFalse();
+                assertThat(f.get(60, TimeUnit.SECONDS).path("isError").asBoolean())
+                        .isFalse();
             }
             Instant stepped = Instant.now();
             for (String id : busy) {

@@ -37,6 +37,7 @@ class LauncherIT {
     /** A line the server logs (simplelogger: time, level, logger, message) or one the launcher prints. */
     private static final Pattern OUR_LINE = Pattern.compile(
             "(\\d{4}-\\d\\d-\\d\\dT[0-9:.]+[+-]\\d{4} (INFO|WARN|ERROR) [A-Za-z0-9]+ - .*|rlm-mcp: .*)");
+
     private static final String INITIALIZE = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
             + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"launcher-it\",\"version\":\"1\"}}}\n";
 
@@ -80,14 +81,17 @@ class LauncherIT {
     private static void sourcesOlderThanTheJar() throws IOException {
         FileTime jar = Files.getLastModifiedTime(root.resolve("target/rlm-mcp.jar"));
         FileTime old = FileTime.from(jar.toInstant().minusSeconds(60));
-        for (Path p : List.of(source, source.getParent(), source.getParent().getParent(),
-                root.resolve("src/main"), root.resolve("pom.xml"))) {
+        for (Path p : List.of(
+                source,
+                source.getParent(),
+                source.getParent().getParent(),
+                root.resolve("src/main"),
+                root.resolve("pom.xml"))) {
             Files.setLastModifiedTime(p, old);
         }
     }
 
-    record Run(int exit, List<String> stderr, String stdout, long millis) {
-    }
+    record Run(int exit, List<String> stderr, String stdout, long millis) {}
 
     /** Runs bin/rlm-mcp (in `root`) with these arguments and stdin closed, RLM_JAVA_CACHE as given. */
     private static Run run(Path home, String cache, String... args) throws Exception {
@@ -96,17 +100,21 @@ class LauncherIT {
         long start = System.nanoTime();
         CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> read(process.getErrorStream()));
         String out = read(process.getInputStream());
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("bin/rlm-mcp %s ended", Arrays.toString(args)).isTrue();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS))
+                .as("bin/rlm-mcp %s ended", Arrays.toString(args))
+                .isTrue();
         long millis = (System.nanoTime() - start) / 1_000_000;
         return new Run(process.exitValue(), err.get().lines().toList(), out, millis);
     }
 
     private static ProcessBuilder launcher(Path home, String cache, String... args) {
-        List<String> command = new ArrayList<>(List.of(home.resolve("bin/rlm-mcp").toString()));
+        List<String> command =
+                new ArrayList<>(List.of(home.resolve("bin/rlm-mcp").toString()));
         command.addAll(List.of(args));
         ProcessBuilder builder = new ProcessBuilder(command).directory(home.toFile());
         String java = ProcessHandle.current().info().command().orElseThrow();
-        builder.environment().put("JAVA_HOME", Path.of(java).getParent().getParent().toString());
+        builder.environment()
+                .put("JAVA_HOME", Path.of(java).getParent().getParent().toString());
         builder.environment().put("RLM_JAVA_CACHE", cache);
         builder.environment().remove("RLM_JAVA_OPTS");
         builder.environment().remove("RLM_API_KEY");
@@ -126,16 +134,19 @@ class LauncherIT {
 
     /** Starts `bin/rlm-mcp stdio`, waits for the answer to initialize, then closes stdin: its stderr. */
     private static List<String> stdioStart(String cache) throws Exception {
-        Process process = launcher(root, cache, "stdio", "--ephemeral", "--mcp-discovery", "false").start();
+        Process process = launcher(root, cache, "stdio", "--ephemeral", "--mcp-discovery", "false")
+                .start();
         CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> read(process.getErrorStream()));
         try (OutputStream in = process.getOutputStream();
-                BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                BufferedReader out =
+                        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             in.write(INITIALIZE.getBytes(StandardCharsets.UTF_8));
             in.flush();
             String answer = out.readLine();
             assertThat(answer).as("the answer to initialize; stderr so far").contains("\"serverInfo\"");
             // the launcher execs the JVM: same process
-            lastJvm = Files.readString(Path.of("/proc", Long.toString(process.pid()), "cmdline")).replace('\0', ' ');
+            lastJvm = Files.readString(Path.of("/proc", Long.toString(process.pid()), "cmdline"))
+                    .replace('\0', ' ');
         }
         assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
         return err.get().lines().toList();
@@ -165,7 +176,8 @@ class LauncherIT {
         try {
             Files.writeString(source, "class Stand { int changed; }\n"); // newer than the jar now
             List<String> stderr = stdioStart("off");
-            List<String> launcher = stderr.stream().filter(l -> l.startsWith("rlm-mcp: ")).toList();
+            List<String> launcher =
+                    stderr.stream().filter(l -> l.startsWith("rlm-mcp: ")).toList();
             assertThat(launcher).as(String.join("\n", stderr)).hasSize(1);
             assertThat(launcher.get(0)).contains("sources are newer", "bin/rlm-mcp build");
             assertThat(stderr).allMatch(l -> OUR_LINE.matcher(l).matches(), "only our own lines");
@@ -177,18 +189,28 @@ class LauncherIT {
     @Test
     void aNormalStartPrintsOnlyOurOwnLinesAndMakesItsStartUpCacheInTheBackground() throws Exception {
         List<String> first = stdioStart("auto");
-        assertThat(first).as(String.join("\n", first)).allMatch(l -> OUR_LINE.matcher(l).matches(), "only our own lines");
-        assertThat(first.stream().filter(l -> l.startsWith("rlm-mcp: ")).toList()).as(String.join("\n", first))
-                .hasSize(1).allMatch(l -> l.contains("start-up cache") && l.contains("background"));
+        assertThat(first)
+                .as(String.join("\n", first))
+                .allMatch(l -> OUR_LINE.matcher(l).matches(), "only our own lines");
+        assertThat(first.stream().filter(l -> l.startsWith("rlm-mcp: ")).toList())
+                .as(String.join("\n", first))
+                .hasSize(1)
+                .allMatch(l -> l.contains("start-up cache") && l.contains("background"));
         // the cache appears without anyone waiting for it; the next start maps it and says nothing of it
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (cacheFiles().isEmpty() && System.nanoTime() < deadline) {
             Thread.sleep(250);
         }
-        assertThat(cacheFiles()).as("the start-up cache in target/ (training log: %s)", trainingLog()).hasSize(1);
+        assertThat(cacheFiles())
+                .as("the start-up cache in target/ (training log: %s)", trainingLog())
+                .hasSize(1);
         List<String> second = stdioStart("auto");
-        assertThat(second).as(String.join("\n", second)).isNotEmpty()
-                .allMatch(l -> OUR_LINE.matcher(l).matches() && !l.startsWith("rlm-mcp: "), "only the server's own log lines");
+        assertThat(second)
+                .as(String.join("\n", second))
+                .isNotEmpty()
+                .allMatch(
+                        l -> OUR_LINE.matcher(l).matches() && !l.startsWith("rlm-mcp: "),
+                        "only the server's own log lines");
         if (Runtime.version().feature() == 25) {
             assertThat(lastJvm).contains("-XX:AOTCache=", "-XX:+AOTCompileEagerly");
         }
@@ -196,7 +218,8 @@ class LauncherIT {
 
     private static List<Path> cacheFiles() throws IOException {
         try (Stream<Path> files = Files.list(root.resolve("target"))) {
-            return files.filter(p -> p.getFileName().toString().matches("rlm-mcp-.*\\.(aot|jsa)")).toList();
+            return files.filter(p -> p.getFileName().toString().matches("rlm-mcp-.*\\.(aot|jsa)"))
+                    .toList();
         }
     }
 
@@ -212,12 +235,19 @@ class LauncherIT {
     @Test
     void aPortInUseIsOneLineAndExitCodeTwo() throws Exception {
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            Run run = run(root, "off", "serve", "--port", String.valueOf(taken.getLocalPort()), "--ephemeral",
-                    "--mcp-discovery", "false");
+            Run run = run(
+                    root,
+                    "off",
+                    "serve",
+                    "--port",
+                    String.valueOf(taken.getLocalPort()),
+                    "--ephemeral",
+                    "--mcp-discovery",
+                    "false");
             assertThat(run.exit()).as(String.join("\n", run.stderr())).isEqualTo(2);
             assertThat(errorLines(run)).hasSize(2);
-            assertThat(errorLines(run).get(0)).contains("cannot listen on", String.valueOf(taken.getLocalPort()),
-                    "already in use", "--port");
+            assertThat(errorLines(run).get(0))
+                    .contains("cannot listen on", String.valueOf(taken.getLocalPort()), "already in use", "--port");
             assertThat(errorLines(run).get(1)).startsWith("  --port=PORT ");
             assertNoTrace(run);
         }
@@ -225,7 +255,8 @@ class LauncherIT {
 
     @Test
     void aDataRootThatIsNotADirectoryIsOneLineAndExitCodeTwo() throws Exception {
-        for (String bad : List.of(root.resolve("no-such-dir").toString(), root.resolve("pom.xml").toString())) {
+        for (String bad : List.of(
+                root.resolve("no-such-dir").toString(), root.resolve("pom.xml").toString())) {
             Run run = run(root, "off", "stdio", "--data-root", bad);
             assertThat(run.exit()).isEqualTo(2);
             assertThat(run.stderr()).as(String.join("\n", run.stderr())).hasSize(2);
@@ -237,8 +268,14 @@ class LauncherIT {
 
     @Test
     void aStateDirThatCannotBeMadeIsOneLineAndExitCodeTwo() throws Exception {
-        Run run = run(root, "off", "stdio", "--state-dir", root.resolve("pom.xml/state").toString(),
-                "--mcp-discovery", "false");
+        Run run = run(
+                root,
+                "off",
+                "stdio",
+                "--state-dir",
+                root.resolve("pom.xml/state").toString(),
+                "--mcp-discovery",
+                "false");
         assertThat(run.exit()).isEqualTo(2);
         assertThat(errorLines(run)).hasSize(2);
         assertThat(errorLines(run).get(0)).contains("state directory", "--state-dir");
@@ -272,11 +309,14 @@ class LauncherIT {
 
     /** stderr without the server's log lines (what the launcher and the error handlers printed). */
     private static List<String> errorLines(Run run) {
-        return run.stderr().stream().filter(l -> !l.matches("\\d{4}-\\d\\d-\\d\\dT.* (INFO|WARN) .*")).toList();
+        return run.stderr().stream()
+                .filter(l -> !l.matches("\\d{4}-\\d\\d-\\d\\dT.* (INFO|WARN) .*"))
+                .toList();
     }
 
     private static void assertNoTrace(Run run) {
-        assertThat(run.stderr()).as(String.join("\n", run.stderr()))
+        assertThat(run.stderr())
+                .as(String.join("\n", run.stderr()))
                 .noneMatch(l -> l.startsWith("\tat ") || l.contains("Exception") || l.startsWith("Usage:"));
     }
 }

@@ -2,9 +2,9 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.ServerProcess;
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.llm.ChatCompletionsServer;
 import java.util.ArrayList;
 import java.util.List;
@@ -52,11 +52,19 @@ class LlmQueryIT {
     private static void samplingAnswersAndAggregates(McpDriver client) {
         JsonNode one = exec(client, "print(llm_query('abc', system='sys', model='hint-model', max_tokens=33))");
         assertThat(one.path("stdout").asText()).as(one.toString()).isEqualTo("echo:ABC|sys\n");
-        JsonNode request = client.events().stream().filter(e -> "sampling".equals(e.path("event").asText()))
-                .findFirst().orElseThrow().path("params");
+        JsonNode request = client.events().stream()
+                .filter(e -> "sampling".equals(e.path("event").asText()))
+                .findFirst()
+                .orElseThrow()
+                .path("params");
         assertThat(request.path("systemPrompt").asText()).isEqualTo("sys");
         assertThat(request.path("maxTokens").asInt()).isEqualTo(33);
-        assertThat(request.path("modelPreferences").path("hints").path(0).path("name").asText()).isEqualTo("hint-model");
+        assertThat(request.path("modelPreferences")
+                        .path("hints")
+                        .path(0)
+                        .path("name")
+                        .asText())
+                .isEqualTo("hint-model");
         assertThat(one.path("llm_usage").path("backend").asText()).isEqualTo("sampling");
 
         JsonNode batch = exec(client, """
@@ -69,21 +77,29 @@ class LlmQueryIT {
                 ['echo:AA BB|', 'echo:CC|', 'echo:DD EE FF|', 'echo:GG|', 'echo:HH II|', 'echo:JJ|']
                 10
                 """);
-        List<JsonNode> sampled = client.events().stream().filter(e -> "sampling".equals(e.path("event").asText())).toList();
+        List<JsonNode> sampled = client.events().stream()
+                .filter(e -> "sampling".equals(e.path("event").asText()))
+                .toList();
         assertThat(sampled).hasSize(7);
-        assertThat(sampled.stream().mapToInt(e -> e.path("in_flight").asInt()).max().orElse(0)).isEqualTo(3);
+        assertThat(sampled.stream()
+                        .mapToInt(e -> e.path("in_flight").asInt())
+                        .max()
+                        .orElse(0))
+                .isEqualTo(3);
         JsonNode usage = batch.path("llm_usage");
         assertThat(usage.path("calls").asInt()).isEqualTo(6);
         assertThat(usage.path("peak_concurrency").asInt()).isEqualTo(3);
         assertThat(usage.path("latency_ms_max").asDouble()).isGreaterThanOrEqualTo(290);
 
-        JsonNode trace = json(client.call("rlm_get_trace", Map.of("session_id", batch.path("session_id").asText())));
+        JsonNode trace = json(client.call(
+                "rlm_get_trace", Map.of("session_id", batch.path("session_id").asText())));
         JsonNode steps = trace.path("steps");
-        assertThat(steps.path(steps.size() - 1).path("llm_usage").path("calls").asInt()).isEqualTo(6);
+        assertThat(steps.path(steps.size() - 1).path("llm_usage").path("calls").asInt())
+                .isEqualTo(6);
 
         JsonNode session = json(client.call("rlm_init_context", Map.of("llm_max_calls_per_step", 2)));
-        JsonNode limited = json(client.call("rlm_run_repl", Map.of("session_id", session.path("session_id").asText(),
-                "code", """
+        JsonNode limited = json(client.call(
+                "rlm_run_repl", Map.of("session_id", session.path("session_id").asText(), "code", """
                         try:
                             llm_query_batched(["a", "b", "c"])
                         except LLMQueryError as e:
@@ -91,14 +107,19 @@ class LlmQueryIT {
                         print(llm_query_batched(["a", "b"]))
                         """)));
         assertThat(limited.path("stdout").asText()).isEqualTo("LIMIT_EXCEEDED\n['echo:A|', 'echo:B|']\n");
-        assertThat(limited.path("llm_usage").path("guardrail_events").path(0).path("guardrail").asText())
+        assertThat(limited.path("llm_usage")
+                        .path("guardrail_events")
+                        .path(0)
+                        .path("guardrail")
+                        .asText())
                 .isEqualTo("llm_max_calls_per_step");
     }
 
     @Test
     void aClientAnswersSamplingFromItsOwnChatCompletionsEndpoint() throws Exception {
         try (ChatCompletionsServer model = new ChatCompletionsServer()) {
-            List<String> args = new ArrayList<>(List.of("--sampling-url", model.baseUrl().toString(), "--stdio", "--"));
+            List<String> args =
+                    new ArrayList<>(List.of("--sampling-url", model.baseUrl().toString(), "--stdio", "--"));
             args.addAll(stdioServer());
             try (McpDriver client = McpDriver.start(args)) {
                 JsonNode one = exec(client, "print(llm_query('abc', system='sys', model='hint-model', max_tokens=33))");
@@ -108,7 +129,8 @@ class LlmQueryIT {
                 assertThat(asked.path("model").asText()).isEqualTo("hint-model");
                 assertThat(asked.path("max_tokens").asInt()).isEqualTo(33);
                 assertThat(asked.path("messages").toString())
-                        .isEqualTo("[{\"role\":\"system\",\"content\":\"sys\"},{\"role\":\"user\",\"content\":\"abc\"}]");
+                        .isEqualTo(
+                                "[{\"role\":\"system\",\"content\":\"sys\"},{\"role\":\"user\",\"content\":\"abc\"}]");
 
                 // the endpoint's failure is the sampling request's: llm_query raises, naming it
                 model.behaviour = request -> new ChatCompletionsServer.Reply(503, "{\"error\":\"busy\"}", 0);
@@ -119,7 +141,8 @@ class LlmQueryIT {
                             print(e.code, e)
                         """);
                 assertThat(failed.path("stdout").asText()).as(failed.toString()).contains("HTTP 503");
-                assertThat(client.events()).anySatisfy(e -> assertThat(e.path("error").asText()).contains("HTTP 503"));
+                assertThat(client.events())
+                        .anySatisfy(e -> assertThat(e.path("error").asText()).contains("HTTP 503"));
             }
         }
     }
@@ -133,7 +156,8 @@ class LlmQueryIT {
                     except LLMQueryError as e:
                         print(e.code, e)
                     """);
-            assertThat(reply.path("stdout").asText()).startsWith("NOT_CONFIGURED llm_query has no backend")
+            assertThat(reply.path("stdout").asText())
+                    .startsWith("NOT_CONFIGURED llm_query has no backend")
                     .contains("RLM_LLM_BASE_URL");
         }
     }
@@ -141,14 +165,17 @@ class LlmQueryIT {
     @Test
     void anOpenAiCompatibleApiAnswersWhenConfigured() throws Exception {
         try (ChatCompletionsServer api = new ChatCompletionsServer();
-                McpDriver client = McpDriver.stdio(stdioServer("--llm-base-url", api.baseUrl().toString(),
-                        "--llm-model", "local-model"), REPLY)) {
+                McpDriver client = McpDriver.stdio(
+                        stdioServer("--llm-base-url", api.baseUrl().toString(), "--llm-model", "local-model"), REPLY)) {
             JsonNode reply = exec(client, "print(llm_query_batched(['x', 'y']))");
             assertThat(reply.path("stdout").asText()).as(reply.toString()).isEqualTo("['answer: X', 'answer: Y']\n");
             assertThat(reply.path("llm_usage").path("backend").asText()).isEqualTo("openai");
             assertThat(reply.path("llm_usage").path("input_tokens").asInt()).isEqualTo(2);
-            assertThat(api.seen()).extracting(s -> s.body().path("model").asText()).containsOnly("local-model");
-            assertThat(client.events()).noneMatch(e -> "sampling".equals(e.path("event").asText()));
+            assertThat(api.seen())
+                    .extracting(s -> s.body().path("model").asText())
+                    .containsOnly("local-model");
+            assertThat(client.events())
+                    .noneMatch(e -> "sampling".equals(e.path("event").asText()));
         }
     }
 

@@ -3,17 +3,17 @@ package dev.rlmmcp.e2e;
 import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
-import dev.rlmmcp.e2e.support.RunningServer;
-import dev.rlmmcp.e2e.support.McpDriver;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.RunningServer;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.io.TempDir;
 
 /** Long calls through the official TypeScript client: progress notifications, and the client's cancellation. */
 class LongCallsIT {
@@ -23,6 +23,7 @@ class LongCallsIT {
 
     @RegisterExtension
     static final RunningServer http = RunningServer.http(LongCallsIT::flags).connect(s -> McpDriver.http(s.mcpUrl()));
+
     @RegisterExtension
     static final RunningServer stdio = RunningServer.stdio(LongCallsIT::flags);
 
@@ -38,11 +39,13 @@ class LongCallsIT {
     @ValueSource(strings = {"stdio", "http"})
     void aLongCallSendsProgressWhileItRuns(String transport) {
         McpDriver client = client(transport);
-        JsonNode line = client.callRaw("rlm_execute", Map.of("code", "import time\ntime.sleep(7)\nprint('slept')"), true);
+        JsonNode line =
+                client.callRaw("rlm_execute", Map.of("code", "import time\ntime.sleep(7)\nprint('slept')"), true);
         assertThat(line.path("ok").asBoolean()).as("%s", line).isTrue();
         assertThat(json(line.path("result")).path("stdout").asText()).isEqualTo("slept\n");
         List<JsonNode> progress = client.events().stream()
-                .filter(e -> e.path("event").asText().equals("progress") && e.path("id").equals(line.path("id")))
+                .filter(e -> e.path("event").asText().equals("progress")
+                        && e.path("id").equals(line.path("id")))
                 .toList();
         assertThat(progress).hasSizeGreaterThanOrEqualTo(2);
         assertThat(progress.getFirst().path("message").asText()).matches("running \\d+ s");
@@ -53,15 +56,20 @@ class LongCallsIT {
     void aCallTheClientGivesUpOnIsInterruptedWithTheVariablesKept(String transport) {
         McpDriver client = client(transport);
         client.call("rlm_execute", Map.of("code", "kept = 42"));
-        ObjectNode spin = McpDriver.callCommand("rlm_execute", Map.of("code", "while True: pass", "timeout_s", 120), false)
+        ObjectNode spin = McpDriver.callCommand(
+                        "rlm_execute", Map.of("code", "while True: pass", "timeout_s", 120), false)
                 .put("timeoutMs", 1500);
         JsonNode abandoned = client.request(spin);
         assertThat(abandoned.path("ok").asBoolean()).as("the client's timeout").isFalse();
 
         long started = System.nanoTime();
         JsonNode next = json(client.call("rlm_execute", Map.of("code", "kept")));
-        assertThat((System.nanoTime() - started) / 1_000_000).as("ms until the next call ran").isLessThan(5_000);
+        assertThat((System.nanoTime() - started) / 1_000_000)
+                .as("ms until the next call ran")
+                .isLessThan(5_000);
         assertThat(next.path("stdout").asText()).isEqualTo("42\n");
-        assertThat(client.stderr()).as("the cancelled call's answer is not sent").doesNotContain("unknown message ID");
+        assertThat(client.stderr())
+                .as("the cancelled call's answer is not sent")
+                .doesNotContain("unknown message ID");
     }
 }

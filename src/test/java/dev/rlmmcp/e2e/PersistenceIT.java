@@ -1,14 +1,12 @@
 package dev.rlmmcp.e2e;
 
-import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.ClosedAfterEach;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.ServerProcess;
 import dev.rlmmcp.e2e.support.SessionCalls;
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** No data lost: the real server killed with SIGKILL and restarted on the same --state-dir. */
@@ -36,6 +35,7 @@ class PersistenceIT {
 
     @RegisterExtension
     final ClosedAfterEach open = new ClosedAfterEach();
+
     private McpDriver client;
     private SessionCalls calls;
 
@@ -53,10 +53,14 @@ class PersistenceIT {
     @Test
     void killMinus9AfterLoadsAndMutationsThenRestartKeepsEverySessionAndVariable() throws Exception {
         ServerProcess server = start();
-        String id = calls.ok("rlm_init_context", Map.of("context_text", "b\na\nc\na\n", "data_type", "lines",
-                "max_steps", 100)).path("session_id").asText();
-        calls.ok("rlm_load_data", Map.of("session_id", id, "name", "rows", "data", "[{\"k\": 1}, {\"k\": 2}]",
-                "data_type", "json"));
+        String id = calls.ok(
+                        "rlm_init_context",
+                        Map.of("context_text", "b\na\nc\na\n", "data_type", "lines", "max_steps", 100))
+                .path("session_id")
+                .asText();
+        calls.ok(
+                "rlm_load_data",
+                Map.of("session_id", id, "name", "rows", "data", "[{\"k\": 1}, {\"k\": 2}]", "data_type", "json"));
         calls.run(id, """
                 from collections import Counter
                 counts = Counter(context)
@@ -77,7 +81,9 @@ class PersistenceIT {
         String before = calls.run(id, DIGEST);
         Map<String, String> namesBefore = calls.statuses(id);
         String totalBefore = calls.run(id, "print(total(rows), tag)");
-        int traceBefore = calls.ok("rlm_get_trace", Map.of("session_id", id)).path("trace_length").asInt();
+        int traceBefore = calls.ok("rlm_get_trace", Map.of("session_id", id))
+                .path("trace_length")
+                .asInt();
         calls.awaitSnapshot(id);
 
         server.kill();
@@ -89,7 +95,9 @@ class PersistenceIT {
         assertThat(calls.statuses(id).keySet()).isEqualTo(namesBefore.keySet());
         assertThat(calls.statuses(id)).containsEntry("rows", "spilled").containsEntry("total", "live");
         assertThat(calls.run(id, DIGEST)).isEqualTo(before);
-        assertThat(calls.run(id, "print(total(rows), tag)")).isEqualTo(totalBefore).isEqualTo("6 Tag('t')\n");
+        assertThat(calls.run(id, "print(total(rows), tag)"))
+                .isEqualTo(totalBefore)
+                .isEqualTo("6 Tag('t')\n");
         JsonNode trace = calls.ok("rlm_get_trace", Map.of("session_id", id));
         assertThat(trace.path("trace_length").asInt()).isEqualTo(traceBefore + 2);
         assertThat(trace.path("steps").get(2).path("input").asText()).contains("from collections import Counter");
@@ -110,21 +118,27 @@ class PersistenceIT {
             Thread.sleep(2);
         }
         server.kill();
-        assertThat(caught).as("the kill came while the new value was being written").isTrue();
+        assertThat(caught)
+                .as("the kill came while the new value was being written")
+                .isTrue();
 
         start("--max-memory-mb", "2048");
         String seen = calls.run(id, "print(len(big), big[0], big.count(big[0]) == len(big))");
         assertThat(seen).isIn(size + " a True\n", size + " b True\n");
         try (Stream<Path> files = Files.list(snapshots)) {
-            assertThat(files.map(p -> p.getFileName().toString())).as("the file the kill cut short is swept away")
-                    .filteredOn(n -> n.startsWith("big.")).hasSize(1);
+            assertThat(files.map(p -> p.getFileName().toString()))
+                    .as("the file the kill cut short is swept away")
+                    .filteredOn(n -> n.startsWith("big."))
+                    .hasSize(1);
         }
     }
 
     /** Whether a new file of big is being written: one the manifest does not name yet, beside the one it does. */
     private static boolean writing(Path dir) {
         try (Stream<Path> files = Files.list(dir)) {
-            return files.filter(p -> p.getFileName().toString().startsWith("big.")).count() > 1;
+            return files.filter(p -> p.getFileName().toString().startsWith("big."))
+                            .count()
+                    > 1;
         } catch (IOException e) {
             return false;
         }
@@ -137,7 +151,9 @@ class PersistenceIT {
         calls.run(id, "a = 'a' * 6_000_000");
         calls.run(id, "b = 'b' * 6_000_000");
         JsonNode third = calls.ok("rlm_run_repl", Map.of("session_id", id, "code", "c = 'c' * 6_000_000"));
-        assertThat(third.path("memory_note").asText()).contains("Spilled to disk").contains("a");
+        assertThat(third.path("memory_note").asText())
+                .contains("Spilled to disk")
+                .contains("a");
         assertThat(calls.statuses(id)).containsEntry("a", "spilled").containsEntry("c", "live");
         assertThat(calls.run(id, "print(len(a), a[-3:])")).isEqualTo("6000000 aaa\n");
         assertThat(calls.statuses(id)).containsEntry("a", "live");
@@ -147,12 +163,19 @@ class PersistenceIT {
     void valuesThatCannotBeSnapshottedAreReportedHonestly() throws Exception {
         start();
         String id = calls.ok("rlm_init_context", Map.of()).path("session_id").asText();
-        JsonNode reply = calls.ok("rlm_run_repl", Map.of("session_id", id, "code",
-                "import threading\nlock = threading.Lock()\nnumbers = (n for n in range(10))\nfine = [1]"));
+        JsonNode reply = calls.ok(
+                "rlm_run_repl",
+                Map.of(
+                        "session_id",
+                        id,
+                        "code",
+                        "import threading\nlock = threading.Lock()\nnumbers = (n for n in range(10))\nfine = [1]"));
         assertThat(reply.path("not_persisted").path("lock").asText()).contains("cannot be pickled");
         assertThat(reply.path("not_persisted").path("numbers").asText()).contains("generator");
         assertThat(reply.path("not_persisted").has("fine")).isFalse();
-        assertThat(calls.ok("rlm_var_info", Map.of("session_id", id, "name", "numbers")).path("not_persisted").asText())
+        assertThat(calls.ok("rlm_var_info", Map.of("session_id", id, "name", "numbers"))
+                        .path("not_persisted")
+                        .asText())
                 .contains("generator");
     }
 }

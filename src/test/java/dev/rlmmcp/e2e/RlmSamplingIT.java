@@ -2,13 +2,13 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.ChatApiSampler;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.RevisionClient;
 import dev.rlmmcp.e2e.support.ScriptedModel;
 import dev.rlmmcp.e2e.support.ServerProcess;
 import dev.rlmmcp.e2e.support.StdioRpc;
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.llm.ChatCompletionsServer;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,7 +65,8 @@ class RlmSamplingIT {
             return new ChatCompletionsServer.Reply(503, "{\"error\":{\"message\":\"scripted refusal\"}}", 0);
         }
         long turns = IntStream.range(0, messages.size())
-                .filter(i -> "assistant".equals(messages.path(i).path("role").asText())).count();
+                .filter(i -> "assistant".equals(messages.path(i).path("role").asText()))
+                .count();
         if (turns == 0) {
             // slow enough that the children's first turns are asked at once
             return ChatCompletionsServer.completion("""
@@ -92,7 +93,8 @@ class RlmSamplingIT {
         List<String> lines = new ArrayList<>();
         for (int c = 0; c < CHUNKS; c++) {
             long first = (long) c * PER_CHUNK + 1, last = first + PER_CHUNK - 1;
-            lines.add(PER_CHUNK + " numbers, sum " + (first + last) * PER_CHUNK / 2 + ", parent's variable seen: False");
+            lines.add(
+                    PER_CHUNK + " numbers, sum " + (first + last) * PER_CHUNK / 2 + ", parent's variable seen: False");
         }
         return lines;
     }
@@ -104,7 +106,8 @@ class RlmSamplingIT {
     }
 
     private static List<String> driverArgs(ChatCompletionsServer model, String... transport) {
-        List<String> args = new ArrayList<>(List.of("--sampling-url", model.baseUrl().toString()));
+        List<String> args =
+                new ArrayList<>(List.of("--sampling-url", model.baseUrl().toString()));
         args.addAll(List.of(transport));
         return args;
     }
@@ -142,15 +145,18 @@ class RlmSamplingIT {
 
     @Test
     void overTheStatelessRevisionOnHttpChildRlmsTakeTheirTurnsThroughInputRequiredRounds() throws Exception {
-        try (ChatCompletionsServer model = scriptedModel(); ServerProcess server = ServerProcess.http()) {
-            childrenAnswerThroughRounds(RevisionClient.http(server.mcpUrl(), new ChatApiSampler(model.baseUrl())), model);
+        try (ChatCompletionsServer model = scriptedModel();
+                ServerProcess server = ServerProcess.http()) {
+            childrenAnswerThroughRounds(
+                    RevisionClient.http(server.mcpUrl(), new ChatApiSampler(model.baseUrl())), model);
         }
     }
 
     @Test
     void overTheStatelessRevisionOnStdioChildRlmsTakeTheirTurnsThroughInputRequiredRounds() throws Exception {
         try (ChatCompletionsServer model = scriptedModel();
-                StdioRpc rpc = StdioRpc.stateless(ServerProcess.command(List.of("stdio")), Map.of("sampling", Map.of()))) {
+                StdioRpc rpc =
+                        StdioRpc.stateless(ServerProcess.command(List.of("stdio")), Map.of("sampling", Map.of()))) {
             childrenAnswerThroughRounds(RevisionClient.stdio(rpc, new ChatApiSampler(model.baseUrl())), model);
         }
     }
@@ -162,7 +168,8 @@ class RlmSamplingIT {
     @Test
     void theScriptedModelAnswersChildTurnsThroughTheClient() throws Exception {
         try (ScriptedModel model = ScriptedModel.start()) {
-            List<String> args = new ArrayList<>(List.of("--sampling-url", model.baseUrl().toString(), "--stdio", "--"));
+            List<String> args =
+                    new ArrayList<>(List.of("--sampling-url", model.baseUrl().toString(), "--stdio", "--"));
             args.addAll(ServerProcess.command(List.of("stdio")));
             try (McpDriver client = McpDriver.start(args)) {
                 JsonNode reply = McpDriver.json(client.call("rlm_execute", Map.of("code", """
@@ -172,10 +179,12 @@ class RlmSamplingIT {
                         question = "Find the magic number in this chunk of the context. Answer with the number only, or NONE."
                         print(rlm_query_batched([question] * len(chunks), chunks))
                         """)));
-                assertThat(reply.path("stdout").asText()).as(reply.toString())
+                assertThat(reply.path("stdout").asText())
+                        .as(reply.toString())
                         .isEqualTo("['NONE', 'NONE', '867530', 'NONE']\n");
                 List<JsonNode> sampling = client.events().stream()
-                        .filter(e -> "sampling".equals(e.path("event").asText())).toList();
+                        .filter(e -> "sampling".equals(e.path("event").asText()))
+                        .toList();
                 assertThat(sampling).hasSize(3 * 4).allSatisfy(e -> {
                     assertThat(e.path("params").path("systemPrompt").asText()).contains(RLM_MARK);
                     assertThat(e.has("error")).isFalse();
@@ -184,34 +193,67 @@ class RlmSamplingIT {
         }
     }
 
-    private static void childrenAnswerThroughRounds(RevisionClient client, ChatCompletionsServer model) throws Exception {
+    private static void childrenAnswerThroughRounds(RevisionClient client, ChatCompletionsServer model)
+            throws Exception {
         JsonNode result = client.callTool("rlm_execute", Map.of("code", BATCH));
         assertThat(result.path("resultType").asText()).as(result.toString()).isEqualTo("complete");
         JsonNode reply = McpDriver.json(result);
-        assertThat(reply.path("stdout").asText().lines().toList()).as(reply.toString()).isEqualTo(expected());
+        assertThat(reply.path("stdout").asText().lines().toList())
+                .as(reply.toString())
+                .isEqualTo(expected());
         conversationsCarried(client.sampled());
         // the children ran side by side: their turns were asked together, several in a round
-        assertThat(client.roundSizes().stream().mapToInt(Integer::intValue).max().orElse(0)).as(client.roundSizes()
-                .toString()).isGreaterThanOrEqualTo(2);
+        assertThat(client.roundSizes().stream()
+                        .mapToInt(Integer::intValue)
+                        .max()
+                        .orElse(0))
+                .as(client.roundSizes().toString())
+                .isGreaterThanOrEqualTo(2);
         assertThat(model.seen()).hasSize(client.sampled().size());
     }
 
     private static void childrenAnswerThroughTheClient(McpDriver client, ChatCompletionsServer model) {
         JsonNode reply = McpDriver.json(client.call("rlm_execute", Map.of("code", BATCH)));
-        assertThat(reply.path("stdout").asText().lines().toList()).as(reply.toString()).isEqualTo(expected());
-        List<JsonNode> sampling = client.events().stream().filter(e -> "sampling".equals(e.path("event").asText()))
+        assertThat(reply.path("stdout").asText().lines().toList())
+                .as(reply.toString())
+                .isEqualTo(expected());
+        List<JsonNode> sampling = client.events().stream()
+                .filter(e -> "sampling".equals(e.path("event").asText()))
                 .toList();
-        assertThat(sampling).allSatisfy(e -> assertThat(e.has("error")).as(e.toString()).isFalse());
+        assertThat(sampling)
+                .allSatisfy(e -> assertThat(e.has("error")).as(e.toString()).isFalse());
         conversationsCarried(sampling.stream().map(e -> e.path("params")).toList());
         // the children ran side by side: the client answered several of their turns at once
-        assertThat(sampling.stream().mapToInt(e -> e.path("in_flight").asInt()).max().orElse(0)).isGreaterThanOrEqualTo(2);
+        assertThat(sampling.stream()
+                        .mapToInt(e -> e.path("in_flight").asInt())
+                        .max()
+                        .orElse(0))
+                .isGreaterThanOrEqualTo(2);
         // what the endpoint was asked is the sampling request as a chat: the system prompt first
         assertThat(model.seen()).hasSize(sampling.size());
-        assertThat(model.seen().stream().filter(seen -> seen.body().path("messages").path(0).path("role").asText()
-                .equals("system")).toList()).hasSize(2 * CHUNKS).allSatisfy(seen -> {
+        assertThat(model.seen().stream()
+                        .filter(seen -> seen.body()
+                                .path("messages")
+                                .path(0)
+                                .path("role")
+                                .asText()
+                                .equals("system"))
+                        .toList())
+                .hasSize(2 * CHUNKS)
+                .allSatisfy(seen -> {
                     assertThat(seen.path()).isEqualTo("/v1/chat/completions");
-                    assertThat(seen.body().path("messages").path(0).path("content").asText()).contains(RLM_MARK);
-                    assertThat(seen.body().path("messages").path(1).path("content").asText()).startsWith("Question: ");
+                    assertThat(seen.body()
+                                    .path("messages")
+                                    .path(0)
+                                    .path("content")
+                                    .asText())
+                            .contains(RLM_MARK);
+                    assertThat(seen.body()
+                                    .path("messages")
+                                    .path(1)
+                                    .path("content")
+                                    .asText())
+                            .startsWith("Question: ");
                 });
     }
 
@@ -221,36 +263,66 @@ class RlmSamplingIT {
      * holds the answer to the child's own rlm_query: a plain request (no RLM system prompt) past the depth limit.
      */
     private static void conversationsCarried(List<JsonNode> all) {
-        List<JsonNode> requests = all.stream().filter(p -> p.path("systemPrompt").asText().contains(RLM_MARK)).toList();
-        List<JsonNode> plain = all.stream().filter(p -> !p.path("systemPrompt").asText().contains(RLM_MARK)).toList();
+        List<JsonNode> requests = all.stream()
+                .filter(p -> p.path("systemPrompt").asText().contains(RLM_MARK))
+                .toList();
+        List<JsonNode> plain = all.stream()
+                .filter(p -> !p.path("systemPrompt").asText().contains(RLM_MARK))
+                .toList();
         assertThat(requests).hasSize(2 * CHUNKS);
         assertThat(plain).hasSize(CHUNKS).allSatisfy(p -> {
             assertThat(p.path("messages").size()).isEqualTo(1);
             assertThat(p.path("messages").path(0).path("content").path("text").asText())
-                    .startsWith("Reply with the count " + PER_CHUNK + " from ").contains("The context holds a str");
+                    .startsWith("Reply with the count " + PER_CHUNK + " from ")
+                    .contains("The context holds a str");
         });
         for (int c = 0; c < CHUNKS; c++) {
             String question = "Question: Count and sum the numbers of chunk " + c;
-            List<JsonNode> child = requests.stream().filter(p -> p.path("messages").path(0).path("content")
-                    .path("text").asText().startsWith(question + "\n")).toList();
+            List<JsonNode> child = requests.stream()
+                    .filter(p -> p.path("messages")
+                            .path(0)
+                            .path("content")
+                            .path("text")
+                            .asText()
+                            .startsWith(question + "\n"))
+                    .toList();
             assertThat(child).as(question).hasSize(2);
             for (JsonNode p : child) {
                 assertThat(p.path("systemPrompt").asText()).contains(RLM_MARK);
                 JsonNode first = p.path("messages").path(0);
                 assertThat(first.path("role").asText()).isEqualTo("user");
                 assertThat(first.path("content").path("text").asText())
-                        .contains("The variable `context` holds a str of length", "Preview: " + (c * PER_CHUNK + 1) + " ");
+                        .contains(
+                                "The variable `context` holds a str of length",
+                                "Preview: " + (c * PER_CHUNK + 1) + " ");
             }
-            JsonNode firstTurn = child.stream().filter(p -> p.path("messages").size() == 1).findFirst().orElseThrow();
-            JsonNode secondTurn = child.stream().filter(p -> p.path("messages").size() == 3).findFirst()
-                    .orElseThrow(() -> new AssertionError("no second turn of " + question + " with 3 messages: " + child));
-            assertThat(secondTurn.path("messages").path(0)).isEqualTo(firstTurn.path("messages").path(0));
-            assertThat(secondTurn.path("messages").path(1).path("role").asText()).isEqualTo("assistant");
-            assertThat(secondTurn.path("messages").path(1).path("content").path("text").asText()).contains("values = [int(w)");
+            JsonNode firstTurn = child.stream()
+                    .filter(p -> p.path("messages").size() == 1)
+                    .findFirst()
+                    .orElseThrow();
+            JsonNode secondTurn = child.stream()
+                    .filter(p -> p.path("messages").size() == 3)
+                    .findFirst()
+                    .orElseThrow(
+                            () -> new AssertionError("no second turn of " + question + " with 3 messages: " + child));
+            assertThat(secondTurn.path("messages").path(0))
+                    .isEqualTo(firstTurn.path("messages").path(0));
+            assertThat(secondTurn.path("messages").path(1).path("role").asText())
+                    .isEqualTo("assistant");
+            assertThat(secondTurn
+                            .path("messages")
+                            .path(1)
+                            .path("content")
+                            .path("text")
+                            .asText())
+                    .contains("values = [int(w)");
             JsonNode output = secondTurn.path("messages").path(2);
             assertThat(output.path("role").asText()).isEqualTo("user");
-            assertThat(output.path("content").path("text").asText()).startsWith("REPL output:")
-                    .contains(expected().get(c), "answer: REPLY WITH THE COUNT " + PER_CHUNK + " FROM " + (c * PER_CHUNK + 1));
+            assertThat(output.path("content").path("text").asText())
+                    .startsWith("REPL output:")
+                    .contains(
+                            expected().get(c),
+                            "answer: REPLY WITH THE COUNT " + PER_CHUNK + " FROM " + (c * PER_CHUNK + 1));
         }
     }
 
@@ -259,10 +331,12 @@ class RlmSamplingIT {
         List<String> lines = reply.path("stdout").asText().lines().toList();
         assertThat(lines).as(reply.toString()).hasSize(4);
         assertThat(lines.get(0)).isEqualTo("3 numbers, sum 6, parent's variable seen: False");
-        assertThat(lines.get(1)).startsWith("[rlm_query failed: NO_ANSWER: ").contains("max_consecutive_errors",
-                "the model call failed", "HTTP 503", "scripted refusal");
+        assertThat(lines.get(1))
+                .startsWith("[rlm_query failed: NO_ANSWER: ")
+                .contains("max_consecutive_errors", "the model call failed", "HTTP 503", "scripted refusal");
         assertThat(lines.get(2)).isEqualTo("3 numbers, sum 24, parent's variable seen: False");
         assertThat(lines.get(3)).isEqualTo("raised NO_ANSWER");
-        assertThat(client.events()).anySatisfy(e -> assertThat(e.path("error").asText()).contains("HTTP 503"));
+        assertThat(client.events())
+                .anySatisfy(e -> assertThat(e.path("error").asText()).contains("HTTP 503"));
     }
 }

@@ -3,30 +3,34 @@ package dev.rlmmcp.e2e;
 import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
-import dev.rlmmcp.e2e.support.RunningServer;
-import dev.rlmmcp.e2e.support.McpDriver;
-import dev.rlmmcp.e2e.support.ServerProcess;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.RunningServer;
+import dev.rlmmcp.e2e.support.ServerProcess;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The RLM tools' workflow through a real client: init, run, get_var, finalize, trace, and the guardrails. */
 class RlmWorkflowIT {
 
     @RegisterExtension
-    static final RunningServer server = RunningServer.http("--interrupt-grace-ms", "500")
-            .connect(s -> McpDriver.http(s.mcpUrl()));
+    static final RunningServer server =
+            RunningServer.http("--interrupt-grace-ms", "500").connect(s -> McpDriver.http(s.mcpUrl()));
 
     private static JsonNode ok(String tool, Map<String, ?> args) {
         JsonNode result = server.client().call(tool, args);
-        assertThat(result.path("isError").asBoolean()).as("%s %s -> %s", tool, args, result).isFalse();
+        assertThat(result.path("isError").asBoolean())
+                .as("%s %s -> %s", tool, args, result)
+                .isFalse();
         return json(result);
     }
 
     private static JsonNode refused(String tool, Map<String, ?> args, String code) {
         JsonNode result = server.client().call(tool, args);
-        assertThat(result.path("isError").asBoolean()).as("%s -> %s", tool, result).isTrue();
+        assertThat(result.path("isError").asBoolean())
+                .as("%s -> %s", tool, result)
+                .isTrue();
         JsonNode error = json(result).path("error");
         assertThat(error.path("code").asText()).as(error.toString()).isEqualTo(code);
         assertThat(error.path("fix").asText()).isNotBlank();
@@ -41,14 +45,17 @@ class RlmWorkflowIT {
 
     @Test
     void initRunGetVarFinalizeAndTrace() {
-        JsonNode init = ok("rlm_init_context", Map.of("context_text", "b\na\nc\na\n", "data_type", "lines",
-                "max_steps", 10));
+        JsonNode init =
+                ok("rlm_init_context", Map.of("context_text", "b\na\nc\na\n", "data_type", "lines", "max_steps", 10));
         String id = init.path("session_id").asText();
         assertThat(init.path("context").path("length").asInt()).isEqualTo(4);
         assertThat(init.path("limits").path("max_steps").asInt()).isEqualTo(10);
-        JsonNode step0 = ok("rlm_run_repl", Map.of("session_id", id, "code", "from collections import Counter\ncounts = Counter(context)"));
+        JsonNode step0 = ok(
+                "rlm_run_repl",
+                Map.of("session_id", id, "code", "from collections import Counter\ncounts = Counter(context)"));
         assertThat(step0.path("step").asInt()).isZero();
-        JsonNode step1 = ok("rlm_run_repl", Map.of("session_id", id, "code", "top = counts.most_common(1)[0][0]\nprint(top)"));
+        JsonNode step1 =
+                ok("rlm_run_repl", Map.of("session_id", id, "code", "top = counts.most_common(1)[0][0]\nprint(top)"));
         assertThat(step1.path("step").asInt()).isEqualTo(1);
         assertThat(step1.path("stdout").asText()).isEqualTo("a\n");
         JsonNode counts = ok("rlm_get_var", Map.of("session_id", id, "var_name", "counts"));
@@ -63,7 +70,8 @@ class RlmWorkflowIT {
         refused("rlm_execute", Map.of("session_id", id, "code", "x = 1"), "SESSION_FINALIZED");
         JsonNode trace = ok("rlm_get_trace", Map.of("session_id", id));
         assertThat(trace.path("final_answer").asText()).isEqualTo("a");
-        assertThat(trace.path("steps")).extracting(s -> s.path("kind").asText())
+        assertThat(trace.path("steps"))
+                .extracting(s -> s.path("kind").asText())
                 .containsExactly("load", "exec", "exec", "finalize");
         assertThat(trace.path("steps").path(2).path("input").asText()).contains("most_common");
         assertThat(trace.path("steps").path(2).path("output").asText()).isEqualTo("a\n");
@@ -88,7 +96,9 @@ class RlmWorkflowIT {
         JsonNode summary = ok("rlm_get_trace", Map.of("session_id", id));
         assertThat(summary.path("state").asText()).isEqualTo("stopped");
         assertThat(summary.path("guardrail_stop").asText()).isEqualTo("max_steps");
-        assertThat(ok("rlm_finalize", Map.of("session_id", id, "final_text", "partial")).path("state").asText())
+        assertThat(ok("rlm_finalize", Map.of("session_id", id, "final_text", "partial"))
+                        .path("state")
+                        .asText())
                 .isEqualTo("finalized");
     }
 
@@ -112,7 +122,10 @@ class RlmWorkflowIT {
         JsonNode second = ok("rlm_run_repl", Map.of("session_id", id, "code", "print('x' * 20)"));
         assertThat(second.path("guardrail_stop").asText()).isEqualTo("budget_exceeded");
         refused("rlm_run_repl", Map.of("session_id", id, "code", "x = 1"), "GUARDRAIL_STOP");
-        assertThat(ok("rlm_get_trace", Map.of("session_id", id)).path("io_bytes").asInt()).isEqualTo(10 + (8 + 2) + (15 + 21));
+        assertThat(ok("rlm_get_trace", Map.of("session_id", id))
+                        .path("io_bytes")
+                        .asInt())
+                .isEqualTo(10 + (8 + 2) + (15 + 21));
     }
 
     @Test
@@ -122,7 +135,9 @@ class RlmWorkflowIT {
             JsonNode init = json(other.call("rlm_init_context", Map.of()));
             assertThat(init.path("limits").path("max_steps").asInt()).isEqualTo(1);
             String id = init.path("session_id").asText();
-            assertThat(other.call("rlm_run_repl", Map.of("session_id", id, "code", "a = 1")).path("isError").asBoolean())
+            assertThat(other.call("rlm_run_repl", Map.of("session_id", id, "code", "a = 1"))
+                            .path("isError")
+                            .asBoolean())
                     .isFalse();
             JsonNode stop = json(other.call("rlm_run_repl", Map.of("session_id", id, "code", "b = 2")));
             assertThat(stop.path("error").path("code").asText()).isEqualTo("GUARDRAIL_STOP");
@@ -134,14 +149,20 @@ class RlmWorkflowIT {
     @Test
     void theDefaultImportPolicyIsAGuardRailNotASandbox() {
         String id = init(Map.of());
-        JsonNode refusedImport = json(server.client().call("rlm_run_repl", Map.of("session_id", id, "code", "import os")));
+        JsonNode refusedImport =
+                json(server.client().call("rlm_run_repl", Map.of("session_id", id, "code", "import os")));
         assertThat(refusedImport.path("error").path("type").asText()).isEqualTo("ImportError");
         assertThat(refusedImport.path("error").path("message").asText())
                 .contains("import policy", "not a security boundary", "--blocked-imports");
-        assertThat(ok("rlm_run_repl", Map.of("session_id", id, "code", "import json, re, collections, pathlib\nprint('ok')"))
-                .path("stdout").asText()).isEqualTo("ok\n");
-        JsonNode walkedPast = ok("rlm_run_repl", Map.of("session_id", id,
-                "code", "print(type(print.__self__.__import__('os')).__name__)"));
+        assertThat(ok(
+                                "rlm_run_repl",
+                                Map.of("session_id", id, "code", "import json, re, collections, pathlib\nprint('ok')"))
+                        .path("stdout")
+                        .asText())
+                .isEqualTo("ok\n");
+        JsonNode walkedPast = ok(
+                "rlm_run_repl",
+                Map.of("session_id", id, "code", "print(type(print.__self__.__import__('os')).__name__)"));
         assertThat(walkedPast.path("stdout").asText()).isEqualTo("module\n");
     }
 
@@ -153,7 +174,10 @@ class RlmWorkflowIT {
         String id = init(Map.of());
         refused("rlm_get_var", Map.of("session_id", id, "var_name", "missing"), "VARIABLE_NOT_FOUND");
         refused("rlm_finalize", Map.of("session_id", id), "INVALID_ARGUMENT");
-        assertThat(ok("rlm_delete_session", Map.of("session_id", id)).path("deleted").asBoolean()).isTrue();
+        assertThat(ok("rlm_delete_session", Map.of("session_id", id))
+                        .path("deleted")
+                        .asBoolean())
+                .isTrue();
         refused("rlm_run_repl", Map.of("session_id", id, "code", "1"), "SESSION_NOT_FOUND");
     }
 
@@ -162,9 +186,13 @@ class RlmWorkflowIT {
         String id = init(Map.of("context_text", "{\"k\": 1}", "data_type", "json", "name", "cfg"));
         try (McpDriver other = McpDriver.http(server.mcpUrl())) {
             JsonNode vars = json(other.call("rlm_list_vars", Map.of("session_id", id)));
-            assertThat(vars.path("variables")).extracting(v -> v.path("name").asText()).containsExactly("cfg");
+            assertThat(vars.path("variables"))
+                    .extracting(v -> v.path("name").asText())
+                    .containsExactly("cfg");
             assertThat(json(other.call("rlm_execute", Map.of("session_id", id, "code", "cfg['k'] + 1")))
-                    .path("stdout").asText()).isEqualTo("2\n");
+                            .path("stdout")
+                            .asText())
+                    .isEqualTo("2\n");
         }
     }
 }

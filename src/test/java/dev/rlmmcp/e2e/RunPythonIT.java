@@ -2,13 +2,12 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.UncheckedIOException;
-import java.io.IOException;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import dev.rlmmcp.e2e.support.RunningServer;
-import dev.rlmmcp.e2e.support.McpDriver;
-import dev.rlmmcp.e2e.support.ServerProcess;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.RunningServer;
+import dev.rlmmcp.e2e.support.ServerProcess;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -33,8 +33,8 @@ class RunPythonIT {
     static Path dir;
 
     @RegisterExtension
-    static final RunningServer server = RunningServer.http(RunPythonIT::serverArgs)
-            .connect(s -> McpDriver.http(s.mcpUrl()));
+    static final RunningServer server =
+            RunningServer.http(RunPythonIT::serverArgs).connect(s -> McpDriver.http(s.mcpUrl()));
 
     /** The server's arguments, with an MCP config naming two copies of the SDK's "everything" server. */
     private static List<String> serverArgs() {
@@ -43,15 +43,25 @@ class RunPythonIT {
         String entry = root.resolve("e2e").resolve(EVERYTHING).toString();
         Path config = dir.resolve("mcp.json");
         try {
-            Files.writeString(config, McpDriver.MAPPER.writeValueAsString(Map.of("mcpServers", Map.of(
-                    "everything", Map.of("command", node, "args", List.of(entry, "stdio"), "env",
-                            Map.of("BRIDGE_SECRET", SECRET)),
-                    "other-everything", Map.of("command", node, "args", List.of(entry, "stdio"))))));
+            Files.writeString(
+                    config,
+                    McpDriver.MAPPER.writeValueAsString(Map.of(
+                            "mcpServers",
+                            Map.of(
+                                    "everything",
+                                            Map.of(
+                                                    "command",
+                                                    node,
+                                                    "args",
+                                                    List.of(entry, "stdio"),
+                                                    "env",
+                                                    Map.of("BRIDGE_SECRET", SECRET)),
+                                    "other-everything", Map.of("command", node, "args", List.of(entry, "stdio"))))));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        List<String> args = new ArrayList<>(List.of("--mcp-config", config.toString(), "--mcp-discovery", "false",
-                "--data-root", dir.toString()));
+        List<String> args = new ArrayList<>(
+                List.of("--mcp-config", config.toString(), "--mcp-discovery", "false", "--data-root", dir.toString()));
         args.addAll(ReplToolsContract.SERVER_FLAGS);
         return args;
     }
@@ -64,7 +74,8 @@ class RunPythonIT {
         JsonNode result = server.client().call("run_python", args);
         JsonNode reply = McpDriver.json(result);
         assertThat(result.has("structuredContent")).isFalse();
-        assertThat(result.path("isError").asBoolean()).isEqualTo(!reply.path("status").asText().equals("success"));
+        assertThat(result.path("isError").asBoolean())
+                .isEqualTo(!reply.path("status").asText().equals("success"));
         return reply;
     }
 
@@ -92,10 +103,18 @@ class RunPythonIT {
 
     @Test
     void repliesAreToonByDefault() {
-        JsonNode result = server.client().call("run_python", Map.of("code", "print(await mcp_everything.get_sum(a=1, b=1))",
-                "servers", List.of("everything")));
-        assertThat(McpDriver.text(result)).startsWith("```toon\nstatus: success\nsummary: Success\nexitCode: 0\n"
-                + "servers[1]: everything\nstdout[1]: ").endsWith("\n```");
+        JsonNode result = server.client()
+                .call(
+                        "run_python",
+                        Map.of(
+                                "code",
+                                "print(await mcp_everything.get_sum(a=1, b=1))",
+                                "servers",
+                                List.of("everything")));
+        assertThat(McpDriver.text(result))
+                .startsWith("```toon\nstatus: success\nsummary: Success\nexitCode: 0\n"
+                        + "servers[1]: everything\nstdout[1]: ")
+                .endsWith("\n```");
     }
 
     @Test
@@ -118,9 +137,16 @@ class RunPythonIT {
                 print(LOADED_MCP_SERVERS, type(mcp_servers["everything"]).__name__)
                 """, "servers", List.of("everything"));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("success");
-        assertThat(lines(reply.path("stdout"))).containsExactly("('everything', 'other-everything')",
-                "('everything',)", "True True", "everything ['get_sum']", "The sum of 20 and 22 is 42.",
-                "['Echo: a', 'Echo: b']", "5050", "('everything',) McpProxy");
+        assertThat(lines(reply.path("stdout")))
+                .containsExactly(
+                        "('everything', 'other-everything')",
+                        "('everything',)",
+                        "True True",
+                        "everything ['get_sum']",
+                        "The sum of 20 and 22 is 42.",
+                        "['Echo: a', 'Echo: b']",
+                        "5050",
+                        "('everything',) McpProxy");
     }
 
     @Test
@@ -176,7 +202,8 @@ class RunPythonIT {
     @Test
     void aServerThatDiesMidRunFailsThatCallAndIsRestartedOnTheNextUse() throws Exception {
         run("await mcp_everything.echo(message='warm')", "servers", List.of("everything"));
-        CompletableFuture<JsonNode> running = CompletableFuture.supplyAsync(() -> run("""
+        CompletableFuture<JsonNode> running =
+                CompletableFuture.supplyAsync(() -> run("""
                 from mcp.runtime import MCPError
                 try:
                     await mcp_everything.trigger_long_running_operation(duration=30, steps=30)
@@ -185,24 +212,36 @@ class RunPythonIT {
                     print(e.code, "|", e)
                 """, "servers", List.of("everything"), "timeout", 60));
         Thread.sleep(1500);
-        List<ProcessHandle> bridged = ProcessHandle.of(server.pid()).orElseThrow().descendants()
-                .filter(p -> p.info().commandLine().orElse("").contains("server-everything")).toList();
+        List<ProcessHandle> bridged = ProcessHandle.of(server.pid())
+                .orElseThrow()
+                .descendants()
+                .filter(p -> p.info().commandLine().orElse("").contains("server-everything"))
+                .toList();
         assertThat(bridged).isNotEmpty();
         long started = System.nanoTime();
         bridged.forEach(ProcessHandle::destroyForcibly);
         JsonNode reply = running.get(30, TimeUnit.SECONDS);
         assertThat(System.nanoTime() - started).isLessThan(TimeUnit.SECONDS.toNanos(10));
-        assertThat(lines(reply.path("stdout")).getFirst()).as(reply.toString()).startsWith("SERVER_UNAVAILABLE | ").contains("everything");
-        JsonNode again = run("print((await mcp_everything.echo(message='back'))['content'][0]['text'])",
-                "servers", List.of("everything"));
+        assertThat(lines(reply.path("stdout")).getFirst())
+                .as(reply.toString())
+                .startsWith("SERVER_UNAVAILABLE | ")
+                .contains("everything");
+        JsonNode again = run(
+                "print((await mcp_everything.echo(message='back'))['content'][0]['text'])",
+                "servers",
+                List.of("everything"));
         assertThat(lines(again.path("stdout"))).as(again.toString()).containsExactly("Echo: back");
     }
 
     @Test
     void aRunPastItsTimeoutIsStoppedEvenInsideABridgedCall() {
         long started = System.nanoTime();
-        JsonNode reply = run("await mcp_everything.trigger_long_running_operation(duration=20, steps=2)",
-                "servers", List.of("everything"), "timeout", 2);
+        JsonNode reply = run(
+                "await mcp_everything.trigger_long_running_operation(duration=20, steps=2)",
+                "servers",
+                List.of("everything"),
+                "timeout",
+                2);
         assertThat(System.nanoTime() - started).isLessThan(TimeUnit.SECONDS.toNanos(12));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("timeout");
         assertThat(reply.path("timeoutSeconds").asInt()).isEqualTo(2);
@@ -229,7 +268,8 @@ class RunPythonIT {
                 """, "servers", List.of("everything"), "session_id", session);
         assertThat(lines(inSession.path("stdout"))).containsExactly("The sum of 41 and 1 is 42.");
         assertThat(inSession.path("session_id").asText()).isEqualTo(session);
-        JsonNode after = McpDriver.json(server.client().call("rlm_execute", Map.of("code", "print(total)", "session_id", session)));
+        JsonNode after = McpDriver.json(
+                server.client().call("rlm_execute", Map.of("code", "print(total)", "session_id", session)));
         assertThat(after.path("stdout").asText()).isEqualTo("The sum of 41 and 1 is 42.\n");
         JsonNode missing = run("print(1)", "session_id", "s-nope");
         assertThat(missing.path("status").asText()).isEqualTo("validation_error");
@@ -253,22 +293,36 @@ class RunPythonIT {
         Path home = Files.createDirectories(dir.resolve("home"));
         Path project = Files.createDirectories(dir.resolve("project"));
         String node = McpDriver.findNode().toString();
-        String entry = McpDriver.projectRoot().resolve("e2e").resolve(EVERYTHING).toString();
-        Files.writeString(home.resolve(".claude.json"), McpDriver.MAPPER.writeValueAsString(Map.of(
-                "mcpServers", Map.of("from-home", Map.of("command", node, "args", List.of(entry, "stdio"))),
-                "projects", Map.of(project.toString(), Map.of("mcpServers",
-                        Map.of("from-project", Map.of("command", node, "args", List.of(entry, "stdio"))))))));
-        Files.writeString(project.resolve(".mcp.json"), McpDriver.MAPPER.writeValueAsString(Map.of(
-                "mcpServers", Map.of("from-dot-mcp", Map.of("command", node, "args", List.of(entry, "stdio"))))));
-        try (ServerProcess discovering = ServerProcess.http(Map.of("HOME", home.toString()), project,
-                "--mcp-discovery", "true");
+        String entry =
+                McpDriver.projectRoot().resolve("e2e").resolve(EVERYTHING).toString();
+        Files.writeString(
+                home.resolve(".claude.json"),
+                McpDriver.MAPPER.writeValueAsString(Map.of(
+                        "mcpServers", Map.of("from-home", Map.of("command", node, "args", List.of(entry, "stdio"))),
+                        "projects",
+                                Map.of(
+                                        project.toString(),
+                                        Map.of(
+                                                "mcpServers",
+                                                Map.of(
+                                                        "from-project",
+                                                        Map.of("command", node, "args", List.of(entry, "stdio"))))))));
+        Files.writeString(
+                project.resolve(".mcp.json"),
+                McpDriver.MAPPER.writeValueAsString(Map.of(
+                        "mcpServers",
+                        Map.of("from-dot-mcp", Map.of("command", node, "args", List.of(entry, "stdio"))))));
+        try (ServerProcess discovering =
+                        ServerProcess.http(Map.of("HOME", home.toString()), project, "--mcp-discovery", "true");
                 McpDriver other = McpDriver.http(discovering.mcpUrl())) {
-            JsonNode reply = McpDriver.json(other.call("run_python", Map.of("response_format", "json", "code", """
+            JsonNode reply = McpDriver.json(other.call(
+                    "run_python", Map.of("response_format", "json", "code", """
                     import mcp.runtime as rt
                     print(rt.discovered_servers())
                     print((await mcp_from_project.echo(message="found"))["content"][0]["text"])
                     """, "servers", List.of("from-project"))));
-            assertThat(lines(reply.path("stdout"))).as(reply.toString())
+            assertThat(lines(reply.path("stdout")))
+                    .as(reply.toString())
                     .containsExactly("('from-dot-mcp', 'from-home', 'from-project')", "Echo: found");
         }
     }

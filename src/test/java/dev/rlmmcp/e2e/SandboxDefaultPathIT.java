@@ -3,9 +3,9 @@ package dev.rlmmcp.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.ServerProcess;
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.kernel.process.PythonLocator;
 import java.io.IOException;
 import java.net.URI;
@@ -33,8 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
 class SandboxDefaultPathIT {
 
     private static final int NOBODY = 65534;
-    private static final List<String> AS_NOBODY = List.of("/usr/bin/setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY,
-            "--clear-groups");
+    private static final List<String> AS_NOBODY =
+            List.of("/usr/bin/setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups");
     private static final String PROBE = """
             import sys, sandbox_it_pkg
             print(sys.executable)
@@ -49,7 +49,9 @@ class SandboxDefaultPathIT {
 
     @BeforeAll
     static void bwrapIsHere() {
-        assumeTrue(Files.isExecutable(Path.of("/usr/bin/bwrap")), "bubblewrap is not installed: the default sandbox is not bwrap here");
+        assumeTrue(
+                Files.isExecutable(Path.of("/usr/bin/bwrap")),
+                "bubblewrap is not installed: the default sandbox is not bwrap here");
     }
 
     @Test
@@ -69,8 +71,11 @@ class SandboxDefaultPathIT {
             Path home = directory(base, "u", "rwxr-x---");
             // through sh: setpriv itself may still exec a binary its uid cannot reach
             Path python = Stream.of(PythonLocator.locate("python3").executable(), Path.of("/usr/bin/python3"))
-                    .filter(p -> run(AS_NOBODY, "/bin/sh", "-c", "exec \"$0\" -c pass", p.toString()).exitCode() == 0)
-                    .findFirst().orElse(null);
+                    .filter(p -> run(AS_NOBODY, "/bin/sh", "-c", "exec \"$0\" -c pass", p.toString())
+                                    .exitCode()
+                            == 0)
+                    .findFirst()
+                    .orElse(null);
             assumeTrue(python != null, "no Python here that uid " + NOBODY + " may run");
             chown(home);
             Path venv = venv(AS_NOBODY, python, home.resolve(".venvs/k"));
@@ -91,27 +96,48 @@ class SandboxDefaultPathIT {
             chown(home);
         }
         Path python = venv.resolve("bin/python");
-        String version = run(runAs, python.toString(), "-I", "-c", "import sys; print(sys.version)").out().strip();
-        try (ServerProcess server = ServerProcess.http(runAs, Map.of("HOME", home.toString(), "RLM_SANDBOX", "auto"), home,
-                "--data-root", data.toString(), "--python", python.toString(), "--state-dir", state.toString(),
-                "--runtime-dir", home.resolve(".run").toString(), "--mcp-discovery", "false");
+        String version = run(runAs, python.toString(), "-I", "-c", "import sys; print(sys.version)")
+                .out()
+                .strip();
+        try (ServerProcess server = ServerProcess.http(
+                        runAs,
+                        Map.of("HOME", home.toString(), "RLM_SANDBOX", "auto"),
+                        home,
+                        "--data-root",
+                        data.toString(),
+                        "--python",
+                        python.toString(),
+                        "--state-dir",
+                        state.toString(),
+                        "--runtime-dir",
+                        home.resolve(".run").toString(),
+                        "--mcp-discovery",
+                        "false");
                 McpDriver client = McpDriver.http(server.mcpUrl())) {
-            JsonNode loaded = McpDriver.json(client.call("rlm_load_file", Map.of("name", "v", "path", "app.log",
-                    "response_format", "json")));
-            assertThat(loaded.path("error").isMissingNode()).as(loaded.toString()).isTrue();
-            JsonNode absolute = McpDriver.json(client.call("rlm_load_file", Map.of("name", "w", "path", log.toString(),
-                    "response_format", "json")));
-            assertThat(absolute.path("error").isMissingNode()).as(absolute.toString()).isTrue();
+            JsonNode loaded = McpDriver.json(
+                    client.call("rlm_load_file", Map.of("name", "v", "path", "app.log", "response_format", "json")));
+            assertThat(loaded.path("error").isMissingNode())
+                    .as(loaded.toString())
+                    .isTrue();
+            JsonNode absolute = McpDriver.json(client.call(
+                    "rlm_load_file", Map.of("name", "w", "path", log.toString(), "response_format", "json")));
+            assertThat(absolute.path("error").isMissingNode())
+                    .as(absolute.toString())
+                    .isTrue();
 
             JsonNode ran = execute(client, PROBE + "print(v.strip() == w.strip() == 'first line')");
-            assertThat(ran.path("stdout").asText().split("\n")).as(ran.toString())
+            assertThat(ran.path("stdout").asText().split("\n"))
+                    .as(ran.toString())
                     .containsExactly(python.toString(), version, "venv-package", "first line", "True");
             JsonNode hidden = execute(client, "import pathlib\nprint(sorted(pathlib.Path('" + state + "').iterdir()))");
             assertThat(hidden.path("stdout").asText()).as(hidden.toString()).isEqualTo("[]\n");
 
-            JsonNode health = McpDriver.MAPPER.readTree(HttpClient.newHttpClient().send(
-                    HttpRequest.newBuilder(URI.create(server.baseUrl() + "/health")).build(),
-                    HttpResponse.BodyHandlers.ofString()).body());
+            JsonNode health = McpDriver.MAPPER.readTree(HttpClient.newHttpClient()
+                    .send(
+                            HttpRequest.newBuilder(URI.create(server.baseUrl() + "/health"))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body());
             assertThat(health.path("sandbox").asText()).isEqualTo("bwrap");
             assertThat(health.path("python").asText()).isEqualTo(python.toString());
             assertThat(version).startsWith(health.path("python_version").asText() + " ");
@@ -122,7 +148,9 @@ class SandboxDefaultPathIT {
 
     private static JsonNode execute(McpDriver client, String code) {
         JsonNode reply = McpDriver.json(client.call("rlm_execute", Map.of("code", code, "response_format", "json")));
-        assertThat(reply.path("error").isNull() || reply.path("error").isMissingNode()).as(reply.toString()).isTrue();
+        assertThat(reply.path("error").isNull() || reply.path("error").isMissingNode())
+                .as(reply.toString())
+                .isTrue();
         return reply;
     }
 
@@ -134,8 +162,14 @@ class SandboxDefaultPathIT {
         }
         Result made = run(runAs, python.toString(), "-m", "venv", "--without-pip", at.toString());
         assumeTrue(made.exitCode() == 0, "cannot make a venv with " + python + ": " + made.out());
-        String purelib = run(runAs, at.resolve("bin/python").toString(), "-I", "-c",
-                "import sysconfig; print(sysconfig.get_paths()['purelib'])").out().strip();
+        String purelib = run(
+                        runAs,
+                        at.resolve("bin/python").toString(),
+                        "-I",
+                        "-c",
+                        "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+                .out()
+                .strip();
         Path pkg = Files.createDirectories(Path.of(purelib, "sandbox_it_pkg"));
         Files.writeString(pkg.resolve("__init__.py"), "MARK = 'venv-package'\n");
         Files.setPosixFilePermissions(pkg.resolve("__init__.py"), PosixFilePermissions.fromString("rw-r--r--"));
@@ -166,8 +200,7 @@ class SandboxDefaultPathIT {
         }
     }
 
-    private record Result(int exitCode, String out) {
-    }
+    private record Result(int exitCode, String out) {}
 
     private static Result run(List<String> runAs, String... command) {
         List<String> full = new ArrayList<>(runAs);

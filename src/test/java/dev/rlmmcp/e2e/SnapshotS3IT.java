@@ -1,15 +1,13 @@
 package dev.rlmmcp.e2e;
 
-import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.ClosedAfterEach;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.ServerProcess;
 import dev.rlmmcp.e2e.support.SessionCalls;
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.testsupport.S3ProxyServer;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -19,6 +17,7 @@ import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -37,9 +36,12 @@ class SnapshotS3IT {
 
     @TempDir
     Path tmp;
+
     private S3ProxyServer s3;
+
     @RegisterExtension
     final ClosedAfterEach open = new ClosedAfterEach();
+
     private McpDriver client;
     private SessionCalls calls;
 
@@ -49,8 +51,14 @@ class SnapshotS3IT {
     }
 
     private ServerProcess node(String name) throws IOException {
-        ServerProcess server = ServerProcess.http(s3.env(), "--state-dir", tmp.resolve(name).toString(),
-                "--snapshot-s3", MIRROR, "--snapshot-debounce-ms", "200");
+        ServerProcess server = ServerProcess.http(
+                s3.env(),
+                "--state-dir",
+                tmp.resolve(name).toString(),
+                "--snapshot-s3",
+                MIRROR,
+                "--snapshot-debounce-ms",
+                "200");
         open.add(server);
         client = McpDriver.http(server.mcpUrl());
         calls = new SessionCalls(client);
@@ -71,10 +79,14 @@ class SnapshotS3IT {
     @Test
     void aSessionSnapshottedOnOneNodeIsResumedOnAnotherAfterKillMinus9() throws Exception {
         ServerProcess a = node("node-a");
-        String id = calls.ok("rlm_init_context", Map.of("context_text", "b\na\nc\na\n", "data_type", "lines",
-                "max_steps", 100)).path("session_id").asText();
-        calls.ok("rlm_load_data", Map.of("session_id", id, "name", "rows", "data", "[{\"k\": 1}, {\"k\": 2}]",
-                "data_type", "json"));
+        String id = calls.ok(
+                        "rlm_init_context",
+                        Map.of("context_text", "b\na\nc\na\n", "data_type", "lines", "max_steps", 100))
+                .path("session_id")
+                .asText();
+        calls.ok(
+                "rlm_load_data",
+                Map.of("session_id", id, "name", "rows", "data", "[{\"k\": 1}, {\"k\": 2}]", "data_type", "json"));
         calls.run(id, """
                 from collections import Counter
                 counts = Counter(context)
@@ -88,18 +100,25 @@ class SnapshotS3IT {
         calls.run(id, "counts['z'] += 7\nnested['a'].append('more')\ndel context");
         String before = calls.run(id, DIGEST);
         Map<String, String> names = calls.statuses(id);
-        int traceBefore = calls.ok("rlm_get_trace", Map.of("session_id", id)).path("trace_length").asInt();
+        int traceBefore = calls.ok("rlm_get_trace", Map.of("session_id", id))
+                .path("trace_length")
+                .asInt();
         JsonNode snapshotted = calls.awaitSnapshot(id);
-        assertThat(snapshotted.path("last_snapshot").has("store_error")).as(snapshotted.toString()).isFalse();
-        assertThat(remoteObjects(id)).contains("manifest.json", "session.json", "trace.jsonl")
-                .anyMatch(f -> f.startsWith("raw.")).anyMatch(f -> f.startsWith("wide."));
+        assertThat(snapshotted.path("last_snapshot").has("store_error"))
+                .as(snapshotted.toString())
+                .isFalse();
+        assertThat(remoteObjects(id))
+                .contains("manifest.json", "session.json", "trace.jsonl")
+                .anyMatch(f -> f.startsWith("raw."))
+                .anyMatch(f -> f.startsWith("wide."));
 
         a.kill();
         ServerProcess b = node("node-b");
         assertThat(calls.ok("rlm_sessions", Map.of()).path("sessions").size()).isZero();
 
         assertThat(calls.run(id, DIGEST)).isEqualTo(before);
-        assertThat(calls.run(id, "print(total(rows), counts['z'], len(raw), wide[:3])")).isEqualTo("6 7 10240000 ü€😀\n");
+        assertThat(calls.run(id, "print(total(rows), counts['z'], len(raw), wide[:3])"))
+                .isEqualTo("6 7 10240000 ü€😀\n");
         assertThat(calls.statuses(id).keySet()).isEqualTo(names.keySet());
         JsonNode listed = calls.session(id);
         assertThat(listed.path("limits").path("max_steps").asInt()).isEqualTo(100);
@@ -119,14 +138,27 @@ class SnapshotS3IT {
 
     @Test
     void aServerAskedForS3SnapshotsWithoutS3DoesNotStart() {
-        Map<String, String> noS3 = Map.of("MINIO_ENDPOINT", "", "AWS_ACCESS_KEY_ID", "", "AWS_SECRET_ACCESS_KEY", "",
-                "AWS_PROFILE", "", "AWS_WEB_IDENTITY_TOKEN_FILE", "", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "",
-                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "");
+        Map<String, String> noS3 = Map.of(
+                "MINIO_ENDPOINT",
+                "",
+                "AWS_ACCESS_KEY_ID",
+                "",
+                "AWS_SECRET_ACCESS_KEY",
+                "",
+                "AWS_PROFILE",
+                "",
+                "AWS_WEB_IDENTITY_TOKEN_FILE",
+                "",
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                "",
+                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+                "");
         assertThatThrownBy(() -> ServerProcess.http(noS3, "--snapshot-s3", MIRROR))
                 .hasMessageContaining("--snapshot-s3 " + MIRROR + " needs S3, but S3 is not configured")
                 .hasMessageContaining("MINIO_ENDPOINT");
         assertThatThrownBy(() -> ServerProcess.http(s3.env(), "--snapshot-s3", "s3://Not_A_Bucket/x"))
-                .hasMessageContaining("--snapshot-s3:").hasMessageContaining("not a valid bucket name");
+                .hasMessageContaining("--snapshot-s3:")
+                .hasMessageContaining("not a valid bucket name");
     }
     /**
      * Kernel code, in the default sandbox, plants a link to a root-only host file in its snapshot
@@ -145,9 +177,12 @@ class SnapshotS3IT {
         SessionCalls bystander = new SessionCalls(other);
         bystander.ok("rlm_execute", Map.of("code", "kept = list(range(5))"));
 
-        String id = calls.ok("rlm_init_context", Map.of("context_text", "x")).path("session_id").asText();
+        String id = calls.ok("rlm_init_context", Map.of("context_text", "x"))
+                .path("session_id")
+                .asText();
         for (String file : List.of("leak.1", "../../../../../../.." + secret)) {
-            calls.run(id, """
+            calls.run(
+                    id, """
                     import sys
                     os = print.__self__.__import__('os')  # the import guard is no boundary
                     d = '/run/rlm-mcp/snapshot'
@@ -164,20 +199,27 @@ class SnapshotS3IT {
                     step = %s
                     """.formatted(pyString(secret.toString()), pyString(file), Files.size(secret), pyString(file)));
             JsonNode snap = calls.awaitSnapshot(id);
-            assertThat(snap.path("last_snapshot").path("store_error").asText()).as(snap.toString()).isNotEmpty();
+            assertThat(snap.path("last_snapshot").path("store_error").asText())
+                    .as(snap.toString())
+                    .isNotEmpty();
             try (Stream<Path> all = Files.walk(s3.baseDir())) {
                 for (Path p : all.filter(Files::isRegularFile).toList()) {
-                    assertThat(Files.readString(p, java.nio.charset.StandardCharsets.ISO_8859_1)).as(p.toString())
+                    assertThat(Files.readString(p, java.nio.charset.StandardCharsets.ISO_8859_1))
+                            .as(p.toString())
                             .doesNotContain("host secret 7f3a");
                 }
             }
         }
-        JsonNode load = client.call("rlm_load_s3", Map.of("bucket", "rlm-snapshots",
-                "key", "cluster/one/" + id + "/manifest.json", "name", "m"));
+        JsonNode load = client.call(
+                "rlm_load_s3",
+                Map.of("bucket", "rlm-snapshots", "key", "cluster/one/" + id + "/manifest.json", "name", "m"));
         assertThat(load.toString()).contains("PERMISSION_DENIED").contains("session snapshots");
         JsonNode listed = client.call("rlm_list_s3", Map.of("bucket", "rlm-snapshots"));
         assertThat(listed.toString()).doesNotContain(id);
-        assertThat(bystander.ok("rlm_execute", Map.of("code", "print(sum(kept))")).toString()).contains("10");
+        assertThat(bystander
+                        .ok("rlm_execute", Map.of("code", "print(sum(kept))"))
+                        .toString())
+                .contains("10");
     }
 
     private static String pyString(String s) {

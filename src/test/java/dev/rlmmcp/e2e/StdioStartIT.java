@@ -2,9 +2,9 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.ServerProcess;
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -34,15 +34,22 @@ class StdioStartIT {
 
     /** What an agent client sends first, in every revision: initialize (of {@code version}), the lists, ping. */
     private static List<String> firstRequests(String version) {
-        return List.of("""
-                {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"%s","capabilities":{},"clientInfo":{"name":"start","version":"1"}}}"""
-                .formatted(version), """
-                {"jsonrpc":"2.0","method":"notifications/initialized"}""", """
-                {"jsonrpc":"2.0","id":"tools \\"two\\"","method":"tools/list"}""", """
-                {"jsonrpc":"2.0","id":3,"method":"prompts/list","params":{}}""", """
-                {"jsonrpc":"2.0","id":4,"method":"ping"}""", """
-                {"jsonrpc":"2.0","id":5,"method":"server/discover","params":{%s}}""".formatted(REVISION_META), """
-                {"jsonrpc":"2.0","id":6,"method":"tools/list","params":{%s}}""".formatted(REVISION_META), """
+        return List.of(
+                """
+                {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"%s","capabilities":{},"clientInfo":{"name":"start","version":"1"}}}""".formatted(version),
+                """
+                {"jsonrpc":"2.0","method":"notifications/initialized"}""",
+                """
+                {"jsonrpc":"2.0","id":"tools \\"two\\"","method":"tools/list"}""",
+                """
+                {"jsonrpc":"2.0","id":3,"method":"prompts/list","params":{}}""",
+                """
+                {"jsonrpc":"2.0","id":4,"method":"ping"}""",
+                """
+                {"jsonrpc":"2.0","id":5,"method":"server/discover","params":{%s}}""".formatted(REVISION_META),
+                """
+                {"jsonrpc":"2.0","id":6,"method":"tools/list","params":{%s}}""".formatted(REVISION_META),
+                """
                 {"jsonrpc":"2.0","id":7,"method":"prompts/list","params":{%s}}""".formatted(REVISION_META));
     }
 
@@ -66,8 +73,8 @@ class StdioStartIT {
             process = builder.start();
             stdin = process.getOutputStream();
             Thread.ofPlatform().daemon().start(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                        StandardCharsets.UTF_8))) {
+                try (BufferedReader r =
+                        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                     for (String line; (line = r.readLine()) != null; ) {
                         String id = McpDriver.MAPPER.readTree(line).path("id").asText();
                         millis.put(id, (System.nanoTime() - startedNanos) / 1_000_000);
@@ -78,8 +85,8 @@ class StdioStartIT {
                 }
             });
             Thread.ofPlatform().daemon().start(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getErrorStream(),
-                        StandardCharsets.UTF_8))) {
+                try (BufferedReader r =
+                        new BufferedReader(new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8))) {
                     for (String line; (line = r.readLine()) != null; ) {
                         stderr.append(line).append('\n');
                     }
@@ -106,7 +113,9 @@ class StdioStartIT {
         /** Closes stdin and waits for the exit code. */
         int finish() throws IOException, InterruptedException {
             stdin.close();
-            assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("exits after stdin closes").isTrue();
+            assertThat(process.waitFor(60, TimeUnit.SECONDS))
+                    .as("exits after stdin closes")
+                    .isTrue();
             return process.exitValue();
         }
 
@@ -123,7 +132,8 @@ class StdioStartIT {
             server.send(firstRequests(version));
             server.await(FIRST_IDS);
             assertThat(server.finish()).isZero();
-            assertThat(server.stderr.toString()).as("the server found no early answer that differs from its own")
+            assertThat(server.stderr.toString())
+                    .as("the server found no early answer that differs from its own")
                     .doesNotContain("differs");
             Map<String, String> answers = new LinkedHashMap<>();
             for (String id : FIRST_IDS) {
@@ -148,11 +158,16 @@ class StdioStartIT {
             for (String id : FIRST_IDS) {
                 assertThat(front.get(id)).as(version + ", id " + id).isEqualTo(server.get(id));
             }
-            assertThat(JsonNodes.of(front.get("1")).path("result").path("protocolVersion").asText())
+            assertThat(JsonNodes.of(front.get("1"))
+                            .path("result")
+                            .path("protocolVersion")
+                            .asText())
                     .isEqualTo(version.equals("1999-01-01") ? "2025-11-25" : version);
         }
         assertThat(JsonNodes.of(firstAnswers(cache, state, "2025-06-18").get(FIRST_IDS[1]))
-                .path("result").path("tools")).hasSize(21);
+                        .path("result")
+                        .path("tools"))
+                .hasSize(21);
     }
 
     /**
@@ -169,8 +184,9 @@ class StdioStartIT {
             kept = files.toList();
         }
         assertThat(kept).hasSize(1);
-        Files.writeString(kept.get(0), Files.readString(kept.get(0)).replace("Python source to execute.",
-                "an outdated description"));
+        Files.writeString(
+                kept.get(0),
+                Files.readString(kept.get(0)).replace("Python source to execute.", "an outdated description"));
         try (Started stale = new Started(cache, List.of("stdio", "--state-dir", state.toString()))) {
             stale.send(firstRequests("2025-06-18"));
             stale.await(FIRST_IDS);
@@ -193,8 +209,12 @@ class StdioStartIT {
     void aClientRewritingItsConfigKeepsTheAnswersUntilItsServersChange(@TempDir Path dir) throws Exception {
         Path home = Files.createDirectories(dir.resolve("home"));
         Path config = home.resolve(".claude.json");
-        Map<String, String> env = Map.of("HOME", home.toString(), "XDG_CACHE_HOME", dir.resolve("cache").toString());
-        List<String> args = List.of("stdio", "--state-dir", Files.createDirectories(dir.resolve("state")).toString());
+        Map<String, String> env = Map.of(
+                "HOME", home.toString(), "XDG_CACHE_HOME", dir.resolve("cache").toString());
+        List<String> args = List.of(
+                "stdio",
+                "--state-dir",
+                Files.createDirectories(dir.resolve("state")).toString());
         List<String> stderr = new ArrayList<>();
         for (String written : List.of("""
                 {"numStartups": 1, "mcpServers": {"rlm": {"command": "rlm-mcp"}}}""", """
@@ -208,7 +228,9 @@ class StdioStartIT {
                 stderr.add(server.stderr.toString());
             }
         }
-        assertThat(stderr.get(1)).as("the config rewritten, its servers the same").contains("answered 7 requests");
+        assertThat(stderr.get(1))
+                .as("the config rewritten, its servers the same")
+                .contains("answered 7 requests");
         assertThat(stderr.get(2)).as("a server added to the config").doesNotContain("answered 7 requests");
     }
 
@@ -217,11 +239,18 @@ class StdioStartIT {
             throws Exception {
         // a Python whose first start (the server's check) takes 6 s
         Path python = dir.resolve("slow-python");
-        String real = new ProcessBuilder("sh", "-c", "command -v python3").start().inputReader().readLine();
+        String real = new ProcessBuilder("sh", "-c", "command -v python3")
+                .start()
+                .inputReader()
+                .readLine();
         Files.writeString(python, "#!/bin/sh\nsleep 6\nexec " + real + " \"$@\"\n");
         Files.setPosixFilePermissions(python, PosixFilePermissions.fromString("rwxr-xr-x"));
         Path cache = dir.resolve("cache");
-        List<String> args = List.of("stdio", "--python", python.toString(), "--state-dir",
+        List<String> args = List.of(
+                "stdio",
+                "--python",
+                python.toString(),
+                "--state-dir",
                 Files.createDirectories(dir.resolve("state")).toString());
         for (String start : List.of("first start (answers from the SDK)", "second start (answers from the front)")) {
             try (Started server = new Started(cache, args)) {
@@ -231,13 +260,26 @@ class StdioStartIT {
                 server.send(requests);
                 server.await(FIRST_IDS);
                 server.await("8");
-                assertThat(JsonNodes.of(server.lines.get("8")).path("result").path("content").path(0).path("text")
-                        .asText()).as(start).startsWith("42\n");
+                assertThat(JsonNodes.of(server.lines.get("8"))
+                                .path("result")
+                                .path("content")
+                                .path(0)
+                                .path("text")
+                                .asText())
+                        .as(start)
+                        .startsWith("42\n");
                 assertThat(server.millis.get("tools \"two\""))
-                        .as(start + ": tools/list (answered at %d ms) well before the call (at %d ms), which waits for the "
-                                + "slow Python check", server.millis.get("tools \"two\""), server.millis.get("8"))
+                        .as(
+                                start
+                                        + ": tools/list (answered at %d ms) well before the call (at %d ms), which waits for the "
+                                        + "slow Python check",
+                                server.millis.get("tools \"two\""),
+                                server.millis.get("8"))
                         .isLessThan(server.millis.get("8") - 3000);
-                assertThat(JsonNodes.of(server.lines.get("tools \"two\"")).path("result").path("tools")).hasSize(21);
+                assertThat(JsonNodes.of(server.lines.get("tools \"two\""))
+                                .path("result")
+                                .path("tools"))
+                        .hasSize(21);
                 assertThat(server.finish()).isZero();
             }
         }

@@ -36,9 +36,11 @@ class TransportContractIT {
 
     /** One MB, the smallest limit, so that an oversize message stays cheap to send. */
     private static final List<String> FLAGS = List.of("--max-request-mb", "1", "--interrupt-grace-ms", "500");
+
     private static final Duration ANSWER = Duration.ofMinutes(2);
     /** How long an answer that must not come is waited for, after a later request's answer. */
     private static final Duration SILENCE = Duration.ofSeconds(3);
+
     private static final AtomicInteger IDS = new AtomicInteger();
 
     @RegisterExtension
@@ -90,12 +92,14 @@ class TransportContractIT {
         RawClient client = clients.get(transport);
         int mark = client.mark();
         String cancelled = id();
-        client.send(requestJson(cancelled, "tools/call", executeWithMeta("import time\ntime.sleep(60)",
-                "{\"progressToken\":\"running-" + cancelled + "\"}")));
+        client.send(requestJson(
+                cancelled,
+                "tools/call",
+                executeWithMeta("import time\ntime.sleep(60)", "{\"progressToken\":\"running-" + cancelled + "\"}")));
         // its first progress notification says the call is being served, so the cancellation finds it
         client.await(mark, m -> m.path("params").path("progressToken").asText().equals("running-" + cancelled), ANSWER);
-        client.send(notificationJson("notifications/cancelled",
-                "{\"requestId\":\"" + cancelled + "\",\"reason\":\"the test gave up\"}"));
+        client.send(notificationJson(
+                "notifications/cancelled", "{\"requestId\":\"" + cancelled + "\",\"reason\":\"the test gave up\"}"));
 
         String later = id();
         client.send(requestJson(later, "tools/call", execute("print('after the cancel')")));
@@ -114,7 +118,9 @@ class TransportContractIT {
         client.send("{\"jsonrpc\":\"2.0\",\"id\":\"broken\",\"method\":");
         JsonNode error = client.await(mark, m -> m.has("error"), ANSWER);
         assertThat(error.path("error").path("code").asInt()).as("%s", error).isEqualTo(-32700);
-        assertThat(error.path("id").isNull()).as("no id can be read from it: %s", error).isTrue();
+        assertThat(error.path("id").isNull())
+                .as("no id can be read from it: %s", error)
+                .isTrue();
         stillServes(client, "parsed");
     }
 
@@ -125,7 +131,9 @@ class TransportContractIT {
         int mark = client.mark();
         // half again the limit: over it, yet small enough to arrive in one read on stdio
         String data = "x".repeat(3 * 1024 * 1024 / 2);
-        client.send(requestJson(id(), "tools/call",
+        client.send(requestJson(
+                id(),
+                "tools/call",
                 "{\"name\":\"rlm_load_data\",\"arguments\":{\"name\":\"big\",\"data\":\"" + data + "\"}}"));
         JsonNode error = client.await(mark, m -> m.has("error"), ANSWER);
         assertThat(error.path("error").path("code").asInt()).as("%s", error).isEqualTo(-32600);
@@ -140,19 +148,27 @@ class TransportContractIT {
         int mark = client.mark();
         String call = id();
         String token = "progress-" + call;
-        client.send(requestJson(call, "tools/call", executeWithMeta("import time\ntime.sleep(5)\nprint('slept')",
-                "{\"progressToken\":\"" + token + "\"}")));
+        client.send(requestJson(
+                call,
+                "tools/call",
+                executeWithMeta(
+                        "import time\ntime.sleep(5)\nprint('slept')", "{\"progressToken\":\"" + token + "\"}")));
         JsonNode answer = client.answer(mark, call, ANSWER);
         assertThat(text(answer)).startsWith("slept\n");
 
-        List<JsonNode> before = client.received().subList(mark, client.received().indexOf(answer));
+        List<JsonNode> before =
+                client.received().subList(mark, client.received().indexOf(answer));
         List<JsonNode> progress = before.stream()
-                .filter(m -> m.path("method").asText().equals("notifications/progress")).toList();
-        assertThat(progress).as("%s: progress before the answer", transport).hasSizeGreaterThanOrEqualTo(2)
+                .filter(m -> m.path("method").asText().equals("notifications/progress"))
+                .toList();
+        assertThat(progress)
+                .as("%s: progress before the answer", transport)
+                .hasSizeGreaterThanOrEqualTo(2)
                 .allMatch(p -> p.path("params").path("progressToken").asText().equals(token));
         assertThat(progress.getFirst().path("params").path("message").asText()).matches("running \\d+ s");
         assertThat(progress.getLast().path("params").path("progress").asDouble())
-                .isGreaterThan(progress.getFirst().path("params").path("progress").asDouble());
+                .isGreaterThan(
+                        progress.getFirst().path("params").path("progress").asDouble());
     }
 
     @ParameterizedTest(name = "{0}")
@@ -169,8 +185,10 @@ class TransportContractIT {
         client.send(requestJson(ping, "ping", null));
         client.answer(mark, ping, ANSWER);
         Thread.sleep(SILENCE.toMillis());
-        assertThat(client.received().subList(mark, client.mark())).as("%s: only the ping is answered, and nothing asked", transport)
-                .hasSize(1).allMatch(m -> isAnswerTo(m, ping));
+        assertThat(client.received().subList(mark, client.mark()))
+                .as("%s: only the ping is answered, and nothing asked", transport)
+                .hasSize(1)
+                .allMatch(m -> isAnswerTo(m, ping));
     }
 
     @Test
@@ -184,7 +202,8 @@ class TransportContractIT {
             texts.put(client.getKey(), replies);
         }
         // each connection has its own REPL session, whose name a reply may mention
-        texts.replaceAll((transport, replies) -> replies.stream().map(t -> t.replaceAll("session s-\\w+", "session s-…"))
+        texts.replaceAll((transport, replies) -> replies.stream()
+                .map(t -> t.replaceAll("session s-\\w+", "session s-…"))
                 .toList());
         assertThat(texts.get("stdio").getFirst()).startsWith("42\n");
         assertThat(texts.get("/mcp")).as("/mcp against stdio").isEqualTo(texts.get("stdio"));

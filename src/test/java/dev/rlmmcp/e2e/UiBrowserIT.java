@@ -3,10 +3,10 @@ package dev.rlmmcp.e2e;
 import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.BrowserCheck;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.ServerProcess;
-import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,15 +32,27 @@ class UiBrowserIT {
 
     @Test
     void aPersonWatchesAnAgentWorkInTheBrowser() throws Exception {
-        assertThat(CHROMIUM).as("Debian's chromium package (bin/test installs it as root)").isExecutable();
+        assertThat(CHROMIUM)
+                .as("Debian's chromium package (bin/test installs it as root)")
+                .isExecutable();
         Path shots = McpDriver.projectRoot().resolve("target/ui-screenshots");
         Files.createDirectories(shots);
         Map<String, String> auth = Map.of("Authorization", "Bearer " + KEY);
         try (ServerProcess server = ServerProcess.http(Map.of("RLM_API_KEY", KEY));
                 McpDriver agent = McpDriver.http(server.mcpUrl(), auth, null);
                 McpDriver other = McpDriver.http(server.mcpUrl(), auth, null)) {
-            String id = ok(agent, "rlm_init_context", Map.of("name", "sales", "data_type", "lines",
-                    "context_text", "north,120\nsouth,80\neast,200\nwest,45\n")).path("session_id").asText();
+            String id = ok(
+                            agent,
+                            "rlm_init_context",
+                            Map.of(
+                                    "name",
+                                    "sales",
+                                    "data_type",
+                                    "lines",
+                                    "context_text",
+                                    "north,120\nsouth,80\neast,200\nwest,45\n"))
+                    .path("session_id")
+                    .asText();
             List<String> steps = List.of(
                     "rows = [line.split(',') for line in sales]\ntotal = sum(int(n) for _, n in rows)\nprint(f'total: {total}')",
                     "print('<script>alert(1)</script>')",
@@ -54,17 +66,36 @@ class UiBrowserIT {
             JsonNode failed = json(agent.call("rlm_run_repl", Map.of("session_id", id, "code", "int('not a number')")));
             assertThat(failed.path("status").asText()).isEqualTo("error");
             ok(agent, "rlm_execute", Map.of("code", "scratch = 1"));
-            String finalized = ok(other, "rlm_init_context", Map.of("name", "orders")).path("session_id").asText();
+            String finalized = ok(other, "rlm_init_context", Map.of("name", "orders"))
+                    .path("session_id")
+                    .asText();
             ok(other, "rlm_run_repl", Map.of("session_id", finalized, "code", "answer = '42 orders'"));
             ok(other, "rlm_finalize", Map.of("session_id", finalized, "final_var_name", "answer"));
 
             String marker = "live-marker-" + System.nanoTime();
             int entries = 2 + steps.size();
-            BrowserCheck.Outcome browser = BrowserCheck.run("ui-check.mjs", List.of(
-                    "--base", server.baseUrl(), "--key", KEY, "--session", id, "--finalized", finalized,
-                    "--entries", String.valueOf(entries), "--shots", shots.toString(),
-                    "--profile", profile.resolve("chromium").toString(), "--marker", marker,
-                    "--final-answer", "42 orders"), event -> {
+            BrowserCheck.Outcome browser = BrowserCheck.run(
+                    "ui-check.mjs",
+                    List.of(
+                            "--base",
+                            server.baseUrl(),
+                            "--key",
+                            KEY,
+                            "--session",
+                            id,
+                            "--finalized",
+                            finalized,
+                            "--entries",
+                            String.valueOf(entries),
+                            "--shots",
+                            shots.toString(),
+                            "--profile",
+                            profile.resolve("chromium").toString(),
+                            "--marker",
+                            marker,
+                            "--final-answer",
+                            "42 orders"),
+                    event -> {
                         if (!event.path("event").asText().equals("need-step")) {
                             return null;
                         }
@@ -86,16 +117,26 @@ class UiBrowserIT {
 
     @Test
     void withoutAKeyThePageOpensAndOffersNoLogOut() throws Exception {
-        assertThat(CHROMIUM).as("Debian's chromium package (bin/test installs it as root)").isExecutable();
+        assertThat(CHROMIUM)
+                .as("Debian's chromium package (bin/test installs it as root)")
+                .isExecutable();
         Path shots = McpDriver.projectRoot().resolve("target/ui-screenshots");
         Files.createDirectories(shots);
         try (ServerProcess server = ServerProcess.http()) {
-            Process browser = new ProcessBuilder(McpDriver.findNode().toString(),
-                    McpDriver.projectRoot().resolve("e2e/ui-check.mjs").toString(), "--open",
-                    "--base", server.baseUrl(), "--shots", shots.toString(),
-                    "--profile", profile.resolve("chromium-open").toString())
-                    .directory(McpDriver.projectRoot().toFile()).redirectError(ProcessBuilder.Redirect.INHERIT)
-                    .redirectInput(ProcessBuilder.Redirect.PIPE).start();
+            Process browser = new ProcessBuilder(
+                            McpDriver.findNode().toString(),
+                            McpDriver.projectRoot().resolve("e2e/ui-check.mjs").toString(),
+                            "--open",
+                            "--base",
+                            server.baseUrl(),
+                            "--shots",
+                            shots.toString(),
+                            "--profile",
+                            profile.resolve("chromium-open").toString())
+                    .directory(McpDriver.projectRoot().toFile())
+                    .redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .redirectInput(ProcessBuilder.Redirect.PIPE)
+                    .start();
             browser.getOutputStream().close();
             String out = new String(browser.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
             if (!browser.waitFor(60, TimeUnit.SECONDS)) {
@@ -111,8 +152,9 @@ class UiBrowserIT {
 
     private static JsonNode ok(McpDriver client, String tool, Map<String, ?> args) {
         JsonNode result = client.call(tool, args);
-        assertThat(result.path("isError").asBoolean()).as("%s %s -> %s", tool, args, result).isFalse();
+        assertThat(result.path("isError").asBoolean())
+                .as("%s %s -> %s", tool, args, result)
+                .isFalse();
         return json(result);
     }
-
 }

@@ -2,20 +2,20 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.ClosedAfterEach;
 import dev.rlmmcp.e2e.support.Journey;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.SessionCalls;
 import dev.rlmmcp.e2e.support.UserLaunch;
 import dev.rlmmcp.e2e.support.UserServer;
-import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -64,7 +64,9 @@ class UserJourneyDataIT {
 
         JsonNode memory = calls.ok("rlm_memory", Map.of());
         if (Files.isExecutable(Path.of("/usr/bin/bwrap"))) {
-            assertThat(memory.toString()).as("the default sandbox where bubblewrap is installed").contains("\"sandbox\":\"bwrap\"");
+            assertThat(memory.toString())
+                    .as("the default sandbox where bubblewrap is installed")
+                    .contains("\"sandbox\":\"bwrap\"");
         }
         Journey.loadsTypicalFiles(calls, data, null);
         // The default state directory is the project's own below the (temporary) home, and holds the session.
@@ -90,9 +92,12 @@ class UserJourneyDataIT {
             SessionCalls calls = start(tmp, "--max-memory-mb", "4096");
             JsonNode loaded = calls.ok("rlm_load_file", Map.of("name", "big", "path", "big.log", "data_type", "text"));
             assertThat(loaded.toString()).doesNotContain("\"error\":{");
-            JsonNode used = calls.ok("rlm_execute", Map.of("code",
-                    "print(len(big), big.count('\\n'), big[:7], big[-1] == '\\n')", "timeout_s", 120));
-            assertThat(used.path("stdout").asText()).as(used.toString()).isEqualTo(size + " " + big.lines() + " line 0  True\n");
+            JsonNode used = calls.ok(
+                    "rlm_execute",
+                    Map.of("code", "print(len(big), big.count('\\n'), big[:7], big[-1] == '\\n')", "timeout_s", 120));
+            assertThat(used.path("stdout").asText())
+                    .as(used.toString())
+                    .isEqualTo(size + " " + big.lines() + " line 0  True\n");
             calls.ok("rlm_clear", Map.of("name", "big"));
         } finally {
             Files.deleteIfExists(tmp.resolve("big.log"));

@@ -3,12 +3,12 @@ package dev.rlmmcp.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.Journey;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.SessionCalls;
 import dev.rlmmcp.e2e.support.UserLaunch;
 import dev.rlmmcp.e2e.support.UserServer;
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.testsupport.UnixListener;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,8 +37,10 @@ class UserJourneyNonRootIT {
 
     @BeforeAll
     static void setUpUser() throws Exception {
-        assumeTrue(Journey.isRoot(), "the non-root journey creates a user account and runs the server as it, "
-                + "which needs root (CI runs the suite as root); skipped when not run as root");
+        assumeTrue(
+                Journey.isRoot(),
+                "the non-root journey creates a user account and runs the server as it, "
+                        + "which needs root (CI runs the suite as root); skipped when not run as root");
         home = Journey.ensureUser();
         stateDir = home.resolve(".local/share/rlm-mcp");
         cleanHome();
@@ -70,13 +72,18 @@ class UserJourneyNonRootIT {
     @Test
     void deepDataInTheUsersHomeOnTheTrulyDefaultStateDirectorySurvivesSigtermAndStdinEof() throws Exception {
         String id;
-        try (UserServer server = UserServer.start(launch()); McpDriver client = McpDriver.http(server.mcpUrl())) {
+        try (UserServer server = UserServer.start(launch());
+                McpDriver client = McpDriver.http(server.mcpUrl())) {
             SessionCalls calls = new SessionCalls(client);
             if (Files.isExecutable(Path.of("/usr/bin/bwrap"))) {
-                assertThat(calls.ok("rlm_memory", Map.of()).toString()).as("the default sandbox").contains("\"sandbox\":\"bwrap\"");
+                assertThat(calls.ok("rlm_memory", Map.of()).toString())
+                        .as("the default sandbox")
+                        .contains("\"sandbox\":\"bwrap\"");
             }
             Journey.loadsTypicalFiles(calls, data, null);
-            id = calls.ok("rlm_execute", Map.of("code", "mark = 'before sigterm'")).path("session_id").asText();
+            id = calls.ok("rlm_execute", Map.of("code", "mark = 'before sigterm'"))
+                    .path("session_id")
+                    .asText();
             server.terminate();
         }
         Path projectState = Journey.projectStateDir(stateDir);
@@ -87,19 +94,27 @@ class UserJourneyNonRootIT {
         McpDriver stdio = McpDriver.stdio(launch().command(List.of("stdio")));
         try {
             SessionCalls calls = new SessionCalls(stdio);
-            JsonNode reply = calls.ok("rlm_execute", Map.of("session_id", id,
-                    "code", "print(mark, len(log), [r['city'] for r in rows], cfg['name'], len(notes))"));
-            assertThat(reply.path("stdout").asText()).as("after SIGTERM and a restart: %s", reply)
+            JsonNode reply = calls.ok(
+                    "rlm_execute",
+                    Map.of(
+                            "session_id",
+                            id,
+                            "code",
+                            "print(mark, len(log), [r['city'] for r in rows], cfg['name'], len(notes))"));
+            assertThat(reply.path("stdout").asText())
+                    .as("after SIGTERM and a restart: %s", reply)
                     .isEqualTo("before sigterm 1000 ['Paris', 'Oslo', 'Lima'] acme 35\n");
             calls.ok("rlm_execute", Map.of("session_id", id, "code", "mark = 'before eof'"));
         } finally {
             stdio.close();
         }
 
-        try (UserServer server = UserServer.start(launch()); McpDriver client = McpDriver.http(server.mcpUrl())) {
-            JsonNode reply = new SessionCalls(client).ok("rlm_execute", Map.of("session_id", id,
-                    "code", "print(mark, sum('ERROR' in l for l in log))"));
-            assertThat(reply.path("stdout").asText()).as("after stdin EOF and a restart: %s", reply)
+        try (UserServer server = UserServer.start(launch());
+                McpDriver client = McpDriver.http(server.mcpUrl())) {
+            JsonNode reply = new SessionCalls(client)
+                    .ok("rlm_execute", Map.of("session_id", id, "code", "print(mark, sum('ERROR' in l for l in log))"));
+            assertThat(reply.path("stdout").asText())
+                    .as("after stdin EOF and a restart: %s", reply)
                     .isEqualTo("before eof 100\n");
         }
     }
@@ -109,37 +124,51 @@ class UserJourneyNonRootIT {
         Path python = venv.resolve("bin/python");
         try (UserServer server = UserServer.start(launch(), "--python", python.toString());
                 McpDriver client = McpDriver.http(server.mcpUrl())) {
-            JsonNode reply = new SessionCalls(client).ok("rlm_execute", Map.of("code",
-                    "import sys\nprint(sys.prefix)\nprint(sys.executable)\nimport " + PKG + "\nprint(" + PKG + ".MAGIC)"));
+            JsonNode reply = new SessionCalls(client)
+                    .ok(
+                            "rlm_execute",
+                            Map.of(
+                                    "code",
+                                    "import sys\nprint(sys.prefix)\nprint(sys.executable)\nimport " + PKG + "\nprint("
+                                            + PKG + ".MAGIC)"));
             assertThat(reply.path("error").isObject()).as(reply.toString()).isFalse();
-            assertThat(reply.path("stdout").asText()).isEqualTo(venv.toRealPath() + "\n" + python + "\nmade by the journey test\n");
+            assertThat(reply.path("stdout").asText())
+                    .isEqualTo(venv.toRealPath() + "\n" + python + "\nmade by the journey test\n");
         }
     }
 
     @Test
     void aServiceOnAUnixSocketInTheUsersDataOrInTmpIsNotReachableFromKernelCode() throws Exception {
         try (UnixListener deep = UnixListener.at(data.resolve("run/agent/service.sock"));
-                UnixListener tmp = UnixListener.at(Path.of("/tmp", "rlm-journey-" + ProcessHandle.current().pid() + ".sock"));
+                UnixListener tmp = UnixListener.at(
+                        Path.of("/tmp", "rlm-journey-" + ProcessHandle.current().pid() + ".sock"));
                 UserServer server = UserServer.start(launch(), "--blocked-imports", "none");
                 McpDriver client = McpDriver.http(server.mcpUrl())) {
             SessionCalls calls = new SessionCalls(client);
             JsonNode reply = calls.ok("rlm_execute", Map.of("code", UnixListener.kernelCode(deep.path(), tmp.path())));
             if (Files.isExecutable(Path.of("/usr/bin/bwrap"))) {
                 assertThat(reply.path("stdout").asText()).as(reply.toString()).isEqualTo(UnixListener.refusedOutput(2));
-                assertThat(deep.accepted() + tmp.accepted()).as("connections the host services accepted").isZero();
+                assertThat(deep.accepted() + tmp.accepted())
+                        .as("connections the host services accepted")
+                        .isZero();
             }
         }
     }
 
     @Test
     void aKilledKernelOfTheUsersServerIsReplacedWithTheVariablesFromBefore() throws Exception {
-        try (UserServer server = UserServer.start(launch()); McpDriver client = McpDriver.http(server.mcpUrl())) {
+        try (UserServer server = UserServer.start(launch());
+                McpDriver client = McpDriver.http(server.mcpUrl())) {
             SessionCalls calls = new SessionCalls(client);
             calls.ok("rlm_load_file", Map.of("name", "log", "path", "app.log", "data_type", "lines"));
-            String id = calls.ok("rlm_execute", Map.of("code", "errors = [l for l in log if 'ERROR' in l]")).path("session_id").asText();
+            String id = calls.ok("rlm_execute", Map.of("code", "errors = [l for l in log if 'ERROR' in l]"))
+                    .path("session_id")
+                    .asText();
             calls.awaitSnapshot(id);
             List<ProcessHandle> kernels = server.kernelOf(id);
-            assertThat(kernels).as("the session's kernel among the server's processes").hasSize(1);
+            assertThat(kernels)
+                    .as("the session's kernel among the server's processes")
+                    .hasSize(1);
             kernels.getFirst().destroyForcibly();
             kernels.getFirst().onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
             client.call("rlm_execute", Map.of("code", "1")); // may report the crash

@@ -2,13 +2,13 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.Journey;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.SessionCalls;
 import dev.rlmmcp.e2e.support.StdioRpc;
 import dev.rlmmcp.e2e.support.UserLaunch;
 import dev.rlmmcp.e2e.support.UserServer;
-import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -46,7 +46,9 @@ class UserJourneyProjectsIT {
 
     private static List<String> ids(SessionCalls calls) {
         List<String> ids = new ArrayList<>();
-        calls.ok("rlm_sessions", Map.of()).path("sessions").forEach(s -> ids.add(s.path("session_id").asText()));
+        calls.ok("rlm_sessions", Map.of())
+                .path("sessions")
+                .forEach(s -> ids.add(s.path("session_id").asText()));
         return ids;
     }
 
@@ -54,24 +56,44 @@ class UserJourneyProjectsIT {
     void twoServersForTwoProjectsAtOnceEachSeeOnlyTheirOwnSessions() throws Exception {
         Path alpha = Journey.dirs(home, "work", "alpha");
         Path beta = Journey.dirs(home, "work", "beta");
-        try (UserServer a = UserServer.start(launch(alpha)); UserServer b = UserServer.start(launch(beta));
-                McpDriver clientA = McpDriver.http(a.mcpUrl()); McpDriver clientB = McpDriver.http(b.mcpUrl())) {
+        try (UserServer a = UserServer.start(launch(alpha));
+                UserServer b = UserServer.start(launch(beta));
+                McpDriver clientA = McpDriver.http(a.mcpUrl());
+                McpDriver clientB = McpDriver.http(b.mcpUrl())) {
             SessionCalls ca = new SessionCalls(clientA);
             SessionCalls cb = new SessionCalls(clientB);
-            String aDefault = ca.ok("rlm_execute", Map.of("code", "project = 'alpha'")).path("session_id").asText();
-            String bDefault = cb.ok("rlm_execute", Map.of("code", "project = 'beta'")).path("session_id").asText();
-            String aNamed = ca.ok("rlm_init_context", Map.of("context_text", "alpha context")).path("session_id").asText();
-            String bNamed = cb.ok("rlm_init_context", Map.of("context_text", "beta context")).path("session_id").asText();
+            String aDefault = ca.ok("rlm_execute", Map.of("code", "project = 'alpha'"))
+                    .path("session_id")
+                    .asText();
+            String bDefault = cb.ok("rlm_execute", Map.of("code", "project = 'beta'"))
+                    .path("session_id")
+                    .asText();
+            String aNamed = ca.ok("rlm_init_context", Map.of("context_text", "alpha context"))
+                    .path("session_id")
+                    .asText();
+            String bNamed = cb.ok("rlm_init_context", Map.of("context_text", "beta context"))
+                    .path("session_id")
+                    .asText();
 
-            assertThat(ca.ok("rlm_execute", Map.of("code", "print(project)")).path("stdout").asText()).isEqualTo("alpha\n");
-            assertThat(cb.ok("rlm_execute", Map.of("code", "print(project)")).path("stdout").asText()).isEqualTo("beta\n");
+            assertThat(ca.ok("rlm_execute", Map.of("code", "print(project)"))
+                            .path("stdout")
+                            .asText())
+                    .isEqualTo("alpha\n");
+            assertThat(cb.ok("rlm_execute", Map.of("code", "print(project)"))
+                            .path("stdout")
+                            .asText())
+                    .isEqualTo("beta\n");
             assertThat(ca.run(aNamed, "print(context)")).isEqualTo("alpha context\n");
             assertThat(cb.run(bNamed, "print(context)")).isEqualTo("beta context\n");
 
-            assertThat(ids(ca)).as("rlm_sessions of the server for %s", alpha)
-                    .contains(aDefault, aNamed).doesNotContain(bDefault, bNamed);
-            assertThat(ids(cb)).as("rlm_sessions of the server for %s", beta)
-                    .contains(bDefault, bNamed).doesNotContain(aDefault, aNamed);
+            assertThat(ids(ca))
+                    .as("rlm_sessions of the server for %s", alpha)
+                    .contains(aDefault, aNamed)
+                    .doesNotContain(bDefault, bNamed);
+            assertThat(ids(cb))
+                    .as("rlm_sessions of the server for %s", beta)
+                    .contains(bDefault, bNamed)
+                    .doesNotContain(aDefault, aNamed);
         }
     }
 
@@ -102,23 +124,35 @@ class UserJourneyProjectsIT {
         List<String> empty = new ArrayList<>();
         for (int i = 1; i <= 3; i++) {
             try (StdioRpc conversation = new StdioRpc(stdio)) {
-                empty.add(conversation.call("rlm_execute", Map.of("code", "print(" + i + ")")).path("session_id").asText());
+                empty.add(conversation
+                        .call("rlm_execute", Map.of("code", "print(" + i + ")"))
+                        .path("session_id")
+                        .asText());
                 conversation.closeStdinAndWait(60);
             }
         }
         String kept;
         try (StdioRpc conversation = new StdioRpc(stdio)) {
-            kept = conversation.call("rlm_execute", Map.of("code", "turn = 4")).path("session_id").asText();
+            kept = conversation
+                    .call("rlm_execute", Map.of("code", "turn = 4"))
+                    .path("session_id")
+                    .asText();
             conversation.closeStdinAndWait(60);
         }
         try (StdioRpc conversation = new StdioRpc(stdio)) {
             JsonNode sessions = conversation.call("rlm_sessions", Map.of());
             List<String> listed = new ArrayList<>();
-            sessions.path("sessions").forEach(s -> listed.add(s.path("session_id").asText()));
-            assertThat(listed).as("rlm_sessions after three empty conversations and one with a variable: %s", sessions)
-                    .doesNotContainAnyElementsOf(empty).contains(kept);
-            assertThat(conversation.call("rlm_execute", Map.of("session_id", kept, "code", "print(turn)"))
-                    .path("stdout").asText()).isEqualTo("4\n");
+            sessions.path("sessions")
+                    .forEach(s -> listed.add(s.path("session_id").asText()));
+            assertThat(listed)
+                    .as("rlm_sessions after three empty conversations and one with a variable: %s", sessions)
+                    .doesNotContainAnyElementsOf(empty)
+                    .contains(kept);
+            assertThat(conversation
+                            .call("rlm_execute", Map.of("session_id", kept, "code", "print(turn)"))
+                            .path("stdout")
+                            .asText())
+                    .isEqualTo("4\n");
             conversation.closeStdinAndWait(60);
         }
     }

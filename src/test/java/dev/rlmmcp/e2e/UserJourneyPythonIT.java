@@ -2,12 +2,12 @@ package dev.rlmmcp.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.Journey;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.SessionCalls;
 import dev.rlmmcp.e2e.support.UserLaunch;
 import dev.rlmmcp.e2e.support.UserServer;
-import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,7 +27,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 class UserJourneyPythonIT {
 
     private static final String PKG = "journeypkg";
-    private static final String SHOW = "import sys\nprint(sys.version.split()[0])\nprint(sys.prefix)\nprint(sys.executable)";
+    private static final String SHOW =
+            "import sys\nprint(sys.version.split()[0])\nprint(sys.prefix)\nprint(sys.executable)";
 
     private static Path tmp;
     private static Path home;
@@ -58,9 +59,12 @@ class UserJourneyPythonIT {
     }
 
     private static String kernelSays(UserLaunch launch, String code, String... flags) throws Exception {
-        try (UserServer server = UserServer.start(launch, flags); McpDriver client = McpDriver.http(server.mcpUrl())) {
+        try (UserServer server = UserServer.start(launch, flags);
+                McpDriver client = McpDriver.http(server.mcpUrl())) {
             JsonNode reply = new SessionCalls(client).ok("rlm_execute", Map.of("code", code));
-            assertThat(reply.path("error").isObject()).as("%s\nserver log:\n%s", reply, server.log()).isFalse();
+            assertThat(reply.path("error").isObject())
+                    .as("%s\nserver log:\n%s", reply, server.log())
+                    .isFalse();
             return reply.path("stdout").asText();
         }
     }
@@ -74,7 +78,9 @@ class UserJourneyPythonIT {
         ask.addAll(List.of("python3", "-c", "import sys; print(sys.version.split()[0]); print(sys.prefix)"));
         String own = Journey.run(ask);
         String kernel = kernelSays(launch, "import sys\nprint(sys.version.split()[0])\nprint(sys.prefix)");
-        assertThat(kernel).as("version and prefix of the kernel's Python vs. the user's python3").isEqualTo(own);
+        assertThat(kernel)
+                .as("version and prefix of the kernel's Python vs. the user's python3")
+                .isEqualTo(own);
     }
 
     @ParameterizedTest(name = "given by {0}")
@@ -86,8 +92,9 @@ class UserJourneyPythonIT {
         switch (how) {
             case "--python" -> flags = new String[] {"--python", python.toString()};
             case "RLM_PYTHON" -> launch = launch.with("RLM_PYTHON", python.toString());
-            default -> launch = launch.with("VIRTUAL_ENV", venv.toString())
-                    .with("PATH", venv.resolve("bin") + ":" + System.getenv("PATH"));
+            default ->
+                launch = launch.with("VIRTUAL_ENV", venv.toString())
+                        .with("PATH", venv.resolve("bin") + ":" + System.getenv("PATH"));
         }
         String out = kernelSays(launch, SHOW + "\nimport " + PKG + "\nprint(" + PKG + ".MAGIC)", flags);
         String[] lines = out.split("\n");

@@ -3,12 +3,11 @@ package dev.rlmmcp.e2e;
 import static dev.rlmmcp.e2e.support.McpDriver.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.extension.RegisterExtension;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.ClosedAfterEach;
 import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.ServerProcess;
 import dev.rlmmcp.e2e.support.SessionCalls;
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -22,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -39,6 +39,7 @@ class WarmKernelsIT {
                 print(round(float(_u.read().split()[0]) - int(_s[_s.rindex(')') + 2:].split()[19]) / 100, 2))
             del _f, _u, _s
             """;
+
     private static final String GLOBALS = "print(sorted(globals()))";
 
     @TempDir
@@ -104,7 +105,9 @@ class WarmKernelsIT {
 
         awaitWarm(server, 2);
         try (Stream<Path> spares = Files.list(state.resolve("snapshots").resolve(".warm"))) {
-            assertThat(spares.toList()).hasSize(2).allSatisfy(spare -> assertThat(spare).isEmptyDirectory());
+            assertThat(spares.toList())
+                    .hasSize(2)
+                    .allSatisfy(spare -> assertThat(spare).isEmptyDirectory());
         }
     }
 
@@ -117,7 +120,8 @@ class WarmKernelsIT {
         assertThat(raised(calls, id, "blob = b'x' * (1500 << 20)")).isEqualTo("MemoryError");
         calls.run(id, "kept = {'rows': list(range(100))}\ndef total():\n    return sum(kept['rows'])");
         calls.awaitSnapshot(id);
-        assertThat(state.resolve("snapshots").resolve(id).resolve("manifest.json")).exists();
+        assertThat(state.resolve("snapshots").resolve(id).resolve("manifest.json"))
+                .exists();
         server.terminate();
 
         ServerProcess again = server(state, "--max-memory-mb", "64");
@@ -139,13 +143,16 @@ class WarmKernelsIT {
         for (int i = 0; i < 12; i++) {
             calls.run(newSession(calls), "x = 1");
         }
-        // the pool keeps as many as were claimed within a couple of seconds (a loaded machine claims fewer in that time)
+        // the pool keeps as many as were claimed within a couple of seconds (a loaded machine claims fewer in that
+        // time)
         int target = health(server).path("capacity").path("warm_kernels_target").asInt();
         assertThat(target).as(server.log()).isGreaterThanOrEqualTo(5);
         awaitWarm(server, target);
         Thread.sleep(1000);
         for (int i = 0; i < target; i++) {
-            assertThat(age(calls, newSession(calls))).as("kernel %d of %d", i, target).isGreaterThan(0.8);
+            assertThat(age(calls, newSession(calls)))
+                    .as("kernel %d of %d", i, target)
+                    .isGreaterThan(0.8);
         }
     }
 
@@ -169,8 +176,11 @@ class WarmKernelsIT {
     }
 
     private static JsonNode health(ServerProcess server) throws IOException, InterruptedException {
-        return McpDriver.MAPPER.readTree(HttpClient.newHttpClient().send(
-                HttpRequest.newBuilder(URI.create(server.baseUrl() + "/health")).build(),
-                HttpResponse.BodyHandlers.ofString()).body());
+        return McpDriver.MAPPER.readTree(HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(URI.create(server.baseUrl() + "/health"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString())
+                .body());
     }
 }

@@ -21,14 +21,16 @@ class HostPolicyTest {
         assertThat(policy.uids()).isNull();
         assertThat(policy.containerKernels()).isFalse();
         assertThat(policy.rlimits()).doesNotContainKey("nproc").containsKeys("nofile", "fsize", "cpu_per_request_s");
-        assertThat(policy.toString()).doesNotContain("\n").startsWith("sandbox process (asked for: process);")
+        assertThat(policy.toString())
+                .doesNotContain("\n")
+                .startsWith("sandbox process (asked for: process);")
                 .contains("processes per kernel: ");
     }
 
     @Test
     void containersHaveTheEnginesLimitsAndAnRlimitOnTheirOwnUidsProcesses() {
-        ContainerLauncher containers = new ContainerLauncher(Path.of("/nonexistent/docker"),
-                ContainerLauncher.ContainerSettings.defaults());
+        ContainerLauncher containers =
+                new ContainerLauncher(Path.of("/nonexistent/docker"), ContainerLauncher.ContainerSettings.defaults());
 
         HostPolicy policy = HostPolicy.decide(TestSettings.in(dir), containers, "container");
 
@@ -36,7 +38,8 @@ class HostPolicyTest {
         assertThat(policy.containerKernels()).isTrue();
         assertThat(policy.uidCap()).isEqualTo(Integer.MAX_VALUE);
         assertThat(policy.rlimits()).containsEntry("nproc", HostPolicy.KERNEL_PIDS);
-        assertThat(policy.toString()).contains("cgroup per kernel: the container engine's")
+        assertThat(policy.toString())
+                .contains("cgroup per kernel: the container engine's")
                 .contains("RLIMIT_NPROC " + HostPolicy.KERNEL_PIDS + " in a user namespace each");
     }
 }

@@ -116,11 +116,13 @@ class KernelBudgetTest {
         List<CompletableFuture<KernelBudget.Slot>> queued = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             int n = i;
-            queued.add(CompletableFuture.supplyAsync(() -> {
-                KernelBudget.Slot slot = budget.acquire(java.time.Duration.ofSeconds(30));
-                order.add(n);
-                return slot;
-            }, Thread::startVirtualThread));
+            queued.add(CompletableFuture.supplyAsync(
+                    () -> {
+                        KernelBudget.Slot slot = budget.acquire(java.time.Duration.ofSeconds(30));
+                        order.add(n);
+                        return slot;
+                    },
+                    Thread::startVirtualThread));
             awaitWaiting(budget, i + 1);
         }
         // longer than the 300 ms a session's kernel waits before it is refused
@@ -140,8 +142,9 @@ class KernelBudgetTest {
         KernelBudget budget = budget(1, 0);
         budget.acquire();
         long start = System.nanoTime();
-        assertThatThrownBy(() -> budget.acquire(java.time.Duration.ofMillis(600))).isInstanceOfSatisfying(
-                RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CAPACITY));
+        assertThatThrownBy(() -> budget.acquire(java.time.Duration.ofMillis(600)))
+                .isInstanceOfSatisfying(
+                        RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CAPACITY));
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(550L, 3000L);
 
         CompletableFuture<Throwable> stopped = new CompletableFuture<>();
@@ -155,8 +158,9 @@ class KernelBudgetTest {
         });
         awaitWaiting(budget, 1);
         waiter.interrupt();
-        assertThat(stopped.get(2, TimeUnit.SECONDS)).isInstanceOfSatisfying(RlmException.class,
-                e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERRUPTED));
+        assertThat(stopped.get(2, TimeUnit.SECONDS))
+                .isInstanceOfSatisfying(
+                        RlmException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERRUPTED));
         assertThat(budget.waiting()).isZero();
         assertThat(budget.kernels()).isEqualTo(1);
     }
@@ -221,14 +225,18 @@ class KernelBudgetTest {
         assertThat(KernelBudget.defaultMaxKernels(32768, 256)).isEqualTo(64);
         assertThat(KernelBudget.defaultMaxKernels(100, 256)).isEqualTo(1);
         assertThat(KernelBudget.defaultMaxBytes(24L << 30)).isEqualTo(18L << 30);
-        assertThat(KernelBudget.of(new Capacity(3, 5 * MIB * 1024, 0, 1_000_000, 2), 256, 2, KernelBudget::residentBytes).maxKernels()).isEqualTo(2);
+        assertThat(KernelBudget.of(
+                                new Capacity(3, 5 * MIB * 1024, 0, 1_000_000, 2), 256, 2, KernelBudget::residentBytes)
+                        .maxKernels())
+                .isEqualTo(2);
         KernelBudget derived = KernelBudget.of(Capacity.AUTO, 256, Integer.MAX_VALUE, KernelBudget::residentBytes);
         assertThat(derived.maxKernels()).isGreaterThanOrEqualTo(1);
         assertThat(derived.maxBytes()).isGreaterThan(0);
     }
 
     @Test
-    void rlimitNprocOnlyWhereNoPidsCgroupCountsTheKernelAndItsUidIsItsOwn(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+    void rlimitNprocOnlyWhereNoPidsCgroupCountsTheKernelAndItsUidIsItsOwn(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
         KernelLauncher ownUid = new KernelLauncher() {
             @Override
             public String name() {

@@ -45,13 +45,26 @@ class QueuedKernelsTest {
 
     private KernelFactory factory(int maxKernels, int warm) {
         Settings s = TestSettings.in(dir);
-        Settings settings = new Settings(s.python(), s.dataRoot(), s.runtimeDir(), s.memoryLimitBytes(),
-                s.cleanupThreshold(), s.cleanupTarget(), s.outputCap(), s.defaultTimeout(), s.maxTimeout(),
-                s.interruptGrace(), s.kernelStartTimeout(), s.idleTimeout(), s.importPolicy(),
+        Settings settings = new Settings(
+                s.python(),
+                s.dataRoot(),
+                s.runtimeDir(),
+                s.memoryLimitBytes(),
+                s.cleanupThreshold(),
+                s.cleanupTarget(),
+                s.outputCap(),
+                s.defaultTimeout(),
+                s.maxTimeout(),
+                s.interruptGrace(),
+                s.kernelStartTimeout(),
+                s.idleTimeout(),
+                s.importPolicy(),
                 new Capacity(maxKernels, 0, warm, Capacity.DEFAULT_FIRST_KERNEL_UID, Capacity.DEFAULT_KERNEL_UIDS),
                 s.diskLimitBytes());
-        KernelLauncher launcher = BwrapLauncher.detect(dir.resolve("runtime"), Settings.DEFAULT_DISK_BYTES,
-                SnapshotPrune::prune).<KernelLauncher>map(l -> l).orElseGet(ProcessLauncher::new);
+        KernelLauncher launcher = BwrapLauncher.detect(
+                        dir.resolve("runtime"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune)
+                .<KernelLauncher>map(l -> l)
+                .orElseGet(ProcessLauncher::new);
         KernelFactory kernels = new KernelFactory(settings, launcher, new ObjectMapper());
         open.add(kernels);
         return kernels;
@@ -67,17 +80,23 @@ class QueuedKernelsTest {
         List<CompletableFuture<String>> children = new ArrayList<>();
         for (int i = 0; i < 64; i++) {
             String id = "child-" + i;
-            children.add(CompletableFuture.supplyAsync(() -> {
-                try (Kernel kernel = kernels.start(id, root.resolve(id), store.directory(), Duration.ofMinutes(2))) {
-                    most.accumulateAndGet(kernels.budget().kernels(), Math::max);
-                    KernelReply<ExecResult> reply = kernel.call(new KernelRequest.Exec(
-                            "import time\ntime.sleep(1)\nprint('" + id + "')", null), Duration.ofSeconds(30),
-                            Duration.ofSeconds(1));
-                    return reply.ok() ? reply.body().stdout().strip() : reply.refusal().message();
-                } catch (Exception e) {
-                    return e.toString();
-                }
-            }, Thread::startVirtualThread));
+            children.add(CompletableFuture.supplyAsync(
+                    () -> {
+                        try (Kernel kernel =
+                                kernels.start(id, root.resolve(id), store.directory(), Duration.ofMinutes(2))) {
+                            most.accumulateAndGet(kernels.budget().kernels(), Math::max);
+                            KernelReply<ExecResult> reply = kernel.call(
+                                    new KernelRequest.Exec("import time\ntime.sleep(1)\nprint('" + id + "')", null),
+                                    Duration.ofSeconds(30),
+                                    Duration.ofSeconds(1));
+                            return reply.ok()
+                                    ? reply.body().stdout().strip()
+                                    : reply.refusal().message();
+                        } catch (Exception e) {
+                            return e.toString();
+                        }
+                    },
+                    Thread::startVirtualThread));
         }
         for (int i = 0; i < 64; i++) {
             assertThat(children.get(i).get(5, TimeUnit.MINUTES)).isEqualTo("child-" + i);
@@ -93,7 +112,9 @@ class QueuedKernelsTest {
         open.add(second);
         Kernel gone = kernels.start("gone", null, null, Duration.ofMinutes(1));
         gone.close();
-        assertThat(kernels.budget().kernels()).as("its place is free when close returns").isEqualTo(1);
+        assertThat(kernels.budget().kernels())
+                .as("its place is free when close returns")
+                .isEqualTo(1);
 
         Kernel first = kernels.start("first", null, null, Duration.ofMinutes(1));
         CompletableFuture<Kernel> third = CompletableFuture.supplyAsync(
@@ -107,7 +128,8 @@ class QueuedKernelsTest {
         while (kernels.budget().waiting() > 0 && System.nanoTime() - closed < TimeUnit.SECONDS.toNanos(5)) {
             Thread.onSpinWait();
         }
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - closed)).as("ms from close to the next in line's place")
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - closed))
+                .as("ms from close to the next in line's place")
                 .isLessThan(100);
         open.add(third.get(30, TimeUnit.SECONDS));
         assertThat(kernels.budget().kernels()).isEqualTo(2);

@@ -29,7 +29,8 @@ class SpareDirectoriesTest {
         Path spare = SpareDirectories.create(root);
         Object inode = Files.readAttributes(spare, "unix:ino").get("ino");
         SpareDirectories.adopt(spare, root.resolve("s1"));
-        assertThat(Files.readAttributes(root.resolve("s1"), "unix:ino").get("ino")).isEqualTo(inode);
+        assertThat(Files.readAttributes(root.resolve("s1"), "unix:ino").get("ino"))
+                .isEqualTo(inode);
     }
 
     @Test

@@ -1,14 +1,13 @@
 package dev.rlmmcp.kernel;
 
-import dev.rlmmcp.core.StepRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.StepRequest;
 import dev.rlmmcp.core.TestReplies;
 import dev.rlmmcp.core.TestSettings;
 import dev.rlmmcp.kernel.process.BwrapLauncher;
@@ -40,6 +39,7 @@ class WarmKernelsTest {
                 print(round(float(_u.read().split()[0]) - int(_s[_s.rindex(')') + 2:].split()[19]) / 100, 2))
             del _f, _u, _s
             """;
+
     private static final String GLOBALS = "print(sorted(k for k in globals()))";
 
     @TempDir
@@ -54,7 +54,8 @@ class WarmKernelsTest {
 
     private static KernelLauncher launcher(Path dir) {
         return BwrapLauncher.detect(dir.resolve("runtime"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune)
-                .<KernelLauncher>map(l -> l).orElseGet(ProcessLauncher::new);
+                .<KernelLauncher>map(l -> l)
+                .orElseGet(ProcessLauncher::new);
     }
 
     private KernelFactory factory() {
@@ -96,8 +97,11 @@ class WarmKernelsTest {
         Session first = sessions.create("first", Limits.NONE);
         assertThat(Double.parseDouble(out(first, AGE).strip())).isGreaterThan(0.8);
         out(first, "secret = 'first session data'\nimport json");
-        assertThat(first.snapshotNow()).as("written before the reply: nothing left to write").isNull();
-        assertThat(state.resolve("snapshots").resolve(first.id()).resolve("manifest.json")).exists();
+        assertThat(first.snapshotNow())
+                .as("written before the reply: nothing left to write")
+                .isNull();
+        assertThat(state.resolve("snapshots").resolve(first.id()).resolve("manifest.json"))
+                .exists();
         first.close();
         sessions.delete(first.id());
 
@@ -106,16 +110,24 @@ class WarmKernelsTest {
         assertThat(globals).doesNotContain("secret", "json");
         awaitWarm(kernels, 2);
         try (Stream<Path> spares = Files.list(state.resolve("snapshots").resolve(".warm"))) {
-            assertThat(spares.toList()).hasSize(2).allSatisfy(spare -> assertThat(spare).isEmptyDirectory());
+            assertThat(spares.toList())
+                    .hasSize(2)
+                    .allSatisfy(spare -> assertThat(spare).isEmptyDirectory());
         }
 
-        Sessions cold = sessions(dir.resolve("cold"), new KernelFactory(TestSettings.in(dir), launcher(dir),
-                new ObjectMapper()), false);
+        Sessions cold = sessions(
+                dir.resolve("cold"), new KernelFactory(TestSettings.in(dir), launcher(dir), new ObjectMapper()), false);
         Session coldSession = cold.create("cold", Limits.NONE);
         assertThat(out(coldSession, GLOBALS)).isEqualTo(globals);
         out(coldSession, "kept = 1");
-        assertThat(coldSession.snapshotNow()).as("written before the reply: nothing left to write").isNull();
-        assertThat(dir.resolve("cold").resolve("snapshots").resolve(coldSession.id()).resolve("manifest.json")).exists();
+        assertThat(coldSession.snapshotNow())
+                .as("written before the reply: nothing left to write")
+                .isNull();
+        assertThat(dir.resolve("cold")
+                        .resolve("snapshots")
+                        .resolve(coldSession.id())
+                        .resolve("manifest.json"))
+                .exists();
     }
 
     @Test
@@ -137,7 +149,8 @@ class WarmKernelsTest {
         assertThat(out(restored, "print(total())")).isEqualTo("499500\n");
         assertThat(Double.parseDouble(out(restored, AGE).strip())).isGreaterThan(0.8);
         assertThat(state.resolve("snapshots").resolve(id + ".claim")).doesNotExist();
-        assertThat(state.resolve("snapshots").resolve(id).resolve("manifest.json")).exists();
+        assertThat(state.resolve("snapshots").resolve(id).resolve("manifest.json"))
+                .exists();
     }
 
     @Test
@@ -183,7 +196,10 @@ class WarmKernelsTest {
         StateStore store = StateStore.open(dir.resolve("state"), Duration.ofHours(1));
         Sessions sessions = new Sessions(kernels, store);
         open.add(sessions);
-        kernels.keepWarm(store.snapshots().root(), store.directory(), Duration.ofHours(1),
+        kernels.keepWarm(
+                store.snapshots().root(),
+                store.directory(),
+                Duration.ofHours(1),
                 new WarmKernels.Growth(6, Duration.ofSeconds(5), Duration.ofSeconds(2)));
         awaitWarm(kernels, 2);
 
@@ -199,7 +215,9 @@ class WarmKernelsTest {
         // each kernel of the second burst was started a second or more before it was claimed
         for (int i = 0; i < 6; i++) {
             Session child = sessions.create("second-" + i, Limits.NONE);
-            assertThat(Double.parseDouble(out(child, AGE).strip())).as("kernel %d of the burst", i).isGreaterThan(0.8);
+            assertThat(Double.parseDouble(out(child, AGE).strip()))
+                    .as("kernel %d of the burst", i)
+                    .isGreaterThan(0.8);
             sessions.delete(child.id());
         }
 
@@ -230,7 +248,8 @@ class WarmKernelsTest {
      * way for a warm one once idle {@code idle}.
      */
     private Pool threeKernels(Duration idle) throws InterruptedException {
-        KernelFactory kernels = new KernelFactory(withMaxKernels(TestSettings.in(dir), 3), launcher(dir), new ObjectMapper());
+        KernelFactory kernels =
+                new KernelFactory(withMaxKernels(TestSettings.in(dir), 3), launcher(dir), new ObjectMapper());
         StateStore store = StateStore.open(dir.resolve("state"), Duration.ofHours(1));
         Sessions sessions = new Sessions(kernels, store);
         open.add(sessions);
@@ -240,9 +259,20 @@ class WarmKernelsTest {
     }
 
     private static Settings withMaxKernels(Settings s, int maxKernels) {
-        return new Settings(s.python(), s.dataRoot(), s.runtimeDir(), s.memoryLimitBytes(), s.cleanupThreshold(),
-                s.cleanupTarget(), s.outputCap(), s.defaultTimeout(), s.maxTimeout(), s.interruptGrace(),
-                s.kernelStartTimeout(), s.idleTimeout(), s.importPolicy(),
+        return new Settings(
+                s.python(),
+                s.dataRoot(),
+                s.runtimeDir(),
+                s.memoryLimitBytes(),
+                s.cleanupThreshold(),
+                s.cleanupTarget(),
+                s.outputCap(),
+                s.defaultTimeout(),
+                s.maxTimeout(),
+                s.interruptGrace(),
+                s.kernelStartTimeout(),
+                s.idleTimeout(),
+                s.importPolicy(),
                 new Capacity(maxKernels, 0, 2, Capacity.DEFAULT_FIRST_KERNEL_UID, Capacity.DEFAULT_KERNEL_UIDS),
                 s.diskLimitBytes());
     }

@@ -22,11 +22,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class ChatCompletionsServer implements AutoCloseable {
 
-    public record Seen(Headers headers, JsonNode body, String path) {
-    }
+    public record Seen(Headers headers, JsonNode body, String path) {}
 
-    public record Reply(int status, String body, long delayMs) {
-    }
+    public record Reply(int status, String body, long delayMs) {}
 
     @FunctionalInterface
     public interface Behaviour {
@@ -49,7 +47,10 @@ public final class ChatCompletionsServer implements AutoCloseable {
             peak.accumulateAndGet(now, Math::max);
             try (exchange) {
                 JsonNode body = JSON.readTree(exchange.getRequestBody().readAllBytes());
-                seen.add(new Seen(exchange.getRequestHeaders(), body, exchange.getRequestURI().getPath()));
+                seen.add(new Seen(
+                        exchange.getRequestHeaders(),
+                        body,
+                        exchange.getRequestURI().getPath()));
                 Reply reply = behaviour.answer(body);
                 if (reply.delayMs() > 0) {
                     Thread.sleep(reply.delayMs());
@@ -86,15 +87,28 @@ public final class ChatCompletionsServer implements AutoCloseable {
     }
 
     public static Reply upperCase(JsonNode request) {
-        return completion("answer: " + userPrompt(request).toUpperCase(), userPrompt(request).length(), 3, 0);
+        return completion(
+                "answer: " + userPrompt(request).toUpperCase(),
+                userPrompt(request).length(),
+                3,
+                0);
     }
 
     public static Reply completion(String text, long promptTokens, long completionTokens, long delayMs) {
-        ObjectNode reply = JSON.createObjectNode().put("id", "cmpl-1").put("object", "chat.completion")
+        ObjectNode reply = JSON.createObjectNode()
+                .put("id", "cmpl-1")
+                .put("object", "chat.completion")
                 .put("model", "test-model");
-        reply.putArray("choices").addObject().put("index", 0).put("finish_reason", "stop").putObject("message")
-                .put("role", "assistant").put("content", text);
-        reply.putObject("usage").put("prompt_tokens", promptTokens).put("completion_tokens", completionTokens)
+        reply.putArray("choices")
+                .addObject()
+                .put("index", 0)
+                .put("finish_reason", "stop")
+                .putObject("message")
+                .put("role", "assistant")
+                .put("content", text);
+        reply.putObject("usage")
+                .put("prompt_tokens", promptTokens)
+                .put("completion_tokens", completionTokens)
                 .put("total_tokens", promptTokens + completionTokens);
         return new Reply(200, reply.toString(), delayMs);
     }

@@ -58,8 +58,10 @@ class LlmServiceTest {
         assertThat(ask(service(LlmService.Mode.AUTO, api), CLIENT)).isEqualTo("answer: HI");
         assertThat(ask(service(LlmService.Mode.AUTO, null), CLIENT)).isEqualTo("client says hi");
         assertThatThrownBy(() -> ask(service(LlmService.Mode.AUTO, null), null))
-                .isInstanceOf(CallbackException.class).hasMessageContaining("RLM_LLM_BASE_URL")
-                .extracting(e -> ((CallbackException) e).code()).isEqualTo("NOT_CONFIGURED");
+                .isInstanceOf(CallbackException.class)
+                .hasMessageContaining("RLM_LLM_BASE_URL")
+                .extracting(e -> ((CallbackException) e).code())
+                .isEqualTo("NOT_CONFIGURED");
     }
 
     @Test

@@ -20,8 +20,8 @@ class OpenAiBackendTest {
     @BeforeEach
     void start() throws Exception {
         server = new ChatCompletionsServer();
-        backend = new OpenAiBackend(new OpenAiConfig(URI.create(server.baseUrl() + "/"), KEY, "small-model"),
-                new ObjectMapper());
+        backend = new OpenAiBackend(
+                new OpenAiConfig(URI.create(server.baseUrl() + "/"), KEY, "small-model"), new ObjectMapper());
     }
 
     @AfterEach
@@ -47,8 +47,8 @@ class OpenAiBackendTest {
 
     @Test
     void aModelNamedInTheCallWinsAndNoKeyMeansNoAuthorizationHeader() throws Exception {
-        OpenAiBackend keyless = new OpenAiBackend(new OpenAiConfig(server.baseUrl(), null, "small-model"),
-                new ObjectMapper());
+        OpenAiBackend keyless =
+                new OpenAiBackend(new OpenAiConfig(server.baseUrl(), null, "small-model"), new ObjectMapper());
         keyless.complete(new LlmRequest("hi", null, null, "big-model"), Duration.ofSeconds(5));
         ChatCompletionsServer.Seen seen = server.seen().getFirst();
         assertThat(seen.headers().containsKey("Authorization")).isFalse();
@@ -58,13 +58,14 @@ class OpenAiBackendTest {
 
     @Test
     void anErrorStatusIsReportedWithTheApisMessageAndNeverTheKey() {
-        server.behaviour = request -> new ChatCompletionsServer.Reply(429,
-                "{\"error\":{\"message\":\"Rate limit reached for key " + KEY + "?\"}}", 0);
+        server.behaviour = request -> new ChatCompletionsServer.Reply(
+                429, "{\"error\":{\"message\":\"Rate limit reached for key " + KEY + "?\"}}", 0);
         assertThatThrownBy(() -> backend.complete(new LlmRequest("hi", null, null, null), Duration.ofSeconds(5)))
                 .isInstanceOf(LlmException.class)
                 .hasMessageContaining("answered HTTP 429: Rate limit reached for key ***?")
                 .hasMessageNotContaining(KEY)
-                .extracting(e -> ((LlmException) e).code()).isEqualTo("BACKEND_ERROR");
+                .extracting(e -> ((LlmException) e).code())
+                .isEqualTo("BACKEND_ERROR");
         server.behaviour = request -> new ChatCompletionsServer.Reply(200, "{\"choices\":[]}", 0);
         assertThatThrownBy(() -> backend.complete(new LlmRequest("hi", null, null, null), Duration.ofSeconds(5)))
                 .hasMessageContaining("no choices[0].message.content");
@@ -74,17 +75,21 @@ class OpenAiBackendTest {
     void aSlowApiTimesOutAndAnUnreachableOneIsABackendError() throws Exception {
         server.behaviour = request -> ChatCompletionsServer.completion("late", 1, 1, 3000);
         assertThatThrownBy(() -> backend.complete(new LlmRequest("hi", null, null, null), Duration.ofMillis(300)))
-                .extracting(e -> ((LlmException) e).code()).isEqualTo("TIMEOUT");
+                .extracting(e -> ((LlmException) e).code())
+                .isEqualTo("TIMEOUT");
         URI closed = server.baseUrl();
         server.close();
         OpenAiBackend gone = new OpenAiBackend(new OpenAiConfig(closed, KEY, "m"), new ObjectMapper());
         assertThatThrownBy(() -> gone.complete(new LlmRequest("hi", null, null, null), Duration.ofSeconds(5)))
                 .hasMessageContaining("cannot reach")
-                .extracting(e -> ((LlmException) e).code()).isEqualTo("BACKEND_ERROR");
+                .extracting(e -> ((LlmException) e).code())
+                .isEqualTo("BACKEND_ERROR");
     }
 
     @Test
     void theConfigNeverShowsTheKey() {
-        assertThat(new OpenAiConfig(server.baseUrl(), KEY, "m").toString()).doesNotContain(KEY).contains("***");
+        assertThat(new OpenAiConfig(server.baseUrl(), KEY, "m").toString())
+                .doesNotContain(KEY)
+                .contains("***");
     }
 }

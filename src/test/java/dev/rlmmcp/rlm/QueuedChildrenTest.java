@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
@@ -15,7 +16,6 @@ import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.kernel.process.BwrapLauncher;
 import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
-import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.llm.LlmLimits;
 import dev.rlmmcp.llm.LlmService;
 import dev.rlmmcp.store.SnapshotPrune;
@@ -63,28 +63,48 @@ class QueuedChildrenTest {
             Thread.sleep(1000);
             return repl("answer['content'] = context * 2\nanswer['ready'] = True");
         });
-        LlmService llm = new LlmService(LlmService.Mode.OPENAI, model,
-                new LlmLimits(1000, 100_000, 64, 1_000_000, null, Duration.ofSeconds(60), 3), JSON);
+        LlmService llm = new LlmService(
+                LlmService.Mode.OPENAI,
+                model,
+                new LlmLimits(1000, 100_000, 64, 1_000_000, null, Duration.ofSeconds(60), 3),
+                JSON);
         Settings s = TestSettings.in(dir);
-        Settings settings = new Settings(s.python(), s.dataRoot(), s.runtimeDir(), s.memoryLimitBytes(),
-                s.cleanupThreshold(), s.cleanupTarget(), s.outputCap(), s.defaultTimeout(), s.maxTimeout(),
-                s.interruptGrace(), s.kernelStartTimeout(), s.idleTimeout(), s.importPolicy(),
+        Settings settings = new Settings(
+                s.python(),
+                s.dataRoot(),
+                s.runtimeDir(),
+                s.memoryLimitBytes(),
+                s.cleanupThreshold(),
+                s.cleanupTarget(),
+                s.outputCap(),
+                s.defaultTimeout(),
+                s.maxTimeout(),
+                s.interruptGrace(),
+                s.kernelStartTimeout(),
+                s.idleTimeout(),
+                s.importPolicy(),
                 new Capacity(8, 0, 2, Capacity.DEFAULT_FIRST_KERNEL_UID, Capacity.DEFAULT_KERNEL_UIDS),
                 s.diskLimitBytes());
-        KernelLauncher launcher = BwrapLauncher.detect(dir.resolve("runtime"), Settings.DEFAULT_DISK_BYTES,
-                SnapshotPrune::prune).<KernelLauncher>map(l -> l).orElseGet(ProcessLauncher::new);
+        KernelLauncher launcher = BwrapLauncher.detect(
+                        dir.resolve("runtime"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune)
+                .<KernelLauncher>map(l -> l)
+                .orElseGet(ProcessLauncher::new);
         KernelFactory kernels = new KernelFactory(settings, launcher, JSON);
         StateStore store = StateStore.open(dir.resolve("state"), Duration.ofHours(1));
         sessions = new Sessions(kernels, llm, store);
         kernels.keepWarm(store.snapshots().root(), store.directory());
-        RlmRuns runs = new RlmRuns(sessions, new RlmConfig(
-                new RunLimits(2, 30, 256, Duration.ofMinutes(5), null, null, null, 5, 20_000, 0.85, 64), Map.of(),
-                Map.of(), 128_000));
+        RlmRuns runs = new RlmRuns(
+                sessions,
+                new RlmConfig(
+                        new RunLimits(2, 30, 256, Duration.ofMinutes(5), null, null, null, 5, 20_000, 0.85, 64),
+                        Map.of(),
+                        Map.of(),
+                        128_000));
 
         Session root = sessions.create("root", Limits.NONE);
         root.loadData("context", "0", DataType.TEXT, CallContext.NONE);
-        RunOutcome outcome = runs.solve(root, "sum", new RunOptions(null, null), null, RunProgress.NONE,
-                CallContext.NONE);
+        RunOutcome outcome =
+                runs.solve(root, "sum", new RunOptions(null, null), null, RunProgress.NONE, CallContext.NONE);
 
         assertThat(outcome.answer()).as(outcome.toString()).isEqualTo(String.valueOf(2 * (63 * 64 / 2)));
         assertThat(outcome.figures().children()).isEqualTo(64);

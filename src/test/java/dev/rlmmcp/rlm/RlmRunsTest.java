@@ -1,7 +1,5 @@
 package dev.rlmmcp.rlm;
 
-import dev.rlmmcp.core.StepExtras;
-import dev.rlmmcp.core.StepRequest;
 import static dev.rlmmcp.rlm.ScriptedBackend.repl;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -11,6 +9,7 @@ import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.StepRequest;
 import dev.rlmmcp.core.TestSettings;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.process.ProcessLauncher;
@@ -43,8 +42,11 @@ class RlmRunsTest {
 
     private void start(ScriptedBackend.Policy policy, RlmConfig config) {
         model = new ScriptedBackend(policy);
-        LlmService llm = new LlmService(LlmService.Mode.OPENAI, model,
-                new LlmLimits(1000, 100_000, 16, 1_000_000, null, Duration.ofSeconds(30), 1), JSON);
+        LlmService llm = new LlmService(
+                LlmService.Mode.OPENAI,
+                model,
+                new LlmLimits(1000, 100_000, 16, 1_000_000, null, Duration.ofSeconds(30), 1),
+                JSON);
         Path home = dir.resolve("run" + (++started));
         KernelFactory kernels = new KernelFactory(TestSettings.in(home), new ProcessLauncher(), JSON);
         sessions = new Sessions(kernels, llm, StateStore.open(home.resolve("state"), Duration.ofHours(1)));
@@ -57,8 +59,18 @@ class RlmRunsTest {
 
     private static RunLimits depth(int maxDepth) {
         RunLimits d = RunLimits.DEFAULTS;
-        return new RunLimits(maxDepth, d.maxIterations(), d.maxChildren(), d.maxTime(), null, null, null,
-                d.maxConsecutiveErrors(), d.outputCap(), d.compactAt(), d.concurrency());
+        return new RunLimits(
+                maxDepth,
+                d.maxIterations(),
+                d.maxChildren(),
+                d.maxTime(),
+                null,
+                null,
+                null,
+                d.maxConsecutiveErrors(),
+                d.outputCap(),
+                d.compactAt(),
+                d.concurrency());
     }
 
     @AfterEach
@@ -105,9 +117,10 @@ class RlmRunsTest {
 
     @Test
     void aDepthTwoTreeFindsTheNeedleWithChildrenAndGrandchildren() throws Exception {
-        start(t -> {
-            if (t.rlm() && t.question().startsWith("find")) {
-                return t.index() == 1 ? repl("""
+        start(
+                t -> {
+                    if (t.rlm() && t.question().startsWith("find")) {
+                        return t.index() == 1 ? repl("""
                         q = len(context) // 2
                         found = rlm_query_batched(["split"] * 2, [context[:q], context[q:]])
                         print(found)
@@ -115,9 +128,10 @@ class RlmRunsTest {
                         answer["content"] = [f for f in found if f != "none"][0]
                         answer["ready"] = True
                         """);
-            }
-            return needles(t);
-        }, limits(depth(3)));
+                    }
+                    return needles(t);
+                },
+                limits(depth(3)));
         String hay = "lorem ipsum ".repeat(20_000);
         Session s = withContext(hay.substring(0, 200_000) + " the magic number is 4242 " + hay.substring(200_000));
         RunOutcome outcome = solve(s, "find the magic number");
@@ -132,51 +146,72 @@ class RlmRunsTest {
         JsonNode entry = lastTrace(s);
         assertThat(entry.path("kind").asText()).isEqualTo("rlm");
         JsonNode root = entry.path("rlm").path("root");
-        JsonNode children = root.path("iterations").path(0).path("code_blocks").path(0).path("sub_calls");
+        JsonNode children =
+                root.path("iterations").path(0).path("code_blocks").path(0).path("sub_calls");
         assertThat(children).hasSize(2);
         assertThat(children.path(0).path("kind").asText()).isEqualTo("rlm");
-        JsonNode grandchildren = children.path(0).path("child").path("iterations").path(0).path("code_blocks").path(0)
+        JsonNode grandchildren = children.path(0)
+                .path("child")
+                .path("iterations")
+                .path(0)
+                .path("code_blocks")
+                .path(0)
                 .path("sub_calls");
         assertThat(grandchildren).hasSize(2);
         assertThat(grandchildren.path(0).path("child").path("depth").asInt()).isEqualTo(2);
         // every child's kernel is gone, and so are the contexts handed over
         assertThat(sessions.kernels().sessionKernels()).isLessThanOrEqualTo(1);
         try (Stream<Path> left = Files.walk(dir)) {
-            assertThat(left.filter(p -> p.toString().endsWith(".pkl") || p.getFileName().toString().startsWith("child-")))
+            assertThat(left.filter(p -> p.toString().endsWith(".pkl")
+                            || p.getFileName().toString().startsWith("child-")))
                     .isEmpty();
         }
     }
 
     @Test
     void atTheDepthLimitRlmQueryIsAPlainCall() throws Exception {
-        start(t -> t.rlm() ? (t.index() == 1 ? repl("""
+        start(
+                t -> t.rlm()
+                        ? (t.index() == 1
+                                ? repl("""
                 r = rlm_query("what is small", context="tiny")
                 print(r)
-                """) : "FINAL(" + t.last().lines().skip(1).findFirst().orElse("?") + ")") : "plain answer", limits(depth(1)));
+                """)
+                                : "FINAL("
+                                        + t.last().lines().skip(1).findFirst().orElse("?") + ")")
+                        : "plain answer",
+                limits(depth(1)));
         RunOutcome outcome = solve(withContext("x"), "ask");
         assertThat(outcome.answer()).isEqualTo("plain answer");
         assertThat(outcome.figures().children()).isZero();
         assertThat(outcome.figures().llmCalls()).isEqualTo(1);
-        assertThat(model.seen.stream().filter(t -> !t.rlm()).findFirst().orElseThrow().last())
-                .startsWith("what is small").contains("The context holds a str of length 4");
+        assertThat(model.seen.stream()
+                        .filter(t -> !t.rlm())
+                        .findFirst()
+                        .orElseThrow()
+                        .last())
+                .startsWith("what is small")
+                .contains("The context holds a str of length 4");
     }
 
     @Test
     void sixteenChildrenRunInParallel() throws Exception {
         RunLimits d = RunLimits.DEFAULTS;
-        start(t -> {
-            if (t.question().equals("sum")) {
-                return t.index() == 1 ? repl("""
+        start(
+                t -> {
+                    if (t.question().equals("sum")) {
+                        return t.index() == 1 ? repl("""
                         parts = rlm_query_batched(["double"] * 16, list(range(16)))
                         print(parts)
                         """) : repl("""
                         answer["content"] = sum(int(p) for p in parts)
                         answer["ready"] = True
                         """);
-            }
-            Thread.sleep(1000);
-            return repl("answer['content'] = context * 2\nanswer['ready'] = True");
-        }, limits(new RunLimits(2, 30, 256, Duration.ofMinutes(5), null, null, null, 5, 20_000, 0.85, 16)));
+                    }
+                    Thread.sleep(1000);
+                    return repl("answer['content'] = context * 2\nanswer['ready'] = True");
+                },
+                limits(new RunLimits(2, 30, 256, Duration.ofMinutes(5), null, null, null, 5, 20_000, 0.85, 16)));
         long t0 = System.nanoTime();
         RunOutcome outcome = solve(withContext("0"), "sum");
         assertThat(outcome.answer()).isEqualTo(String.valueOf(2 * (15 * 16 / 2)));
@@ -187,9 +222,10 @@ class RlmRunsTest {
 
     @Test
     void aFailedChildIsAnErrorStringInItsPlaceAndRaisesAlone() throws Exception {
-        start(t -> {
-            if (t.question().equals("root")) {
-                return t.index() == 1 ? repl("""
+        start(
+                t -> {
+                    if (t.question().equals("root")) {
+                        return t.index() == 1 ? repl("""
                         out = rlm_query_batched(["crash", "fine"], ["a", "b"])
                         try:
                             rlm_query("crash", "c")
@@ -197,55 +233,81 @@ class RlmRunsTest {
                             out.append("raised " + e.code)
                         print(out)
                         """) : "FINAL(done)";
-            }
-            return t.question().equals("crash") ? repl("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
-                    : repl("answer['content'] = 'ok:' + context\nanswer['ready'] = True");
-        }, limits(RunLimits.DEFAULTS));
+                    }
+                    return t.question().equals("crash")
+                            ? repl("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+                            : repl("answer['content'] = 'ok:' + context\nanswer['ready'] = True");
+                },
+                limits(RunLimits.DEFAULTS));
         Session s = withContext("x");
         RunOutcome outcome = solve(s, "root");
         assertThat(outcome.answer()).isEqualTo("done");
-        JsonNode block = lastTrace(s).path("rlm").path("root").path("iterations").path(0).path("code_blocks").path(0);
+        JsonNode block = lastTrace(s)
+                .path("rlm")
+                .path("root")
+                .path("iterations")
+                .path(0)
+                .path("code_blocks")
+                .path(0);
         assertThat(block.path("stdout").asText()).contains("[rlm_query failed: ", "'ok:b'", "raised ");
         assertThat(s.listVars().body().variables()).extracting(v -> v.name()).contains("out");
     }
 
     @Test
     void aChildWhoseStepTimesOutGoesOnAndOneWhoseKernelIsKilledFails() throws Exception {
-        start(t -> {
-            if (t.question().equals("root")) {
-                return t.index() == 1 ? repl("print(rlm_query_batched(['slow', 'stubborn'], ['a', 'b']))") : "FINAL(done)";
-            }
-            if (t.question().equals("slow")) {
-                return t.index() == 1 ? repl("import time\ntime.sleep(30)")
-                        : repl("answer['content'] = 'recovered ' + context\nanswer['ready'] = True");
-            }
-            return repl("""
+        start(
+                t -> {
+                    if (t.question().equals("root")) {
+                        return t.index() == 1
+                                ? repl("print(rlm_query_batched(['slow', 'stubborn'], ['a', 'b']))")
+                                : "FINAL(done)";
+                    }
+                    if (t.question().equals("slow")) {
+                        return t.index() == 1
+                                ? repl("import time\ntime.sleep(30)")
+                                : repl("answer['content'] = 'recovered ' + context\nanswer['ready'] = True");
+                    }
+                    return repl("""
                     import signal, time
                     signal.signal(signal.SIGINT, signal.SIG_IGN)
                     signal.signal(signal.SIGTERM, signal.SIG_IGN)
                     time.sleep(30)
                     """);
-        }, limits(RunLimits.DEFAULTS));
+                },
+                limits(RunLimits.DEFAULTS));
         Session s = sessions.create("root", new Limits(null, null, null, Duration.ofSeconds(1)));
         s.loadData("context", "x", dev.rlmmcp.core.DataType.TEXT, CallContext.NONE);
         long t0 = System.nanoTime();
         RunOutcome outcome = solve(s, "root");
         assertThat(outcome.answer()).isEqualTo("done");
-        String printed = lastTrace(s).path("rlm").path("root").path("iterations").path(0).path("code_blocks").path(0)
-                .path("stdout").asText();
+        String printed = lastTrace(s)
+                .path("rlm")
+                .path("root")
+                .path("iterations")
+                .path(0)
+                .path("code_blocks")
+                .path(0)
+                .path("stdout")
+                .asText();
         assertThat(printed).contains("'recovered a'", "[rlm_query failed: ");
-        assertThat(model.seen.stream().filter(t -> t.question().equals("slow") && t.index() == 2)
-                .findFirst().orElseThrow().last()).contains("interrupted");
+        assertThat(model.seen.stream()
+                        .filter(t -> t.question().equals("slow") && t.index() == 2)
+                        .findFirst()
+                        .orElseThrow()
+                        .last())
+                .contains("interrupted");
         assertThat((System.nanoTime() - t0) / 1e9).isLessThan(20);
     }
 
     @Test
     void theRootMustRunCodeBeforeAnAnswerInTextCounts() throws Exception {
-        start(t -> switch (t.index()) {
-            case 1 -> "The answer is clearly this.\nFINAL(41)";
-            case 2 -> repl("print(6 * 7)") + "\nFINAL(43)";
-            default -> "FINAL(42)";
-        }, limits(RunLimits.DEFAULTS));
+        start(
+                t -> switch (t.index()) {
+                    case 1 -> "The answer is clearly this.\nFINAL(41)";
+                    case 2 -> repl("print(6 * 7)") + "\nFINAL(43)";
+                    default -> "FINAL(42)";
+                },
+                limits(RunLimits.DEFAULTS));
         Session s = withContext("x");
         RunOutcome outcome = solve(s, "q");
         assertThat(outcome.answer()).isEqualTo("42");
@@ -260,7 +322,8 @@ class RlmRunsTest {
     @Test
     void iterationsStopTheRunWithTheBestAnswerSoFar() throws Exception {
         RunLimits d = RunLimits.DEFAULTS;
-        start(t -> repl("answer['content'] = 'partial %d'\nprint('working')".formatted(t.index())),
+        start(
+                t -> repl("answer['content'] = 'partial %d'\nprint('working')".formatted(t.index())),
                 limits(new RunLimits(2, 4, 256, null, null, null, null, 5, 20_000, 0.85, 8)));
         RunOutcome outcome = solve(withContext("x"), "q");
         assertThat(outcome.ready()).isFalse();
@@ -272,24 +335,47 @@ class RlmRunsTest {
     @Test
     void eachBudgetStopsTheRunAndSaysWhich() throws Exception {
         String never = "answer['content'] = 'so far'\nprint(1)";
-        record Case(RunLimits limits, String stop, long tokens, Map<String, ModelPrice> prices) {
-        }
+        record Case(RunLimits limits, String stop, long tokens, Map<String, ModelPrice> prices) {}
         RunLimits d = RunLimits.DEFAULTS;
         for (Case c : new Case[] {
-                new Case(new RunLimits(2, 30, 256, null, 1000L, null, null, 5, 20_000, 0.85, 8), "max_input_tokens", 300, Map.of()),
-                new Case(new RunLimits(2, 30, 256, null, null, 1000L, null, 5, 20_000, 0.85, 8), "max_output_tokens", 300, Map.of()),
-                new Case(new RunLimits(2, 30, 256, null, null, null, 0.01, 5, 20_000, 0.85, 8), "max_cost_usd", 200,
-                        Map.of("scripted", new ModelPrice(3, 15))),
-                new Case(new RunLimits(2, 30, 256, Duration.ofSeconds(2), null, null, null, 5, 20_000, 0.85, 8), "max_time", -1, Map.of()),
-                new Case(new RunLimits(2, 30, 1, null, null, null, null, 5, 20_000, 0.85, 8), "max_children", -1, Map.of()),
-                new Case(new RunLimits(2, 30, 256, null, null, null, null, 3, 20_000, 0.85, 8), "max_consecutive_errors", -1, Map.of())}) {
-            start(t -> switch (c.stop()) {
-                case "max_time" -> repl(never + "\nimport time\ntime.sleep(0.5)");
-                case "max_children" -> t.question().equals("q") ? repl(never + "\nprint(rlm_query_batched(['c'] * 3, ['1', '2', '3']))")
-                        : repl("answer['content'] = 'c'\nanswer['ready'] = True");
-                case "max_consecutive_errors" -> repl("answer['content'] = 'so far'\n1 / 0");
-                default -> repl(never);
-            }, new RlmConfig(c.limits(), c.prices(), Map.of(), 128_000));
+            new Case(
+                    new RunLimits(2, 30, 256, null, 1000L, null, null, 5, 20_000, 0.85, 8),
+                    "max_input_tokens",
+                    300,
+                    Map.of()),
+            new Case(
+                    new RunLimits(2, 30, 256, null, null, 1000L, null, 5, 20_000, 0.85, 8),
+                    "max_output_tokens",
+                    300,
+                    Map.of()),
+            new Case(
+                    new RunLimits(2, 30, 256, null, null, null, 0.01, 5, 20_000, 0.85, 8),
+                    "max_cost_usd",
+                    200,
+                    Map.of("scripted", new ModelPrice(3, 15))),
+            new Case(
+                    new RunLimits(2, 30, 256, Duration.ofSeconds(2), null, null, null, 5, 20_000, 0.85, 8),
+                    "max_time",
+                    -1,
+                    Map.of()),
+            new Case(new RunLimits(2, 30, 1, null, null, null, null, 5, 20_000, 0.85, 8), "max_children", -1, Map.of()),
+            new Case(
+                    new RunLimits(2, 30, 256, null, null, null, null, 3, 20_000, 0.85, 8),
+                    "max_consecutive_errors",
+                    -1,
+                    Map.of())
+        }) {
+            start(
+                    t -> switch (c.stop()) {
+                        case "max_time" -> repl(never + "\nimport time\ntime.sleep(0.5)");
+                        case "max_children" ->
+                            t.question().equals("q")
+                                    ? repl(never + "\nprint(rlm_query_batched(['c'] * 3, ['1', '2', '3']))")
+                                    : repl("answer['content'] = 'c'\nanswer['ready'] = True");
+                        case "max_consecutive_errors" -> repl("answer['content'] = 'so far'\n1 / 0");
+                        default -> repl(never);
+                    },
+                    new RlmConfig(c.limits(), c.prices(), Map.of(), 128_000));
             model.tokensPerCall = c.tokens();
             Session root;
             try {
@@ -311,12 +397,15 @@ class RlmRunsTest {
 
     @Test
     void cancellingTheRootStopsEveryChildAndFreesItsKernelWithinASecond() throws Exception {
-        start(t -> t.question().equals("q") ? repl("print(rlm_query_batched(['sleep'] * 4, ['a', 'b', 'c', 'd']))")
-                : repl("import time\ntime.sleep(600)"), limits(RunLimits.DEFAULTS));
+        start(
+                t -> t.question().equals("q")
+                        ? repl("print(rlm_query_batched(['sleep'] * 4, ['a', 'b', 'c', 'd']))")
+                        : repl("import time\ntime.sleep(600)"),
+                limits(RunLimits.DEFAULTS));
         Session s = withContext("x");
         CallContext call = CallContext.create();
-        CompletableFuture<RunOutcome> running = CompletableFuture.supplyAsync(() -> runs.solve(s, "q",
-                new RunOptions(null, null), null, RunProgress.NONE, call));
+        CompletableFuture<RunOutcome> running = CompletableFuture.supplyAsync(
+                () -> runs.solve(s, "q", new RunOptions(null, null), null, RunProgress.NONE, call));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (model.seen.stream().filter(t -> t.question().equals("sleep")).count() < 4
                 && System.nanoTime() < deadline) {
@@ -342,16 +431,21 @@ class RlmRunsTest {
     @Test
     void compactionSummarizesIntoHistoryAndKeepsTheVariables() throws Exception {
         String pad = "I am thinking at length about this. ".repeat(60);
-        start(t -> {
-            if (t.last().startsWith("Summarize your progress")) {
-                return "Summary: x holds 5.";
-            }
-            if (ScriptedBackend.hasMessage(t.request(), "Earlier turns were summarized")) {
-                return repl("answer['content'] = f'{x} {len(history)}'\nanswer['ready'] = True");
-            }
-            return pad + repl(t.index() == 1 ? "x = 5\nprint('set')" : "print('more')");
-        }, new RlmConfig(new RunLimits(2, 30, 256, null, null, null, null, 5, 20_000, 0.5, 8), Map.of(), Map.of(),
-                2_000));
+        start(
+                t -> {
+                    if (t.last().startsWith("Summarize your progress")) {
+                        return "Summary: x holds 5.";
+                    }
+                    if (ScriptedBackend.hasMessage(t.request(), "Earlier turns were summarized")) {
+                        return repl("answer['content'] = f'{x} {len(history)}'\nanswer['ready'] = True");
+                    }
+                    return pad + repl(t.index() == 1 ? "x = 5\nprint('set')" : "print('more')");
+                },
+                new RlmConfig(
+                        new RunLimits(2, 30, 256, null, null, null, null, 5, 20_000, 0.5, 8),
+                        Map.of(),
+                        Map.of(),
+                        2_000));
         Session s = withContext("x");
         RunOutcome outcome = solve(s, "q");
         assertThat(outcome.ready()).isTrue();
@@ -363,19 +457,21 @@ class RlmRunsTest {
 
     @Test
     void identicalSubCallsAreAnsweredFromTheCache() throws Exception {
-        start(t -> {
-            if (!t.rlm()) {
-                return "sub " + t.last();
-            }
-            if (t.question().equals("q")) {
-                return t.index() == 1 ? repl("""
+        start(
+                t -> {
+                    if (!t.rlm()) {
+                        return "sub " + t.last();
+                    }
+                    if (t.question().equals("q")) {
+                        return t.index() == 1 ? repl("""
                         a = [llm_query("same"), llm_query("same"), llm_query("other")]
                         b = [rlm_query("child", "ctx"), rlm_query("child", "ctx"), rlm_query("child", "ctx2")]
                         print(a, b)
                         """) : "FINAL(ok)";
-            }
-            return repl("answer['content'] = 'c:' + context\nanswer['ready'] = True");
-        }, limits(RunLimits.DEFAULTS));
+                    }
+                    return repl("answer['content'] = 'c:' + context\nanswer['ready'] = True");
+                },
+                limits(RunLimits.DEFAULTS));
         RunOutcome outcome = solve(withContext("x"), "q");
         assertThat(outcome.figures().cacheHits()).isEqualTo(2);
         assertThat(outcome.figures().children()).isEqualTo(2);
@@ -386,10 +482,22 @@ class RlmRunsTest {
     void anAgentsStepCanCallRlmQueryAndItsTraceEntryHoldsTheChildren() throws Exception {
         start(t -> repl("answer['content'] = context.upper()\nanswer['ready'] = True"), limits(RunLimits.DEFAULTS));
         Session s = sessions.create("agent", Limits.NONE);
-        var result = runs.execute(s, new StepRequest("r = rlm_query('shout', context='hello')\nprint(r)", Duration.ofSeconds(30), dev.rlmmcp.core.StepExtras.NONE, CallContext.NONE));
+        var result = runs.execute(
+                s,
+                new StepRequest(
+                        "r = rlm_query('shout', context='hello')\nprint(r)",
+                        Duration.ofSeconds(30),
+                        dev.rlmmcp.core.StepExtras.NONE,
+                        CallContext.NONE));
         assertThat(result.exec().stdout()).isEqualTo("HELLO\n");
         JsonNode entry = lastTrace(s);
-        assertThat(entry.path("rlm").path("calls").path(0).path("child").path("answer").asText()).isEqualTo("HELLO");
+        assertThat(entry.path("rlm")
+                        .path("calls")
+                        .path(0)
+                        .path("child")
+                        .path("answer")
+                        .asText())
+                .isEqualTo("HELLO");
     }
 
     private JsonNode lastTrace(Session s) throws Exception {

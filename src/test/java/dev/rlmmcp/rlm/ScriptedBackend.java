@@ -17,8 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class ScriptedBackend implements LlmBackend {
 
     /** One request as a policy sees it: RLM turn or plain call, the RLM's question, which turn, the last user message. */
-    record Turn(boolean rlm, String question, int index, String last, LlmRequest request) {
-    }
+    record Turn(boolean rlm, String question, int index, String last, LlmRequest request) {}
 
     @FunctionalInterface
     interface Policy {
@@ -44,9 +43,13 @@ final class ScriptedBackend implements LlmBackend {
     public LlmAnswer complete(LlmRequest request, Duration timeout) throws LlmException, InterruptedException {
         boolean rlm = request.system() != null && request.system().contains("Recursive Language Model");
         String first = request.messages().getFirst().content();
-        String question = rlm && first.startsWith("Question: ") ? first.substring(10, first.indexOf('\n') < 0
-                ? first.length() : first.indexOf('\n')) : request.prompt();
-        int index = (int) request.messages().stream().filter(m -> m.role().equals("assistant")).count() + 1;
+        String question = rlm && first.startsWith("Question: ")
+                ? first.substring(10, first.indexOf('\n') < 0 ? first.length() : first.indexOf('\n'))
+                : request.prompt();
+        int index = (int) request.messages().stream()
+                        .filter(m -> m.role().equals("assistant"))
+                        .count()
+                + 1;
         Turn turn = new Turn(rlm, question, index, request.prompt(), request);
         seen.add(turn);
         peak.accumulateAndGet(inFlight.incrementAndGet(), Math::max);

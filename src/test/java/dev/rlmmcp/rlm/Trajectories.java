@@ -20,8 +20,7 @@ public final class Trajectories {
     public static final String ANSWER = "east";
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private Trajectories() {
-    }
+    private Trajectories() {}
 
     public static JsonNode depthTwoTree() {
         try (InputStream in = Trajectories.class.getResourceAsStream("depth-two-run.json")) {
@@ -33,12 +32,26 @@ public final class Trajectories {
 
     /** An exec entry's {@code rlm}: the run of its rlm_query calls, each call with its child's tree. */
     public static JsonNode stepTree() {
-        JsonNode call = depthTwoTree().path("root").path("iterations").get(0).path("code_blocks").get(0)
-                .path("sub_calls").get(1);
+        JsonNode call = depthTwoTree()
+                .path("root")
+                .path("iterations")
+                .get(0)
+                .path("code_blocks")
+                .get(0)
+                .path("sub_calls")
+                .get(1);
         ObjectNode tree = JSON.createObjectNode().put("run_id", "run-8");
-        tree.putObject("figures").put("iterations", 2).put("children", 1).put("children_running", 0)
-                .put("depth_reached", 1).put("input_tokens", 550).put("output_tokens", 45).put("cost_usd", 0.0006)
-                .put("cache_hits", 0).put("llm_calls", 0).put("elapsed_ms", 1400);
+        tree.putObject("figures")
+                .put("iterations", 2)
+                .put("children", 1)
+                .put("children_running", 0)
+                .put("depth_reached", 1)
+                .put("input_tokens", 550)
+                .put("output_tokens", 45)
+                .put("cost_usd", 0.0006)
+                .put("cache_hits", 0)
+                .put("llm_calls", 0)
+                .put("elapsed_ms", 1400);
         tree.putArray("calls").add(call);
         return tree;
     }

@@ -36,14 +36,17 @@ class S3SnapshotStoreIT {
 
     @TempDir
     static Path tmp;
+
     static S3ProxyServer server;
     static S3Store s3;
     static int run;
 
     @TempDir
     Path nodeA;
+
     @TempDir
     Path nodeB;
+
     SessionDatabase dbA;
     SessionDatabase dbB;
     S3SnapshotStore a;
@@ -86,22 +89,32 @@ class S3SnapshotStoreIT {
             if (!Files.exists(dir.resolve(file))) {
                 Files.write(dir.resolve(file), v.getValue());
             }
-            entries.append(entries.isEmpty() ? "" : ", ").append("\"").append(v.getKey()).append("\": {\"kind\": \"bytes\", ")
-                    .append("\"file\": \"").append(file).append("\", \"lengths\": [").append(v.getValue().length).append("]}");
+            entries.append(entries.isEmpty() ? "" : ", ")
+                    .append("\"")
+                    .append(v.getKey())
+                    .append("\": {\"kind\": \"bytes\", ")
+                    .append("\"file\": \"")
+                    .append(file)
+                    .append("\", \"lengths\": [")
+                    .append(v.getValue().length)
+                    .append("]}");
         }
-        Files.writeString(dir.resolve("manifest.json"), "{\"version\": 1, \"generation\": " + generation
-                + ", \"variables\": {" + entries + "}, \"modules\": {}, \"not_persisted\": {}}");
+        Files.writeString(
+                dir.resolve("manifest.json"),
+                "{\"version\": 1, \"generation\": " + generation + ", \"variables\": {" + entries
+                        + "}, \"modules\": {}, \"not_persisted\": {}}");
     }
 
     private Map<String, Long> remote(String id) {
         String prefix = location.prefix() + id + "/";
         return s3.listAll(location.bucket(), prefix).stream()
-                .collect(Collectors.toMap(e -> e.key().substring(prefix.length()), S3Store.Entry::size, (x, y) -> x,
-                        TreeMap::new));
+                .collect(Collectors.toMap(
+                        e -> e.key().substring(prefix.length()), S3Store.Entry::size, (x, y) -> x, TreeMap::new));
     }
 
     private byte[] remoteBytes(String id, String name) throws IOException {
-        try (Download d = s3.open(location.bucket(), location.prefix() + id + "/" + name); InputStream in = d.body()) {
+        try (Download d = s3.open(location.bucket(), location.prefix() + id + "/" + name);
+                InputStream in = d.body()) {
             return in.readAllBytes();
         }
     }
@@ -139,7 +152,8 @@ class S3SnapshotStoreIT {
         dbA.append(id, "{\"id\":\"s-0001\",\"name\":\"n\",\"steps\":2}", 1, "{\"index\":1,\"input\":\"b\\nc\"}", 100);
         a.committed(id);
 
-        assertThat(remote(id)).containsOnlyKeys("manifest.json", "session.json", "trace.jsonl", "x.1", "y.1")
+        assertThat(remote(id))
+                .containsOnlyKeys("manifest.json", "session.json", "trace.jsonl", "x.1", "y.1")
                 .containsEntry("y.1", 70_000L);
         assertThat(b.find("s-unknown")).isEmpty();
         SessionDatabase.StoredSession found = b.find(id).orElseThrow();
@@ -176,17 +190,23 @@ class S3SnapshotStoreIT {
         Path dir = a.checkout(id);
         snapshot(dir, 1, Map.of("keep", new byte[1000], "gone", new byte[5]));
         a.committed(id);
-        var before = s3.listAll(location.bucket(), location.prefix() + id + "/keep.1").getFirst().lastModified();
+        var before = s3.listAll(location.bucket(), location.prefix() + id + "/keep.1")
+                .getFirst()
+                .lastModified();
         Thread.sleep(1100);
         Files.delete(dir.resolve("gone.1"));
         Files.write(dir.resolve("new.2"), new byte[7]);
         // an unchanged variable keeps its file, as the kernel does when its digest is the same
-        Files.writeString(dir.resolve("manifest.json"), "{\"generation\": 2, \"variables\": {"
-                + "\"keep\": {\"file\": \"keep.1\", \"lengths\": [1000]}, \"new\": {\"file\": \"new.2\", \"lengths\": [7]}}}");
+        Files.writeString(
+                dir.resolve("manifest.json"),
+                "{\"generation\": 2, \"variables\": {"
+                        + "\"keep\": {\"file\": \"keep.1\", \"lengths\": [1000]}, \"new\": {\"file\": \"new.2\", \"lengths\": [7]}}}");
         a.committed(id);
 
         assertThat(remote(id)).containsOnlyKeys("manifest.json", "keep.1", "new.2");
-        assertThat(s3.listAll(location.bucket(), location.prefix() + id + "/keep.1").getFirst().lastModified())
+        assertThat(s3.listAll(location.bucket(), location.prefix() + id + "/keep.1")
+                        .getFirst()
+                        .lastModified())
                 .isEqualTo(before);
     }
 
@@ -226,8 +246,10 @@ class S3SnapshotStoreIT {
                 out.write(block, 0, (int) Math.min(block.length, size - written));
             }
         }
-        Files.writeString(dir.resolve("manifest.json"), "{\"generation\": 1, \"variables\": {\"big\": {\"file\": "
-                + "\"big.1\", \"lengths\": [" + size + "]}}}");
+        Files.writeString(
+                dir.resolve("manifest.json"),
+                "{\"generation\": 1, \"variables\": {\"big\": {\"file\": " + "\"big.1\", \"lengths\": [" + size
+                        + "]}}}");
         a.committed(id);
         assertThat(remote(id)).containsEntry("big.1", size);
         Path there = b.checkout(id);
@@ -251,11 +273,13 @@ class S3SnapshotStoreIT {
 
     @Test
     void locationsAreParsedStrictly() {
-        assertThat(S3SnapshotStore.Location.parse("s3://my-bucket")).isEqualTo(new S3SnapshotStore.Location("my-bucket", ""));
+        assertThat(S3SnapshotStore.Location.parse("s3://my-bucket"))
+                .isEqualTo(new S3SnapshotStore.Location("my-bucket", ""));
         assertThat(S3SnapshotStore.Location.parse("s3://my-bucket/a/b/"))
                 .isEqualTo(new S3SnapshotStore.Location("my-bucket", "a/b/"));
         for (String bad : List.of("my-bucket", "http://x/y", "s3://UPPER/x", "s3://b/a//c", "s3://")) {
-            assertThatThrownBy(() -> S3SnapshotStore.Location.parse(bad)).as(bad)
+            assertThatThrownBy(() -> S3SnapshotStore.Location.parse(bad))
+                    .as(bad)
                     .isInstanceOf(IllegalArgumentException.class);
         }
     }
@@ -263,8 +287,10 @@ class S3SnapshotStoreIT {
     // is followed, resolved outside the directory, or read unless it is a regular file of its size.
 
     private static void manifest(Path dir, String file, long length) throws IOException {
-        Files.writeString(dir.resolve("manifest.json"), "{\"generation\": 1, \"variables\": {\"v\": "
-                + "{\"kind\": \"bytes\", \"file\": \"" + file + "\", \"lengths\": [" + length + "]}}}");
+        Files.writeString(
+                dir.resolve("manifest.json"),
+                "{\"generation\": 1, \"variables\": {\"v\": " + "{\"kind\": \"bytes\", \"file\": \"" + file
+                        + "\", \"lengths\": [" + length + "]}}}");
     }
 
     @Test
@@ -275,13 +301,16 @@ class S3SnapshotStoreIT {
         Files.createSymbolicLink(dir.resolve("v.1"), secret);
         manifest(dir, "v.1", Files.size(secret));
 
-        assertThatThrownBy(() -> a.committed(id)).isInstanceOf(IOException.class).hasMessageContaining("v.1");
+        assertThatThrownBy(() -> a.committed(id))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("v.1");
         assertThat(remote(id)).isEmpty();
     }
 
     @Test
     void aManifestThatIsALinkIsNotRead() throws IOException {
-        Path hostJson = Files.writeString(tmp.resolve("host.json"), "{\"generation\": 9, \"variables\": {}, \"token\": \"s3cr3t\"}");
+        Path hostJson = Files.writeString(
+                tmp.resolve("host.json"), "{\"generation\": 9, \"variables\": {}, \"token\": \"s3cr3t\"}");
         String id = "s-attack-manifest-link";
         Path dir = a.checkout(id);
         Files.createSymbolicLink(dir.resolve("manifest.json"), hostJson);
@@ -295,8 +324,17 @@ class S3SnapshotStoreIT {
         Files.writeString(tmp.resolve("outside"), "outside the snapshot directory");
         String id = "s-attack-names";
         Path dir = a.checkout(id);
-        for (String name : List.of("../../../../outside", "/etc/passwd", "..", ".", "", "a/b", ".manifest.tmp",
-                "manifest.json", "session.json", "x\u0000y")) {
+        for (String name : List.of(
+                "../../../../outside",
+                "/etc/passwd",
+                "..",
+                ".",
+                "",
+                "a/b",
+                ".manifest.tmp",
+                "manifest.json",
+                "session.json",
+                "x\u0000y")) {
             manifest(dir, name.replace("\u0000", "\\u0000"), 3);
             assertThatThrownBy(() -> a.committed(id)).as(name).isInstanceOf(IOException.class);
         }
@@ -310,7 +348,9 @@ class S3SnapshotStoreIT {
         Process mkfifo = new ProcessBuilder("mkfifo", dir.resolve("v.1").toString()).start();
         assertThat(mkfifo.waitFor()).isZero();
         manifest(dir, "v.1", 0);
-        assertThatThrownBy(() -> a.committed(id)).isInstanceOf(IOException.class).hasMessageContaining("not a regular file");
+        assertThatThrownBy(() -> a.committed(id))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("not a regular file");
         Files.delete(dir.resolve("v.1"));
         Files.createDirectory(dir.resolve("v.1"));
         assertThatThrownBy(() -> a.committed(id)).isInstanceOf(IOException.class);
@@ -325,9 +365,13 @@ class S3SnapshotStoreIT {
             f.setLength(4L << 30);
         }
         manifest(dir, "v.1", 4L << 30);
-        assertThatThrownBy(() -> a.committed(id)).isInstanceOf(IOException.class).hasMessageContaining("no kernel writes");
+        assertThatThrownBy(() -> a.committed(id))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("no kernel writes");
         manifest(dir, "v.1", 10);
-        assertThatThrownBy(() -> a.committed(id)).isInstanceOf(IOException.class).hasMessageContaining("manifest says");
+        assertThatThrownBy(() -> a.committed(id))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("manifest says");
         manifest(dir, "v.1", -5);
         assertThatThrownBy(() -> a.committed(id)).isInstanceOf(IOException.class);
         assertThat(remote(id)).isEmpty();
@@ -342,7 +386,8 @@ class S3SnapshotStoreIT {
         Path victim = Files.writeString(tmp.resolve("victim-" + run), "unchanged");
 
         byte[] bad = ("{\"generation\": 5, \"variables\": {\"v\": {\"file\": \"../../../victim-" + run
-                + "\", \"lengths\": [3]}}}").getBytes(StandardCharsets.UTF_8);
+                        + "\", \"lengths\": [3]}}}")
+                .getBytes(StandardCharsets.UTF_8);
         s3.upload(location.bucket(), base + "manifest.json", new java.io.ByteArrayInputStream(bad), bad.length);
         assertThatThrownBy(() -> b.checkout(id)).isInstanceOf(IOException.class);
         assertThat(Files.readString(victim)).isEqualTo("unchanged");
@@ -393,7 +438,9 @@ class S3SnapshotStoreIT {
         S3Store tools = s3.reserving(new S3Store.Reserved(location.bucket(), location.prefix()));
         String key = location.prefix() + id + "/x.1";
         for (String k : List.of(key, "./" + key, key.replace("/", "//"), "elsewhere/../" + key)) {
-            assertThatThrownBy(() -> tools.open(location.bucket(), k)).as(k).isInstanceOf(dev.rlmmcp.base.RlmException.class)
+            assertThatThrownBy(() -> tools.open(location.bucket(), k))
+                    .as(k)
+                    .isInstanceOf(dev.rlmmcp.base.RlmException.class)
                     .hasMessageContaining("session snapshots");
         }
         assertThatThrownBy(() -> tools.upload(location.bucket(), key, new java.io.ByteArrayInputStream(new byte[1]), 1))
@@ -401,6 +448,7 @@ class S3SnapshotStoreIT {
         assertThatThrownBy(() -> tools.delete(location.bucket(), key)).hasMessageContaining("session snapshots");
         assertThat(tools.list(location.bucket(), "", null, 1000).entries())
                 .noneMatch(e -> e.key().startsWith(location.prefix()));
-        assertThat(s3.list(location.bucket(), location.prefix(), null, 1000).entries()).isNotEmpty();
+        assertThat(s3.list(location.bucket(), location.prefix(), null, 1000).entries())
+                .isNotEmpty();
     }
 }

@@ -23,12 +23,15 @@ class SessionDatabaseTest {
         try (SessionDatabase db = SessionDatabase.open(dir.resolve("s.db"))) {
             List<SessionDatabase.StoredRecord> all = db.records();
             assertThat(all).extracting(SessionDatabase.StoredRecord::id).containsExactlyInAnyOrder("s-1", "s-2");
-            SessionDatabase.StoredRecord one = all.stream().filter(s -> s.id().equals("s-1")).findFirst().orElseThrow();
+            SessionDatabase.StoredRecord one =
+                    all.stream().filter(s -> s.id().equals("s-1")).findFirst().orElseThrow();
             assertThat(one.record()).isEqualTo("{\"v\":3}");
             assertThat(db.trace("s-1", 10)).containsExactly("{\"index\":0}", "{\"index\":1}");
             assertThat(db.trace("s-2", 10)).isEmpty();
             db.delete("s-1");
-            assertThat(db.records()).extracting(SessionDatabase.StoredRecord::id).containsExactly("s-2");
+            assertThat(db.records())
+                    .extracting(SessionDatabase.StoredRecord::id)
+                    .containsExactly("s-2");
             assertThat(db.trace("s-1", 10)).isEmpty();
         }
     }
@@ -50,8 +53,8 @@ class SessionDatabaseTest {
             assertThat(db.find("s-9", 10)).isEmpty();
             db.append("s-9", "{\"v\":1}", 0, "{\"index\":0,\"old\":true}", 10);
             db.append("s-9", "{\"v\":1}", 5, "{\"index\":5,\"old\":true}", 10);
-            db.adopt(new SessionDatabase.StoredSession("s-9", "{\"v\":7}",
-                    List.of("{\"index\":3,\"input\":\"a\"}", "{\"index\":4,\"input\":\"b\"}")));
+            db.adopt(new SessionDatabase.StoredSession(
+                    "s-9", "{\"v\":7}", List.of("{\"index\":3,\"input\":\"a\"}", "{\"index\":4,\"input\":\"b\"}")));
             SessionDatabase.StoredSession found = db.find("s-9", 10).orElseThrow();
             assertThat(found.record()).isEqualTo("{\"v\":7}");
             assertThat(found.trace()).containsExactly("{\"index\":3,\"input\":\"a\"}", "{\"index\":4,\"input\":\"b\"}");

@@ -15,9 +15,11 @@ class SnapshotPruneTest {
 
     @Test
     void keepsTheManifestAndItsFilesAtTheirSizesAndRemovesTheRestWithoutFollowingLinks() throws Exception {
-        Path outside = Files.writeString(Files.createDirectories(dir.resolve("outside")).resolve("keep"), "host");
+        Path outside = Files.writeString(
+                Files.createDirectories(dir.resolve("outside")).resolve("keep"), "host");
         Path snap = Files.createDirectories(dir.resolve("snap"));
-        Files.writeString(snap.resolve("manifest.json"),
+        Files.writeString(
+                snap.resolve("manifest.json"),
                 "{\"variables\": {\"a\": {\"file\": \"a.1\", \"lengths\": [3, 2]}, \"b\": {\"file\": \"b.1\", \"lengths\": [4]},"
                         + " \"f\": {\"kind\": \"code\"}}}");
         Files.writeString(snap.resolve("a.1"), "12345");
@@ -38,7 +40,8 @@ class SnapshotPruneTest {
     @Test
     void aManifestNamingMoreThanTheLimitEmptiesTheDirectory() throws Exception {
         Path snap = Files.createDirectories(dir.resolve("snap"));
-        Files.writeString(snap.resolve("manifest.json"), "{\"variables\": {\"a\": {\"file\": \"a.1\", \"lengths\": [5000]}}}");
+        Files.writeString(
+                snap.resolve("manifest.json"), "{\"variables\": {\"a\": {\"file\": \"a.1\", \"lengths\": [5000]}}}");
         Files.write(snap.resolve("a.1"), new byte[5000]);
         assertThat(SnapshotPrune.prune(snap, 4096)).isZero();
         try (var left = Files.list(snap)) {
@@ -50,7 +53,8 @@ class SnapshotPruneTest {
     void noSaneManifestKeepsNothing() throws Exception {
         Path snap = Files.createDirectories(dir.resolve("snap"));
         Files.createSymbolicLink(snap.resolve("manifest.json"), dir.resolve("elsewhere.json"));
-        Files.writeString(dir.resolve("elsewhere.json"), "{\"variables\": {\"a\": {\"file\": \"a.1\", \"lengths\": [1]}}}");
+        Files.writeString(
+                dir.resolve("elsewhere.json"), "{\"variables\": {\"a\": {\"file\": \"a.1\", \"lengths\": [1]}}}");
         Files.writeString(snap.resolve("a.1"), "x");
         SnapshotPrune.prune(snap, 1 << 20);
         try (var left = Files.list(snap)) {

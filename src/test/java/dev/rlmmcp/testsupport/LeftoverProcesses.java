@@ -28,14 +28,15 @@ public final class LeftoverProcesses implements BeforeAllCallback, AfterAllCallb
     static final Duration SETTLE = Duration.ofSeconds(15);
 
     private static final ExtensionContext.Namespace NS = ExtensionContext.Namespace.create(LeftoverProcesses.class);
-    private static final String CWD = Path.of(System.getProperty("user.dir")).toAbsolutePath().toString();
+    private static final String CWD =
+            Path.of(System.getProperty("user.dir")).toAbsolutePath().toString();
 
     /** When this JVM started, as the kernel counts it (a process's start time is off the wall clock by up to a second). */
-    private static final Instant JVM_START = ProcessHandle.current().info().startInstant().orElse(Instant.EPOCH);
+    private static final Instant JVM_START =
+            ProcessHandle.current().info().startInstant().orElse(Instant.EPOCH);
 
     /** What ran before the class: this JVM's descendants and the orphans it may have left. */
-    private record Before(Set<Long> running) {
-    }
+    private record Before(Set<Long> running) {}
 
     @Override
     public void beforeAll(ExtensionContext context) {
@@ -79,7 +80,8 @@ public final class LeftoverProcesses implements BeforeAllCallback, AfterAllCallb
     private static Stream<ProcessHandle> candidates() {
         Stream<ProcessHandle> orphans = ProcessHandle.allProcesses()
                 .filter(p -> p.parent().map(ProcessHandle::pid).orElse(-1L) == 1L)
-                .filter(p -> p.info().startInstant().map(t -> !t.isBefore(JVM_START)).orElse(false))
+                .filter(p ->
+                        p.info().startInstant().map(t -> !t.isBefore(JVM_START)).orElse(false))
                 .filter(p -> CWD.equals(cwd(p.pid())));
         return Stream.concat(ProcessHandle.current().descendants(), orphans).filter(LeftoverProcesses::running);
     }
@@ -91,7 +93,8 @@ public final class LeftoverProcesses implements BeforeAllCallback, AfterAllCallb
 
     private static String cwd(long pid) {
         try {
-            return Files.readSymbolicLink(Path.of("/proc", Long.toString(pid), "cwd")).toString();
+            return Files.readSymbolicLink(Path.of("/proc", Long.toString(pid), "cwd"))
+                    .toString();
         } catch (IOException | RuntimeException e) {
             return null;
         }
@@ -113,7 +116,7 @@ public final class LeftoverProcesses implements BeforeAllCallback, AfterAllCallb
         if (cmd.length() > 300) {
             cmd = cmd.substring(0, 300) + "…";
         }
-        return "pid " + p.pid() + " ppid " + p.parent().map(ProcessHandle::pid).orElse(-1L) + " state "
-                + state(p.pid()) + " children " + p.children().count() + ": " + cmd;
+        return "pid " + p.pid() + " ppid " + p.parent().map(ProcessHandle::pid).orElse(-1L) + " state " + state(p.pid())
+                + " children " + p.children().count() + ": " + cmd;
     }
 }

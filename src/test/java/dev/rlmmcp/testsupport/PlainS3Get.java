@@ -14,8 +14,7 @@ import java.time.Duration;
  */
 public final class PlainS3Get {
 
-    private PlainS3Get() {
-    }
+    private PlainS3Get() {}
 
     public static void main(String[] args) throws IOException {
         String bucket = args[0];
@@ -27,7 +26,8 @@ public final class PlainS3Get {
             for (int run = 0; run < runs; run++) {
                 long started = System.nanoTime();
                 long bytes = 0;
-                try (Download download = s3.open(bucket, key); InputStream in = download.body()) {
+                try (Download download = s3.open(bucket, key);
+                        InputStream in = download.body()) {
                     for (int n; (n = in.read(buffer)) >= 0; ) {
                         bytes += n;
                     }

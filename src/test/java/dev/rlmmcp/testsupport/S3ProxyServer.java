@@ -44,26 +44,33 @@ public final class S3ProxyServer implements AutoCloseable {
         Files.createDirectories(baseDir);
         int port = freePort();
         Path config = baseDir.resolveSibling(baseDir.getFileName() + "-s3proxy.properties");
-        Files.writeString(config, String.join("\n",
-                "s3proxy.endpoint=http://127.0.0.1:" + port,
-                "s3proxy.authorization=aws-v2-or-v4",
-                "s3proxy.identity=" + ACCESS_KEY,
-                "s3proxy.credential=" + SECRET_KEY,
-                "jclouds.provider=filesystem",
-                "jclouds.filesystem.basedir=" + baseDir.toAbsolutePath(),
-                ""), StandardCharsets.UTF_8);
+        Files.writeString(
+                config,
+                String.join(
+                        "\n",
+                        "s3proxy.endpoint=http://127.0.0.1:" + port,
+                        "s3proxy.authorization=aws-v2-or-v4",
+                        "s3proxy.identity=" + ACCESS_KEY,
+                        "s3proxy.credential=" + SECRET_KEY,
+                        "jclouds.provider=filesystem",
+                        "jclouds.filesystem.basedir=" + baseDir.toAbsolutePath(),
+                        ""),
+                StandardCharsets.UTF_8);
         Path log = baseDir.resolveSibling(baseDir.getFileName() + "-s3proxy.log");
         String java = ProcessHandle.current().info().command().orElse("java");
-        Process process = new ProcessBuilder(java, "-Xmx512m", "-XX:+UseSerialGC", "-jar", jar.toString(),
-                "--properties", config.toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process process = new ProcessBuilder(
+                        java, "-Xmx512m", "-XX:+UseSerialGC", "-jar", jar.toString(), "--properties", config.toString())
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         S3ProxyServer server = new S3ProxyServer(process, baseDir, port, log);
         server.awaitListening();
         return server;
     }
 
     public static Path jar() {
-        return Path.of(System.getProperty("s3proxy.jar", "target/s3proxy/s3proxy.jar")).toAbsolutePath();
+        return Path.of(System.getProperty("s3proxy.jar", "target/s3proxy/s3proxy.jar"))
+                .toAbsolutePath();
     }
 
     public String endpoint() {

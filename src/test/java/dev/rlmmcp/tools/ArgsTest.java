@@ -56,14 +56,23 @@ class ArgsTest {
         refused(() -> args(Map.of("timeout_s", 0)).integer("timeout_s", 1, 60), "timeout_s", "outside 1..60");
         refused(() -> args(Map.of("timeout_s", 2.5)).integer("timeout_s", 1, 60), "timeout_s", "whole number");
         refused(() -> args(Map.of("timeout_s", "5")).integer("timeout_s", 1, 60), "timeout_s", "whole number");
-        refused(() -> args(Map.of("timeout_s", new java.math.BigInteger("1" + "0".repeat(400)))).integer("timeout_s", 1,
-                60), "timeout_s", "outside 1..60");
-        refused(() -> args(Map.of("timeout_s", Double.POSITIVE_INFINITY)).integer("timeout_s", 1, 60), "timeout_s",
+        refused(
+                () -> args(Map.of("timeout_s", new java.math.BigInteger("1" + "0".repeat(400))))
+                        .integer("timeout_s", 1, 60),
+                "timeout_s",
+                "outside 1..60");
+        refused(
+                () -> args(Map.of("timeout_s", Double.POSITIVE_INFINITY)).integer("timeout_s", 1, 60),
+                "timeout_s",
                 "outside 1..60");
         refused(() -> args(Map.of("timeout_s", 1e300)).integer("timeout_s", 1, 60), "timeout_s", "outside 1..60");
-        refused(() -> args(Map.of("timeout_s", new java.math.BigDecimal("7.25"))).integer("timeout_s", 1, 60),
-                "timeout_s", "whole number");
-        assertThat(args(Map.of("timeout_s", new java.math.BigDecimal("7.00"))).integer("timeout_s", 1, 60)).isEqualTo(7L);
+        refused(
+                () -> args(Map.of("timeout_s", new java.math.BigDecimal("7.25")))
+                        .integer("timeout_s", 1, 60),
+                "timeout_s",
+                "whole number");
+        assertThat(args(Map.of("timeout_s", new java.math.BigDecimal("7.00"))).integer("timeout_s", 1, 60))
+                .isEqualTo(7L);
     }
 
     @Test
@@ -72,8 +81,7 @@ class ArgsTest {
         assertThat(args(Map.of("data_type", "CSV")).dataType("data_type")).isEqualTo(DataType.CSV);
         refused(() -> args(Map.of("data_type", "xml")).dataType("data_type"), "data_type", "not a known data type");
         // the host loads child RLMs' contexts as pickles; an agent may not
-        refused(() -> args(Map.of("data_type", "pickle")).dataType("data_type"), "data_type",
-                "not a known data type");
+        refused(() -> args(Map.of("data_type", "pickle")).dataType("data_type"), "data_type", "not a known data type");
         assertThat(DataType.wireNames()).containsExactly("text", "json", "lines", "csv");
         assertThat(DataType.choices()).isEqualTo("text, json, lines, csv");
         assertThat(args(Map.of("all", true)).flag("all")).isTrue();

@@ -23,12 +23,14 @@ class MarkdownRendererTest {
                  "variables_changed": ["total"], "variables_deleted": [], "duration_ms": 0.02, "evicted": [],
                  "memory": {"total_bytes": 28, "limit_bytes": 1024, "percent": 2.73}}""");
 
-        assertThat(md).startsWith("## rlm_execute: error\n")
+        assertThat(md)
+                .startsWith("## rlm_execute: error\n")
                 .contains("session_id: s-1\n")
                 .contains("stdout:\n```\nhello\nworld\n```\n")
                 .doesNotContain("stderr")
                 .contains("**ERROR NameError**: name 'x' is not defined\n")
-                .contains("traceback:\n```\nTraceback (most recent call last):\n  File \"<cell>\", line 2\nNameError: x\n```\n")
+                .contains(
+                        "traceback:\n```\nTraceback (most recent call last):\n  File \"<cell>\", line 2\nNameError: x\n```\n")
                 .contains("variables_changed: total\n")
                 .contains("variables_deleted: none\n")
                 .contains("duration_ms: 0.02\n")
@@ -50,7 +52,8 @@ class MarkdownRendererTest {
                   {"name": "rows", "type": "list", "size_human": "8.9 KiB", "length": 100, "preview": "[{'n': 0}, …]"},
                   {"name": "tick", "type": "str", "length": 1, "preview": "'`'"}],
                  "memory": {"total_bytes": 9100}}""");
-        assertThat(md).startsWith("## rlm_list_vars\n")
+        assertThat(md)
+                .startsWith("## rlm_list_vars\n")
                 .contains("variables (2):\n"
                         + "- name: rows · type: list · size_human: 8.9 KiB · length: 100 · preview: `[{'n': 0}, …]`\n"
                         + "- name: tick · type: str · length: 1 · preview: ``'`'``\n")
@@ -61,7 +64,8 @@ class MarkdownRendererTest {
     void multiLineFieldsOfListItemsGoInIndentedBlocks() throws Exception {
         String md = render("rlm_get_trace", """
                 {"steps": [{"step": 0, "code": "a = 1\\nprint(a)", "duration_ms": 1.5}]}""");
-        assertThat(md).contains("steps (1):\n- step: 0 · duration_ms: 1.5\n  code:\n  ```\n  a = 1\n  print(a)\n  ```\n");
+        assertThat(md)
+                .contains("steps (1):\n- step: 0 · duration_ms: 1.5\n  code:\n  ```\n  a = 1\n  print(a)\n  ```\n");
     }
 
     @Test

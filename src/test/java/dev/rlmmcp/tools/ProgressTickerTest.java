@@ -84,12 +84,17 @@ class ProgressTickerTest {
 
     @Test
     void aFailingSendDoesNotFailTheCall() {
-        String answer = ProgressTicker.whileRunning("tok", p -> {
-            throw new IllegalStateException("client gone");
-        }, Duration.ofMillis(20), context, () -> {
-            sleep(100);
-            return "done";
-        });
+        String answer = ProgressTicker.whileRunning(
+                "tok",
+                p -> {
+                    throw new IllegalStateException("client gone");
+                },
+                Duration.ofMillis(20),
+                context,
+                () -> {
+                    sleep(100);
+                    return "done";
+                });
         assertThat(answer).isEqualTo("done");
     }
 

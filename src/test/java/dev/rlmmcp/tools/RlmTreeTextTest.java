@@ -47,7 +47,8 @@ class RlmTreeTextTest {
     void aBigTreeIsCutAndSaysWhereTheWholeRunIs() throws Exception {
         ObjectNode step = (ObjectNode) JSON.readTree("{\"index\":5,\"kind\":\"rlm\"}");
         ObjectNode rlm = step.putObject("rlm").put("run_id", "big");
-        var iterations = rlm.putObject("root").put("depth", 0).put("prompt", "q").putArray("iterations");
+        var iterations =
+                rlm.putObject("root").put("depth", 0).put("prompt", "q").putArray("iterations");
         for (int i = 0; i < 300; i++) {
             iterations.addObject().put("ms", 1.0);
         }

@@ -26,14 +26,17 @@ class StandardSchemasTest {
     @Test
     void everyToolSchemaIsAValidJsonSchema() {
         JsonSchemaValidator validator = McpJsonDefaults.getSchemaValidator();
-        try (Sessions sessions = new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(),
-                new ObjectMapper()))) {
-            ToolCatalog catalog = StandardTools.catalog(sessions, new DataRoot(dir), BridgedServers.NONE,
-                    DataSources.defaults());
+        try (Sessions sessions =
+                new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(), new ObjectMapper()))) {
+            ToolCatalog catalog =
+                    StandardTools.catalog(sessions, new DataRoot(dir), BridgedServers.NONE, DataSources.defaults());
             assertThat(catalog.specifications()).hasSize(21).allSatisfy(spec -> {
                 assertThat(validator.validateSchema(spec.tool().inputSchema()).valid())
-                        .as(spec.tool().name() + " input schema").isTrue();
-                assertThat(spec.tool().outputSchema()).as(spec.tool().name() + " declares no output schema").isNull();
+                        .as(spec.tool().name() + " input schema")
+                        .isTrue();
+                assertThat(spec.tool().outputSchema())
+                        .as(spec.tool().name() + " declares no output schema")
+                        .isNull();
             });
         }
     }

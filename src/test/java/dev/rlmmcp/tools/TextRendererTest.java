@@ -27,13 +27,13 @@ class TextRendererTest {
     private static ObjectNode step(String fields) {
         return reply("""
                 {"status":"ok","session_id":"s-1","stdout":"","stderr":"","error":null,"variables_changed":[],\
-                "variables_deleted":[],"duration_ms":0.02,"evicted":[],%s,"step":0%s}"""
-                .formatted(MEMORY, fields.isEmpty() ? "" : "," + fields));
+                "variables_deleted":[],"duration_ms":0.02,"evicted":[],%s,"step":0%s}""".formatted(MEMORY, fields.isEmpty() ? "" : "," + fields));
     }
 
     @Test
     void aStepShowsWhatItPrintedAsPrintedAndNothingEmpty() {
-        assertThat(TextRenderer.render("rlm_execute", step("\"stdout\":\"42\\n\""), SEEN)).isEqualTo("42\n");
+        assertThat(TextRenderer.render("rlm_execute", step("\"stdout\":\"42\\n\""), SEEN))
+                .isEqualTo("42\n");
         assertThat(TextRenderer.render("rlm_execute", step(""), SEEN)).isEqualTo("[ok]");
         assertThat(TextRenderer.render("rlm_execute", step("\"stdout\":\"a\\n\",\"stderr\":\"w\\n\""), SEEN))
                 .isEqualTo("a\n[stderr]\nw\n");
@@ -43,15 +43,19 @@ class TextRendererTest {
     void theFooterNamesVariablesMadeAndDeleted() {
         assertThat(TextRenderer.render("rlm_execute", step("\"variables_changed\":[\"x\",\"y\"]"), SEEN))
                 .isEqualTo("[set x, y]");
-        assertThat(TextRenderer.render("rlm_run_repl",
-                step("\"stdout\":\"done\",\"variables_changed\":[\"x\"],\"variables_deleted\":[\"old\"]"), SEEN))
+        assertThat(TextRenderer.render(
+                        "rlm_run_repl",
+                        step("\"stdout\":\"done\",\"variables_changed\":[\"x\"],\"variables_deleted\":[\"old\"]"),
+                        SEEN))
                 .isEqualTo("done\n[set x; deleted old]");
     }
 
     @Test
     void theFooterNamesWhatIsStillBeingWrittenAndWhatAStopLost() {
-        assertThat(TextRenderer.render("rlm_execute",
-                step("\"variables_changed\":[\"small\",\"big\"],\"still_writing\":[\"big\"]"), SEEN))
+        assertThat(TextRenderer.render(
+                        "rlm_execute",
+                        step("\"variables_changed\":[\"small\",\"big\"],\"still_writing\":[\"big\"]"),
+                        SEEN))
                 .isEqualTo("[set small, big; still being written: big]");
         assertThat(TextRenderer.render("rlm_execute", step("\"stdout\":\"1\\n\",\"lost_at_stop\":[\"big\"]"), SEEN))
                 .isEqualTo("1\n[lost when the server stopped, still being written then: big]");
@@ -60,7 +64,8 @@ class TextRendererTest {
     @Test
     void theSessionIdOnlyWhereTheViewAsksForIt() {
         ObjectNode printed = step("\"stdout\":\"1\\n\"");
-        assertThat(TextRenderer.render("rlm_execute", printed, TextRenderer.View.FIRST)).isEqualTo("1\n[session s-1]");
+        assertThat(TextRenderer.render("rlm_execute", printed, TextRenderer.View.FIRST))
+                .isEqualTo("1\n[session s-1]");
         assertThat(TextRenderer.render("rlm_execute", printed, SEEN)).isEqualTo("1\n");
     }
 
@@ -80,8 +85,9 @@ class TextRendererTest {
                 "status":"interrupted","message":"interrupted after 1.0 s (timeout 1 s); all variables are intact",\
                 "error":{"type":"KeyboardInterrupt","message":"m","traceback":"Traceback (most recent call last):\\n\
                   File \\"<cell 6>\\", line 1, in <module>\\n    time.sleep(3)\\nKeyboardInterrupt: m\\n"}""");
-        assertThat(TextRenderer.render("rlm_execute", stopped, SEEN)).isEqualTo(
-                "  line 1, in <module>\n    time.sleep(3)\ninterrupted after 1.0 s (timeout 1 s); all variables are intact");
+        assertThat(TextRenderer.render("rlm_execute", stopped, SEEN))
+                .isEqualTo(
+                        "  line 1, in <module>\n    time.sleep(3)\ninterrupted after 1.0 s (timeout 1 s); all variables are intact");
     }
 
     @Test
@@ -98,8 +104,9 @@ class TextRendererTest {
         ObjectNode busy = step("""
                 "stdout":"x\\n","duration_ms":2500.0,"guardrail_stop":"max_steps","guardrail_message":"no more steps.",\
                 "memory_note":"memory passed 80% of the 1.0 GB limit; spilled: big\"""");
-        assertThat(TextRenderer.render("rlm_run_repl", busy, SEEN)).isEqualTo(
-                "x\n[took 2.5 s; guardrail max_steps: no more steps.; memory passed 80% of the 1.0 GB limit; spilled: big]");
+        assertThat(TextRenderer.render("rlm_run_repl", busy, SEEN))
+                .isEqualTo(
+                        "x\n[took 2.5 s; guardrail max_steps: no more steps.; memory passed 80% of the 1.0 GB limit; spilled: big]");
     }
 
     @Test
@@ -109,7 +116,8 @@ class TextRendererTest {
                 "limit_bytes":1073741824}}""");
         assertThat(TextRenderer.memoryBand(full)).isEqualTo(6);
         assertThat(TextRenderer.render("rlm_execute", full, SEEN)).isEqualTo("[set big; memory 63% of 1.0 GB]");
-        assertThat(TextRenderer.render("rlm_execute", full, new TextRenderer.View(false, 6))).isEqualTo("[set big]");
+        assertThat(TextRenderer.render("rlm_execute", full, new TextRenderer.View(false, 6)))
+                .isEqualTo("[set big]");
         assertThat(TextRenderer.memoryBand(step(""))).isZero();
     }
 
@@ -128,12 +136,11 @@ class TextRendererTest {
     void aLoadDescribesTheVariableWithColumnsOrAPreview() {
         ObjectNode csv = reply("""
                 {"session_id":"s-1","name":"rows","type":"list","data_type":"csv","size_bytes":888,"size_human":"888 B",\
-                "preview":"[{'a': '1'}]","duration_ms":0.2,"evicted":[],%s,"length":30000,"columns":["a","b"]}"""
-                .formatted(MEMORY));
-        assertThat(TextRenderer.render("rlm_load_data", csv, SEEN)).isEqualTo("rows: list, 30,000 items, 888 B; columns: a, b");
+                "preview":"[{'a': '1'}]","duration_ms":0.2,"evicted":[],%s,"length":30000,"columns":["a","b"]}""".formatted(MEMORY));
+        assertThat(TextRenderer.render("rlm_load_data", csv, SEEN))
+                .isEqualTo("rows: list, 30,000 items, 888 B; columns: a, b");
         ObjectNode text = reply("""
-                {"session_id":"s-1","name":"log","type":"str","size_human":"5 MB","length":12,"preview":"%s"}"""
-                .formatted("x".repeat(100)));
+                {"session_id":"s-1","name":"log","type":"str","size_human":"5 MB","length":12,"preview":"%s"}""".formatted("x".repeat(100)));
         assertThat(TextRenderer.render("rlm_load_file", text, SEEN))
                 .isEqualTo("log: str, 12 chars, 5 MB\n" + "x".repeat(TextRenderer.PREVIEW_CHARS - 1) + "…");
     }
@@ -145,7 +152,8 @@ class TextRendererTest {
                 "size_human":"888 B","created":"t","last_accessed":"t","preview":"[1, 2]","length":2},\
                 {"name":"n","status":"live","type":"int","size_human":"28 B","preview":"1"}],%s}""".formatted(MEMORY));
         assertThat(TextRenderer.render("rlm_list_vars", vars, SEEN))
-                .isEqualTo("name | type | len | size | preview\nrows | list | 2 | 888 B | [1, 2]\nn | int |  | 28 B | 1");
+                .isEqualTo(
+                        "name | type | len | size | preview\nrows | list | 2 | 888 B | [1, 2]\nn | int |  | 28 B | 1");
         ObjectNode spilled = reply("""
                 {"variables":[{"name":"big","status":"spilled","type":"bytes","size_human":"1 GB","preview":"b''"}]}""");
         assertThat(TextRenderer.render("rlm_list_vars", spilled, SEEN)).contains("| status |", "| spilled |");

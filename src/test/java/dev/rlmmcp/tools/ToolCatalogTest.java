@@ -46,7 +46,8 @@ class ToolCatalogTest {
     @Test
     void everyToolAcceptsResponseFormatAndDeclaresNoOutputSchema() {
         McpSchema.Tool tool = catalog.specifications().getFirst().tool();
-        assertThat(tool.inputSchema().get("properties")).asInstanceOf(InstanceOfAssertFactories.map(String.class, Object.class))
+        assertThat(tool.inputSchema().get("properties"))
+                .asInstanceOf(InstanceOfAssertFactories.map(String.class, Object.class))
                 .containsKeys("text", "response_format");
         assertThat(tool.outputSchema()).isNull();
     }
@@ -61,8 +62,8 @@ class ToolCatalogTest {
 
     @Test
     void jsonOnRequestAsTheOnlyTextWithoutStructuredContent() throws Exception {
-        McpSchema.CallToolResult result = catalog.call(ECHO, Map.of("text", "hi", "response_format", "json"),
-                new Caller("c"));
+        McpSchema.CallToolResult result =
+                catalog.call(ECHO, Map.of("text", "hi", "response_format", "json"), new Caller("c"));
         JsonNode fromText = JSON.readTree(text(result));
         assertThat(fromText.path("stdout").asText()).isEqualTo("hi\n");
         assertThat(result.content()).hasSize(1);
@@ -72,26 +73,27 @@ class ToolCatalogTest {
 
     @Test
     void markdownIsRenderedOnRequest() {
-        McpSchema.CallToolResult result = catalog.call(ECHO, Map.of("text", "hi", "response_format", "markdown"),
-                new Caller("c"));
+        McpSchema.CallToolResult result =
+                catalog.call(ECHO, Map.of("text", "hi", "response_format", "markdown"), new Caller("c"));
         assertThat(text(result)).startsWith("## rlm_echo: ok\n").contains("```\nhi\n```");
         assertThat(result.structuredContent()).isNull();
     }
 
     @Test
     void toonIsRenderedOnRequestInAFencedBlock() {
-        McpSchema.CallToolResult result = catalog.call(ECHO, Map.of("text", "hi", "response_format", "toon"),
-                new Caller("c"));
+        McpSchema.CallToolResult result =
+                catalog.call(ECHO, Map.of("text", "hi", "response_format", "toon"), new Caller("c"));
         assertThat(text(result)).isEqualTo("```toon\nstatus: ok\nstdout: \"hi\\n\"\n```");
         assertThat(result.structuredContent()).isNull();
     }
 
     @Test
     void anUnknownFormatIsRefusedNamingTheArgumentAndTheFix() {
-        McpSchema.CallToolResult result = catalog.call(ECHO, Map.of("text", "hi", "response_format", "yaml"),
-                new Caller("c"));
+        McpSchema.CallToolResult result =
+                catalog.call(ECHO, Map.of("text", "hi", "response_format", "yaml"), new Caller("c"));
         assertThat(result.isError()).isTrue();
-        assertThat(text(result)).startsWith("ERROR INVALID_ARGUMENT (response_format): ")
+        assertThat(text(result))
+                .startsWith("ERROR INVALID_ARGUMENT (response_format): ")
                 .contains("\nfix: pass response_format as \"text\", \"json\", \"markdown\" or \"toon\"");
     }
 
@@ -104,8 +106,16 @@ class ToolCatalogTest {
 
     @Test
     void thePromptTeachesTheWorkflowAndCarriesTheTask() {
-        assertThat(RlmPrompt.text(null)).contains("llm_query", "llm_query_batched", "LLMQueryError", "RLM_LLM_BASE_URL",
-                "MCP sampling", "rlm_finalize", "rlm_get_var").doesNotContain("Your task");
+        assertThat(RlmPrompt.text(null))
+                .contains(
+                        "llm_query",
+                        "llm_query_batched",
+                        "LLMQueryError",
+                        "RLM_LLM_BASE_URL",
+                        "MCP sampling",
+                        "rlm_finalize",
+                        "rlm_get_var")
+                .doesNotContain("Your task");
         assertThat(RlmPrompt.text("count the errors")).endsWith("Your task:\ncount the errors");
     }
 }

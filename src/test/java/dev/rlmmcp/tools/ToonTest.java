@@ -18,8 +18,16 @@ import org.junit.jupiter.params.provider.MethodSource;
 class ToonTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final List<String> FIXTURES = List.of("primitives", "objects", "objects-keyed", "arrays-primitive",
-            "arrays-tabular", "arrays-nested", "arrays-objects", "delimiters", "whitespace");
+    private static final List<String> FIXTURES = List.of(
+            "primitives",
+            "objects",
+            "objects-keyed",
+            "arrays-primitive",
+            "arrays-tabular",
+            "arrays-nested",
+            "arrays-objects",
+            "delimiters",
+            "whitespace");
 
     static Stream<Arguments> fixtures() throws IOException {
         List<Arguments> cases = new ArrayList<>();
@@ -40,7 +48,8 @@ class ToonTest {
         JsonNode options = test.path("options");
         char delimiter = options.path("delimiter").asText(",").charAt(0);
         int indent = options.path("indentSize").asInt(2);
-        assertThat(Toon.encode(test.get("input"), delimiter, indent)).isEqualTo(test.path("expected").asText());
+        assertThat(Toon.encode(test.get("input"), delimiter, indent))
+                .isEqualTo(test.path("expected").asText());
     }
 
     @Test

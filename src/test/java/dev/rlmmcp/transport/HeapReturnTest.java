@@ -31,7 +31,9 @@ class HeapReturnTest {
         first.close();
         first.close(); // counted once
         Thread.sleep(500);
-        assertThat(HeapReturn.collections()).as("a large request is still being handled").isEqualTo(before);
+        assertThat(HeapReturn.collections())
+                .as("a large request is still being handled")
+                .isEqualTo(before);
         second.close();
         awaitCollections(before + 1);
         Thread.sleep(300);

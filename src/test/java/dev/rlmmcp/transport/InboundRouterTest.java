@@ -22,8 +22,8 @@ class InboundRouterTest {
     private final List<McpSchema.JSONRPCMessage> accepted = new ArrayList<>();
 
     private static McpSchema.JSONRPCMessage cancel(Object id) {
-        return new McpSchema.JSONRPCNotification(McpSchema.JSONRPC_VERSION, "notifications/cancelled",
-                Map.of("requestId", id));
+        return new McpSchema.JSONRPCNotification(
+                McpSchema.JSONRPC_VERSION, "notifications/cancelled", Map.of("requestId", id));
     }
 
     private static McpSchema.JSONRPCRequest call(Object id) {
@@ -47,8 +47,7 @@ class InboundRouterTest {
 
     private void cancelOn(String connection, Object id) {
         try {
-            router.dispatch(connection, cancel(id), session(new AtomicReference<>(), () -> {
-            }));
+            router.dispatch(connection, cancel(id), session(new AtomicReference<>(), () -> {}));
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
@@ -58,8 +57,8 @@ class InboundRouterTest {
     void theAnswerToACancelledRequestIsWithheldWhatItSaysBeforeItIsNot() throws Exception {
         AtomicReference<ServedRequests.Served> seen = new AtomicReference<>();
         McpSchema.JSONRPCResponse answer = McpSchema.JSONRPCResponse.result(7, Map.of());
-        McpSchema.JSONRPCNotification progress = new McpSchema.JSONRPCNotification(McpSchema.JSONRPC_VERSION,
-                "notifications/progress", Map.of());
+        McpSchema.JSONRPCNotification progress =
+                new McpSchema.JSONRPCNotification(McpSchema.JSONRPC_VERSION, "notifications/progress", Map.of());
         List<Boolean> withheld = new ArrayList<>();
         router.dispatch("c1", call(7), session(seen, () -> {
             withheld.add(router.withheld("c1", answer));
@@ -70,16 +69,19 @@ class InboundRouterTest {
             withheld.add(seen.get().withholds(answer));
         }));
         assertThat(withheld).containsExactly(false, true, false, false, true);
-        assertThat(accepted).as("a cancellation is the router's, not the SDK session's").isEmpty();
-        assertThat(router.withheld("c1", answer)).as("an ended request is forgotten").isFalse();
+        assertThat(accepted)
+                .as("a cancellation is the router's, not the SDK session's")
+                .isEmpty();
+        assertThat(router.withheld("c1", answer))
+                .as("an ended request is forgotten")
+                .isFalse();
     }
 
     @Test
     void aRequestServedOnAnotherThreadIsCancellableFromTheMomentItIsDispatched() throws Exception {
         List<Runnable> queued = new ArrayList<>();
         AtomicReference<ServedRequests.Served> seen = new AtomicReference<>();
-        router.dispatch("c1", call("a"), session(seen, () -> {
-        }), queued::add);
+        router.dispatch("c1", call("a"), session(seen, () -> {}), queued::add);
         cancelOn("c1", "a");
         queued.forEach(Runnable::run);
         assertThat(seen.get().context().cancelled()).isTrue();
@@ -87,14 +89,14 @@ class InboundRouterTest {
 
     @Test
     void notificationsAndResponsesGoToTheSession() throws Exception {
-        McpSchema.JSONRPCMessage initialized = new McpSchema.JSONRPCNotification(McpSchema.JSONRPC_VERSION,
-                McpSchema.METHOD_NOTIFICATION_INITIALIZED, null);
+        McpSchema.JSONRPCMessage initialized = new McpSchema.JSONRPCNotification(
+                McpSchema.JSONRPC_VERSION, McpSchema.METHOD_NOTIFICATION_INITIALIZED, null);
         McpSchema.JSONRPCMessage reply = McpSchema.JSONRPCResponse.result(3, Map.of());
-        router.dispatch("c1", initialized, session(new AtomicReference<>(), () -> {
-        }));
-        router.dispatch("c1", reply, session(new AtomicReference<>(), () -> {
-        }));
+        router.dispatch("c1", initialized, session(new AtomicReference<>(), () -> {}));
+        router.dispatch("c1", reply, session(new AtomicReference<>(), () -> {}));
         assertThat(accepted).containsExactly(initialized, reply);
-        assertThat(router.isStateless("2026-07-28", call(1))).as("a router without the stateless revision").isFalse();
+        assertThat(router.isStateless("2026-07-28", call(1)))
+                .as("a router without the stateless revision")
+                .isFalse();
     }
 }

@@ -18,9 +18,9 @@ class ProtocolMapperTest {
     @Test
     void sdkConversionFailuresNameTheField() {
         ProtocolMapper mapper = new ProtocolMapper(MAPPER);
-        assertThatThrownBy(() -> mapper.convertValue(Map.of("name", "x", "arguments", "y"),
-                new TypeRef<McpSchema.GetPromptRequest>() {
-                })).isInstanceOfSatisfying(McpError.class, e -> {
+        assertThatThrownBy(() -> mapper.convertValue(
+                        Map.of("name", "x", "arguments", "y"), new TypeRef<McpSchema.GetPromptRequest>() {}))
+                .isInstanceOfSatisfying(McpError.class, e -> {
                     assertThat(e.getJsonRpcError().code()).isEqualTo(-32602);
                     assertThat(e.getMessage()).isEqualTo("params.arguments must be a JSON object");
                 });

@@ -65,10 +65,15 @@ public final class SdkBridgedServers implements BridgedServers {
             Thread.ofPlatform().daemon().name("bridge-sweeper").factory());
     private volatile boolean closed;
 
-    public SdkBridgedServers(List<ServerDefinition> definitions, ObjectMapper json, Duration startTimeout,
-            Duration requestTimeout, Duration idleTimeout, String version) {
-        this.definitions = definitions.stream().collect(Collectors.toMap(ServerDefinition::name, d -> d,
-                (a, b) -> a, java.util.LinkedHashMap::new));
+    public SdkBridgedServers(
+            List<ServerDefinition> definitions,
+            ObjectMapper json,
+            Duration startTimeout,
+            Duration requestTimeout,
+            Duration idleTimeout,
+            String version) {
+        this.definitions = definitions.stream()
+                .collect(Collectors.toMap(ServerDefinition::name, d -> d, (a, b) -> a, java.util.LinkedHashMap::new));
         this.json = json;
         this.mapper = new JacksonMcpJsonMapper(json);
         this.startTimeout = startTimeout;
@@ -100,28 +105,36 @@ public final class SdkBridgedServers implements BridgedServers {
     public ObjectNode callTool(String server, String tool, JsonNode arguments, Duration timeout)
             throws InterruptedException {
         if (arguments != null && !arguments.isNull() && !arguments.isObject()) {
-            throw new BridgeException(BridgeException.INVALID_ARGUMENTS,
-                    "arguments for " + server + "." + tool + " must be an object (keyword arguments), not " + arguments.getNodeType());
+            throw new BridgeException(
+                    BridgeException.INVALID_ARGUMENTS,
+                    "arguments for " + server + "." + tool + " must be an object (keyword arguments), not "
+                            + arguments.getNodeType());
         }
         Client client = client(server);
         if (client.tools.stream().noneMatch(t -> t.name().equals(tool))) {
-            throw new BridgeException(BridgeException.UNKNOWN_TOOL, "MCP server '" + server + "' has no tool '" + tool
-                    + "'; its tools: " + client.tools.stream().map(BridgedTool::name).collect(Collectors.joining(", ")));
+            throw new BridgeException(
+                    BridgeException.UNKNOWN_TOOL,
+                    "MCP server '" + server + "' has no tool '" + tool + "'; its tools: "
+                            + client.tools.stream().map(BridgedTool::name).collect(Collectors.joining(", ")));
         }
-        Map<String, Object> args = arguments == null || arguments.isNull() ? Map.of()
-                : json.convertValue(arguments, new TypeReference<Map<String, Object>>() { });
+        Map<String, Object> args = arguments == null || arguments.isNull()
+                ? Map.of()
+                : json.convertValue(arguments, new TypeReference<Map<String, Object>>() {});
         client.inFlight.incrementAndGet();
         CompletableFuture<McpSchema.CallToolResult> call = CompletableFuture.supplyAsync(
                 () -> client.sdk.callTool(new McpSchema.CallToolRequest(tool, args)), calls);
-        client.process.ifPresent(p -> p.onExit().thenRun(() -> call.completeExceptionally(new BridgeException(
-                BridgeException.SERVER_UNAVAILABLE, "MCP server '" + server + "' exited during the call to " + tool
-                        + "; it is started again on the next call"))));
+        client.process.ifPresent(p -> p.onExit()
+                .thenRun(() -> call.completeExceptionally(new BridgeException(
+                        BridgeException.SERVER_UNAVAILABLE,
+                        "MCP server '" + server + "' exited during the call to " + tool
+                                + "; it is started again on the next call"))));
         try {
             return json.valueToTree(call.get(timeout.toMillis(), TimeUnit.MILLISECONDS));
         } catch (TimeoutException e) {
             call.cancel(true);
-            throw new BridgeException(BridgeException.TIMEOUT, server + "." + tool + " did not answer within "
-                    + timeout.toSeconds() + " s");
+            throw new BridgeException(
+                    BridgeException.TIMEOUT,
+                    server + "." + tool + " did not answer within " + timeout.toSeconds() + " s");
         } catch (InterruptedException e) {
             call.cancel(true);
             throw e;
@@ -142,12 +155,17 @@ public final class SdkBridgedServers implements BridgedServers {
         if (root instanceof McpError mcp && mcp.getJsonRpcError() != null) {
             Integer code = mcp.getJsonRpcError().code();
             String message = mcp.getJsonRpcError().message();
-            return new BridgeException(code != null && code == INVALID_PARAMS ? BridgeException.INVALID_ARGUMENTS
-                    : BridgeException.SERVER_ERROR, server + "." + tool + " failed: " + message);
+            return new BridgeException(
+                    code != null && code == INVALID_PARAMS
+                            ? BridgeException.INVALID_ARGUMENTS
+                            : BridgeException.SERVER_ERROR,
+                    server + "." + tool + " failed: " + message);
         }
         stop(server, client);
-        return new BridgeException(BridgeException.SERVER_UNAVAILABLE, "MCP server '" + server
-                + "' stopped answering (" + root.getMessage() + "); it is started again on the next call");
+        return new BridgeException(
+                BridgeException.SERVER_UNAVAILABLE,
+                "MCP server '" + server + "' stopped answering (" + root.getMessage()
+                        + "); it is started again on the next call");
     }
 
     /** The server's live client, started (or restarted) now if need be. */
@@ -157,8 +175,10 @@ public final class SdkBridgedServers implements BridgedServers {
         }
         ServerDefinition definition = definitions.get(server);
         if (definition == null) {
-            throw new BridgeException(BridgeException.UNKNOWN_SERVER, "no MCP server named '" + server
-                    + "' is configured; configured: " + String.join(", ", definitions.keySet()));
+            throw new BridgeException(
+                    BridgeException.UNKNOWN_SERVER,
+                    "no MCP server named '" + server + "' is configured; configured: "
+                            + String.join(", ", definitions.keySet()));
         }
         synchronized (locks.computeIfAbsent(server, s -> new Object())) {
             Client current = clients.get(server);
@@ -188,25 +208,39 @@ public final class SdkBridgedServers implements BridgedServers {
                 // The SDK does not expose its child process: it is the JVM's one new child after the start.
                 synchronized (processStarts) {
                     Set<Long> before = children();
-                    StdioClientTransport transport = new SerialStdioTransport(ServerParameters.builder(definition.command())
-                            .args(definition.args()).env(definition.env()).build(), mapper);
+                    StdioClientTransport transport = new SerialStdioTransport(
+                            ServerParameters.builder(definition.command())
+                                    .args(definition.args())
+                                    .env(definition.env())
+                                    .build(),
+                            mapper);
                     transport.setStdErrorHandler(line -> log.debug("mcp server {}: {}", definition.name(), line));
                     sdk = connect(definition, transport);
                     sdk.initialize();
-                    process = ProcessHandle.current().children().filter(p -> !before.contains(p.pid())).findFirst();
+                    process = ProcessHandle.current()
+                            .children()
+                            .filter(p -> !before.contains(p.pid()))
+                            .findFirst();
                 }
             }
             List<BridgedTool> tools = tools(sdk);
-            log.info("MCP server {} started ({}) in {} ms with {} tools", definition.name(), definition.describe(),
-                    (System.nanoTime() - began) / 1_000_000, tools.size());
+            log.info(
+                    "MCP server {} started ({}) in {} ms with {} tools",
+                    definition.name(),
+                    definition.describe(),
+                    (System.nanoTime() - began) / 1_000_000,
+                    tools.size());
             return new Client(sdk, process, tools);
         } catch (RuntimeException e) {
             if (sdk != null) {
                 sdk.close();
             }
             process.ifPresent(ProcessHandle::destroyForcibly);
-            throw new BridgeException(BridgeException.SERVER_UNAVAILABLE, "cannot start MCP server '"
-                    + definition.name() + "' (" + definition.describe() + "): " + McpError.aggregateExceptionMessages(e), e);
+            throw new BridgeException(
+                    BridgeException.SERVER_UNAVAILABLE,
+                    "cannot start MCP server '" + definition.name() + "' (" + definition.describe() + "): "
+                            + McpError.aggregateExceptionMessages(e),
+                    e);
         }
     }
 
@@ -238,7 +272,9 @@ public final class SdkBridgedServers implements BridgedServers {
         do {
             McpSchema.ListToolsResult page = cursor == null ? sdk.listTools() : sdk.listTools(cursor);
             for (McpSchema.Tool tool : page.tools()) {
-                tools.add(new BridgedTool(tool.name(), tool.description() == null ? "" : tool.description(),
+                tools.add(new BridgedTool(
+                        tool.name(),
+                        tool.description() == null ? "" : tool.description(),
                         json.valueToTree(tool.inputSchema())));
             }
             cursor = page.nextCursor();

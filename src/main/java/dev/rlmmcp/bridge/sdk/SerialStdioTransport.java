@@ -26,7 +26,8 @@ final class SerialStdioTransport extends StdioClientTransport {
     @Override
     public Mono<Void> connect(Function<Mono<McpSchema.JSONRPCMessage>, Mono<McpSchema.JSONRPCMessage>> handler) {
         if (!connected.compareAndSet(false, true)) {
-            return Mono.error(new IllegalStateException("this MCP server connection has ended; a new client starts it again"));
+            return Mono.error(
+                    new IllegalStateException("this MCP server connection has ended; a new client starts it again"));
         }
         return super.connect(handler);
     }

@@ -14,6 +14,7 @@ final class BusyPoll {
 
     /** How long a wait polls: longer than a small cell's round trip, short against a slow one. */
     static final long MICROS = 200;
+
     private static final int FREE_CPUS = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
     private static final AtomicInteger calls = new AtomicInteger();
 
@@ -22,8 +23,7 @@ final class BusyPoll {
         boolean ready() throws IOException;
     }
 
-    private BusyPoll() {
-    }
+    private BusyPoll() {}
 
     /** A call to a kernel starts: counted until {@link #callEnded()}. */
     static void callStarted() {

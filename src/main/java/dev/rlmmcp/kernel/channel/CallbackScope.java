@@ -38,10 +38,11 @@ final class CallbackScope implements AutoCloseable {
     private final Map<Long, Thread> running = new ConcurrentHashMap<>();
     /** A lock, not a monitor: answers are written under it, and a virtual thread blocked in that write must not pin its carrier. */
     private final ReentrantLock lock = new ReentrantLock();
+
     private boolean closed;
 
     CallbackScope(KernelCallbacks callbacks, Writer writer, ObjectMapper json) {
-        this(callbacks, writer, json, () -> () -> { });
+        this(callbacks, writer, json, () -> () -> {});
     }
 
     CallbackScope(KernelCallbacks callbacks, Writer writer, ObjectMapper json, Clock clock) {
@@ -62,14 +63,16 @@ final class CallbackScope implements AutoCloseable {
         long cb = header.path("cb").asLong();
         String kind = header.path("kind").asText("");
         JsonNode request = header.path("request");
-        Thread thread = Thread.ofVirtual().name("kernel-callback-" + kind + "-" + cb).unstarted(() -> {
-            DEPTH.set(depth);
-            try (dev.rlmmcp.base.CallContext.Registration held = "rlm".equals(kind) ? clock.hold() : () -> { }) {
-                answer(cb, handle(cb, kind, request));
-            } finally {
-                running.remove(cb);
-            }
-        });
+        Thread thread = Thread.ofVirtual()
+                .name("kernel-callback-" + kind + "-" + cb)
+                .unstarted(() -> {
+                    DEPTH.set(depth);
+                    try (dev.rlmmcp.base.CallContext.Registration held = "rlm".equals(kind) ? clock.hold() : () -> {}) {
+                        answer(cb, handle(cb, kind, request));
+                    } finally {
+                        running.remove(cb);
+                    }
+                });
         lock.lock();
         try {
             if (closed) {

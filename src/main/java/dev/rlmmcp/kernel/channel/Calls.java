@@ -45,21 +45,28 @@ final class Calls {
     private final DataOutputStream out;
     /** Held while a frame is written: a lock, not a monitor, so that a virtual thread blocked in the write never pins its carrier. */
     private final ReentrantLock writing = new ReentrantLock();
+
     private final long outputFrameBytes;
     /** Why the kernel ended, once a call finds it has: the kernel's account. */
     private final Supplier<KernelDiedException> died;
+
     private long nextId;
     /** Why the kernel is killed if the request in flight goes unanswered (null: it runs code, whose kill is a timeout's). */
     private volatile String silence;
 
     /** The snapshot directory (as the kernel sees it) its last restore attached, and that restore's account. */
-    private record Attachment(String dir, Restored restored) {
-    }
+    private record Attachment(String dir, Restored restored) {}
 
     private volatile Attachment attachment;
 
-    Calls(KernelProcess process, FramePump pump, FrameCodec codec, ObjectMapper json, ScheduledExecutorService timer,
-            int outputCap, Supplier<KernelDiedException> died) {
+    Calls(
+            KernelProcess process,
+            FramePump pump,
+            FrameCodec codec,
+            ObjectMapper json,
+            ScheduledExecutorService timer,
+            int outputCap,
+            Supplier<KernelDiedException> died) {
         this.process = process;
         this.pump = pump;
         this.codec = codec;
@@ -67,7 +74,8 @@ final class Calls {
         this.timer = timer;
         this.died = died;
         this.out = new DataOutputStream(new BufferedOutputStream(process.stdin(), 1 << 16));
-        this.outputFrameBytes = Math.max(Kernel.EXEC_FRAME_BYTES,
+        this.outputFrameBytes = Math.max(
+                Kernel.EXEC_FRAME_BYTES,
                 Kernel.CONTROL_FRAME_BYTES + 2L * Kernel.JSON_BYTES_PER_CHAR * Math.max(0, outputCap));
     }
 
@@ -75,8 +83,10 @@ final class Calls {
     long frameLimit(KernelRequest<?> request) {
         return switch (request) {
             case KernelRequest.Exec exec -> outputFrameBytes;
-            case KernelRequest.Get get -> Math.min(FrameCodec.MAX_FRAME, Kernel.CONTROL_FRAME_BYTES
-                    + Kernel.JSON_BYTES_PER_CHAR * Math.max(0, get.maxChars()));
+            case KernelRequest.Get get ->
+                Math.min(
+                        FrameCodec.MAX_FRAME,
+                        Kernel.CONTROL_FRAME_BYTES + Kernel.JSON_BYTES_PER_CHAR * Math.max(0, get.maxChars()));
             default -> Kernel.CONTROL_FRAME_BYTES;
         };
     }
@@ -93,15 +103,22 @@ final class Calls {
     }
 
     /** See {@link Kernel#call(KernelRequest, String, Duration, Duration, KernelCallbacks, CallContext)}. */
-    <R> KernelReply<R> call(KernelRequest<R> request, String text, Duration timeout, Duration grace,
-            KernelCallbacks callbacks, CallContext context) throws KernelDiedException {
+    <R> KernelReply<R> call(
+            KernelRequest<R> request,
+            String text,
+            Duration timeout,
+            Duration grace,
+            KernelCallbacks callbacks,
+            CallContext context)
+            throws KernelDiedException {
         long id = ++nextId;
         long started = System.nanoTime();
         begin(request, timeout, grace);
         try (Watchdog watchdog = new Watchdog(timer, process, timeout, grace, true, context);
                 CallbackScope scope = new CallbackScope(callbacks, this::write, json, watchdog::hold)) {
             if (text != null) {
-                watchdog.arm(); // a large payload can fill the pipe: a kernel that stops reading must not hold the write
+                watchdog.arm(); // a large payload can fill the pipe: a kernel that stops reading must not hold the
+                // write
             }
             writing.lock();
             try {
@@ -122,8 +139,9 @@ final class Calls {
     }
 
     /** The frames up to the reply to call {@code id}: callbacks served meanwhile, stray frames dropped. */
-    private <R> KernelReply<R> awaitReply(KernelRequest<R> request, long id, long started, Watchdog watchdog,
-            CallbackScope scope) throws IOException, KernelDiedException {
+    private <R> KernelReply<R> awaitReply(
+            KernelRequest<R> request, long id, long started, Watchdog watchdog, CallbackScope scope)
+            throws IOException, KernelDiedException {
         while (true) {
             ObjectNode answer = pump.next(watchdog::hardDeadline, watchdog::arm).header();
             boolean callback = answer.has("cb") || answer.has("cb_close");
@@ -147,15 +165,17 @@ final class Calls {
     }
 
     /** See {@link Kernel#callStreaming}. */
-    <R> KernelReply<R> callStreaming(KernelRequest<R> request, InputStream source, Duration timeout,
-            Duration grace, CallContext context) throws KernelDiedException, TransferAbortedException {
+    <R> KernelReply<R> callStreaming(
+            KernelRequest<R> request, InputStream source, Duration timeout, Duration grace, CallContext context)
+            throws KernelDiedException, TransferAbortedException {
         long id = ++nextId;
         ObjectNode header = frame(request, id);
         long started = System.nanoTime();
         begin(request, timeout, grace);
         try {
             IOException failure = transfer(header, source, timeout, grace, context);
-            Duration left = timeout == null ? null
+            Duration left = timeout == null
+                    ? null
                     : Duration.ofNanos(Math.max(1_000_000, timeout.toNanos() - (System.nanoTime() - started)));
             // a stopped transfer leaves the kernel only discarding what it got: no interrupt, which could
             // otherwise land late, in the next call
@@ -184,22 +204,26 @@ final class Calls {
      * Streams the request and its payload from {@code source}, which the time limit and the client's
      * cancellation close (cutting the stream short); returns why the transfer failed, or null.
      */
-    private IOException transfer(ObjectNode header, InputStream source, Duration timeout, Duration grace,
-            CallContext context) throws IOException {
+    private IOException transfer(
+            ObjectNode header, InputStream source, Duration timeout, Duration grace, CallContext context)
+            throws IOException {
         AtomicReference<String> stopped = new AtomicReference<>();
         Runnable timedOut = () -> stop(stopped, "ran past its time limit of " + timeout.toSeconds() + " s", source);
         List<ScheduledFuture<?>> timers = new ArrayList<>();
         if (timeout != null) {
             timers.add(timer.schedule(timedOut, timeout.toMillis(), TimeUnit.MILLISECONDS));
             // a kernel that stops reading its pipe would leave the writer blocked for good
-            timers.add(timer.schedule(process::kill, timeout.plus(grace).plusSeconds(5).toMillis(),
-                    TimeUnit.MILLISECONDS));
+            timers.add(timer.schedule(
+                    process::kill, timeout.plus(grace).plusSeconds(5).toMillis(), TimeUnit.MILLISECONDS));
         }
         IOException failure;
-        try (CallContext.Registration cancelled = context.onCancel(
-                () -> stop(stopped, "was cancelled by the client", source))) {
-            failure = codec.writeStream(out, header, source, () -> stopped.get() == null ? null
-                    : new InterruptedIOException("the transfer " + stopped.get()));
+        try (CallContext.Registration cancelled =
+                context.onCancel(() -> stop(stopped, "was cancelled by the client", source))) {
+            failure = codec.writeStream(
+                    out,
+                    header,
+                    source,
+                    () -> stopped.get() == null ? null : new InterruptedIOException("the transfer " + stopped.get()));
         } finally {
             timers.forEach(t -> t.cancel(false));
         }
@@ -248,8 +272,8 @@ final class Calls {
 
     /** The request as the harness reads it: {@code {"op", "id", fields…}}. */
     private ObjectNode frame(KernelRequest<?> request, long id) {
-        ObjectNode header = json.createObjectNode().put("op", request.op()).put("id", id)
-                .put("poll_us", BusyPoll.micros());
+        ObjectNode header =
+                json.createObjectNode().put("op", request.op()).put("id", id).put("poll_us", BusyPoll.micros());
         return header.setAll((ObjectNode) json.valueToTree(request));
     }
 
@@ -266,9 +290,14 @@ final class Calls {
         }
         if (!header.path("ok").asBoolean(false)) {
             JsonNode argument = header.path("argument");
-            return new KernelReply<>(null, new Refusal(header.path("code").asText("KERNEL_ERROR"),
-                    header.path("message").asText("the kernel refused the request"),
-                    argument.isTextual() ? argument.asText() : null), changed, interruptedAfterMs);
+            return new KernelReply<>(
+                    null,
+                    new Refusal(
+                            header.path("code").asText("KERNEL_ERROR"),
+                            header.path("message").asText("the kernel refused the request"),
+                            argument.isTextual() ? argument.asText() : null),
+                    changed,
+                    interruptedAfterMs);
         }
         try {
             return new KernelReply<>(json.treeToValue(header, request.replyType()), null, changed, interruptedAfterMs);
@@ -282,7 +311,10 @@ final class Calls {
 
     /** When a call with this limit stops waiting whatever happens: {@link Kernel#KILL_GRACE} after the watchdog's kill. */
     private static long hardDeadline(Duration timeout, Duration grace) {
-        return timeout == null ? -1 : System.nanoTime() + timeout.plus(grace).plus(Kernel.KILL_GRACE).toNanos();
+        return timeout == null
+                ? -1
+                : System.nanoTime()
+                        + timeout.plus(grace).plus(Kernel.KILL_GRACE).toNanos();
     }
 
     /** What a kill for silence says: which request went unanswered, and for how long. */

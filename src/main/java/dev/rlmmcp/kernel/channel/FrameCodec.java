@@ -149,7 +149,8 @@ final class FrameCodec {
         long limit = Math.min(maxBytes.getAsLong(), MAX_FRAME);
         if (headerLength < 0 || payloadLength < 0 || payloadLength > limit || headerLength > limit - payloadLength) {
             throw new ProtocolViolation("it sent a frame declaring a %d-byte header and a %d-byte payload, more than "
-                    .formatted(headerLength, payloadLength) + "the " + Bytes.human(limit) + " its request can return");
+                            .formatted(headerLength, payloadLength)
+                    + "the " + Bytes.human(limit) + " its request can return");
         }
         byte[] header = in.readNBytes(headerLength);
         byte[] payload = payloadLength == 0 ? Frame.NO_PAYLOAD : in.readNBytes((int) payloadLength);

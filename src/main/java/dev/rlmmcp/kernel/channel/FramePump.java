@@ -30,6 +30,7 @@ final class FramePump {
     private static final Logger log = LoggerFactory.getLogger(FramePump.class);
     /** How often a call that waits checks that the kernel's process is not stopped. */
     private static final long STALL_CHECK_MS = 1000;
+
     private static final Object END = new Object();
 
     private final KernelProcess process;
@@ -48,10 +49,12 @@ final class FramePump {
     private final ReentrantLock reading = new ReentrantLock();
     /** The largest frame the request in flight may be answered with. */
     private volatile long frameLimit = Kernel.CONTROL_FRAME_BYTES;
+
     private volatile String violation;
     private volatile boolean stalled;
     /** The pipe has ended, or the kernel broke the protocol on it: no frame will come. */
     private volatile boolean pipeEnded;
+
     private volatile boolean closed;
 
     FramePump(KernelProcess process, FrameCodec codec, ScheduledExecutorService timer, String label) {
@@ -59,7 +62,10 @@ final class FramePump {
         this.codec = codec;
         this.timer = timer;
         this.in = new DataInputStream(new BufferedInputStream(process.stdout(), 1 << 16));
-        this.reader = Thread.ofPlatform().daemon().stackSize(1 << 20).name("kernel-frames-" + label)
+        this.reader = Thread.ofPlatform()
+                .daemon()
+                .stackSize(1 << 20)
+                .name("kernel-frames-" + label)
                 .start(this::readFrames);
     }
 
@@ -159,8 +165,8 @@ final class FramePump {
             return readFrame();
         }
         blocking.run();
-        ScheduledFuture<?> stallCheck = timer.scheduleWithFixedDelay(this::killIfStopped, STALL_CHECK_MS,
-                STALL_CHECK_MS, TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> stallCheck = timer.scheduleWithFixedDelay(
+                this::killIfStopped, STALL_CHECK_MS, STALL_CHECK_MS, TimeUnit.MILLISECONDS);
         try {
             return readFrame();
         } finally {

@@ -70,12 +70,18 @@ public final class Kernel implements AutoCloseable {
     /** Why the server gave up on this kernel from outside a call ({@link #abandon}), or null. */
     private volatile String abandoned;
     /** Run once {@link #close} has seen the process exit. */
-    private volatile Runnable exited = () -> { };
+    private volatile Runnable exited = () -> {};
     /** The harness's ready frame: its pid, Python, protocol version and reserved names. */
     private final Ready ready;
 
-    private Kernel(KernelProcess process, ObjectMapper json, ScheduledExecutorService timer, String label,
-            Duration startTimeout, int outputCap) throws KernelDiedException {
+    private Kernel(
+            KernelProcess process,
+            ObjectMapper json,
+            ScheduledExecutorService timer,
+            String label,
+            Duration startTimeout,
+            int outputCap)
+            throws KernelDiedException {
         this.process = process;
         this.json = json;
         FrameCodec codec = new FrameCodec(json);
@@ -83,7 +89,7 @@ public final class Kernel implements AutoCloseable {
         this.calls = new Calls(process, pump, codec, json, timer, outputCap, this::died);
         ScheduledFuture<?> deadline = timer.schedule(process::kill, startTimeout.toMillis(), TimeUnit.MILLISECONDS);
         try {
-            this.ready = Ready.of(pump.next(() -> -1, () -> { }).header());
+            this.ready = Ready.of(pump.next(() -> -1, () -> {}).header());
             process.announced(ready.pid());
             if (!ready.compatible()) {
                 pump.violated(ready.mismatch());
@@ -102,14 +108,26 @@ public final class Kernel implements AutoCloseable {
     }
 
     /** Starts a kernel and waits until its harness says it is ready (with the default output cap). */
-    public static Kernel start(KernelLauncher launcher, KernelSpec spec, ObjectMapper json,
-            ScheduledExecutorService timer, String label, Duration startTimeout) throws IOException, KernelDiedException {
+    public static Kernel start(
+            KernelLauncher launcher,
+            KernelSpec spec,
+            ObjectMapper json,
+            ScheduledExecutorService timer,
+            String label,
+            Duration startTimeout)
+            throws IOException, KernelDiedException {
         return start(launcher, spec, json, timer, label, startTimeout, 20_000);
     }
 
     /** Starts a kernel and waits until its harness says it is ready; its exec replies are bounded by {@code outputCap}. */
-    public static Kernel start(KernelLauncher launcher, KernelSpec spec, ObjectMapper json,
-            ScheduledExecutorService timer, String label, Duration startTimeout, int outputCap)
+    public static Kernel start(
+            KernelLauncher launcher,
+            KernelSpec spec,
+            ObjectMapper json,
+            ScheduledExecutorService timer,
+            String label,
+            Duration startTimeout,
+            int outputCap)
             throws IOException, KernelDiedException {
         return new Kernel(KernelProcess.start(launcher, spec, label), json, timer, label, startTimeout, outputCap);
     }
@@ -151,7 +169,8 @@ public final class Kernel implements AutoCloseable {
     }
 
     /** {@link #call(KernelRequest, String, Duration, Duration, KernelCallbacks, CallContext)} for a control request. */
-    public <R> KernelReply<R> call(KernelRequest<R> request, Duration timeout, Duration grace) throws KernelDiedException {
+    public <R> KernelReply<R> call(KernelRequest<R> request, Duration timeout, Duration grace)
+            throws KernelDiedException {
         return call(request, null, timeout, grace, KernelCallbacks.NONE, CallContext.NONE);
     }
 
@@ -162,8 +181,14 @@ public final class Kernel implements AutoCloseable {
      * kernel makes meanwhile go to {@code callbacks}, answered as they finish; when the call ends,
      * however it ends, callbacks still running are abandoned.
      */
-    public <R> KernelReply<R> call(KernelRequest<R> request, String text, Duration timeout, Duration grace,
-            KernelCallbacks callbacks, CallContext context) throws KernelDiedException {
+    public <R> KernelReply<R> call(
+            KernelRequest<R> request,
+            String text,
+            Duration timeout,
+            Duration grace,
+            KernelCallbacks callbacks,
+            CallContext context)
+            throws KernelDiedException {
         return calls.call(request, text, timeout, grace, callbacks, context);
     }
 
@@ -175,8 +200,9 @@ public final class Kernel implements AutoCloseable {
      * answered (as is a failure of the source itself). Once every byte is sent, the rest of the time
      * limit applies to the kernel's parsing as to any call: interrupt, then kill.
      */
-    public <R> KernelReply<R> callStreaming(KernelRequest<R> request, InputStream source, Duration timeout,
-            Duration grace, CallContext context) throws KernelDiedException, TransferAbortedException {
+    public <R> KernelReply<R> callStreaming(
+            KernelRequest<R> request, InputStream source, Duration timeout, Duration grace, CallContext context)
+            throws KernelDiedException, TransferAbortedException {
         return calls.callStreaming(request, source, timeout, grace, context);
     }
 
@@ -226,7 +252,11 @@ public final class Kernel implements AutoCloseable {
         if (unanswered != null && process.killedByUs()) {
             return new KernelDiedException(KernelDiedException.Cause.UNANSWERED, exit, unanswered);
         }
-        return new KernelDiedException(process.killedByUs() ? KernelDiedException.Cause.KILLED_AFTER_TIMEOUT
-                : KernelDiedException.Cause.CRASHED, exit, process.lastWords());
+        return new KernelDiedException(
+                process.killedByUs()
+                        ? KernelDiedException.Cause.KILLED_AFTER_TIMEOUT
+                        : KernelDiedException.Cause.CRASHED,
+                exit,
+                process.lastWords());
     }
 }

@@ -9,7 +9,13 @@ public final class KernelDiedException extends Exception {
      * process was stopped (SIGSTOP) and could never answer, or killed because it did not answer a
      * request that runs no code of the user's (a snapshot, the variables, memory) in its time limit.
      */
-    public enum Cause { KILLED_AFTER_TIMEOUT, CRASHED, PROTOCOL_VIOLATION, STOPPED, UNANSWERED }
+    public enum Cause {
+        KILLED_AFTER_TIMEOUT,
+        CRASHED,
+        PROTOCOL_VIOLATION,
+        STOPPED,
+        UNANSWERED
+    }
 
     private final Cause cause;
     private final String exit;

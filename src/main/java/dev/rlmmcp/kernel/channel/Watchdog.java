@@ -32,19 +32,25 @@ final class Watchdog implements AutoCloseable {
     private volatile boolean closed;
     /** Child RLMs the code waits for now: their time does not count against the call's limit. */
     private int holds;
+
     private long heldSince;
     private long heldNanos;
     private volatile ScheduledFuture<?> check;
 
     /** With {@code interrupting} false, only a kill at the end of the time limit and grace. */
-    Watchdog(ScheduledExecutorService timer, KernelProcess process, Duration timeout, Duration grace,
-            boolean interrupting, CallContext context) {
+    Watchdog(
+            ScheduledExecutorService timer,
+            KernelProcess process,
+            Duration timeout,
+            Duration grace,
+            boolean interrupting,
+            CallContext context) {
         this.timer = timer;
         this.process = process;
         this.timeout = timeout;
         this.graceMs = grace.toMillis();
         this.interrupting = interrupting;
-        cancellation = interrupting ? context.onCancel(this::cancelled) : () -> { };
+        cancellation = interrupting ? context.onCancel(this::cancelled) : () -> {};
     }
 
     /**
@@ -108,8 +114,13 @@ final class Watchdog implements AutoCloseable {
 
     /** When the call stops waiting whatever happens, moved on by the time held. */
     long hardDeadline() {
-        return timeout == null ? -1
-                : started + heldNow() + timeout.plus(Duration.ofMillis(graceMs)).plus(Kernel.KILL_GRACE).toNanos();
+        return timeout == null
+                ? -1
+                : started
+                        + heldNow()
+                        + timeout.plus(Duration.ofMillis(graceMs))
+                                .plus(Kernel.KILL_GRACE)
+                                .toNanos();
     }
 
     private void cancelled() {

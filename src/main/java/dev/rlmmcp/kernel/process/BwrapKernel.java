@@ -22,11 +22,13 @@ final class BwrapKernel extends KernelHandle {
     private final int uid;
     /** Whether kernels run as uids of their own (as root): the files an earlier kernel left are handed over too. */
     private final boolean ownUids;
+
     private final boolean privileged;
     private final SnapshotQuota quota;
     private volatile long python = -1;
     /** What stops the disk quota watch on the kernel's writable directory (attached again when claimed). */
     private volatile DirQuota.Watch watch;
+
     private volatile String ending;
 
     BwrapKernel(Process process, int uid, KernelUids range, boolean privileged, SnapshotQuota quota) {
@@ -75,7 +77,8 @@ final class BwrapKernel extends KernelHandle {
         List<Path> paths = new ArrayList<>(List.of(dir));
         if (files) {
             try (Stream<Path> entries = Files.list(dir)) {
-                entries.filter(p -> Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)).forEach(paths::add);
+                entries.filter(p -> Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS))
+                        .forEach(paths::add);
             }
         }
         for (Path path : paths) {
@@ -92,11 +95,14 @@ final class BwrapKernel extends KernelHandle {
     /** SIGINT to the Python process itself: bwrap does not forward signals. */
     @Override
     public void interrupt() {
-        pythonPid().ifPresentOrElse(pid -> {
-            if (!signal("-INT", pid)) {
-                ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy);
-            }
-        }, () -> process().toHandle().destroy());
+        pythonPid()
+                .ifPresentOrElse(
+                        pid -> {
+                            if (!signal("-INT", pid)) {
+                                ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy);
+                            }
+                        },
+                        () -> process().toHandle().destroy());
     }
 
     /**
@@ -122,7 +128,8 @@ final class BwrapKernel extends KernelHandle {
     private static void stop(long pid) {
         try {
             Process kill = new ProcessBuilder("kill", "-STOP", Long.toString(pid))
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD)
                     .start();
             if (!kill.waitFor(2, TimeUnit.SECONDS)) {
                 kill.destroyForcibly();
@@ -155,7 +162,9 @@ final class BwrapKernel extends KernelHandle {
         if (known > 0 && process.isAlive()) {
             return Optional.of(known); // not once the sandbox has ended: its pid may be another process's by now
         }
-        Optional<Long> found = process.toHandle().children().flatMap(ProcessHandle::children)
+        Optional<Long> found = process.toHandle()
+                .children()
+                .flatMap(ProcessHandle::children)
                 .min(Comparator.comparing(h -> h.info().startInstant().orElse(Instant.MAX)))
                 .map(ProcessHandle::pid);
         found.ifPresent(pid -> {

@@ -40,6 +40,7 @@ public final class BwrapLauncher implements KernelLauncher {
     /** Fixed paths inside the sandbox: the host's may lie below directories uid 65534 cannot enter. */
     /** The harness directory ({@link Harness#install}), run as {@code python -I -B /run/rlm-mcp/harness}. */
     private static final Path HARNESS = Path.of("/run/rlm-mcp/harness");
+
     private static final Path SPOOL = Path.of("/run/rlm-mcp/spool");
     /** Not the host path: a directory above it (the state directory is 0700) may be bound read-only too. */
     private static final Path SNAPSHOT = Path.of("/run/rlm-mcp/snapshot");
@@ -54,9 +55,16 @@ public final class BwrapLauncher implements KernelLauncher {
     private final Path filter;
     /** The disk limit on snapshot directories, and the notes of those whose kernel was killed over it. */
     private final SnapshotQuota quota;
+
     private volatile KernelUids uids;
 
-    BwrapLauncher(Path bwrap, boolean privileged, long tmpBytes, long diskBytes, Path filter, Path overLimit,
+    BwrapLauncher(
+            Path bwrap,
+            boolean privileged,
+            long tmpBytes,
+            long diskBytes,
+            Path filter,
+            Path overLimit,
             SnapshotCutBack snapshotCutBack) {
         this.bwrap = bwrap;
         this.privileged = privileged;
@@ -73,7 +81,9 @@ public final class BwrapLauncher implements KernelLauncher {
      */
     public static Optional<BwrapLauncher> detect(Path runtimeDir, long diskBytes, SnapshotCutBack snapshotCutBack) {
         Optional<Path> bwrap = Stream.of("/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap")
-                .map(Path::of).filter(Files::isExecutable).findFirst();
+                .map(Path::of)
+                .filter(Files::isExecutable)
+                .findFirst();
         if (bwrap.isEmpty()) {
             return Optional.empty();
         }
@@ -86,14 +96,14 @@ public final class BwrapLauncher implements KernelLauncher {
         }
         boolean root = runningAsRoot() && Files.isExecutable(SETPRIV);
         Path notes = runtimeDir.resolve("over-disk-limit");
-        BwrapLauncher launcher = new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, filter, notes,
-                snapshotCutBack);
+        BwrapLauncher launcher =
+                new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, filter, notes, snapshotCutBack);
         if (launcher.works()) {
             return Optional.of(launcher);
         }
         // a kernel without seccomp filters: still bwrap rather than a weaker launcher, said once
-        BwrapLauncher unfiltered = new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, null, notes,
-                snapshotCutBack);
+        BwrapLauncher unfiltered =
+                new BwrapLauncher(bwrap.get(), root, DEFAULT_TMP_BYTES, diskBytes, null, notes, snapshotCutBack);
         if (filter != null && unfiltered.works()) {
             org.slf4j.LoggerFactory.getLogger(BwrapLauncher.class)
                     .warn("bwrap cannot load a seccomp filter here: kernels may create user namespaces");
@@ -114,7 +124,10 @@ public final class BwrapLauncher implements KernelLauncher {
         Path tmp = Files.createTempFile(runtimeDir, ".syscall-filter", ".tmp");
         try {
             Files.write(tmp, program.get());
-            Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+            Files.move(
+                    tmp,
+                    file,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE,
                     java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         } finally {
             Files.deleteIfExists(tmp);
@@ -155,8 +168,8 @@ public final class BwrapLauncher implements KernelLauncher {
         KernelUids range = uids;
         int uid = range == null ? NOBODY : range.take();
         if (uid < 0) {
-            throw new IOException("all " + range.count() + " kernel uids from " + range.first()
-                    + " are in use (--kernel-uids)");
+            throw new IOException(
+                    "all " + range.count() + " kernel uids from " + range.first() + " are in use (--kernel-uids)");
         }
         try {
             return start(spec, uid, range);
@@ -171,10 +184,13 @@ public final class BwrapLauncher implements KernelLauncher {
     private KernelHandle start(KernelSpec spec, int uid, KernelUids range) throws IOException {
         List<String> command = sandbox(spec.readOnlyDirs(), spec.workDir(), spec.harness(), true);
         if (spec.hides()) {
-            command.addAll(command.indexOf("--remount-ro"), List.of("--tmpfs", spec.hiddenDir().toString()));
+            command.addAll(
+                    command.indexOf("--remount-ro"),
+                    List.of("--tmpfs", spec.hiddenDir().toString()));
         }
         if (spec.writableDir() != null) {
-            command.addAll(command.indexOf("--remount-ro"),
+            command.addAll(
+                    command.indexOf("--remount-ro"),
                     List.of("--bind", spec.writableDir().toString(), SNAPSHOT.toString()));
         }
         command.add("--");
@@ -202,13 +218,29 @@ public final class BwrapLauncher implements KernelLauncher {
             args.addAll(List.of("--seccomp", "3"));
         }
         if (privileged) {
-            args.addAll(List.of("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"));
+            args.addAll(List.of(
+                    "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"));
         } else {
             args.addAll(List.of("--unshare-all", "--uid", "" + NOBODY, "--gid", "" + NOBODY, "--cap-drop", "ALL"));
         }
-        args.addAll(List.of("--die-with-parent", "--new-session", "--hostname", "rlm-kernel",
-                "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", "" + tmpBytes, "--tmpfs", "/tmp",
-                "--ro-bind", "/usr", "/usr"));
+        args.addAll(List.of(
+                "--die-with-parent",
+                "--new-session",
+                "--hostname",
+                "rlm-kernel",
+                "--proc",
+                "/proc",
+                "--dev",
+                "/dev",
+                "--perms",
+                "1777",
+                "--size",
+                "" + tmpBytes,
+                "--tmpfs",
+                "/tmp",
+                "--ro-bind",
+                "/usr",
+                "/usr"));
         for (String dir : SYSTEM_DIRS) {
             Path path = Path.of(dir);
             if (Files.isSymbolicLink(path)) {
@@ -220,26 +252,57 @@ public final class BwrapLauncher implements KernelLauncher {
         for (String file : SYSTEM_FILES) {
             args.addAll(List.of("--ro-bind-try", file, file));
         }
-        args.addAll(ReadOnlyBinds.args(readOnlyDirs.stream().filter(Files::isDirectory).toList(), SYSTEM_DIRS));
+        args.addAll(ReadOnlyBinds.args(
+                readOnlyDirs.stream().filter(Files::isDirectory).toList(), SYSTEM_DIRS));
         args.addAll(List.of("--perms", "0755", "--dir", HARNESS.getParent().toString()));
         if (harness != null) {
             args.addAll(List.of("--ro-bind", harness.toString(), HARNESS.toString()));
         }
         if (spool) {
-            args.addAll(List.of("--perms", "1777", "--size", "" + diskBytes, "--tmpfs", SPOOL.toString(),
-                    "--setenv", "RLM_SPOOL", SPOOL.toString()));
+            args.addAll(List.of(
+                    "--perms",
+                    "1777",
+                    "--size",
+                    "" + diskBytes,
+                    "--tmpfs",
+                    SPOOL.toString(),
+                    "--setenv",
+                    "RLM_SPOOL",
+                    SPOOL.toString()));
         }
         boolean inside = workDir != null && readOnlyDirs.stream().anyMatch(workDir::startsWith);
-        args.addAll(List.of("--remount-ro", "/", "--chdir", inside ? workDir.toString() : "/tmp",
-                "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "LANG", "C.UTF-8",
-                "--setenv", "LC_ALL", "C.UTF-8", "--setenv", "HOME", "/tmp"));
+        args.addAll(List.of(
+                "--remount-ro",
+                "/",
+                "--chdir",
+                inside ? workDir.toString() : "/tmp",
+                "--setenv",
+                "PATH",
+                "/usr/local/bin:/usr/bin:/bin",
+                "--setenv",
+                "LANG",
+                "C.UTF-8",
+                "--setenv",
+                "LC_ALL",
+                "C.UTF-8",
+                "--setenv",
+                "HOME",
+                "/tmp"));
         return args;
     }
 
     /** What runs the command inside the sandbox: setpriv to {@code uid} when bwrap runs as root, nothing otherwise. */
     List<String> dropTo(int uid) {
-        return privileged ? List.of(SETPRIV.toString(), "--reuid=" + uid, "--regid=" + uid, "--clear-groups",
-                "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs") : List.of();
+        return privileged
+                ? List.of(
+                        SETPRIV.toString(),
+                        "--reuid=" + uid,
+                        "--regid=" + uid,
+                        "--clear-groups",
+                        "--inh-caps=-all",
+                        "--bounding-set=-all",
+                        "--no-new-privs")
+                : List.of();
     }
 
     private boolean works() {
@@ -248,8 +311,10 @@ public final class BwrapLauncher implements KernelLauncher {
         command.addAll(dropTo(NOBODY));
         command.add("/usr/bin/true");
         try {
-            Process probe = withEmptyEnv(command).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            Process probe = withEmptyEnv(command)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .start();
             if (!probe.waitFor(10, TimeUnit.SECONDS)) {
                 probe.destroyForcibly();
                 return false;

@@ -28,8 +28,7 @@ public final class CgroupLimits {
     private static volatile Optional<Hierarchy> hierarchy;
 
     /** Where kernel groups go: one parent directory (v2) or one per v1 hierarchy; whether they limit pids. */
-    record Hierarchy(boolean v2, List<Path> parents, boolean pids) {
-    }
+    record Hierarchy(boolean v2, List<Path> parents, boolean pids) {}
 
     private final Hierarchy where;
     private final long memoryBytes;
@@ -45,7 +44,8 @@ public final class CgroupLimits {
     public static Optional<CgroupLimits> detect(long memoryBytes, int pids) {
         Optional<Hierarchy> found = hierarchy;
         if (found == null) {
-            found = find(Path.of("/proc/self/mountinfo"), Path.of("/proc/self/cgroup")).filter(CgroupLimits::writable);
+            found = find(Path.of("/proc/self/mountinfo"), Path.of("/proc/self/cgroup"))
+                    .filter(CgroupLimits::writable);
             found.ifPresent(CgroupLimits::removeStale);
             hierarchy = found;
         }
@@ -67,8 +67,10 @@ public final class CgroupLimits {
             long held = 0;
             for (String line : Files.readAllLines(stat)) {
                 String[] field = line.split(" ");
-                if (field.length == 2 && (where.v2() ? field[0].equals("anon") || field[0].equals("shmem")
-                        : field[0].equals("total_rss") || field[0].equals("total_shmem"))) {
+                if (field.length == 2
+                        && (where.v2()
+                                ? field[0].equals("anon") || field[0].equals("shmem")
+                                : field[0].equals("total_rss") || field[0].equals("total_shmem"))) {
                     held += Long.parseLong(field[1]);
                 }
             }
@@ -91,7 +93,9 @@ public final class CgroupLimits {
     }
 
     void apply(Process process) {
-        List<Path> groups = where.parents().stream().map(p -> p.resolve("rlm-kernel-" + process.pid())).toList();
+        List<Path> groups = where.parents().stream()
+                .map(p -> p.resolve("rlm-kernel-" + process.pid()))
+                .toList();
         try {
             for (Path group : groups) {
                 Files.createDirectories(group);
@@ -224,7 +228,8 @@ public final class CgroupLimits {
             try (var groups = Files.newDirectoryStream(parent, "rlm-kernel-*")) {
                 for (Path group : groups) {
                     String pid = group.getFileName().toString().substring("rlm-kernel-".length());
-                    if (pid.matches("\\d+") && ProcessHandle.of(Long.parseLong(pid)).isEmpty()) {
+                    if (pid.matches("\\d+")
+                            && ProcessHandle.of(Long.parseLong(pid)).isEmpty()) {
                         Files.deleteIfExists(group);
                     }
                 }
@@ -285,16 +290,20 @@ public final class CgroupLimits {
     }
 
     private static Optional<Path> ownV1(List<String[]> mounts, List<String[]> memberships, String controller) {
-        return mounts.stream().filter(m -> m[0].equals("cgroup") && List.of(m[3].split(",")).contains(controller))
-                .findFirst().flatMap(m -> own(m, memberships, controller));
+        return mounts.stream()
+                .filter(m -> m[0].equals("cgroup") && List.of(m[3].split(",")).contains(controller))
+                .findFirst()
+                .flatMap(m -> own(m, memberships, controller));
     }
 
     /** Our group's directory in a mounted hierarchy: {type, mount root, mount point, options}. */
     private static Optional<Path> own(String[] mount, List<String[]> memberships, String controller) {
         return memberships.stream()
-                .filter(m -> controller.isEmpty() ? m[0].equals("0") && m[1].isEmpty()
+                .filter(m -> controller.isEmpty()
+                        ? m[0].equals("0") && m[1].isEmpty()
                         : List.of(m[1].split(",")).contains(controller))
-                .findFirst().map(m -> {
+                .findFirst()
+                .map(m -> {
                     String path = m[2];
                     if (!mount[1].equals("/") && path.startsWith(mount[1])) {
                         path = path.substring(mount[1].length());
@@ -307,11 +316,14 @@ public final class CgroupLimits {
     /** True if children of this v2 group get the memory controller (enabling it and pids if need be). */
     private static boolean delegates(Path group) {
         try {
-            List<String> available = List.of(Files.readString(group.resolve("cgroup.controllers")).trim().split(" "));
+            List<String> available = List.of(
+                    Files.readString(group.resolve("cgroup.controllers")).trim().split(" "));
             if (!available.contains("memory")) {
                 return false;
             }
-            List<String> enabled = List.of(Files.readString(group.resolve("cgroup.subtree_control")).trim().split(" "));
+            List<String> enabled = List.of(Files.readString(group.resolve("cgroup.subtree_control"))
+                    .trim()
+                    .split(" "));
             for (String controller : List.of("memory", "pids")) {
                 if (available.contains(controller) && !enabled.contains(controller)) {
                     Files.writeString(group.resolve("cgroup.subtree_control"), "+" + controller);
@@ -325,7 +337,10 @@ public final class CgroupLimits {
 
     private static boolean enabled(Path group, String controller) {
         try {
-            return List.of(Files.readString(group.resolve("cgroup.subtree_control")).trim().split(" ")).contains(controller);
+            return List.of(Files.readString(group.resolve("cgroup.subtree_control"))
+                            .trim()
+                            .split(" "))
+                    .contains(controller);
         } catch (IOException e) {
             return false;
         }

@@ -114,7 +114,8 @@ public final class ContainerLauncher implements KernelLauncher {
         if (spec.writableDir() != null) {
             writableByKernel(spec.writableDir());
         }
-        return new Container(new ProcessBuilder(KernelLauncher.inOwnSession(command(spec, name))).start(), runtime, name);
+        return new Container(
+                new ProcessBuilder(KernelLauncher.inOwnSession(command(spec, name))).start(), runtime, name);
     }
 
     /** The kernel's uid may not be ours: as root, give it the directory; otherwise open the directory to it. */
@@ -131,20 +132,35 @@ public final class ContainerLauncher implements KernelLauncher {
     /** The full {@code run} command line for one kernel; pure, so it can be checked flag by flag. */
     public List<String> command(KernelSpec spec, String name) {
         String containerHarness = HARNESS_DIR + spec.harness().getFileName();
-        List<String> command = new ArrayList<>(List.of(runtime.toString(), "run", "--rm", "-i",
-                "--name", name,
-                "--network", "none",
+        List<String> command = new ArrayList<>(List.of(
+                runtime.toString(),
+                "run",
+                "--rm",
+                "-i",
+                "--name",
+                name,
+                "--network",
+                "none",
                 "--read-only",
-                "--cap-drop", "ALL",
-                "--security-opt", "no-new-privileges",
-                "--user", USER,
-                "--pids-limit", Integer.toString(settings.pidsLimit()),
-                "--memory", settings.memoryMb() + "m",
-                "--memory-swap", settings.memoryMb() + "m",
-                "--cpus", BigDecimal.valueOf(settings.cpus()).stripTrailingZeros().toPlainString(),
-                "--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=" + settings.tmpMb() + "m,mode=1777",
+                "--cap-drop",
+                "ALL",
+                "--security-opt",
+                "no-new-privileges",
+                "--user",
+                USER,
+                "--pids-limit",
+                Integer.toString(settings.pidsLimit()),
+                "--memory",
+                settings.memoryMb() + "m",
+                "--memory-swap",
+                settings.memoryMb() + "m",
+                "--cpus",
+                BigDecimal.valueOf(settings.cpus()).stripTrailingZeros().toPlainString(),
+                "--tmpfs",
+                "/tmp:rw,noexec,nosuid,nodev,size=" + settings.tmpMb() + "m,mode=1777",
                 // The engine would otherwise keep a copy of everything the kernel sends us in its logs.
-                "--log-driver", "none"));
+                "--log-driver",
+                "none"));
         if (isPodman()) {
             // podman copies the host's proxy variables into containers unless told not to.
             command.add("--http-proxy=false");
@@ -162,8 +178,14 @@ public final class ContainerLauncher implements KernelLauncher {
             String dir = mount(spec.writableDir(), SNAPSHOT);
             command.addAll(List.of("-v", dir.substring(0, dir.length() - ":ro".length()) + ":rw"));
         }
-        command.addAll(List.of("--workdir", spec.workDir().toAbsolutePath().normalize().toString(), settings.image(),
-                settings.python(), "-I", "-B", containerHarness));
+        command.addAll(List.of(
+                "--workdir",
+                spec.workDir().toAbsolutePath().normalize().toString(),
+                settings.image(),
+                settings.python(),
+                "-I",
+                "-B",
+                containerHarness));
         command.addAll(spec.harnessArgs());
         return command;
     }
@@ -221,7 +243,8 @@ public final class ContainerLauncher implements KernelLauncher {
     }
 
     private static boolean engineAnswers(Path binary, long deadline) {
-        String version = binary.getFileName().toString().contains("podman") ? "{{.Version.Version}}" : "{{.ServerVersion}}";
+        String version =
+                binary.getFileName().toString().contains("podman") ? "{{.Version.Version}}" : "{{.ServerVersion}}";
         Process probe = null;
         try {
             probe = quietly(binary, "info", "--format", version).start();

@@ -52,8 +52,7 @@ final class DirQuota {
     private static final Set<Watch> ALL = ConcurrentHashMap.newKeySet();
     private static final WatchService CHANGES = changes();
 
-    private DirQuota() {
-    }
+    private DirQuota() {}
 
     /** Watches {@code dir} until {@code process} ends or the returned watch is stopped. */
     static Watch watch(Path dir, long limit, Process process, Runnable kill) {
@@ -68,7 +67,7 @@ final class DirQuota {
 
     /** Bytes the tree holds, measured until it passes {@code stopAbove}. */
     static long usage(Path dir, long stopAbove) {
-        return usage(dir, stopAbove, d -> { });
+        return usage(dir, stopAbove, d -> {});
     }
 
     /** {@code entering} is told of each directory before its entries are read. */
@@ -194,8 +193,8 @@ final class DirQuota {
                 return;
             }
             try {
-                WatchKey key = d.register(CHANGES, StandardWatchEventKinds.ENTRY_CREATE,
-                        StandardWatchEventKinds.ENTRY_MODIFY);
+                WatchKey key =
+                        d.register(CHANGES, StandardWatchEventKinds.ENTRY_CREATE, StandardWatchEventKinds.ENTRY_MODIFY);
                 keys.add(key);
                 BY_KEY.put(key, this);
                 if (stopped) {

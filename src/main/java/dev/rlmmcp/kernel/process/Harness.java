@@ -45,12 +45,14 @@ public final class Harness {
 
     /** The package's place among the classes: in the jar, or target/classes when run from the build. */
     private static final String PACKAGE = "rlm_harness";
+
     static final String BOOTSTRAP = "from rlm_harness.main import main\n\nmain()\n";
     /**
      * Run as {@code python -I -c COMPILE <dir>}: compiles the tree, prints the interpreter's cache tag (the
      * middle of the .pyc names it looks for; none: it caches no bytecode) and fails if anything did not compile.
      */
-    static final String COMPILE = String.join("\n",
+    static final String COMPILE = String.join(
+            "\n",
             "import compileall, py_compile, sys",
             "tag = sys.implementation.cache_tag",
             "ok = tag is not None and compileall.compile_dir(sys.argv[1], quiet=1, force=True,",
@@ -58,12 +60,12 @@ public final class Harness {
             "print(tag)",
             "sys.exit(0 if ok else 1)",
             "");
+
     static final Duration COMPILE_TIMEOUT = Duration.ofSeconds(60);
 
     private static final Logger log = LoggerFactory.getLogger(Harness.class);
 
-    private Harness() {
-    }
+    private Harness() {}
 
     /**
      * Writes the harness under {@code dir} (named by the hash of all its files, so versions never mix),
@@ -93,7 +95,8 @@ public final class Harness {
         try {
             Layout layout = layout();
             String build = HexFormat.of().formatHex(sha256(python.build().getBytes(StandardCharsets.UTF_8)), 0, 4);
-            String name = "harness-" + layout.hash() + "-" + python.version().replaceAll("[^0-9A-Za-z.+]", "_") + "-" + build;
+            String name =
+                    "harness-" + layout.hash() + "-" + python.version().replaceAll("[^0-9A-Za-z.+]", "_") + "-" + build;
             return install(dir, name, layout, python.executable());
         } catch (IOException | RuntimeException e) {
             log.warn("kernels compile the harness at each start: {} cannot compile it ({})", python, e.getMessage());
@@ -102,8 +105,7 @@ public final class Harness {
     }
 
     /** The files to write, the bootstrap first, and the hash of them all. */
-    private record Layout(String hash, Map<String, byte[]> files) {
-    }
+    private record Layout(String hash, Map<String, byte[]> files) {}
 
     private static Layout layout() throws IOException {
         Map<String, byte[]> layout = new LinkedHashMap<>();
@@ -160,22 +162,27 @@ public final class Harness {
      */
     static void compile(Path python, Path root, Iterable<String> sources) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(List.of(python.toString(), "-I", "-c", COMPILE, root.toString()))
-                .redirectErrorStream(true).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+                .redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         builder.environment().clear();
-        builder.environment().putAll(Map.of("PATH", "/usr/local/bin:/usr/bin:/bin", "LANG", "C.UTF-8", "LC_ALL", "C.UTF-8"));
+        builder.environment()
+                .putAll(Map.of("PATH", "/usr/local/bin:/usr/bin:/bin", "LANG", "C.UTF-8", "LC_ALL", "C.UTF-8"));
         Process process = builder.start();
         try {
-            CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> {
-                try (InputStream in = process.getInputStream()) {
-                    return in.readAllBytes();
-                } catch (IOException e) {
-                    return new byte[0];
-                }
-            }, Thread::startVirtualThread);
+            CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(
+                    () -> {
+                        try (InputStream in = process.getInputStream()) {
+                            return in.readAllBytes();
+                        } catch (IOException e) {
+                            return new byte[0];
+                        }
+                    },
+                    Thread::startVirtualThread);
             if (!process.waitFor(COMPILE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new IOException("it did not finish within " + COMPILE_TIMEOUT.toSeconds() + " s");
             }
-            String[] lines = new String(out.join(), StandardCharsets.UTF_8).strip().split("\n");
+            String[] lines =
+                    new String(out.join(), StandardCharsets.UTF_8).strip().split("\n");
             String tag = lines[lines.length - 1].strip();
             if (process.exitValue() != 0) {
                 throw new IOException("exit code " + process.exitValue() + ": " + tag);
@@ -199,8 +206,10 @@ public final class Harness {
     private static void readOnly(Path root) throws IOException {
         try (Stream<Path> walk = Files.walk(root)) {
             for (Path path : walk.sorted(Comparator.reverseOrder()).toList()) {
-                Files.setPosixFilePermissions(path, PosixFilePermissions.fromString(
-                        Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS) ? "r-xr-xr-x" : "r--r--r--"));
+                Files.setPosixFilePermissions(
+                        path,
+                        PosixFilePermissions.fromString(
+                                Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS) ? "r-xr-xr-x" : "r--r--r--"));
             }
         }
     }
@@ -230,7 +239,10 @@ public final class Harness {
             if (init.openConnection() instanceof JarURLConnection entry) {
                 entry.setUseCaches(false);
                 try (JarFile jar = entry.getJarFile()) {
-                    return read(jar, entry.getEntryName().substring(0, entry.getEntryName().lastIndexOf('/') + 1));
+                    return read(
+                            jar,
+                            entry.getEntryName()
+                                    .substring(0, entry.getEntryName().lastIndexOf('/') + 1));
                 }
             }
             return read(Path.of(init.toURI()).getParent());
@@ -243,7 +255,8 @@ public final class Harness {
         SortedMap<String, byte[]> files = new TreeMap<>();
         for (Enumeration<JarEntry> entries = jar.entries(); entries.hasMoreElements(); ) {
             JarEntry entry = entries.nextElement();
-            String name = entry.getName().startsWith(packageDir) ? entry.getName().substring(packageDir.length()) : "";
+            String name =
+                    entry.getName().startsWith(packageDir) ? entry.getName().substring(packageDir.length()) : "";
             if (name.endsWith(".py") && name.indexOf('/') < 0) {
                 try (InputStream in = jar.getInputStream(entry)) {
                     files.put(name, in.readAllBytes());
@@ -256,14 +269,16 @@ public final class Harness {
     private static SortedMap<String, byte[]> read(Path packageDir) throws IOException {
         SortedMap<String, byte[]> files = new TreeMap<>();
         try (Stream<Path> entries = Files.list(packageDir)) {
-            for (Path path : entries.filter(p -> p.getFileName().toString().endsWith(".py")).toList()) {
+            for (Path path : entries.filter(p -> p.getFileName().toString().endsWith(".py"))
+                    .toList()) {
                 files.put(path.getFileName().toString(), Files.readAllBytes(path));
             }
         }
         return complete(files, packageDir.toString());
     }
 
-    private static SortedMap<String, byte[]> complete(SortedMap<String, byte[]> files, String where) throws IOException {
+    private static SortedMap<String, byte[]> complete(SortedMap<String, byte[]> files, String where)
+            throws IOException {
         if (!files.containsKey("__init__.py") || !files.containsKey("main.py")) {
             throw new IOException("the kernel harness at " + where + " is incomplete: " + files.keySet());
         }

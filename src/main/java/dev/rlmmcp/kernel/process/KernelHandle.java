@@ -59,8 +59,7 @@ public class KernelHandle {
      * the one that directory was renamed to when a warm kernel was claimed (a bind mount follows the
      * rename). Called before the kernel is asked to touch it; makes it the kernel's (owner, quota).
      */
-    public void attach(Path hostDir) throws IOException {
-    }
+    public void attach(Path hostDir) throws IOException {}
 
     /** Why the launcher itself ended this kernel (e.g. a limit it enforces), or null. */
     public String whyEnded() {

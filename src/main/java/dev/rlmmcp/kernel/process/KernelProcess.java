@@ -31,6 +31,7 @@ public final class KernelProcess {
     private volatile String label;
     /** The harness's pid in its own namespace (from its ready frame; -1: unknown), and in the host's once found (0: not yet). */
     private volatile long announcedPid = -1;
+
     private volatile long hostPid;
 
     private KernelProcess(KernelHandle kernel, String label) {
@@ -38,7 +39,10 @@ public final class KernelProcess {
         this.process = kernel.process();
         this.label = label;
         this.stderr = new StderrRelay(line -> log.warn("kernel {}: {}", this.label, line), System::nanoTime);
-        this.diagnostics = Thread.ofPlatform().daemon().stackSize(256 * 1024).name("kernel-log-" + label)
+        this.diagnostics = Thread.ofPlatform()
+                .daemon()
+                .stackSize(256 * 1024)
+                .name("kernel-log-" + label)
                 .start(this::relayDiagnostics);
     }
 
@@ -173,7 +177,10 @@ public final class KernelProcess {
             return -1;
         }
         return Stream.concat(Stream.of(process.toHandle()), process.toHandle().descendants())
-                .mapToLong(ProcessHandle::pid).filter(pid -> namespacePid(pid) == announced).findFirst().orElse(-1);
+                .mapToLong(ProcessHandle::pid)
+                .filter(pid -> namespacePid(pid) == announced)
+                .findFirst()
+                .orElse(-1);
     }
 
     private static long namespacePid(long pid) {

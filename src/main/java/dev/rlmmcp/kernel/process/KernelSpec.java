@@ -10,8 +10,14 @@ import java.util.List;
  * session's snapshot; null for none) and one it must not see even inside a readable one (the state
  * directory, with every session's data; null for none), each at its host path.
  */
-public record KernelSpec(Path python, Path harness, List<String> harnessArgs, Path workDir, List<Path> readOnlyDirs,
-        Path writableDir, Path hiddenDir) {
+public record KernelSpec(
+        Path python,
+        Path harness,
+        List<String> harnessArgs,
+        Path workDir,
+        List<Path> readOnlyDirs,
+        Path writableDir,
+        Path hiddenDir) {
 
     public KernelSpec(Path python, Path harness, List<String> harnessArgs, Path workDir, List<Path> readOnlyDirs) {
         this(python, harness, harnessArgs, workDir, readOnlyDirs, null, null);

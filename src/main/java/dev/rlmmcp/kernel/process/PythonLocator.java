@@ -24,7 +24,8 @@ public final class PythonLocator {
      * Run as {@code python -I} like the kernel, so sys.path is the kernel's. One field a line: executable,
      * sys.version, x.y.z, then the installation's prefixes and the existing sys.path directories, NUL-separated.
      */
-    static final String PROBE = String.join("\n",
+    static final String PROBE = String.join(
+            "\n",
             "import os, sys",
             "print(sys.executable)",
             "print(sys.version.replace(chr(10), ' '))",
@@ -33,8 +34,7 @@ public final class PythonLocator {
             "print(chr(0).join(p for p in sys.path if p and os.path.isdir(p)))",
             "");
 
-    private PythonLocator() {
-    }
+    private PythonLocator() {}
 
     /**
      * {@code build}: the full sys.version, which tells two builds of one release apart; {@code prefixes}:
@@ -68,10 +68,14 @@ public final class PythonLocator {
     public static Python locate(String command) {
         Process process;
         try {
-            process = new ProcessBuilder(List.of(command, "-I", "-c", PROBE)).redirectErrorStream(true).start();
+            process = new ProcessBuilder(List.of(command, "-I", "-c", PROBE))
+                    .redirectErrorStream(true)
+                    .start();
         } catch (IOException e) {
-            throw new IllegalStateException("cannot run Python '" + command + "': " + e.getMessage()
-                    + ". Install python3 (3.10 or newer) or point --python / RLM_PYTHON at one.", e);
+            throw new IllegalStateException(
+                    "cannot run Python '" + command + "': " + e.getMessage()
+                            + ". Install python3 (3.10 or newer) or point --python / RLM_PYTHON at one.",
+                    e);
         }
         try {
             String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -80,7 +84,8 @@ public final class PythonLocator {
             }
             Python python = parse(out, command);
             String[] parts = python.version().split("\\.");
-            if (Integer.parseInt(parts[0]) < 3 || (Integer.parseInt(parts[0]) == 3 && Integer.parseInt(parts[1]) < 10)) {
+            if (Integer.parseInt(parts[0]) < 3
+                    || (Integer.parseInt(parts[0]) == 3 && Integer.parseInt(parts[1]) < 10)) {
                 throw new IllegalStateException("Python '" + command + "' is " + python.version()
                         + "; rlm-mcp needs 3.10 or newer (set --python / RLM_PYTHON)");
             }
@@ -103,8 +108,12 @@ public final class PythonLocator {
         }
         int at = lines.length - 5;
         String executable = lines[at].strip();
-        return new Python(executable.isEmpty() ? Path.of(command) : Path.of(executable), lines[at + 2].strip(),
-                lines[at + 1].strip(), paths(lines[at + 3]), paths(lines[at + 4]));
+        return new Python(
+                executable.isEmpty() ? Path.of(command) : Path.of(executable),
+                lines[at + 2].strip(),
+                lines[at + 1].strip(),
+                paths(lines[at + 3]),
+                paths(lines[at + 4]));
     }
 
     /** The probe as a script file under {@code dir}, for running it where a kernel runs. */
@@ -125,7 +134,10 @@ public final class PythonLocator {
     }
 
     private static List<Path> paths(String line) {
-        return Arrays.stream(line.strip().split("\0")).filter(p -> !p.isEmpty()).map(Path::of).toList();
+        return Arrays.stream(line.strip().split("\0"))
+                .filter(p -> !p.isEmpty())
+                .map(Path::of)
+                .toList();
     }
 
     /** The directories holding each symlink from {@code executable} to the real file, and the file's own. */

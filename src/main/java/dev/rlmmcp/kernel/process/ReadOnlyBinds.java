@@ -17,12 +17,12 @@ import java.util.stream.Stream;
  */
 final class ReadOnlyBinds {
 
-    private ReadOnlyBinds() {
-    }
+    private ReadOnlyBinds() {}
 
     /** {@code covered}: directories the sandbox shows already (/usr and the like); dirs inside them are skipped. */
     static List<String> args(List<Path> dirs, List<String> covered) {
-        List<Path> shown = Stream.concat(Stream.of("/usr"), covered.stream()).map(Path::of).toList();
+        List<Path> shown =
+                Stream.concat(Stream.of("/usr"), covered.stream()).map(Path::of).toList();
         TreeSet<Path> wanted = new TreeSet<>();
         for (Path dir : dirs) {
             Path path = dir.toAbsolutePath().normalize();

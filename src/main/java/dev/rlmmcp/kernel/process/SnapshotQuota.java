@@ -25,6 +25,7 @@ final class SnapshotQuota {
     private final Path overLimit;
     /** The directories noted there, read once at start and kept in step with the notes. */
     private final Set<Path> noted;
+
     private final SnapshotCutBack snapshotCutBack;
 
     SnapshotQuota(long diskBytes, Path overLimit, SnapshotCutBack snapshotCutBack) {
@@ -87,7 +88,8 @@ final class SnapshotQuota {
 
     private Path note(Path key) {
         try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.toString().getBytes(StandardCharsets.UTF_8));
+            byte[] digest =
+                    MessageDigest.getInstance("SHA-256").digest(key.toString().getBytes(StandardCharsets.UTF_8));
             return overLimit.resolve(HexFormat.of().formatHex(digest));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);

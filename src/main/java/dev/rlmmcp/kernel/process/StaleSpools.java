@@ -23,8 +23,7 @@ final class StaleSpools {
     private static final Logger log = LoggerFactory.getLogger(StaleSpools.class);
     private static final java.time.Duration RECENT = java.time.Duration.ofMinutes(1);
 
-    private StaleSpools() {
-    }
+    private StaleSpools() {}
 
     static void remove(Path spoolRoot) {
         if (!Files.isDirectory(spoolRoot, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
@@ -35,8 +34,10 @@ final class StaleSpools {
         int removed = 0;
         try (DirectoryStream<Path> dirs = Files.newDirectoryStream(spoolRoot, "spool-*")) {
             for (Path dir : dirs) {
-                if (!inUse.contains(dir.toString()) && Files.getLastModifiedTime(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)
-                        .toInstant().isBefore(recent)) {
+                if (!inUse.contains(dir.toString())
+                        && Files.getLastModifiedTime(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                                .toInstant()
+                                .isBefore(recent)) {
                     FileTrees.deleteTree(dir);
                     removed++;
                 }
@@ -60,8 +61,8 @@ final class StaleSpools {
         try (DirectoryStream<Path> procs = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
             for (Path proc : procs) {
                 try {
-                    String[] argv = new String(Files.readAllBytes(proc.resolve("cmdline")), StandardCharsets.UTF_8)
-                            .split("\0");
+                    String[] argv =
+                            new String(Files.readAllBytes(proc.resolve("cmdline")), StandardCharsets.UTF_8).split("\0");
                     if (argv.length > 0 && argv[0].endsWith("bwrap")) {
                         args.addAll(Set.of(argv));
                     }

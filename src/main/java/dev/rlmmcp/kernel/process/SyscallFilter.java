@@ -48,6 +48,7 @@ final class SyscallFilter {
     private static final int RET_ERRNO = 0x00050000;
     /** Offsets in struct seccomp_data: the syscall number, the audit arch, the low word of an argument (little-endian). */
     private static final int NR = 0;
+
     private static final int ARCH = 4;
     private static final int ARG0 = 16;
     private static final int ARG1 = 24;
@@ -57,12 +58,17 @@ final class SyscallFilter {
      * socketpair, io_uring_setup, and the calls refused as not supported (fallocate, setxattr,
      * lsetxattr, fsetxattr, setxattrat).
      */
-    record Arch(int audit, int cloneNr, int unshare, int clone3, int socket, int socketpair, int ioUringSetup,
-            int... unsupported) {
-    }
+    record Arch(
+            int audit,
+            int cloneNr,
+            int unshare,
+            int clone3,
+            int socket,
+            int socketpair,
+            int ioUringSetup,
+            int... unsupported) {}
 
-    private SyscallFilter() {
-    }
+    private SyscallFilter() {}
 
     /** The filter for this JVM's architecture, or empty where it is not known. */
     static Optional<byte[]> forThisMachine() {
@@ -71,10 +77,9 @@ final class SyscallFilter {
 
     static Optional<Arch> arch(String osArch) {
         return switch (osArch) {
-            case "amd64", "x86_64" -> Optional.of(new Arch(0xC000003E, 56, 272, 435, 41, 53, 425,
-                    285, 188, 189, 190, 463));
-            case "aarch64", "arm64" -> Optional.of(new Arch(0xC00000B7, 220, 97, 435, 198, 199, 425,
-                    47, 5, 6, 7, 463));
+            case "amd64", "x86_64" ->
+                Optional.of(new Arch(0xC000003E, 56, 272, 435, 41, 53, 425, 285, 188, 189, 190, 463));
+            case "aarch64", "arm64" -> Optional.of(new Arch(0xC00000B7, 220, 97, 435, 198, 199, 425, 47, 5, 6, 7, 463));
             default -> Optional.empty();
         };
     }
@@ -134,8 +139,7 @@ final class SyscallFilter {
         private static final short RET = 0x06;
 
         /** One instruction; a jump's target on true (or, for jumpUnless, on false) is a label. */
-        private record Op(short code, int k, String onTrue, String onFalse) {
-        }
+        private record Op(short code, int k, String onTrue, String onFalse) {}
 
         private final List<Op> ops = new ArrayList<>();
         private final Map<String, Integer> labels = new HashMap<>();
@@ -177,7 +181,10 @@ final class SyscallFilter {
             ByteBuffer out = ByteBuffer.allocate(ops.size() * 8).order(ByteOrder.nativeOrder());
             for (int i = 0; i < ops.size(); i++) {
                 Op op = ops.get(i);
-                out.putShort(op.code()).put(offset(i, op.onTrue())).put(offset(i, op.onFalse())).putInt(op.k());
+                out.putShort(op.code())
+                        .put(offset(i, op.onTrue()))
+                        .put(offset(i, op.onFalse()))
+                        .putInt(op.k());
             }
             return out.array();
         }

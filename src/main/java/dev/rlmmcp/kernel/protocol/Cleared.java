@@ -10,5 +10,4 @@ import java.util.List;
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record Cleared(List<String> cleared, long freedBytes, String freedHuman, MemoryUse memory) {
-}
+public record Cleared(List<String> cleared, long freedBytes, String freedHuman, MemoryUse memory) {}

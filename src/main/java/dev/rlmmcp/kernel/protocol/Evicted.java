@@ -9,5 +9,4 @@ import com.fasterxml.jackson.databind.annotation.JsonNaming;
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record Evicted(String name, long sizeBytes, String sizeHuman, boolean spilled, String reason) {
-}
+public record Evicted(String name, long sizeBytes, String sizeHuman, boolean spilled, String reason) {}

@@ -17,9 +17,18 @@ import java.util.Map;
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record ExecResult(String stdout, String stderr, PyError error, List<String> variablesChanged,
-        List<String> variablesDeleted, double durationMs, List<Evicted> evicted, MemoryUse memory,
-        Map<String, Truncation> truncated, Map<String, String> notPersisted, Unspilled loadedFromSnapshot,
+public record ExecResult(
+        String stdout,
+        String stderr,
+        PyError error,
+        List<String> variablesChanged,
+        List<String> variablesDeleted,
+        double durationMs,
+        List<Evicted> evicted,
+        MemoryUse memory,
+        Map<String, Truncation> truncated,
+        Map<String, String> notPersisted,
+        Unspilled loadedFromSnapshot,
         LoopAnswer answer) {
 
     public ExecResult {

@@ -26,8 +26,10 @@ public sealed interface KernelRequest<R> {
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    record Exec(String code, McpSetup mcp, @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean answer)
-            implements KernelRequest<ExecResult> {
+    record Exec(
+            String code,
+            McpSetup mcp,
+            @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean answer) implements KernelRequest<ExecResult> {
 
         public Exec(String code, McpSetup mcp) {
             this(code, mcp, false);

@@ -10,8 +10,18 @@ import java.util.List;
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record Loaded(String name, String type, String dataType, long sizeBytes, String sizeHuman, String preview,
-        double durationMs, List<Evicted> evicted, MemoryUse memory, Long length, List<String> columns) {
+public record Loaded(
+        String name,
+        String type,
+        String dataType,
+        long sizeBytes,
+        String sizeHuman,
+        String preview,
+        double durationMs,
+        List<Evicted> evicted,
+        MemoryUse memory,
+        Long length,
+        List<String> columns) {
 
     public Loaded {
         evicted = evicted == null ? List.of() : evicted;

@@ -12,10 +12,8 @@ import java.util.List;
  */
 public record McpSetup(List<Server> servers, List<String> discovered) {
 
-    public record Server(String name, String alias, List<Tool> tools) {
-    }
+    public record Server(String name, String alias, List<Tool> tools) {}
 
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    public record Tool(String name, String alias, String description, JsonNode inputSchema) {
-    }
+    public record Tool(String name, String alias, String description, JsonNode inputSchema) {}
 }

@@ -9,6 +9,13 @@ import com.fasterxml.jackson.databind.annotation.JsonNaming;
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record MemoryUse(long totalBytes, String totalHuman, int variableCount, int spilledCount, long limitBytes,
-        double percent, String limitHuman, Long rssBytes, String rssHuman) {
-}
+public record MemoryUse(
+        long totalBytes,
+        String totalHuman,
+        int variableCount,
+        int spilledCount,
+        long limitBytes,
+        double percent,
+        String limitHuman,
+        Long rssBytes,
+        String rssHuman) {}

@@ -12,6 +12,13 @@ import com.fasterxml.jackson.databind.annotation.JsonNaming;
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record Page(String varName, String type, String format, long totalChars, long offset, long returnedChars,
-        @JsonInclude(JsonInclude.Include.ALWAYS) Long nextOffset, String value, String note) {
-}
+public record Page(
+        String varName,
+        String type,
+        String format,
+        long totalChars,
+        long offset,
+        long returnedChars,
+        @JsonInclude(JsonInclude.Include.ALWAYS) Long nextOffset,
+        String value,
+        String note) {}

@@ -9,5 +9,4 @@ import com.fasterxml.jackson.databind.annotation.JsonNaming;
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record PyError(String type, String message, String traceback, Boolean interrupted, Integer line) {
-}
+public record PyError(String type, String message, String traceback, Boolean interrupted, Integer line) {}

@@ -28,8 +28,11 @@ public record Ready(long pid, String python, int protocol, Set<String> reserved)
                 names.add(name.asText());
             }
         }
-        return new Ready(header.path("pid").asLong(-1), header.path("python").asText(""),
-                header.path("protocol").asInt(0), names);
+        return new Ready(
+                header.path("pid").asLong(-1),
+                header.path("python").asText(""),
+                header.path("protocol").asInt(0),
+                names);
     }
 
     /** True if the harness speaks this server's protocol. */

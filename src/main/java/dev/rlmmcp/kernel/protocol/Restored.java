@@ -16,8 +16,15 @@ import java.util.Map;
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record Restored(long generation, String savedAt, List<String> restored, List<String> spilled,
-        Map<String, String> failed, double durationMs, MemoryUse memory, List<String> unwritten) {
+public record Restored(
+        long generation,
+        String savedAt,
+        List<String> restored,
+        List<String> spilled,
+        Map<String, String> failed,
+        double durationMs,
+        MemoryUse memory,
+        List<String> unwritten) {
 
     public Restored {
         restored = restored == null ? List.of() : restored;

@@ -4,5 +4,4 @@ import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 
 /** The harness's reply to {@link KernelRequest.RlmBegin}: {@code answer} is set, and nothing more to say. */
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record RlmBegun() {
-}
+public record RlmBegun() {}

@@ -11,8 +11,14 @@ import java.util.Map;
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record SnapshotWritten(List<String> written, List<String> unchanged, Map<String, String> notPersisted,
-        long bytes, double durationMs, long generation, String savedAt) {
+public record SnapshotWritten(
+        List<String> written,
+        List<String> unchanged,
+        Map<String, String> notPersisted,
+        long bytes,
+        double durationMs,
+        long generation,
+        String savedAt) {
 
     public SnapshotWritten {
         written = written == null ? List.of() : written;

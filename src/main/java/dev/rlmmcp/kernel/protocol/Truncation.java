@@ -9,5 +9,4 @@ import com.fasterxml.jackson.databind.annotation.JsonNaming;
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record Truncation(long totalChars, long shownChars, String keptIn, long keptChars) {
-}
+public record Truncation(long totalChars, long shownChars, String keptIn, long keptChars) {}

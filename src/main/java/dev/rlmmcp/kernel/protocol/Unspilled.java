@@ -8,5 +8,4 @@ import java.util.List;
 /** Spilled variables a cell used, loaded back from the snapshot before it ran: which, how many bytes, how long. */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record Unspilled(List<String> names, long bytes, double durationMs) {
-}
+public record Unspilled(List<String> names, long bytes, double durationMs) {}

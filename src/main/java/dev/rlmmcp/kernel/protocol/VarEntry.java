@@ -14,8 +14,19 @@ import java.util.List;
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record VarEntry(String name, String status, String type, Long sizeBytes, String sizeHuman, String created,
-        String lastAccessed, String saved, String preview, Long length, List<String> columns, String notPersisted,
+public record VarEntry(
+        String name,
+        String status,
+        String type,
+        Long sizeBytes,
+        String sizeHuman,
+        String created,
+        String lastAccessed,
+        String saved,
+        String preview,
+        Long length,
+        List<String> columns,
+        String notPersisted,
         String persisted) {
 
     /** An entry known only by name (from the trace, no kernel asked). */

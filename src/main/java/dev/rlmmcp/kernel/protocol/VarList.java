@@ -10,5 +10,4 @@ import java.util.List;
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
-public record VarList(List<VarEntry> variables, MemoryUse memory) {
-}
+public record VarList(List<VarEntry> variables, MemoryUse memory) {}

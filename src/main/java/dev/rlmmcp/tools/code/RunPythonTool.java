@@ -8,18 +8,18 @@ import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.bridge.BridgeException;
 import dev.rlmmcp.bridge.BridgedServers;
 import dev.rlmmcp.bridge.ServerDefinition;
+import dev.rlmmcp.core.BridgeSetup;
+import dev.rlmmcp.core.CodeError;
+import dev.rlmmcp.core.KernelSettings;
 import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.McpCallbacks;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.StepExtras;
-import dev.rlmmcp.core.StepRequest;
-import dev.rlmmcp.rlm.RlmRuns;
-import dev.rlmmcp.core.StepResult;
-import dev.rlmmcp.core.KernelSettings;
 import dev.rlmmcp.core.StepOutput;
-import dev.rlmmcp.core.BridgeSetup;
-import dev.rlmmcp.core.CodeError;
+import dev.rlmmcp.core.StepRequest;
+import dev.rlmmcp.core.StepResult;
+import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.ResponseFormat;
@@ -69,8 +69,7 @@ public final class RunPythonTool implements RlmTool {
                 describe_server(name), discovered_servers(); failures raise mcp.runtime.MCPError. Top-level \
                 await works. Call many tools in one program and print only what you need. Configured servers: \
                 %s. Reply: status (success | error | timeout | validation_error), summary, exitCode, stdout \
-                and stderr as lines, servers, error, timeoutSeconds; TOON by default."""
-                .formatted(configured());
+                and stderr as lines, servers, error, timeoutSeconds; TOON by default.""".formatted(configured());
     }
 
     private String configured() {
@@ -83,10 +82,16 @@ public final class RunPythonTool implements RlmTool {
         return Schema.object()
                 .string("code", "Python source to run; top-level await is allowed.", true)
                 .stringList("servers", "MCP servers this run may call (by configured name); no others are reachable.")
-                .integer("timeout", "Seconds before the run is stopped (default %d).".formatted(DEFAULT_TIMEOUT_S), 1,
+                .integer(
+                        "timeout",
+                        "Seconds before the run is stopped (default %d).".formatted(DEFAULT_TIMEOUT_S),
+                        1,
                         settings.maxTimeout().toSeconds())
-                .string("session_id", "Run in this existing session (its variables stay); omit for a fresh kernel "
-                        + "that is discarded after the run.", false);
+                .string(
+                        "session_id",
+                        "Run in this existing session (its variables stay); omit for a fresh kernel "
+                                + "that is discarded after the run.",
+                        false);
     }
 
     @Override
@@ -100,8 +105,7 @@ public final class RunPythonTool implements RlmTool {
     }
 
     /** What a call asks for, its arguments checked: the code, the servers it may call, its limit, its session. */
-    private record Asked(String code, List<String> servers, long timeout, Session existing) {
-    }
+    private record Asked(String code, List<String> servers, long timeout, Session existing) {}
 
     private Asked asked(Args args) {
         String code = args.requiredString("code");
@@ -111,13 +115,18 @@ public final class RunPythonTool implements RlmTool {
         List<String> servers = List.copyOf(new LinkedHashSet<>(args.stringList("servers")));
         for (String server : servers) {
             if (bridge.find(server).isEmpty()) {
-                throw RlmException.invalid("servers", "no MCP server named '" + server + "' is configured",
+                throw RlmException.invalid(
+                        "servers",
+                        "no MCP server named '" + server + "' is configured",
                         "use one of: " + configured() + " (from the MCP config files, or --mcp-config)");
             }
         }
         Long timeout = args.integer("timeout", 1, settings.maxTimeout().toSeconds());
         String sessionId = args.sessionId();
-        return new Asked(code, servers, timeout == null ? DEFAULT_TIMEOUT_S : timeout,
+        return new Asked(
+                code,
+                servers,
+                timeout == null ? DEFAULT_TIMEOUT_S : timeout,
                 sessionId == null ? null : sessions.get(sessionId));
     }
 
@@ -135,14 +144,21 @@ public final class RunPythonTool implements RlmTool {
         Session existing = asked.existing();
         // a bridged call may run past the run's own limit by the interrupt grace: the run's limit (its
         // interrupt, then its kill) is what ends the run, reported as a timeout, never the bridge's wait
-        McpCallbacks callbacks = new McpCallbacks(bridge, servers,
-                Duration.ofSeconds(timeout).plus(settings.interruptGrace()), json);
+        McpCallbacks callbacks =
+                new McpCallbacks(bridge, servers, Duration.ofSeconds(timeout).plus(settings.interruptGrace()), json);
         BridgeSetup setup;
         try {
             setup = callbacks.kernelSetup();
         } catch (BridgeException e) {
-            return reply("error", "MCP server could not be loaded: " + e.getMessage(), null, "", "", servers,
-                    e.getMessage(), timeout);
+            return reply(
+                    "error",
+                    "MCP server could not be loaded: " + e.getMessage(),
+                    null,
+                    "",
+                    "",
+                    servers,
+                    e.getMessage(),
+                    timeout);
         }
         Session session = existing != null ? existing : sessions.create("run_python", Limits.NONE);
         if (existing == null) {
@@ -150,8 +166,13 @@ public final class RunPythonTool implements RlmTool {
             session.queueForKernel(Duration.ofSeconds(timeout));
         }
         try {
-            StepResult result = runs.execute(session, new StepRequest(code, Duration.ofSeconds(timeout),
-                    StepExtras.of(caller.sampling(), callbacks.byKind(), setup), caller.context()));
+            StepResult result = runs.execute(
+                    session,
+                    new StepRequest(
+                            code,
+                            Duration.ofSeconds(timeout),
+                            StepExtras.of(caller.sampling(), callbacks.byKind(), setup),
+                            caller.context()));
             ObjectNode reply = fromStep(result, servers, timeout);
             if (existing != null) {
                 reply.put("session_id", existing.id());
@@ -171,18 +192,49 @@ public final class RunPythonTool implements RlmTool {
         String stdout = exec == null ? "" : exec.stdout();
         String stderr = exec == null ? "" : exec.stderr();
         return switch (result.status()) {
-            case OK -> reply("success", stdout.isEmpty() && stderr.isEmpty() ? "Success (no output)" : "Success", 0,
-                    stdout, stderr, servers, null, timeout);
+            case OK ->
+                reply(
+                        "success",
+                        stdout.isEmpty() && stderr.isEmpty() ? "Success (no output)" : "Success",
+                        0,
+                        stdout,
+                        stderr,
+                        servers,
+                        null,
+                        timeout);
             case ERROR -> {
                 CodeError error = exec.error();
                 String what = error.type() + ": " + error.message();
-                yield reply("error", "Error: " + what, 1, stdout, stderr + (error.traceback() == null ? ""
-                        : error.traceback()), servers, what, timeout);
+                yield reply(
+                        "error",
+                        "Error: " + what,
+                        1,
+                        stdout,
+                        stderr + (error.traceback() == null ? "" : error.traceback()),
+                        servers,
+                        what,
+                        timeout);
             }
-            case INTERRUPTED, KILLED -> reply("timeout", "Timeout: execution exceeded " + timeout + "s", null, stdout,
-                    stderr, servers, result.message(), timeout);
-            case CRASHED -> reply("error", "Kernel crashed: " + result.message(), 1, stdout, stderr, servers,
-                    result.message(), timeout);
+            case INTERRUPTED, KILLED ->
+                reply(
+                        "timeout",
+                        "Timeout: execution exceeded " + timeout + "s",
+                        null,
+                        stdout,
+                        stderr,
+                        servers,
+                        result.message(),
+                        timeout);
+            case CRASHED ->
+                reply(
+                        "error",
+                        "Kernel crashed: " + result.message(),
+                        1,
+                        stdout,
+                        stderr,
+                        servers,
+                        result.message(),
+                        timeout);
         };
     }
 
@@ -190,7 +242,8 @@ public final class RunPythonTool implements RlmTool {
         if (e.code() != ErrorCode.INVALID_ARGUMENT && e.code() != ErrorCode.SESSION_NOT_FOUND) {
             throw e;
         }
-        ObjectNode reply = json.createObjectNode().put("status", "validation_error").put("summary", e.getMessage());
+        ObjectNode reply =
+                json.createObjectNode().put("status", "validation_error").put("summary", e.getMessage());
         reply.put("error", e.getMessage());
         if (e.argument() != null) {
             reply.put("argument", e.argument());
@@ -202,8 +255,15 @@ public final class RunPythonTool implements RlmTool {
     }
 
     /** The reply, in the shape code-execution clients read: status, summary, exitCode, servers, stdout and stderr as lines, error, timeoutSeconds. */
-    private ObjectNode reply(String status, String summary, Integer exitCode, String stdout, String stderr,
-            List<String> servers, String error, long timeout) {
+    private ObjectNode reply(
+            String status,
+            String summary,
+            Integer exitCode,
+            String stdout,
+            String stderr,
+            List<String> servers,
+            String error,
+            long timeout) {
         ObjectNode reply = json.createObjectNode().put("status", status).put("summary", summary);
         if (exitCode != null) {
             reply.put("exitCode", exitCode);

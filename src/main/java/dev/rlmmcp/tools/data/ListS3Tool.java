@@ -34,8 +34,7 @@ public final class ListS3Tool implements RlmTool {
         return """
                 List objects in an S3/MinIO bucket (default %s): key, size (bytes and human) and last-modified \
                 time, %d per page by default. When is_truncated is true, pass next_continuation_token as \
-                continuation_token for the next page. Example: rlm_list_s3(prefix="logs/")."""
-                .formatted(s3.settings().defaultBucket(), DEFAULT_KEYS);
+                continuation_token for the next page. Example: rlm_list_s3(prefix="logs/").""".formatted(s3.settings().defaultBucket(), DEFAULT_KEYS);
     }
 
     @Override
@@ -56,14 +55,16 @@ public final class ListS3Tool implements RlmTool {
             token = null;
         }
         Long maxKeys = args.integer("max_keys", 1, MAX_KEYS);
-        S3Store.Page page = s3.list(bucket, prefix == null ? "" : prefix, token,
-                maxKeys == null ? DEFAULT_KEYS : maxKeys.intValue());
+        S3Store.Page page = s3.list(
+                bucket, prefix == null ? "" : prefix, token, maxKeys == null ? DEFAULT_KEYS : maxKeys.intValue());
         ObjectNode body = json.createObjectNode();
         body.put("bucket", bucket);
         body.put("prefix", page.prefix());
         ArrayNode objects = body.putArray("objects");
         for (S3Store.Entry entry : page.entries()) {
-            ObjectNode o = objects.addObject().put("key", entry.key()).put("size_bytes", entry.size())
+            ObjectNode o = objects.addObject()
+                    .put("key", entry.key())
+                    .put("size_bytes", entry.size())
                     .put("size_human", Bytes.human(entry.size()));
             if (entry.lastModified() != null) {
                 o.put("last_modified", entry.lastModified().toString());

@@ -1,11 +1,11 @@
 package dev.rlmmcp.tools.data;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.data.DataSources;
 import dev.rlmmcp.data.Download;
-import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.Replies;
@@ -33,8 +33,7 @@ public final class LoadUrlTool implements RlmTool {
         return """
                 Download an http(s) URL into a REPL variable: the server fetches it and streams it into the \
                 REPL, never through the conversation. Redirects are followed; private, loopback and link-local \
-                addresses are refused unless the server allows them. data_type: text, json, lines or csv."""
-                ;
+                addresses are refused unless the server allows them. data_type: text, json, lines or csv.""";
     }
 
     @Override
@@ -53,8 +52,14 @@ public final class LoadUrlTool implements RlmTool {
         DataType type = args.dataType("data_type");
         Session session = sessions.resolve(args.sessionId(), caller.connection());
         Download download = sources.capped(sources.urls().open("url", url), "url");
-        ObjectNode body = Replies.load(session.loadStream(name, type, download, "url",
-                "rlm_load_url " + name + " <- " + download.shown() + " (" + type.wireName() + ")", caller.context()),
+        ObjectNode body = Replies.load(
+                session.loadStream(
+                        name,
+                        type,
+                        download,
+                        "url",
+                        "rlm_load_url " + name + " <- " + download.shown() + " (" + type.wireName() + ")",
+                        caller.context()),
                 sessions.settings());
         body.put("url", url);
         return body;

@@ -41,8 +41,7 @@ public final class UploadUrlTool implements RlmTool {
                 Download an http(s) URL on the server and store it in S3/MinIO (bucket default %s), streamed \
                 in parts: nothing passes through the conversation and size is no problem (up to the server's \
                 transfer cap). Then load it with rlm_load_s3. Example: \
-                rlm_upload_url(url="https://example.com/data.csv", key="data/file.csv")."""
-                .formatted(sources.s3().settings().defaultBucket());
+                rlm_upload_url(url="https://example.com/data.csv", key="data/file.csv").""".formatted(sources.s3().settings().defaultBucket());
     }
 
     @Override
@@ -50,7 +49,10 @@ public final class UploadUrlTool implements RlmTool {
         return Schema.object()
                 .string("url", "An http:// or https:// URL the server can reach.", true)
                 .string("key", "Object key to store it under, e.g. data/file.csv.", true)
-                .string("bucket", "Bucket name (default: " + sources.s3().settings().defaultBucket() + ").", false);
+                .string(
+                        "bucket",
+                        "Bucket name (default: " + sources.s3().settings().defaultBucket() + ").",
+                        false);
     }
 
     @Override
@@ -67,18 +69,28 @@ public final class UploadUrlTool implements RlmTool {
                 CallContext.Registration cancelled = caller.context().onCancel(download::close)) {
             shown = download.shown();
             long size = download.size();
-            uploaded = s3.upload(bucket, key, new MeteredInputStream(download.body(),
-                    bytes -> caller.context().transferred("uploading " + shown, bytes, size)), size);
+            uploaded = s3.upload(
+                    bucket,
+                    key,
+                    new MeteredInputStream(
+                            download.body(), bytes -> caller.context().transferred("uploading " + shown, bytes, size)),
+                    size);
         } catch (TransferException e) {
             throw e.refusal();
         } catch (SocketTimeoutException e) {
-            throw new RlmException(ErrorCode.TIMEOUT, url + " stopped sending (read timed out); nothing was stored",
-                    "url", "retry, or raise --url-timeout-s");
+            throw new RlmException(
+                    ErrorCode.TIMEOUT,
+                    url + " stopped sending (read timed out); nothing was stored",
+                    "url",
+                    "retry, or raise --url-timeout-s");
         } catch (InterruptedIOException e) {
             throw new RlmException(ErrorCode.INTERRUPTED, "the upload of " + url + " was interrupted", "url", "retry");
         } catch (IOException e) {
-            throw new RlmException(ErrorCode.UPSTREAM_ERROR, "reading " + url + " failed: " + e.getMessage()
-                    + "; nothing was stored", "url", "retry; check that the URL is reachable");
+            throw new RlmException(
+                    ErrorCode.UPSTREAM_ERROR,
+                    "reading " + url + " failed: " + e.getMessage() + "; nothing was stored",
+                    "url",
+                    "retry; check that the URL is reachable");
         }
         double ms = (System.nanoTime() - started) / 1e6;
         ObjectNode body = json.createObjectNode();

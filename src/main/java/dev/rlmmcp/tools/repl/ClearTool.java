@@ -42,8 +42,11 @@ public final class ClearTool implements RlmTool {
         String name = args.optionalString("name");
         boolean all = args.flag("all");
         if ((name == null) == !all) {
-            throw RlmException.invalid(name == null ? "name" : "all",
-                    name == null ? "rlm_clear needs either name or all=true" : "rlm_clear takes name or all=true, not both",
+            throw RlmException.invalid(
+                    name == null ? "name" : "all",
+                    name == null
+                            ? "rlm_clear needs either name or all=true"
+                            : "rlm_clear takes name or all=true, not both",
                     "pass name to delete one variable, or all=true to delete them all");
         }
         Session session = sessions.resolve(args.sessionId(), caller.connection());

@@ -1,13 +1,13 @@
 package dev.rlmmcp.tools.repl;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.HostCallbacks;
+import dev.rlmmcp.core.KernelSettings;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.StepExtras;
 import dev.rlmmcp.core.StepRequest;
 import dev.rlmmcp.rlm.RlmRuns;
-import dev.rlmmcp.core.KernelSettings;
-import dev.rlmmcp.core.HostCallbacks;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.Replies;
@@ -42,16 +42,19 @@ public final class ExecuteTool implements RlmTool {
                 only small results. A bare expression on the last line is printed, as at a prompt. Output past \
                 %d characters is cut (the rest stays in _last_output). Code running past timeout_s is \
                 interrupted with variables intact. Reply: the output as printed (a short traceback on error), \
-                then a [footer] of what changed: variables set or deleted, output cut, evictions, guardrails."""
-                .formatted(settings.outputCap());
+                then a [footer] of what changed: variables set or deleted, output cut, evictions, guardrails.""".formatted(settings.outputCap());
     }
 
     @Override
     public Schema schema() {
         return Schema.object()
                 .string("code", "Python source to execute.", true)
-                .integer("timeout_s", "Seconds before the code is interrupted (default: the session's, else %d)."
-                        .formatted(settings.defaultTimeout().toSeconds()), 1, settings.maxTimeout().toSeconds())
+                .integer(
+                        "timeout_s",
+                        "Seconds before the code is interrupted (default: the session's, else %d)."
+                                .formatted(settings.defaultTimeout().toSeconds()),
+                        1,
+                        settings.maxTimeout().toSeconds())
                 .sessionId();
     }
 
@@ -60,9 +63,15 @@ public final class ExecuteTool implements RlmTool {
         String code = args.requiredString("code");
         Long timeout = args.integer("timeout_s", 1, settings.maxTimeout().toSeconds());
         Session session = sessions.resolve(args.sessionId(), caller.connection());
-        return Replies.step(runs.execute(session, new StepRequest(code, timeout == null
-                ? session.defaultStepTimeout() : Duration.ofSeconds(timeout),
-                StepExtras.of(caller.sampling(), HostCallbacks.NONE, null), caller.context())), settings);
+        return Replies.step(
+                runs.execute(
+                        session,
+                        new StepRequest(
+                                code,
+                                timeout == null ? session.defaultStepTimeout() : Duration.ofSeconds(timeout),
+                                StepExtras.of(caller.sampling(), HostCallbacks.NONE, null),
+                                caller.context())),
+                settings);
     }
 
     @Override

@@ -35,6 +35,7 @@ public final class ListVarsTool implements RlmTool {
 
     @Override
     public ObjectNode call(Args args, Caller caller) {
-        return Replies.answer(sessions.resolve(args.sessionId(), caller.connection()).listVars());
+        return Replies.answer(
+                sessions.resolve(args.sessionId(), caller.connection()).listVars());
     }
 }

@@ -1,8 +1,8 @@
 package dev.rlmmcp.tools.repl;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.DataType;
+import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.Replies;
@@ -45,7 +45,8 @@ public final class LoadDataTool implements RlmTool {
         String name = args.variableName("name");
         String data = args.requiredString("data");
         DataType type = args.dataType("data_type");
-        return Replies.load(sessions.resolve(args.sessionId(), caller.connection()).loadData(name, data, type,
-                caller.context()), sessions.settings());
+        return Replies.load(
+                sessions.resolve(args.sessionId(), caller.connection()).loadData(name, data, type, caller.context()),
+                sessions.settings());
     }
 }

@@ -1,9 +1,9 @@
 package dev.rlmmcp.tools.repl;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.data.DataRoot;
-import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.Replies;
@@ -32,8 +32,7 @@ public final class LoadFileTool implements RlmTool {
         return """
                 Load a file from the server's data root (%s) into a REPL variable without passing it through \
                 the conversation. path is relative to the data root (an absolute path inside it also works). \
-                data_type: text, json, lines or csv, as for rlm_load_data."""
-                .formatted(dataRoot.path());
+                data_type: text, json, lines or csv, as for rlm_load_data.""".formatted(dataRoot.path());
     }
 
     @Override
@@ -52,7 +51,8 @@ public final class LoadFileTool implements RlmTool {
         DataType type = args.dataType("data_type");
         String sessionId = args.sessionId();
         Path file = dataRoot.resolve("path", path);
-        return Replies.load(sessions.resolve(sessionId, caller.connection()).loadFile(name, file, path, type,
-                caller.context()), sessions.settings());
+        return Replies.load(
+                sessions.resolve(sessionId, caller.connection()).loadFile(name, file, path, type, caller.context()),
+                sessions.settings());
     }
 }

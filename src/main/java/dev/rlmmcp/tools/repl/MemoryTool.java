@@ -27,8 +27,7 @@ public final class MemoryTool implements RlmTool {
         return """
                 Memory use of the REPL: total size of the variables, variable count, the session's limit and \
                 percent used, and the kernel process's resident memory. Past %s of the limit the least recently \
-                used variables are dropped."""
-                .formatted(Math.round(sessions.settings().cleanupThreshold() * 100) + "%");
+                used variables are dropped.""".formatted(Math.round(sessions.settings().cleanupThreshold() * 100) + "%");
     }
 
     @Override
@@ -38,6 +37,7 @@ public final class MemoryTool implements RlmTool {
 
     @Override
     public ObjectNode call(Args args, Caller caller) {
-        return Replies.answer(sessions.resolve(args.sessionId(), caller.connection()).memory());
+        return Replies.answer(
+                sessions.resolve(args.sessionId(), caller.connection()).memory());
     }
 }

@@ -37,6 +37,7 @@ public final class VarInfoTool implements RlmTool {
     @Override
     public ObjectNode call(Args args, Caller caller) {
         String name = args.requiredString("name");
-        return Replies.answer(sessions.resolve(args.sessionId(), caller.connection()).varInfo(name));
+        return Replies.answer(
+                sessions.resolve(args.sessionId(), caller.connection()).varInfo(name));
     }
 }

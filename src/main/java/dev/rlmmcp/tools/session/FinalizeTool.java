@@ -45,8 +45,10 @@ public final class FinalizeTool implements RlmTool {
         String text = args.optionalString("final_text");
         String variable = args.optionalString("final_var_name");
         if ((text == null) == (variable == null)) {
-            throw RlmException.invalid(text == null ? "final_text" : "final_var_name",
-                    text == null ? "rlm_finalize needs final_text or final_var_name"
+            throw RlmException.invalid(
+                    text == null ? "final_text" : "final_var_name",
+                    text == null
+                            ? "rlm_finalize needs final_text or final_var_name"
                             : "rlm_finalize takes final_text or final_var_name, not both",
                     "pass the answer as final_text, or name the variable holding it as final_var_name");
         }

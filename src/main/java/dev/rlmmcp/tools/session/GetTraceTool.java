@@ -50,8 +50,12 @@ public final class GetTraceTool implements RlmTool {
                 .choice("export", "Export an entry's RLM run.", List.of(RLM_JSONL), null)
                 .integer("entry", "With export: the entry's index.", 0, Integer.MAX_VALUE)
                 .integer("offset", "With export: first character (default 0).", 0, Long.MAX_VALUE)
-                .integer("max_chars", "With export: characters per page (default %d)."
-                        .formatted(sessions.settings().outputCap()), 1, MAX_PAGE);
+                .integer(
+                        "max_chars",
+                        "With export: characters per page (default %d)."
+                                .formatted(sessions.settings().outputCap()),
+                        1,
+                        MAX_PAGE);
     }
 
     @Override
@@ -61,40 +65,59 @@ public final class GetTraceTool implements RlmTool {
         Long entry = args.integer("entry", 0, Integer.MAX_VALUE);
         if (export != null) {
             if (!export.equals(RLM_JSONL)) {
-                throw RlmException.invalid("export", "export is '" + export + "', not a known format",
+                throw RlmException.invalid(
+                        "export",
+                        "export is '" + export + "', not a known format",
                         "pass export: \"" + RLM_JSONL + "\" with the entry holding an RLM run");
             }
-            return export(sessions.get(id), entry, args.integer("offset", 0, Long.MAX_VALUE),
+            return export(
+                    sessions.get(id),
+                    entry,
+                    args.integer("offset", 0, Long.MAX_VALUE),
                     args.integer("max_chars", 1, MAX_PAGE));
         }
         if (entry != null) {
-            throw RlmException.invalid("entry", "entry is for export", "pass export: \"" + RLM_JSONL
-                    + "\" with it, or start and end to list entries");
+            throw RlmException.invalid(
+                    "entry",
+                    "entry is for export",
+                    "pass export: \"" + RLM_JSONL + "\" with it, or start and end to list entries");
         }
         Long start = args.integer("start", 0, Integer.MAX_VALUE);
         Long end = args.integer("end", 0, Integer.MAX_VALUE);
-        return Replies.trace(sessions.get(id).trace(start == null ? 0 : start.intValue(),
-                end == null ? Integer.MAX_VALUE : end.intValue()));
+        return Replies.trace(sessions.get(id)
+                .trace(start == null ? 0 : start.intValue(), end == null ? Integer.MAX_VALUE : end.intValue()));
     }
 
     /** One page of an entry's run as JSONL. */
     private ObjectNode export(Session session, Long entry, Long offsetArg, Long maxCharsArg) {
         if (entry == null) {
-            throw RlmException.invalid("entry", "export needs the entry holding the run", "pass entry; " + runs(session));
+            throw RlmException.invalid(
+                    "entry", "export needs the entry holding the run", "pass entry; " + runs(session));
         }
-        JsonNode found = Replies.trace(session.trace(entry.intValue(), entry.intValue() + 1)).path("steps").path(0);
+        JsonNode found = Replies.trace(session.trace(entry.intValue(), entry.intValue() + 1))
+                .path("steps")
+                .path(0);
         if (found.path("index").asLong(-1) != entry || !TrajectoryJsonl.exportable(found)) {
-            throw RlmException.invalid("entry", found.isMissingNode() ? "the trace keeps no entry " + entry
-                    : "entry " + entry + " (" + found.path("kind").asText() + ") holds no RLM run",
+            throw RlmException.invalid(
+                    "entry",
+                    found.isMissingNode()
+                            ? "the trace keeps no entry " + entry
+                            : "entry " + entry + " (" + found.path("kind").asText() + ") holds no RLM run",
                     "pick one: " + runs(session));
         }
         String text = TrajectoryJsonl.text(found);
         long offset = Math.min(offsetArg == null ? 0 : offsetArg, text.length());
         long maxChars = maxCharsArg == null ? sessions.settings().outputCap() : maxCharsArg;
         int end = (int) Math.min(text.length(), offset + maxChars);
-        ObjectNode reply = sessions.json().createObjectNode().put("session_id", session.id()).put("entry", entry)
-                .put("format", RLM_JSONL).put("jsonl", text.substring((int) offset, end)).put("offset", offset)
-                .put("returned_chars", end - offset).put("total_chars", text.length());
+        ObjectNode reply = sessions.json()
+                .createObjectNode()
+                .put("session_id", session.id())
+                .put("entry", entry)
+                .put("format", RLM_JSONL)
+                .put("jsonl", text.substring((int) offset, end))
+                .put("offset", offset)
+                .put("returned_chars", end - offset)
+                .put("total_chars", text.length());
         return end < text.length() ? reply.put("next_offset", end) : reply.putNull("next_offset");
     }
 

@@ -38,8 +38,12 @@ public final class GetVarTool implements RlmTool {
                 .string("session_id", "The session.", true)
                 .string("var_name", "The variable.", true)
                 .integer("offset", "First character to return (default 0).", 0, Long.MAX_VALUE)
-                .integer("max_chars", "Most characters to return (default %d)."
-                        .formatted(sessions.settings().outputCap()), 1, MAX_PAGE);
+                .integer(
+                        "max_chars",
+                        "Most characters to return (default %d)."
+                                .formatted(sessions.settings().outputCap()),
+                        1,
+                        MAX_PAGE);
     }
 
     @Override
@@ -48,7 +52,10 @@ public final class GetVarTool implements RlmTool {
         String name = args.requiredString("var_name");
         Long offset = args.integer("offset", 0, Long.MAX_VALUE);
         Long maxChars = args.integer("max_chars", 1, MAX_PAGE);
-        return Replies.answer(sessions.get(id).getVar(name, offset == null ? 0 : offset,
-                maxChars == null ? sessions.settings().outputCap() : maxChars));
+        return Replies.answer(sessions.get(id)
+                .getVar(
+                        name,
+                        offset == null ? 0 : offset,
+                        maxChars == null ? sessions.settings().outputCap() : maxChars));
     }
 }

@@ -2,10 +2,10 @@ package dev.rlmmcp.tools.session;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
-import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.llm.LlmLimits;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
@@ -43,29 +43,66 @@ public final class InitContextTool implements RlmTool {
         long maxTimeout = sessions.settings().maxTimeout().toSeconds();
         LlmLimits llm = sessions.llm().defaults();
         return Schema.object()
-                .string("context_text", "The context to load (optional: load later with rlm_load_file / rlm_load_data).", false)
+                .string(
+                        "context_text",
+                        "The context to load (optional: load later with rlm_load_file / rlm_load_data).",
+                        false)
                 .string("name", "Variable name for the context (default: context).", false)
                 .choice("data_type", "How to parse context_text.", DataType.wireNames(), "text")
-                .integer("max_steps", "Most code steps the session may take (default: the server's --max-steps).", 1,
+                .integer(
+                        "max_steps",
+                        "Most code steps the session may take (default: the server's --max-steps).",
+                        1,
                         Integer.MAX_VALUE)
-                .integer("max_runtime_ms", "Most total code runtime, in milliseconds (default: --max-runtime-ms).", 1,
+                .integer(
+                        "max_runtime_ms",
+                        "Most total code runtime, in milliseconds (default: --max-runtime-ms).",
+                        1,
                         Long.MAX_VALUE)
-                .integer("budget_limit", "Most bytes of I/O: code in, output out, data loaded (default: --budget-limit).",
-                        1, Long.MAX_VALUE)
-                .integer("timeout_s", "Per-step timeout in seconds (default %d)."
-                        .formatted(sessions.settings().defaultTimeout().toSeconds()), 1, maxTimeout)
-                .integer("llm_max_calls", "Most llm_query calls in the whole session (default %d)."
-                        .formatted(llm.maxCalls()), 1, Integer.MAX_VALUE)
-                .integer("llm_max_calls_per_step", "Most llm_query calls in one step (default %d)."
-                        .formatted(llm.maxCallsPerStep()), 1, Integer.MAX_VALUE)
-                .integer("llm_max_concurrency", "Most llm_query calls in flight at once (default %d)."
-                        .formatted(llm.maxConcurrent()), 1, 256)
-                .integer("llm_max_prompt_chars", "Largest llm_query prompt, system prompt included (default %d)."
-                        .formatted(llm.maxPromptChars()), 1, Integer.MAX_VALUE)
-                .integer("llm_token_budget", "Most input+output tokens for all llm_query calls (default: %s)."
-                        .formatted(llm.tokenBudget() == null ? "none" : llm.tokenBudget()), 1, Long.MAX_VALUE)
-                .integer("llm_timeout_s", "Timeout of one llm_query call in seconds (default %d)."
-                        .formatted(llm.callTimeout().toSeconds()), 1, 3600);
+                .integer(
+                        "budget_limit",
+                        "Most bytes of I/O: code in, output out, data loaded (default: --budget-limit).",
+                        1,
+                        Long.MAX_VALUE)
+                .integer(
+                        "timeout_s",
+                        "Per-step timeout in seconds (default %d)."
+                                .formatted(sessions.settings().defaultTimeout().toSeconds()),
+                        1,
+                        maxTimeout)
+                .integer(
+                        "llm_max_calls",
+                        "Most llm_query calls in the whole session (default %d).".formatted(llm.maxCalls()),
+                        1,
+                        Integer.MAX_VALUE)
+                .integer(
+                        "llm_max_calls_per_step",
+                        "Most llm_query calls in one step (default %d).".formatted(llm.maxCallsPerStep()),
+                        1,
+                        Integer.MAX_VALUE)
+                .integer(
+                        "llm_max_concurrency",
+                        "Most llm_query calls in flight at once (default %d).".formatted(llm.maxConcurrent()),
+                        1,
+                        256)
+                .integer(
+                        "llm_max_prompt_chars",
+                        "Largest llm_query prompt, system prompt included (default %d)."
+                                .formatted(llm.maxPromptChars()),
+                        1,
+                        Integer.MAX_VALUE)
+                .integer(
+                        "llm_token_budget",
+                        "Most input+output tokens for all llm_query calls (default: %s)."
+                                .formatted(llm.tokenBudget() == null ? "none" : llm.tokenBudget()),
+                        1,
+                        Long.MAX_VALUE)
+                .integer(
+                        "llm_timeout_s",
+                        "Timeout of one llm_query call in seconds (default %d)."
+                                .formatted(llm.callTimeout().toSeconds()),
+                        1,
+                        3600);
     }
 
     private LlmLimits llmLimits(Args args) {
@@ -76,12 +113,14 @@ public final class InitContextTool implements RlmTool {
         Long promptChars = args.integer("llm_max_prompt_chars", 1, Integer.MAX_VALUE);
         Long tokens = args.integer("llm_token_budget", 1, Long.MAX_VALUE);
         Long timeout = args.integer("llm_timeout_s", 1, 3600);
-        return new LlmLimits(perStep == null ? d.maxCallsPerStep() : Integer.valueOf(perStep.intValue()),
+        return new LlmLimits(
+                perStep == null ? d.maxCallsPerStep() : Integer.valueOf(perStep.intValue()),
                 calls == null ? d.maxCalls() : Integer.valueOf(calls.intValue()),
                 concurrency == null ? d.maxConcurrent() : concurrency.intValue(),
                 promptChars == null ? d.maxPromptChars() : promptChars.intValue(),
                 tokens == null ? d.tokenBudget() : tokens,
-                timeout == null ? d.callTimeout() : Duration.ofSeconds(timeout), d.maxDepth());
+                timeout == null ? d.callTimeout() : Duration.ofSeconds(timeout),
+                d.maxDepth());
     }
 
     @Override
@@ -95,20 +134,24 @@ public final class InitContextTool implements RlmTool {
         Long maxRuntime = args.integer("max_runtime_ms", 1, Long.MAX_VALUE);
         Long budget = args.integer("budget_limit", 1, Long.MAX_VALUE);
         Limits defaults = sessions.defaultLimits();
-        Limits limits = new Limits(maxSteps == null ? defaults.maxSteps() : Integer.valueOf(maxSteps.intValue()),
+        Limits limits = new Limits(
+                maxSteps == null ? defaults.maxSteps() : Integer.valueOf(maxSteps.intValue()),
                 maxRuntime == null ? defaults.maxRuntimeMs() : maxRuntime,
                 budget == null ? defaults.budgetBytes() : budget,
                 timeout == null ? null : Duration.ofSeconds(timeout));
         if (text == null && args.optionalString("data_type") != null) {
-            throw RlmException.invalid("data_type", "data_type was given without context_text",
+            throw RlmException.invalid(
+                    "data_type",
+                    "data_type was given without context_text",
                     "pass context_text too, or load data later with rlm_load_data / rlm_load_file");
         }
         Session session = sessions.create(variable, limits, llmLimits(args));
         ObjectNode body = Replies.summary(session.summary());
         if (text != null) {
             try {
-                body.set("context", Replies.load(session.loadData(variable, text, type, caller.context()),
-                        sessions.settings()));
+                body.set(
+                        "context",
+                        Replies.load(session.loadData(variable, text, type, caller.context()), sessions.settings()));
             } catch (RlmException e) {
                 sessions.delete(session.id());
                 throw e;

@@ -23,10 +23,11 @@ public final class ListSessionsTool implements RlmTool {
 
     static final int DEFAULT_LIMIT = 20;
     static final int MAX_LIMIT = 200;
-    private static final List<String> STATES = Arrays.stream(SessionState.values()).map(SessionState::wireName).toList();
+    private static final List<String> STATES =
+            Arrays.stream(SessionState.values()).map(SessionState::wireName).toList();
     /** The fields of a summary that a compact entry keeps. */
-    private static final List<String> COMPACT = List.of("session_id", "name", "state", "guardrail_stop", "steps",
-            "memory_human", "last_active");
+    private static final List<String> COMPACT =
+            List.of("session_id", "name", "state", "guardrail_stop", "steps", "memory_human", "last_active");
 
     private final Sessions sessions;
 
@@ -51,11 +52,16 @@ public final class ListSessionsTool implements RlmTool {
     public Schema schema() {
         return Schema.object()
                 .integer("limit", "Sessions per page (default " + DEFAULT_LIMIT + ").", 1, MAX_LIMIT)
-                .integer("offset", "Sessions to skip: the next_offset of the previous page (default 0).", 0,
+                .integer(
+                        "offset",
+                        "Sessions to skip: the next_offset of the previous page (default 0).",
+                        0,
                         Integer.MAX_VALUE)
                 .choice("state", "Only sessions in this state (default: any).", STATES, null)
-                .bool("verbose", "Full entries: limits, runtime, I/O, llm_query use, snapshot and kernel status, "
-                        + "created time (default false).");
+                .bool(
+                        "verbose",
+                        "Full entries: limits, runtime, I/O, llm_query use, snapshot and kernel status, "
+                                + "created time (default false).");
     }
 
     @Override
@@ -66,12 +72,15 @@ public final class ListSessionsTool implements RlmTool {
         int offset = offsetArg == null ? 0 : offsetArg.intValue();
         String state = args.optionalString("state");
         if (state != null && !STATES.contains(state)) {
-            throw RlmException.invalid("state", "state is '" + state + "', not a session state",
+            throw RlmException.invalid(
+                    "state",
+                    "state is '" + state + "', not a session state",
                     "use one of: " + String.join(", ", STATES));
         }
         boolean verbose = args.flag("verbose");
         List<Session> matching = sessions.all().stream()
-                .filter(s -> state == null || s.state().wireName().equals(state)).toList();
+                .filter(s -> state == null || s.state().wireName().equals(state))
+                .toList();
         ObjectNode body = sessions.json().createObjectNode();
         ArrayNode list = body.putArray("sessions");
         int end = (int) Math.min(matching.size(), (long) offset + limit);
@@ -83,8 +92,10 @@ public final class ListSessionsTool implements RlmTool {
         body.put("total", matching.size());
         if (end < matching.size()) {
             body.put("next_offset", end);
-            body.put("next", "pass offset " + end + " for the next " + Math.min(limit, matching.size() - end)
-                    + " of " + matching.size());
+            body.put(
+                    "next",
+                    "pass offset " + end + " for the next " + Math.min(limit, matching.size() - end) + " of "
+                            + matching.size());
         }
         return body;
     }

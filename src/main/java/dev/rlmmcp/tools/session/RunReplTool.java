@@ -1,12 +1,12 @@
 package dev.rlmmcp.tools.session;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.HostCallbacks;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.StepExtras;
 import dev.rlmmcp.core.StepRequest;
 import dev.rlmmcp.rlm.RlmRuns;
-import dev.rlmmcp.core.HostCallbacks;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.Replies;
@@ -50,8 +50,14 @@ public final class RunReplTool implements RlmTool {
         String id = args.requiredString("session_id");
         String code = args.requiredString("code");
         Session session = sessions.get(id);
-        return Replies.step(runs.execute(session, new StepRequest(code, session.defaultStepTimeout(),
-                StepExtras.of(caller.sampling(), HostCallbacks.NONE, null), caller.context())),
+        return Replies.step(
+                runs.execute(
+                        session,
+                        new StepRequest(
+                                code,
+                                session.defaultStepTimeout(),
+                                StepExtras.of(caller.sampling(), HostCallbacks.NONE, null),
+                                caller.context())),
                 sessions.settings());
     }
 

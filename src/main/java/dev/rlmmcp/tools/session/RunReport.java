@@ -12,8 +12,7 @@ import java.util.Locale;
 /** How a root RLM run is told: its progress in one line, its figures in one line, and its JSON reply. */
 public final class RunReport {
 
-    private RunReport() {
-    }
+    private RunReport() {}
 
     /**
      * "iteration 3, depth 1, 2 children running, 12,345 tokens, $0.0123": the RLM that just moved (its
@@ -66,8 +65,10 @@ public final class RunReport {
         }
         if (traceEntry != null) {
             reply.put("trace_entry", traceEntry);
-            reply.put("trajectory", "rlm_get_trace(session_id=\"" + sessionId + "\", start=" + traceEntry + ", end="
-                    + (traceEntry + 1) + ")");
+            reply.put(
+                    "trajectory",
+                    "rlm_get_trace(session_id=\"" + sessionId + "\", start=" + traceEntry + ", end=" + (traceEntry + 1)
+                            + ")");
         }
         return reply;
     }

@@ -4,11 +4,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.ErrorCode;
 import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.data.DataRoot;
 import dev.rlmmcp.data.DataSources;
-import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.llm.LlmException;
 import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.rlm.RunLimits;
@@ -58,9 +58,10 @@ public final class SolveTool implements RlmTool {
                 this connection's default session. Limits (default depth %d, %d iterations per RLM, %s) stop \
                 the run with the best answer so far and say which one. Reply: the answer, what stopped it, the \
                 figures (iterations, children, depth, tokens, cost, cache hits, time), the session and the trace \
-                entry holding the trajectory."""
-                .formatted(d.maxDepth(), d.maxIterations(), d.maxTime() == null ? "no time limit"
-                        : d.maxTime().toSeconds() + " s");
+                entry holding the trajectory.""".formatted(
+                        d.maxDepth(),
+                        d.maxIterations(),
+                        d.maxTime() == null ? "no time limit" : d.maxTime().toSeconds() + " s");
     }
 
     @Override
@@ -68,37 +69,93 @@ public final class SolveTool implements RlmTool {
         RunLimits d = runs.config().defaults();
         return Schema.object()
                 .string("question", "What to answer about the context.", true)
-                .nested("context", "Data to load into a new session's variable context: exactly one of text, file, "
-                        + "s3, url; data_type parses it (default text).", Schema.ordered(
+                .nested(
+                        "context",
+                        "Data to load into a new session's variable context: exactly one of text, file, "
+                                + "s3, url; data_type parses it (default text).",
+                        Schema.ordered(
                                 "text", Schema.ordered("type", "string", "description", "The context itself."),
-                                "file", Schema.ordered("type", "string", "description",
-                                        "A file path relative to the data root " + dataRoot.path() + "."),
-                                "s3", Schema.ordered("type", "object", "description", "An S3 object (bucket: default "
-                                        + sources.s3().settings().defaultBucket() + ").", "properties", Schema.ordered(
-                                                "bucket", Schema.ordered("type", "string"),
-                                                "key", Schema.ordered("type", "string")),
-                                        "required", List.of("key"), "additionalProperties", false),
+                                "file",
+                                        Schema.ordered(
+                                                "type",
+                                                "string",
+                                                "description",
+                                                "A file path relative to the data root " + dataRoot.path() + "."),
+                                "s3",
+                                        Schema.ordered(
+                                                "type",
+                                                "object",
+                                                "description",
+                                                "An S3 object (bucket: default "
+                                                        + sources.s3()
+                                                                .settings()
+                                                                .defaultBucket() + ").",
+                                                "properties",
+                                                Schema.ordered(
+                                                        "bucket", Schema.ordered("type", "string"),
+                                                        "key", Schema.ordered("type", "string")),
+                                                "required",
+                                                List.of("key"),
+                                                "additionalProperties",
+                                                false),
                                 "url", Schema.ordered("type", "string", "description", "An http(s) URL."),
-                                "data_type", Schema.ordered("type", "string", "enum", DataType.wireNames())), false)
-                .string("session_id", "A session whose variables are the context (instead of context); omit both "
-                        + "for this connection's default session.", false)
-                .string("model", "Model of the root RLM and, unless they name another, of its sub-calls (default: "
-                        + "the server's --llm-model).", false)
-                .integer("max_depth", "Deepest nesting of rlm_query/llm_query; at it rlm_query is a plain llm_query "
-                        + "(default %d).".formatted(d.maxDepth()), 1, 16)
+                                "data_type", Schema.ordered("type", "string", "enum", DataType.wireNames())),
+                        false)
+                .string(
+                        "session_id",
+                        "A session whose variables are the context (instead of context); omit both "
+                                + "for this connection's default session.",
+                        false)
+                .string(
+                        "model",
+                        "Model of the root RLM and, unless they name another, of its sub-calls (default: "
+                                + "the server's --llm-model).",
+                        false)
+                .integer(
+                        "max_depth",
+                        "Deepest nesting of rlm_query/llm_query; at it rlm_query is a plain llm_query "
+                                + "(default %d).".formatted(d.maxDepth()),
+                        1,
+                        16)
                 .integer("max_iterations", "Model turns per RLM (default %d).".formatted(d.maxIterations()), 1, 10_000)
-                .integer("max_children", "Child RLMs over the whole run (default %s).".formatted(
-                        d.maxChildren() == null ? "no limit" : d.maxChildren()), 0, 1_000_000)
-                .integer("max_time_s", "Wall time of the whole run in seconds (default %s).".formatted(
-                        d.maxTime() == null ? "no limit" : d.maxTime().toSeconds()), 1, 7 * 86_400)
-                .integer("max_input_tokens", "Input tokens over the whole run (default %s).".formatted(
-                        d.maxInputTokens() == null ? "no limit" : d.maxInputTokens()), 1, Long.MAX_VALUE)
-                .integer("max_output_tokens", "Output tokens over the whole run (default %s).".formatted(
-                        d.maxOutputTokens() == null ? "no limit" : d.maxOutputTokens()), 1, Long.MAX_VALUE)
-                .number("max_cost_usd", "Cost in USD over the whole run, from the server's price table (default %s)."
-                        .formatted(d.maxCostUsd() == null ? "no limit" : d.maxCostUsd()), 0)
-                .integer("max_consecutive_errors", "Turns in a row whose code failed before an RLM stops (default %d)."
-                        .formatted(d.maxConsecutiveErrors()), 1, 1000);
+                .integer(
+                        "max_children",
+                        "Child RLMs over the whole run (default %s)."
+                                .formatted(d.maxChildren() == null ? "no limit" : d.maxChildren()),
+                        0,
+                        1_000_000)
+                .integer(
+                        "max_time_s",
+                        "Wall time of the whole run in seconds (default %s)."
+                                .formatted(
+                                        d.maxTime() == null
+                                                ? "no limit"
+                                                : d.maxTime().toSeconds()),
+                        1,
+                        7 * 86_400)
+                .integer(
+                        "max_input_tokens",
+                        "Input tokens over the whole run (default %s)."
+                                .formatted(d.maxInputTokens() == null ? "no limit" : d.maxInputTokens()),
+                        1,
+                        Long.MAX_VALUE)
+                .integer(
+                        "max_output_tokens",
+                        "Output tokens over the whole run (default %s)."
+                                .formatted(d.maxOutputTokens() == null ? "no limit" : d.maxOutputTokens()),
+                        1,
+                        Long.MAX_VALUE)
+                .number(
+                        "max_cost_usd",
+                        "Cost in USD over the whole run, from the server's price table (default %s)."
+                                .formatted(d.maxCostUsd() == null ? "no limit" : d.maxCostUsd()),
+                        0)
+                .integer(
+                        "max_consecutive_errors",
+                        "Turns in a row whose code failed before an RLM stops (default %d)."
+                                .formatted(d.maxConsecutiveErrors()),
+                        1,
+                        1000);
     }
 
     @Override
@@ -111,19 +168,25 @@ public final class SolveTool implements RlmTool {
         Map<String, Object> given = args.object("context", "pass context as an object: " + ContextSource.SHAPE);
         ContextSource source = given == null ? null : ContextSource.of(given, "context");
         if (source != null && sessionId != null) {
-            throw RlmException.invalid("context", "rlm_solve got both session_id and context",
+            throw RlmException.invalid(
+                    "context",
+                    "rlm_solve got both session_id and context",
                     "pass session_id to work on that session's variables, or context to load data into a new session");
         }
-        RunOptions options = new RunOptions(args.optionalString("model"), limits(args, runs.config().defaults()));
+        RunOptions options = new RunOptions(
+                args.optionalString("model"), limits(args, runs.config().defaults()));
         try {
             sessions.llm().backendFor(caller.sampling()); // before any data is loaded for a run that cannot start
         } catch (LlmException e) {
-            throw new RlmException(ErrorCode.NOT_CONFIGURED, "rlm_solve needs a model: " + e.getMessage(), null,
+            throw new RlmException(
+                    ErrorCode.NOT_CONFIGURED,
+                    "rlm_solve needs a model: " + e.getMessage(),
+                    null,
                     "set RLM_LLM_BASE_URL, RLM_LLM_MODEL (and RLM_LLM_API_KEY if needed) where the server starts, "
                             + "or call from a client that offers MCP sampling");
         }
-        Session session = source == null ? sessions.resolve(sessionId, caller.connection())
-                : loaded(source, caller.context());
+        Session session =
+                source == null ? sessions.resolve(sessionId, caller.connection()) : loaded(source, caller.context());
         return solve(runs, session, question, options, caller.sampling(), caller.context());
     }
 
@@ -147,17 +210,24 @@ public final class SolveTool implements RlmTool {
      * Runs the root loop on {@code session}, telling {@code context} its progress (which progress
      * notifications show), and answers with the outcome and the trace entry of its trajectory.
      */
-    public static ObjectNode solve(RlmRuns runs, Session session, String question, RunOptions options,
-            dev.rlmmcp.llm.LlmBackend sampling, CallContext context) {
+    public static ObjectNode solve(
+            RlmRuns runs,
+            Session session,
+            String question,
+            RunOptions options,
+            dev.rlmmcp.llm.LlmBackend sampling,
+            CallContext context) {
         int before = session.trace(0, 0).traceLength();
-        RunProgress progress = (figures, iteration, depth) -> context.status(RunReport.status(figures, iteration, depth));
+        RunProgress progress =
+                (figures, iteration, depth) -> context.status(RunReport.status(figures, iteration, depth));
         RunOutcome outcome = runs.solve(session, question, options, sampling, progress, context);
         return RunReport.reply(session.id(), outcome, traceEntry(session, before));
     }
 
     /** The index of the last "rlm" entry the run added to the session's trace, or null. */
     public static Integer traceEntry(Session session, int from) {
-        List<Map<String, Object>> entries = session.trace(from, Integer.MAX_VALUE).steps();
+        List<Map<String, Object>> entries =
+                session.trace(from, Integer.MAX_VALUE).steps();
         Integer found = null;
         for (Map<String, Object> entry : entries) {
             if ("rlm".equals(entry.get("kind")) && entry.get("index") instanceof Integer index) {
@@ -177,12 +247,17 @@ public final class SolveTool implements RlmTool {
         Long output = args.integer("max_output_tokens", 1, Long.MAX_VALUE);
         Double cost = args.number("max_cost_usd", 0);
         Long errors = args.integer("max_consecutive_errors", 1, 1000);
-        return new RunLimits(depth == null ? d.maxDepth() : depth.intValue(),
+        return new RunLimits(
+                depth == null ? d.maxDepth() : depth.intValue(),
                 iterations == null ? d.maxIterations() : iterations.intValue(),
                 children == null ? d.maxChildren() : Integer.valueOf(children.intValue()),
-                time == null ? d.maxTime() : Duration.ofSeconds(time), input == null ? d.maxInputTokens() : input,
-                output == null ? d.maxOutputTokens() : output, cost == null ? d.maxCostUsd() : cost,
-                errors == null ? d.maxConsecutiveErrors() : errors.intValue(), d.outputCap(), d.compactAt(),
+                time == null ? d.maxTime() : Duration.ofSeconds(time),
+                input == null ? d.maxInputTokens() : input,
+                output == null ? d.maxOutputTokens() : output,
+                cost == null ? d.maxCostUsd() : cost,
+                errors == null ? d.maxConsecutiveErrors() : errors.intValue(),
+                d.outputCap(),
+                d.compactAt(),
                 d.concurrency());
     }
 }

@@ -3,8 +3,6 @@ package dev.rlmmcp.tools.standard;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.bridge.BridgedServers;
 import dev.rlmmcp.core.Sessions;
-import dev.rlmmcp.rlm.RlmConfig;
-import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.data.DataRoot;
 import dev.rlmmcp.data.DataSources;
 import dev.rlmmcp.rlm.RlmConfig;
@@ -39,38 +37,40 @@ import java.util.List;
  */
 public final class StandardTools {
 
-    private StandardTools() {
-    }
+    private StandardTools() {}
 
     /** With RLM runs configured by default ({@link RlmConfig#DEFAULTS}). */
-    public static ToolCatalog catalog(Sessions sessions, DataRoot dataRoot, BridgedServers bridge, DataSources sources) {
+    public static ToolCatalog catalog(
+            Sessions sessions, DataRoot dataRoot, BridgedServers bridge, DataSources sources) {
         return catalog(sessions, dataRoot, bridge, sources, new RlmRuns(sessions, RlmConfig.DEFAULTS));
     }
 
-    public static ToolCatalog catalog(Sessions sessions, DataRoot dataRoot, BridgedServers bridge, DataSources sources,
-            RlmRuns runs) {
+    public static ToolCatalog catalog(
+            Sessions sessions, DataRoot dataRoot, BridgedServers bridge, DataSources sources, RlmRuns runs) {
         ObjectMapper json = sessions.json();
-        return new ToolCatalog(List.of(
-                new ExecuteTool(sessions, runs),
-                new LoadDataTool(sessions),
-                new LoadFileTool(sessions, dataRoot),
-                new ListVarsTool(sessions),
-                new VarInfoTool(sessions),
-                new ClearTool(sessions),
-                new MemoryTool(sessions),
-                new InitContextTool(sessions),
-                new RunReplTool(sessions, runs),
-                new GetVarTool(sessions),
-                new FinalizeTool(sessions),
-                new GetTraceTool(sessions),
-                new SolveTool(sessions, runs, dataRoot, sources),
-                new ListSessionsTool(sessions),
-                new DeleteSessionTool(sessions),
-                new RunPythonTool(sessions, bridge, runs),
-                new LoadS3Tool(sessions, sources),
-                new ListBucketsTool(sources.s3(), json),
-                new ListS3Tool(sources.s3(), json),
-                new UploadUrlTool(sources, json),
-                new LoadUrlTool(sessions, sources)), json);
+        return new ToolCatalog(
+                List.of(
+                        new ExecuteTool(sessions, runs),
+                        new LoadDataTool(sessions),
+                        new LoadFileTool(sessions, dataRoot),
+                        new ListVarsTool(sessions),
+                        new VarInfoTool(sessions),
+                        new ClearTool(sessions),
+                        new MemoryTool(sessions),
+                        new InitContextTool(sessions),
+                        new RunReplTool(sessions, runs),
+                        new GetVarTool(sessions),
+                        new FinalizeTool(sessions),
+                        new GetTraceTool(sessions),
+                        new SolveTool(sessions, runs, dataRoot, sources),
+                        new ListSessionsTool(sessions),
+                        new DeleteSessionTool(sessions),
+                        new RunPythonTool(sessions, bridge, runs),
+                        new LoadS3Tool(sessions, sources),
+                        new ListBucketsTool(sources.s3(), json),
+                        new ListS3Tool(sources.s3(), json),
+                        new UploadUrlTool(sources, json),
+                        new LoadUrlTool(sessions, sources)),
+                json);
     }
 }

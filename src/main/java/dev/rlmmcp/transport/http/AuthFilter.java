@@ -28,13 +28,20 @@ final class AuthFilter extends HttpFilter {
     protected void doFilter(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws IOException, ServletException {
         String path = HttpFace.path(request);
-        if (isPublic(path) || key.matches(bearer(request))
-                || (path.equals("/sse") && "GET".equals(request.getMethod()) && key.matches(request.getParameter("token")))) {
+        if (isPublic(path)
+                || key.matches(bearer(request))
+                || (path.equals("/sse")
+                        && "GET".equals(request.getMethod())
+                        && key.matches(request.getParameter("token")))) {
             chain.doFilter(request, response);
             return;
         }
         response.setHeader("WWW-Authenticate", "Bearer realm=\"rlm-mcp\"");
-        JsonResponse.refuseUnread(request, response, 401, -32001,
+        JsonResponse.refuseUnread(
+                request,
+                response,
+                401,
+                -32001,
                 "authentication required: send the header Authorization: Bearer <RLM_API_KEY>");
     }
 

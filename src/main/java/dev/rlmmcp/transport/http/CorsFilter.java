@@ -35,7 +35,8 @@ final class CorsFilter extends HttpFilter {
             response.setHeader("Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate");
             response.addHeader("Vary", "Origin");
         }
-        if (allowed && "OPTIONS".equals(request.getMethod())
+        if (allowed
+                && "OPTIONS".equals(request.getMethod())
                 && request.getHeader("Access-Control-Request-Method") != null) {
             response.setHeader("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
             response.setHeader("Access-Control-Allow-Headers", ALLOWED_HEADERS);

@@ -35,13 +35,17 @@ final class EventStream implements StatelessServer.Sink, AsyncListener {
         this.mapper = mapper;
         this.async = async;
         this.out = out;
-        this.keepAlive = timer.scheduleAtFixedRate(() -> write(KEEP_ALIVE), KEEP_ALIVE_SECONDS, KEEP_ALIVE_SECONDS,
-                TimeUnit.SECONDS);
+        this.keepAlive = timer.scheduleAtFixedRate(
+                () -> write(KEEP_ALIVE), KEEP_ALIVE_SECONDS, KEEP_ALIVE_SECONDS, TimeUnit.SECONDS);
     }
 
     /** Turns {@code response} into an event stream that stays open after the servlet returns. */
-    static EventStream open(HttpServletRequest request, HttpServletResponse response, McpJsonMapper mapper,
-            ScheduledExecutorService timer) throws IOException {
+    static EventStream open(
+            HttpServletRequest request,
+            HttpServletResponse response,
+            McpJsonMapper mapper,
+            ScheduledExecutorService timer)
+            throws IOException {
         begin(response);
         AsyncContext async = request.startAsync();
         async.setTimeout(0);
@@ -62,8 +66,8 @@ final class EventStream implements StatelessServer.Sink, AsyncListener {
     @Override
     public boolean send(McpSchema.JSONRPCMessage message) {
         try {
-            return write(("event: message\ndata: " + mapper.writeValueAsString(JsonRpc.withoutTraces(message))
-                    + "\n\n").getBytes(StandardCharsets.UTF_8));
+            return write(("event: message\ndata: " + mapper.writeValueAsString(JsonRpc.withoutTraces(message)) + "\n\n")
+                    .getBytes(StandardCharsets.UTF_8));
         } catch (IOException e) {
             close();
             return false;
@@ -115,6 +119,5 @@ final class EventStream implements StatelessServer.Sink, AsyncListener {
     }
 
     @Override
-    public void onStartAsync(AsyncEvent event) {
-    }
+    public void onStartAsync(AsyncEvent event) {}
 }

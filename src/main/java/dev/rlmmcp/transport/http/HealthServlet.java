@@ -2,9 +2,9 @@ package dev.rlmmcp.transport.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.core.KernelHealth;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
-import dev.rlmmcp.core.KernelHealth;
 import dev.rlmmcp.transport.Version;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;

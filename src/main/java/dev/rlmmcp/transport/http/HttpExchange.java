@@ -30,11 +30,18 @@ final class HttpExchange extends CallChannel {
     private final boolean sse;
     /** The HTTP status of the answer: 200, but the stateless revision has statuses of its own. */
     private final ToIntFunction<McpSchema.JSONRPCResponse> status;
+
     private OutputStream stream;
 
-    HttpExchange(McpJsonMapper mapper, ScheduledExecutorService timer, HttpServletRequest httpRequest,
-            HttpServletResponse response, StreamableHttpTransport.Accepted accepted, ServedRequests.Served request,
-            UnaryOperator<McpSchema.JSONRPCMessage> outgoing, ToIntFunction<McpSchema.JSONRPCResponse> status) {
+    HttpExchange(
+            McpJsonMapper mapper,
+            ScheduledExecutorService timer,
+            HttpServletRequest httpRequest,
+            HttpServletResponse response,
+            StreamableHttpTransport.Accepted accepted,
+            ServedRequests.Served request,
+            UnaryOperator<McpSchema.JSONRPCMessage> outgoing,
+            ToIntFunction<McpSchema.JSONRPCResponse> status) {
         super(mapper, request, outgoing);
         this.mapper = mapper;
         this.timer = timer;
@@ -77,7 +84,9 @@ final class HttpExchange extends CallChannel {
         try {
             if (stream == null && json && (message instanceof McpSchema.JSONRPCResponse || !sse)) {
                 if (message instanceof McpSchema.JSONRPCResponse answer) {
-                    JsonResponse.write(response, status.applyAsInt(answer),
+                    JsonResponse.write(
+                            response,
+                            status.applyAsInt(answer),
                             mapper.writeValueAsBytes(JsonRpc.withoutTraces(message)));
                 }
                 return;

@@ -61,10 +61,14 @@ public final class HttpFace implements AutoCloseable {
         jetty.addConnector(connector);
         jetty.setRequestLog(new AccessLog(System.err));
 
-        streamable = new StreamableHttpTransport(servers.mapper(), settings.maxRequestBytes(),
-                settings.sessionIdle(), sessions::connectionClosed, servers.statelessTools());
-        sse = new LegacySseTransport(servers.mapper(), settings.maxRequestBytes(), settings.sseKeepAlive(),
-                sessions::connectionClosed);
+        streamable = new StreamableHttpTransport(
+                servers.mapper(),
+                settings.maxRequestBytes(),
+                settings.sessionIdle(),
+                sessions::connectionClosed,
+                servers.statelessTools());
+        sse = new LegacySseTransport(
+                servers.mapper(), settings.maxRequestBytes(), settings.sseKeepAlive(), sessions::connectionClosed);
         mcp = List.of(servers.serve(streamable), servers.serve(sse));
 
         context = new ServletContextHandler();
@@ -109,10 +113,13 @@ public final class HttpFace implements AutoCloseable {
         Set<String> hosts = new HashSet<>(settings.allowedHosts());
         boolean wildcard = isWildcard(settings.host());
         if (!wildcard) {
-            hosts.add(settings.host().contains(":") && !settings.host().startsWith("[")
-                    ? "[" + settings.host() + "]" : settings.host());
+            hosts.add(
+                    settings.host().contains(":") && !settings.host().startsWith("[")
+                            ? "[" + settings.host() + "]"
+                            : settings.host());
         }
-        boolean anyHost = !isLoopback(settings.host()) && settings.allowedHosts().isEmpty();
+        boolean anyHost =
+                !isLoopback(settings.host()) && settings.allowedHosts().isEmpty();
         return new OriginHostFilter.HostPolicy(hosts, settings.corsOrigins(), anyHost);
     }
 

@@ -14,8 +14,17 @@ import java.util.Set;
  * @param sseKeepAlive   how often an idle legacy SSE stream gets a keep-alive comment
  * @param portFile       where to write the bound port, or null
  */
-public record HttpSettings(String host, int port, int maxRequestBytes, ApiKey apiKey, Set<String> allowedHosts,
-        Set<String> corsOrigins, Duration sessionIdle, Duration sseKeepAlive, Path portFile, Duration stopTimeout) {
+public record HttpSettings(
+        String host,
+        int port,
+        int maxRequestBytes,
+        ApiKey apiKey,
+        Set<String> allowedHosts,
+        Set<String> corsOrigins,
+        Duration sessionIdle,
+        Duration sseKeepAlive,
+        Path portFile,
+        Duration stopTimeout) {
 
     public HttpSettings {
         allowedHosts = Set.copyOf(allowedHosts);
@@ -24,7 +33,16 @@ public record HttpSettings(String host, int port, int maxRequestBytes, ApiKey ap
 
     /** Loopback only, no key, no CORS: what tests and a local user get by default. */
     public static HttpSettings local(int port, int maxRequestBytes) {
-        return new HttpSettings("127.0.0.1", port, maxRequestBytes, null, Set.of(), Set.of(), Duration.ofMinutes(30),
-                Duration.ofSeconds(15), null, Duration.ofSeconds(10));
+        return new HttpSettings(
+                "127.0.0.1",
+                port,
+                maxRequestBytes,
+                null,
+                Set.of(),
+                Set.of(),
+                Duration.ofMinutes(30),
+                Duration.ofSeconds(15),
+                null,
+                Duration.ofSeconds(10));
     }
 }

@@ -18,8 +18,15 @@ import org.eclipse.jetty.util.Callback;
 final class JsonErrorHandler extends ErrorHandler {
 
     @Override
-    protected boolean generateAcceptableResponse(Request request, Response response, Callback callback,
-            String contentType, List<Charset> charsets, int code, String message, Throwable cause) {
+    protected boolean generateAcceptableResponse(
+            Request request,
+            Response response,
+            Callback callback,
+            String contentType,
+            List<Charset> charsets,
+            int code,
+            String message,
+            Throwable cause) {
         int jsonRpcCode = code >= 500 ? -32603 : -32600;
         String reason = code >= 500 ? "internal error; the server log has the details" : HttpStatus.getMessage(code);
         byte[] body = JsonResponse.errorBody(jsonRpcCode, reason);

@@ -18,8 +18,7 @@ final class JsonResponse {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private JsonResponse() {
-    }
+    private JsonResponse() {}
 
     /** Answers with {@code json} as the body, under {@code status}. */
     static void write(HttpServletResponse response, int status, byte[] json) throws IOException {
@@ -47,8 +46,9 @@ final class JsonResponse {
      * A refusal before the body was read: the connection is closed after the answer (Jetty would
      * otherwise close it anyway to skip the unread body, under a client about to reuse it).
      */
-    static void refuseUnread(HttpServletRequest request, HttpServletResponse response, int status, int code,
-            String message) throws IOException {
+    static void refuseUnread(
+            HttpServletRequest request, HttpServletResponse response, int status, int code, String message)
+            throws IOException {
         if (request.getContentLengthLong() != 0) {
             response.setHeader("Connection", "close");
         }
@@ -73,7 +73,11 @@ final class JsonResponse {
 
     private static void tooLarge(HttpServletResponse response, int max) throws IOException {
         response.setHeader("Connection", "close");
-        error(response, 413, -32600, "request body larger than " + max
-                + " bytes; raise --max-request-mb / RLM_MAX_REQUEST_MB, or load large data from a file");
+        error(
+                response,
+                413,
+                -32600,
+                "request body larger than " + max
+                        + " bytes; raise --max-request-mb / RLM_MAX_REQUEST_MB, or load large data from a file");
     }
 }

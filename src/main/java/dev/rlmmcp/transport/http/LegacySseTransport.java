@@ -60,12 +60,14 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
     private transient McpServerSession.Factory sessionFactory;
     private volatile boolean closing;
 
-    LegacySseTransport(McpJsonMapper mapper, int maxRequestBytes, Duration keepAliveEvery, Consumer<String> sessionEnded) {
+    LegacySseTransport(
+            McpJsonMapper mapper, int maxRequestBytes, Duration keepAliveEvery, Consumer<String> sessionEnded) {
         this.mapper = mapper;
         this.maxRequestBytes = maxRequestBytes;
         this.sessionEnded = sessionEnded;
         this.router = new InboundRouter(mapper);
-        this.keepAlive = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("sse-keepalive").factory());
+        this.keepAlive = Executors.newSingleThreadScheduledExecutor(
+                Thread.ofPlatform().daemon().name("sse-keepalive").factory());
         long ms = keepAliveEvery.toMillis();
         keepAlive.scheduleAtFixedRate(() -> streams.values().forEach(Stream::keepAlive), ms, ms, TimeUnit.MILLISECONDS);
     }
@@ -77,8 +79,11 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
 
     @Override
     public List<String> protocolVersions() {
-        return List.of(ProtocolVersions.MCP_2024_11_05, ProtocolVersions.MCP_2025_03_26,
-                ProtocolVersions.MCP_2025_06_18, ProtocolVersions.MCP_2025_11_25);
+        return List.of(
+                ProtocolVersions.MCP_2024_11_05,
+                ProtocolVersions.MCP_2025_03_26,
+                ProtocolVersions.MCP_2025_06_18,
+                ProtocolVersions.MCP_2025_11_25);
     }
 
     @Override
@@ -115,8 +120,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
             }
 
             @Override
-            public void onStartAsync(AsyncEvent event) {
-            }
+            public void onStartAsync(AsyncEvent event) {}
         });
         stream.event("endpoint", MESSAGE_PATH + "?session_id=" + session.getId());
     }
@@ -128,7 +132,8 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
             return;
         }
         if (closing) {
-            JsonResponse.refuseUnread(request, response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down");
+            JsonResponse.refuseUnread(
+                    request, response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down");
             return;
         }
         Stream stream = stream(request, response);
@@ -148,25 +153,29 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
             return;
         }
         McpServerSession session = stream.session;
-        router.dispatch(session.getId(), message, new InboundRouter.Session() {
-            @Override
-            public void call(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
-                try {
-                    served.carrying(session.handle(call)).block();
-                } catch (RuntimeException e) {
-                    log.warn("serving {} failed", call.method(), e);
-                }
-            }
+        router.dispatch(
+                session.getId(),
+                message,
+                new InboundRouter.Session() {
+                    @Override
+                    public void call(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
+                        try {
+                            served.carrying(session.handle(call)).block();
+                        } catch (RuntimeException e) {
+                            log.warn("serving {} failed", call.method(), e);
+                        }
+                    }
 
-            @Override
-            public void accept(McpSchema.JSONRPCMessage notificationOrResponse) {
-                try {
-                    session.handle(notificationOrResponse).block();
-                } catch (RuntimeException e) {
-                    log.warn("handling {} failed", notificationOrResponse, e);
-                }
-            }
-        }, calls);
+                    @Override
+                    public void accept(McpSchema.JSONRPCMessage notificationOrResponse) {
+                        try {
+                            session.handle(notificationOrResponse).block();
+                        } catch (RuntimeException e) {
+                            log.warn("handling {} failed", notificationOrResponse, e);
+                        }
+                    }
+                },
+                calls);
         response.setStatus(202);
     }
 
@@ -178,9 +187,14 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
         }
         Stream stream = id == null ? null : streams.get(id);
         if (stream == null) {
-            JsonResponse.refuseUnread(request, response, id == null ? 400 : 404, McpSchema.ErrorCodes.INVALID_REQUEST, id == null
-                    ? "missing session_id: open GET /sse first and POST to the endpoint it names"
-                    : "no SSE session " + id + " (its stream closed): open GET /sse again");
+            JsonResponse.refuseUnread(
+                    request,
+                    response,
+                    id == null ? 400 : 404,
+                    McpSchema.ErrorCodes.INVALID_REQUEST,
+                    id == null
+                            ? "missing session_id: open GET /sse first and POST to the endpoint it names"
+                            : "no SSE session " + id + " (its stream closed): open GET /sse again");
         }
         return stream;
     }
@@ -198,7 +212,8 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
     private static void notAllowed(HttpServletRequest request, HttpServletResponse response, String allow)
             throws IOException {
         response.setHeader("Allow", allow);
-        JsonResponse.refuseUnread(request, response, 405, McpSchema.ErrorCodes.INVALID_REQUEST, "use " + allow + " here");
+        JsonResponse.refuseUnread(
+                request, response, 405, McpSchema.ErrorCodes.INVALID_REQUEST, "use " + allow + " here");
     }
 
     @Override

@@ -54,7 +54,8 @@ final class OriginHostFilter extends HttpFilter {
             String authority;
             try {
                 URI uri = URI.create(origin);
-                if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getRawAuthority() == null) {
+                if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme())
+                        || uri.getRawAuthority() == null) {
                     return false;
                 }
                 authority = uri.getRawAuthority().toLowerCase(Locale.ROOT);
@@ -62,7 +63,8 @@ final class OriginHostFilter extends HttpFilter {
                 return false;
             }
             String name = hostName(authority);
-            return LOOPBACK.contains(name) || hosts.contains(name)
+            return LOOPBACK.contains(name)
+                    || hosts.contains(name)
                     || (anyHost && hostHeader != null && authority.equals(hostHeader.toLowerCase(Locale.ROOT)));
         }
 
@@ -83,12 +85,18 @@ final class OriginHostFilter extends HttpFilter {
             throws IOException, ServletException {
         String host = request.getHeader("Host");
         if (!policy.hostAllowed(host)) {
-            JsonResponse.refuseUnread(request, response, 403, -32000, "Host header not allowed (DNS rebinding protection); "
-                    + "add the name to --allowed-hosts if this server is meant to be reached by it");
+            JsonResponse.refuseUnread(
+                    request,
+                    response,
+                    403,
+                    -32000,
+                    "Host header not allowed (DNS rebinding protection); "
+                            + "add the name to --allowed-hosts if this server is meant to be reached by it");
             return;
         }
         if (!policy.originAllowed(request.getHeader("Origin"), host)) {
-            JsonResponse.refuseUnread(request, response, 403, -32000, "Origin not allowed; add it to --cors-origins to allow it");
+            JsonResponse.refuseUnread(
+                    request, response, 403, -32000, "Origin not allowed; add it to --cors-origins to allow it");
             return;
         }
         chain.doFilter(request, response);

@@ -68,13 +68,17 @@ final class PlainRpcServlet extends HttpServlet {
             ResponseFormat.of(arguments.get(ResponseFormat.ARGUMENT), ResponseFormat.JSON);
         } catch (RlmException e) {
             ObjectNode refusal = json.createObjectNode();
-            refusal.putObject("error").put("code", e.code().name()).put("message", e.getMessage())
-                    .put("argument", e.argument()).put("fix", e.fix());
+            refusal.putObject("error")
+                    .put("code", e.code().name())
+                    .put("message", e.getMessage())
+                    .put("argument", e.argument())
+                    .put("fix", e.fix());
             write(response, 400, refusal);
             return;
         }
         // the body is the reply object, whatever format was asked
-        ToolCatalog.Reply reply = catalog.reply(tool.get(), arguments, new Caller(CONNECTION, null, CallContext.create()));
+        ToolCatalog.Reply reply =
+                catalog.reply(tool.get(), arguments, new Caller(CONNECTION, null, CallContext.create()));
         write(response, status(reply), reply.body());
     }
 
@@ -94,7 +98,8 @@ final class PlainRpcServlet extends HttpServlet {
             wrong = envelope.has("method")
                     ? "method must be a string, a tool name or tools/list, not " + kind(envelope.get("method"))
                     : "method is missing: {\"method\": NAME, \"params\": {...}} with a tool name or tools/list";
-        } else if (!envelope.path("params").isMissingNode() && !envelope.path("params").isNull()
+        } else if (!envelope.path("params").isMissingNode()
+                && !envelope.path("params").isNull()
                 && !envelope.path("params").isObject()) {
             wrong = "params must be a JSON object of the tool's arguments, not " + kind(envelope.path("params"));
         }

@@ -22,7 +22,10 @@ public final class PortFile implements AutoCloseable {
         Path file = path.toAbsolutePath();
         try {
             Files.createDirectories(file.getParent());
-            Path temp = Files.createTempFile(file.getParent(), ".port", ".tmp",
+            Path temp = Files.createTempFile(
+                    file.getParent(),
+                    ".port",
+                    ".tmp",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             Files.writeString(temp, port + "\n", StandardCharsets.US_ASCII);
             Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);

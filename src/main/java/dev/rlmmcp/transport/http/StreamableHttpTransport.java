@@ -18,7 +18,6 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -78,8 +77,12 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
      * {@code sessionEnded} hears the id of every MCP session that ends (DELETE, idle, shutdown), to
      * release what it held; a session unused for {@code idle} ends.
      */
-    StreamableHttpTransport(McpJsonMapper mapper, int maxRequestBytes, Duration idle,
-            Consumer<String> sessionEnded, StatelessTools tools) {
+    StreamableHttpTransport(
+            McpJsonMapper mapper,
+            int maxRequestBytes,
+            Duration idle,
+            Consumer<String> sessionEnded,
+            StatelessTools tools) {
         this.mapper = mapper;
         this.maxRequestBytes = maxRequestBytes;
         this.sessionEnded = sessionEnded;
@@ -144,8 +147,12 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
         if (router.isStateless(version, message)) {
             // each POST is a connection of its own; a call without session_id uses the default REPL session
             String replConnection = message instanceof McpSchema.JSONRPCRequest ? direct().getId() : null;
-            router.dispatchStateless("stateless-" + STATELESS_CALLS.incrementAndGet(), replConnection,
-                    request::getHeader, message, new StatelessPost(request, response, accepted));
+            router.dispatchStateless(
+                    "stateless-" + STATELESS_CALLS.incrementAndGet(),
+                    replConnection,
+                    request::getHeader,
+                    message,
+                    new StatelessPost(request, response, accepted));
             return;
         }
         if (version != null && !protocolVersions().contains(version)) {
@@ -169,20 +176,23 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
     }
 
     /** What the client's Accept header allows the answer to be. */
-    record Accepted(boolean json, boolean sse) {
-    }
+    record Accepted(boolean json, boolean sse) {}
 
     /** What the POST's answer may be, or null after refusing it (shutting down, or an Accept header that fits not). */
     private Accepted accepted(HttpServletRequest request, HttpServletResponse response) throws IOException {
         if (closing) {
-            JsonResponse.refuseUnread(request, response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR,
-                    "the server is shutting down");
+            JsonResponse.refuseUnread(
+                    request, response, 503, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down");
             return null;
         }
         String accept = request.getHeader("Accept");
         Accepted accepted = new Accepted(accepts(accept, "application/json"), accepts(accept, "text/event-stream"));
         if (!accepted.json() && !accepted.sse()) {
-            JsonResponse.refuseUnread(request, response, 406, McpSchema.ErrorCodes.INVALID_REQUEST,
+            JsonResponse.refuseUnread(
+                    request,
+                    response,
+                    406,
+                    McpSchema.ErrorCodes.INVALID_REQUEST,
                     "the Accept header must allow application/json and text/event-stream");
             return null;
         }
@@ -197,7 +207,10 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
         private final Accepted accepted;
         private final McpStreamableServerSession session;
 
-        SessionPost(HttpServletRequest request, HttpServletResponse response, Accepted accepted,
+        SessionPost(
+                HttpServletRequest request,
+                HttpServletResponse response,
+                Accepted accepted,
                 McpStreamableServerSession session) {
             this.request = request;
             this.response = response;
@@ -210,8 +223,16 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
             AtomicInteger running = busy.computeIfAbsent(session.getId(), k -> new AtomicInteger());
             running.incrementAndGet();
             try {
-                new HttpExchange(mapper, sweeper, request, response, accepted, served, InboundRouter.asSent(),
-                        answer -> 200).answer(session, call, null);
+                new HttpExchange(
+                                mapper,
+                                sweeper,
+                                request,
+                                response,
+                                accepted,
+                                served,
+                                InboundRouter.asSent(),
+                                answer -> 200)
+                        .answer(session, call, null);
             } finally {
                 running.decrementAndGet();
                 lastUsed.computeIfPresent(session.getId(), (k, v) -> System.nanoTime());
@@ -224,8 +245,13 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
                 try {
                     session.accept(reply).block();
                 } catch (RuntimeException e) {
-                    error(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "a response for id " + reply.id()
-                            + ", which names no request of this server that awaits an answer", null);
+                    error(
+                            response,
+                            400,
+                            McpSchema.ErrorCodes.INVALID_REQUEST,
+                            "a response for id " + reply.id()
+                                    + ", which names no request of this server that awaits an answer",
+                            null);
                 }
             } else if (message instanceof McpSchema.JSONRPCNotification notification) {
                 session.accept(notification).block();
@@ -256,8 +282,15 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
 
         @Override
         public CallChannel channel(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
-            return new HttpExchange(mapper, sweeper, request, response, accepted, served,
-                    router.stateless().outgoing(call), router.stateless()::status);
+            return new HttpExchange(
+                    mapper,
+                    sweeper,
+                    request,
+                    response,
+                    accepted,
+                    served,
+                    router.stateless().outgoing(call),
+                    router.stateless()::status);
         }
 
         @Override
@@ -272,8 +305,10 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
         McpError refusal = JsonRpc.protocolError(e);
         if (refusal != null && message instanceof McpSchema.JSONRPCRequest call && !response.isCommitted()) {
             // a handler that refused its params before its Mono started: the answer other transports give
-            writeJson(response, 200, JsonRpc.withoutTraces(McpSchema.JSONRPCResponse.error(call.id(),
-                    refusal.getJsonRpcError())));
+            writeJson(
+                    response,
+                    200,
+                    JsonRpc.withoutTraces(McpSchema.JSONRPCResponse.error(call.id(), refusal.getJsonRpcError())));
             return;
         }
         log.warn("handling {} failed", message, e);
@@ -285,15 +320,19 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
     @Override
     protected void doPut(HttpServletRequest request, HttpServletResponse response) throws IOException {
         response.setHeader("Allow", "POST, DELETE");
-        JsonResponse.refuseUnread(request, response, 405, McpSchema.ErrorCodes.INVALID_REQUEST,
-                "POST requests to this endpoint");
+        JsonResponse.refuseUnread(
+                request, response, 405, McpSchema.ErrorCodes.INVALID_REQUEST, "POST requests to this endpoint");
     }
 
     @Override
     protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
         response.setHeader("Allow", "POST, DELETE");
-        error(response, 405, McpSchema.ErrorCodes.INVALID_REQUEST,
-                "this server offers no standalone SSE stream; POST requests to this endpoint", null);
+        error(
+                response,
+                405,
+                McpSchema.ErrorCodes.INVALID_REQUEST,
+                "this server offers no standalone SSE stream; POST requests to this endpoint",
+                null);
     }
 
     @Override
@@ -301,8 +340,12 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
         String id = request.getHeader(SESSION_HEADER);
         McpStreamableServerSession session = id == null ? null : sessions.remove(id);
         if (session == null) {
-            error(response, id == null ? 400 : 404, McpSchema.ErrorCodes.INVALID_REQUEST,
-                    id == null ? "DELETE needs the Mcp-Session-Id header" : "no session " + id, null);
+            error(
+                    response,
+                    id == null ? 400 : 404,
+                    McpSchema.ErrorCodes.INVALID_REQUEST,
+                    id == null ? "DELETE needs the Mcp-Session-Id header" : "no session " + id,
+                    null);
             return;
         }
         lastUsed.remove(id);
@@ -314,11 +357,14 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
     private void initialize(McpSchema.JSONRPCRequest init, HttpServletResponse response) throws IOException {
         McpSchema.InitializeRequest params;
         try {
-            params = mapper.convertValue(init.params(), new TypeRef<McpSchema.InitializeRequest>() {
-            });
+            params = mapper.convertValue(init.params(), new TypeRef<McpSchema.InitializeRequest>() {});
         } catch (RuntimeException e) {
-            error(response, 400, McpSchema.ErrorCodes.INVALID_PARAMS, JsonRpc.clean(e.getMessage()) ? e.getMessage()
-                    : "params of initialize do not match the MCP schema", init.id());
+            error(
+                    response,
+                    400,
+                    McpSchema.ErrorCodes.INVALID_PARAMS,
+                    JsonRpc.clean(e.getMessage()) ? e.getMessage() : "params of initialize do not match the MCP schema",
+                    init.id());
             return;
         }
         McpStreamableServerSession.McpStreamableServerSessionInit started = sessionFactory.startSession(params);
@@ -329,16 +375,21 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
         writeJson(response, 200, McpSchema.JSONRPCResponse.result(init.id(), result));
     }
 
-    private McpStreamableServerSession session(HttpServletRequest request, HttpServletResponse response,
-            McpSchema.JSONRPCMessage message) throws IOException {
+    private McpStreamableServerSession session(
+            HttpServletRequest request, HttpServletResponse response, McpSchema.JSONRPCMessage message)
+            throws IOException {
         String sessionId = request.getHeader(SESSION_HEADER);
         if (sessionId == null) {
             return direct();
         }
         McpStreamableServerSession session = sessions.get(sessionId);
         if (session == null) {
-            error(response, 404, McpSchema.ErrorCodes.INVALID_REQUEST,
-                    "no session " + sessionId + " (it ended or never existed): initialize again", idOf(message));
+            error(
+                    response,
+                    404,
+                    McpSchema.ErrorCodes.INVALID_REQUEST,
+                    "no session " + sessionId + " (it ended or never existed): initialize again",
+                    idOf(message));
             return null;
         }
         lastUsed.put(sessionId, System.nanoTime());
@@ -348,13 +399,16 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
     /** The session shared by requests that come without one, initialized on first use. */
     private synchronized McpStreamableServerSession direct() {
         if (direct == null) {
-            McpStreamableServerSession.McpStreamableServerSessionInit started = sessionFactory.startSession(
-                    new McpSchema.InitializeRequest(ProtocolVersions.MCP_2025_06_18,
+            McpStreamableServerSession.McpStreamableServerSessionInit started =
+                    sessionFactory.startSession(new McpSchema.InitializeRequest(
+                            ProtocolVersions.MCP_2025_06_18,
                             McpSchema.ClientCapabilities.builder().build(),
                             new McpSchema.Implementation("direct-http", "1")));
             started.initResult().block();
-            started.session().accept(new McpSchema.JSONRPCNotification(McpSchema.JSONRPC_VERSION,
-                    McpSchema.METHOD_NOTIFICATION_INITIALIZED, null)).block();
+            started.session()
+                    .accept(new McpSchema.JSONRPCNotification(
+                            McpSchema.JSONRPC_VERSION, McpSchema.METHOD_NOTIFICATION_INITIALIZED, null))
+                    .block();
             direct = started.session();
         }
         return direct;
@@ -408,6 +462,8 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
         }
         sessions.clear();
         lastUsed.clear();
-        return Flux.fromIterable(open).flatMap(s -> s.closeGracefully().onErrorComplete()).then();
+        return Flux.fromIterable(open)
+                .flatMap(s -> s.closeGracefully().onErrorComplete())
+                .then();
     }
 }

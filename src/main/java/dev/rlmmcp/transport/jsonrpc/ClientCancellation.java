@@ -8,8 +8,7 @@ public final class ClientCancellation {
 
     private static final String METHOD = "notifications/cancelled";
 
-    private ClientCancellation() {
-    }
+    private ClientCancellation() {}
 
     /** Whether {@code message} is a cancellation (then it has been acted on and is not for the SDK). */
     public static boolean handled(ServedRequests served, String connection, McpSchema.JSONRPCMessage message) {

@@ -29,8 +29,7 @@ import java.util.regex.Pattern;
  */
 public final class JsonRpc {
 
-    private JsonRpc() {
-    }
+    private JsonRpc() {}
 
     /** Messages from this size on have their long strings decoded by {@link LargeStrings}. */
     private static final int LARGE_MESSAGE = 1 << 20;
@@ -98,17 +97,21 @@ public final class JsonRpc {
                 return lifted.restore(mapper.readValue(lifted.json(), Object.class));
             }
         }
-        byte[] json = offset == 0 && length == bytes.length ? bytes : Arrays.copyOfRange(bytes, offset, offset + length);
+        byte[] json =
+                offset == 0 && length == bytes.length ? bytes : Arrays.copyOfRange(bytes, offset, offset + length);
         return mapper.readValue(json, Object.class);
     }
 
     /** The message a parsed JSON value is, or why it is none. */
     static McpSchema.JSONRPCMessage message(McpJsonMapper mapper, Object tree) throws Refused {
         if (!(tree instanceof Map<?, ?> map)) {
-            throw invalid(null, tree instanceof List<?> list
-                    ? list.isEmpty() ? "an empty JSON array is not a JSON-RPC message"
-                            : "JSON-RPC batches (an array of messages) are not supported: send one message per request"
-                    : "a JSON-RPC message must be a JSON object, not " + describe(tree));
+            throw invalid(
+                    null,
+                    tree instanceof List<?> list
+                            ? list.isEmpty()
+                                    ? "an empty JSON array is not a JSON-RPC message"
+                                    : "JSON-RPC batches (an array of messages) are not supported: send one message per request"
+                            : "a JSON-RPC message must be a JSON object, not " + describe(tree));
         }
         boolean hasId = map.containsKey("id");
         Object id = map.get("id");
@@ -116,13 +119,21 @@ public final class JsonRpc {
         boolean response = !map.containsKey("method") && (map.containsKey("result") || map.containsKey("error"));
         Object version = map.get("jsonrpc");
         if (!McpSchema.JSONRPC_VERSION.equals(version)) {
-            throw new Refused(McpSchema.ErrorCodes.INVALID_REQUEST, version == null && !map.containsKey("jsonrpc")
-                    ? "jsonrpc is missing: it must be \"2.0\"" : "jsonrpc must be \"2.0\", not " + describe(version),
-                    response ? null : usableId, !response);
+            throw new Refused(
+                    McpSchema.ErrorCodes.INVALID_REQUEST,
+                    version == null && !map.containsKey("jsonrpc")
+                            ? "jsonrpc is missing: it must be \"2.0\""
+                            : "jsonrpc must be \"2.0\", not " + describe(version),
+                    response ? null : usableId,
+                    !response);
         }
         if (hasId && usableId == null && !response) {
-            throw invalid(null, id == null ? "id must not be null: a request needs a string or integer id, and a "
-                    + "notification has no id at all" : "id must be a string or an integer, not " + describe(id));
+            throw invalid(
+                    null,
+                    id == null
+                            ? "id must not be null: a request needs a string or integer id, and a "
+                                    + "notification has no id at all"
+                            : "id must be a string or an integer, not " + describe(id));
         }
         if (map.containsKey("method")) {
             if (!(map.get("method") instanceof String method) || method.isEmpty()) {
@@ -133,27 +144,38 @@ public final class JsonRpc {
             if (bad != null) {
                 throw new Refused(McpSchema.ErrorCodes.INVALID_PARAMS, bad, usableId, hasId);
             }
-            return hasId ? new McpSchema.JSONRPCRequest(McpSchema.JSONRPC_VERSION, method, id, params)
+            return hasId
+                    ? new McpSchema.JSONRPCRequest(McpSchema.JSONRPC_VERSION, method, id, params)
                     : new McpSchema.JSONRPCNotification(McpSchema.JSONRPC_VERSION, method, params);
         }
         if (response) {
             return response(mapper, map, usableId);
         }
-        throw invalid(usableId, "method is missing: a request or notification needs a method (a response needs a "
-                + "result or an error)");
+        throw invalid(
+                usableId,
+                "method is missing: a request or notification needs a method (a response needs a "
+                        + "result or an error)");
     }
 
     /** A client's response (to a request of the server's), or why it is none: never answered, as JSON-RPC says. */
     private static McpSchema.JSONRPCResponse response(McpJsonMapper mapper, Map<?, ?> map, Object usableId)
             throws Refused {
         if (usableId == null) {
-            throw new Refused(McpSchema.ErrorCodes.INVALID_REQUEST,
-                    "a response needs the string or integer id of the request it answers", null, false);
+            throw new Refused(
+                    McpSchema.ErrorCodes.INVALID_REQUEST,
+                    "a response needs the string or integer id of the request it answers",
+                    null,
+                    false);
         }
-        if (map.get("error") != null && !(map.get("error") instanceof Map<?, ?> error
-                && error.get("code") instanceof Integer && error.get("message") instanceof String)) {
-            throw new Refused(McpSchema.ErrorCodes.INVALID_REQUEST,
-                    "error must be an object with an integer code and a string message", null, false);
+        if (map.get("error") != null
+                && !(map.get("error") instanceof Map<?, ?> error
+                        && error.get("code") instanceof Integer
+                        && error.get("message") instanceof String)) {
+            throw new Refused(
+                    McpSchema.ErrorCodes.INVALID_REQUEST,
+                    "error must be an object with an integer code and a string message",
+                    null,
+                    false);
         }
         try {
             return mapper.convertValue(map, McpSchema.JSONRPCResponse.class);
@@ -174,8 +196,9 @@ public final class JsonRpc {
      */
     static String badParams(String method, Object params) {
         if (params == null) {
-            return method.equals(McpSchema.METHOD_TOOLS_CALL) ? "params is missing: tools/call needs "
-                    + "{\"name\": TOOL, \"arguments\": {...}}" : null;
+            return method.equals(McpSchema.METHOD_TOOLS_CALL)
+                    ? "params is missing: tools/call needs " + "{\"name\": TOOL, \"arguments\": {...}}"
+                    : null;
         }
         if (!(params instanceof Map<?, ?> p)) {
             return "params of " + method + " must be a JSON object, not " + describe(params);
@@ -194,24 +217,32 @@ public final class JsonRpc {
             case McpSchema.METHOD_TOOLS_CALL -> {
                 Object name = p.get("name");
                 if (!(name instanceof String)) {
-                    yield name == null ? "params.name is missing: the name of the tool to call (tools/list names them)"
+                    yield name == null
+                            ? "params.name is missing: the name of the tool to call (tools/list names them)"
                             : "params.name must be a string, the name of a tool, not " + describe(name);
                 }
                 Object arguments = p.get("arguments");
-                yield arguments == null || arguments instanceof Map<?, ?> ? null
+                yield arguments == null || arguments instanceof Map<?, ?>
+                        ? null
                         : "params.arguments must be a JSON object of the tool's arguments, not " + describe(arguments);
             }
             case McpSchema.METHOD_INITIALIZE -> {
                 Object version = p.get("protocolVersion");
                 if (!(version instanceof String)) {
-                    yield version == null ? "params.protocolVersion is missing: the MCP version the client speaks"
-                            : "params.protocolVersion must be a string such as \"2025-06-18\", not " + describe(version);
+                    yield version == null
+                            ? "params.protocolVersion is missing: the MCP version the client speaks"
+                            : "params.protocolVersion must be a string such as \"2025-06-18\", not "
+                                    + describe(version);
                 }
                 yield notAnObject(p, "capabilities", "clientInfo");
             }
-            case McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_PROMPT_LIST, McpSchema.METHOD_RESOURCES_LIST,
-                    McpSchema.METHOD_RESOURCES_TEMPLATES_LIST -> p.get("cursor") == null || p.get("cursor") instanceof String
-                            ? null : "params.cursor must be a string, not " + describe(p.get("cursor"));
+            case McpSchema.METHOD_TOOLS_LIST,
+                    McpSchema.METHOD_PROMPT_LIST,
+                    McpSchema.METHOD_RESOURCES_LIST,
+                    McpSchema.METHOD_RESOURCES_TEMPLATES_LIST ->
+                p.get("cursor") == null || p.get("cursor") instanceof String
+                        ? null
+                        : "params.cursor must be a string, not " + describe(p.get("cursor"));
             default -> null;
         };
     }
@@ -251,11 +282,16 @@ public final class JsonRpc {
     public static String notJson(Exception e) {
         if (e instanceof StreamConstraintsException limit) {
             String what = String.valueOf(limit.getOriginalMessage()).toLowerCase(Locale.ROOT);
-            return "not accepted as JSON: " + (what.contains("nesting depth") ? "nested more than 1000 levels deep"
-                    : what.contains("number") ? "a number longer than 1000 digits"
-                    : what.contains("name") ? "a member name too long"
-                    : what.contains("string") ? "a string too long"
-                    : "larger than the parser's limits");
+            return "not accepted as JSON: "
+                    + (what.contains("nesting depth")
+                            ? "nested more than 1000 levels deep"
+                            : what.contains("number")
+                                    ? "a number longer than 1000 digits"
+                                    : what.contains("name")
+                                            ? "a member name too long"
+                                            : what.contains("string")
+                                                    ? "a string too long"
+                                                    : "larger than the parser's limits");
         }
         if (e instanceof JsonProcessingException json && !(e instanceof JsonMappingException)) {
             String where = "";
@@ -307,8 +343,13 @@ public final class JsonRpc {
         if (type == boolean.class || type == Boolean.class) {
             return "true or false";
         }
-        if (type == int.class || type == long.class || type == short.class || type == Integer.class
-                || type == Long.class || type == Short.class || type == BigInteger.class) {
+        if (type == int.class
+                || type == long.class
+                || type == short.class
+                || type == Integer.class
+                || type == Long.class
+                || type == Short.class
+                || type == BigInteger.class) {
             return "an integer";
         }
         if (type.isPrimitive() || Number.class.isAssignableFrom(type)) {
@@ -326,7 +367,8 @@ public final class JsonRpc {
     /** Words that mark Java's own text (class names, exceptions, stack frames): never sent to a client. */
     private static final Pattern INTERNALS = Pattern.compile(
             "java\\.|javax\\.|jakarta\\.|jackson|fasterxml|modelcontextprotocol|reactor\\.|dev\\.rlmmcp|LinkedHashMap|"
-                    + "Exception|\\tat |\\$|`", Pattern.CASE_INSENSITIVE);
+                    + "Exception|\\tat |\\$|`",
+            Pattern.CASE_INSENSITIVE);
 
     /** Whether a text is free of Java's own words. */
     public static boolean clean(String text) {
@@ -335,7 +377,8 @@ public final class JsonRpc {
 
     /** The error answer to {@code call}. */
     public static McpSchema.JSONRPCResponse errorAnswer(McpSchema.JSONRPCRequest call, int code, String message) {
-        return McpSchema.JSONRPCResponse.error(call.id(), new McpSchema.JSONRPCResponse.JSONRPCError(code, message, null));
+        return McpSchema.JSONRPCResponse.error(
+                call.id(), new McpSchema.JSONRPCResponse.JSONRPCError(code, message, null));
     }
 
     /** An error answer; unlike the SDK's response record it allows the null id JSON-RPC uses for unreadable requests. */
@@ -363,7 +406,8 @@ public final class JsonRpc {
         // text data is the SDK's chain of exception messages; structured data is what a handler meant to send
         Object data = error.data() instanceof String s ? s.length() <= 200 && clean(s) ? s : null : error.data();
         String text = clean(error.message()) ? error.message() : generic(error.code());
-        if (error.code() == McpSchema.ErrorCodes.INVALID_PARAMS && data instanceof String s
+        if (error.code() == McpSchema.ErrorCodes.INVALID_PARAMS
+                && data instanceof String s
                 && s.startsWith(UNKNOWN_TOOL_DATA)) {
             // the SDK's message is the specification's example text; its data names the tool asked for
             text = "Unknown tool: \"" + s.substring(UNKNOWN_TOOL_DATA.length()) + "\" (params.name); tools/list "
@@ -373,8 +417,8 @@ public final class JsonRpc {
         if (text.equals(error.message()) && data == error.data()) {
             return message;
         }
-        return McpSchema.JSONRPCResponse.error(response.id(),
-                new McpSchema.JSONRPCResponse.JSONRPCError(error.code(), text, data));
+        return McpSchema.JSONRPCResponse.error(
+                response.id(), new McpSchema.JSONRPCResponse.JSONRPCError(error.code(), text, data));
     }
 
     private static final String UNKNOWN_TOOL_DATA = "Tool not found: ";
@@ -405,8 +449,10 @@ public final class JsonRpc {
      */
     public static McpSchema.JSONRPCResponse.JSONRPCError failure(RuntimeException e) {
         McpError error = protocolError(e);
-        return error != null ? error.getJsonRpcError()
-                : new McpSchema.JSONRPCResponse.JSONRPCError(McpSchema.ErrorCodes.INTERNAL_ERROR, internalError(e), null);
+        return error != null
+                ? error.getJsonRpcError()
+                : new McpSchema.JSONRPCResponse.JSONRPCError(
+                        McpSchema.ErrorCodes.INTERNAL_ERROR, internalError(e), null);
     }
 
     /** What a client is told of an internal error: its message when that is plain, else where to look. */

@@ -20,7 +20,8 @@ record LargeStrings(String json, List<String> values, String marker) {
 
     /** The message with its long literals cut out, or null when it has none (or is malformed: Jackson then says how). */
     static LargeStrings lift(String text) {
-        String marker = "\u0000rlm-lifted-" + Long.toHexString(ThreadLocalRandom.current().nextLong()) + "-";
+        String marker = "\u0000rlm-lifted-"
+                + Long.toHexString(ThreadLocalRandom.current().nextLong()) + "-";
         StringBuilder json = null;
         List<String> values = new ArrayList<>();
         int copied = 0;
@@ -35,14 +36,19 @@ record LargeStrings(String json, List<String> values, String marker) {
                     return null;
                 }
                 json = json == null ? new StringBuilder() : json;
-                json.append(text, copied, open).append("\"\\u0000").append(marker, 1, marker.length())
-                        .append(values.size()).append('"');
+                json.append(text, copied, open)
+                        .append("\"\\u0000")
+                        .append(marker, 1, marker.length())
+                        .append(values.size())
+                        .append('"');
                 values.add(value);
                 copied = close + 1;
             }
             open = text.indexOf('"', close + 1);
         }
-        return json == null ? null : new LargeStrings(json.append(text, copied, text.length()).toString(), values, marker);
+        return json == null
+                ? null
+                : new LargeStrings(json.append(text, copied, text.length()).toString(), values, marker);
     }
 
     /** Puts the lifted values back in place of their placeholders, in maps and lists at any depth. */
@@ -81,8 +87,11 @@ record LargeStrings(String json, List<String> values, String marker) {
 
     private static boolean isKey(String text, int from) {
         int i = from;
-        while (i < text.length() && (text.charAt(i) == ' ' || text.charAt(i) == '\t' || text.charAt(i) == '\n'
-                || text.charAt(i) == '\r')) {
+        while (i < text.length()
+                && (text.charAt(i) == ' '
+                        || text.charAt(i) == '\t'
+                        || text.charAt(i) == '\n'
+                        || text.charAt(i) == '\r')) {
             i++;
         }
         return i < text.length() && text.charAt(i) == ':';

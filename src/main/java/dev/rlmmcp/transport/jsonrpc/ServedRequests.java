@@ -51,7 +51,8 @@ public final class ServedRequests {
      */
     public boolean withholds(String connection, McpSchema.JSONRPCMessage outgoing) {
         Served request = outgoing instanceof McpSchema.JSONRPCResponse answer
-                ? served.get(new Key(connection, normalized(answer.id()))) : null;
+                ? served.get(new Key(connection, normalized(answer.id())))
+                : null;
         return request != null && request.withholds(outgoing);
     }
 
@@ -70,7 +71,8 @@ public final class ServedRequests {
 
     /** The same, with the connection whose default REPL session the request uses (null: its MCP session's). */
     static <T> Mono<T> carrying(Mono<T> dispatch, CallContext context, String connection) {
-        Map<String, Object> values = connection == null ? Map.of(ToolCatalog.CALL_CONTEXT, context)
+        Map<String, Object> values = connection == null
+                ? Map.of(ToolCatalog.CALL_CONTEXT, context)
                 : Map.of(ToolCatalog.CALL_CONTEXT, context, ToolCatalog.CONNECTION, connection);
         return dispatch.contextWrite(ctx -> ctx.put(McpTransportContext.KEY, McpTransportContext.create(values)));
     }
@@ -80,8 +82,7 @@ public final class ServedRequests {
         return id instanceof Number n && n.doubleValue() == n.longValue() ? (Object) n.longValue() : id;
     }
 
-    private record Key(String connection, Object requestId) {
-    }
+    private record Key(String connection, Object requestId) {}
 
     /** One request being served; closing it forgets it (a later cancellation of its id finds nothing). */
     public static final class Served implements AutoCloseable {

@@ -38,14 +38,15 @@ import javax.crypto.spec.SecretKeySpec;
 final class InputRounds {
 
     /** The methods whose result may be input_required. */
-    static final Set<String> METHODS = Set.of(McpSchema.METHOD_TOOLS_CALL, McpSchema.METHOD_PROMPT_GET,
-            McpSchema.METHOD_RESOURCES_READ);
+    static final Set<String> METHODS =
+            Set.of(McpSchema.METHOD_TOOLS_CALL, McpSchema.METHOD_PROMPT_GET, McpSchema.METHOD_RESOURCES_READ);
     /** The client capabilities that let a handler ask the client something. */
     private static final Set<String> ASKABLE = Set.of("sampling", "elicitation", "roots");
     /** How long a call that may run as a task runs before it becomes one (a quicker one answers at once). */
     static final long TASK_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     /** A call whose client has not come back this long is given up: what it asks fails, and it goes on to its end. */
     static final long ABANDON_NANOS = TimeUnit.MINUTES.toNanos(10);
+
     private static final Pattern STATE = Pattern.compile("([0-9a-f]{32})\\.(\\d{1,9})\\.([A-Za-z0-9_-]{43})");
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -76,7 +77,8 @@ final class InputRounds {
             return true;
         }
         Map<String, Object> meta = StatelessProtocol.meta(call);
-        return meta != null && meta.get(StatelessProtocol.META_CAPABILITIES) instanceof Map<?, ?> declared
+        return meta != null
+                && meta.get(StatelessProtocol.META_CAPABILITIES) instanceof Map<?, ?> declared
                 && declared.keySet().stream().anyMatch(ASKABLE::contains);
     }
 
@@ -87,17 +89,26 @@ final class InputRounds {
      * the call says during this round. As {@code asTask} allows, a call still running after
      * {@link #TASK_AFTER_NANOS} (REQUIRED: at once) becomes a task, answered with its CreateTaskResult.
      */
-    McpSchema.JSONRPCResponse serve(McpSchema.JSONRPCRequest call, Supplier<McpStreamableServerSession> session,
-            String connection, Consumer<McpSchema.JSONRPCMessage> notifications, TaskSupport asTask) {
+    McpSchema.JSONRPCResponse serve(
+            McpSchema.JSONRPCRequest call,
+            Supplier<McpStreamableServerSession> session,
+            String connection,
+            Consumer<McpSchema.JSONRPCMessage> notifications,
+            TaskSupport asTask) {
         Map<?, ?> params = (Map<?, ?>) call.params();
         Object inputs = params.get("inputResponses");
         if (params.containsKey("inputResponses") && !(inputs instanceof Map<?, ?>)) {
-            return invalid(call, "params.inputResponses must be an object that maps the key of each input request "
-                    + "to its result", "invalid_input_responses");
+            return invalid(
+                    call,
+                    "params.inputResponses must be an object that maps the key of each input request "
+                            + "to its result",
+                    "invalid_input_responses");
         }
         Object state = params.get("requestState");
         if (params.containsKey("requestState") && !(state instanceof String)) {
-            return invalid(call, "params.requestState must be the string the input_required result carried",
+            return invalid(
+                    call,
+                    "params.requestState must be the string the input_required result carried",
                     "invalid_request_state");
         }
         Map<String, Object> given = new LinkedHashMap<>();
@@ -113,10 +124,13 @@ final class InputRounds {
         } else {
             resumed = claim((String) state, call);
             if (resumed == null) {
-                return invalid(call, "params.requestState is not the state of this request's next round: it was "
-                        + "altered, answered already, belongs to another request, or its call has ended or was given "
-                        + "up (the server restarted, or no retry came for " + TimeUnit.NANOSECONDS.toMinutes(ABANDON_NANOS)
-                        + " minutes); send the request again without requestState and inputResponses",
+                return invalid(
+                        call,
+                        "params.requestState is not the state of this request's next round: it was "
+                                + "altered, answered already, belongs to another request, or its call has ended or was given "
+                                + "up (the server restarted, or no retry came for "
+                                + TimeUnit.NANOSECONDS.toMinutes(ABANDON_NANOS)
+                                + " minutes); send the request again without requestState and inputResponses",
                         "invalid_request_state");
             }
         }
@@ -128,8 +142,11 @@ final class InputRounds {
                 // no state went out to resume it by: nothing will answer what it asked
                 resumed.abandon("the client's answer was refused: " + e.getMessage());
             }
-            return invalid(call, e.getMessage() + (fresh ? "" : "; the same requestState may be sent again with a "
-                    + "valid answer"), "invalid_input_responses");
+            return invalid(
+                    call,
+                    e.getMessage()
+                            + (fresh ? "" : "; the same requestState may be sent again with a " + "valid answer"),
+                    "invalid_input_responses");
         } catch (RuntimeException e) {
             waiting.remove(resumed.id());
             throw e;
@@ -147,8 +164,8 @@ final class InputRounds {
     }
 
     /** The answer to a round that ended with {@code outcome}: the call's answer, input_required, or a task. */
-    private McpSchema.JSONRPCResponse answer(McpSchema.JSONRPCRequest call, ResumableCall resumed,
-            ResumableCall.Outcome outcome) {
+    private McpSchema.JSONRPCResponse answer(
+            McpSchema.JSONRPCRequest call, ResumableCall resumed, ResumableCall.Outcome outcome) {
         return switch (outcome) {
             case ResumableCall.Answered answered -> {
                 waiting.remove(resumed.id());
@@ -157,8 +174,8 @@ final class InputRounds {
             }
             case ResumableCall.Waiting asked -> {
                 waiting.put(resumed.id(), resumed);
-                yield McpSchema.JSONRPCResponse.result(call.id(), inputRequired(asked.asked(),
-                        state(resumed.id(), resumed.round(), call)));
+                yield McpSchema.JSONRPCResponse.result(
+                        call.id(), inputRequired(asked.asked(), state(resumed.id(), resumed.round(), call)));
             }
             case ResumableCall.Running running -> {
                 waiting.remove(resumed.id());
@@ -195,7 +212,8 @@ final class InputRounds {
         }
         String id = match.group(1);
         int round = Integer.parseInt(match.group(2));
-        if (!MessageDigest.isEqual(state.getBytes(StandardCharsets.US_ASCII),
+        if (!MessageDigest.isEqual(
+                state.getBytes(StandardCharsets.US_ASCII),
                 state(id, round, call).getBytes(StandardCharsets.US_ASCII))) {
             return null;
         }
@@ -248,8 +266,10 @@ final class InputRounds {
     }
 
     private static McpSchema.JSONRPCResponse invalid(McpSchema.JSONRPCRequest call, String message, String reason) {
-        return McpSchema.JSONRPCResponse.error(call.id(), new McpSchema.JSONRPCResponse.JSONRPCError(
-                McpSchema.ErrorCodes.INVALID_PARAMS, message, Map.of("reason", reason)));
+        return McpSchema.JSONRPCResponse.error(
+                call.id(),
+                new McpSchema.JSONRPCResponse.JSONRPCError(
+                        McpSchema.ErrorCodes.INVALID_PARAMS, message, Map.of("reason", reason)));
     }
 
     private static String newId() {

@@ -19,10 +19,10 @@ final class ParamHeaders {
 
     static final String PREFIX = "Mcp-Param-";
     private static final Pattern WRAPPED = Pattern.compile("=\\?base64\\?(.*)\\?=");
-    private static final Pattern BASE64 = Pattern.compile("(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?");
+    private static final Pattern BASE64 =
+            Pattern.compile("(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?");
 
-    private ParamHeaders() {
-    }
+    private ParamHeaders() {}
 
     /**
      * What is wrong with a call's Mcp-Param headers for these arguments ({@code named}: argument → header
@@ -61,9 +61,12 @@ final class ParamHeaders {
             return null;
         }
         try {
-            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(Base64.getDecoder().decode(encoded))).toString();
+                    .decode(ByteBuffer.wrap(Base64.getDecoder().decode(encoded)))
+                    .toString();
         } catch (IllegalArgumentException | CharacterCodingException e) {
             return null;
         }

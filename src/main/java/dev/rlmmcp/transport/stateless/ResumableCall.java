@@ -29,24 +29,19 @@ import java.util.function.Consumer;
 final class ResumableCall extends RequestTransport {
 
     /** A request to the client awaiting its answer, under the key the client answers it by. */
-    record Asked(String key, Object id, String method, Object params) {
-    }
+    record Asked(String key, Object id, String method, Object params) {}
 
     /** What a round ends with. */
-    sealed interface Outcome {
-    }
+    sealed interface Outcome {}
 
     /** Still running at the deadline, asking nothing. */
-    record Running() implements Outcome {
-    }
+    record Running() implements Outcome {}
 
     /** The call's answer (its id is the first round's). */
-    record Answered(McpSchema.JSONRPCResponse response) implements Outcome {
-    }
+    record Answered(McpSchema.JSONRPCResponse response) implements Outcome {}
 
     /** The requests that await the client's answers, in the order they were asked. */
-    record Waiting(List<Asked> asked) implements Outcome {
-    }
+    record Waiting(List<Asked> asked) implements Outcome {}
 
     /** An answer that does not fit the request it answers: the round is refused, the call goes on waiting. */
     static final class InvalidInput extends RuntimeException {
@@ -59,10 +54,9 @@ final class ResumableCall extends RequestTransport {
     static final long QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(30);
     /** In a request's {@code _meta}: the key its answer is to come by (a handler that knows what its client sends). */
     static final String KEY = "dev.rlmmcp/inputKey";
-    private static final TypeRef<Map<String, Object>> MAP = new TypeRef<>() {
-    };
-    private static final Consumer<McpSchema.JSONRPCMessage> IGNORED = message -> {
-    };
+
+    private static final TypeRef<Map<String, Object>> MAP = new TypeRef<>() {};
+    private static final Consumer<McpSchema.JSONRPCMessage> IGNORED = message -> {};
 
     private final String id;
     private final McpStreamableServerSession session;
@@ -76,13 +70,13 @@ final class ResumableCall extends RequestTransport {
     private Consumer<McpSchema.JSONRPCMessage> listener = IGNORED;
     /** Whether a round is under way: one request at a time may resume the call. */
     private boolean attended = true;
+
     private long askedAt;
     private long lastRoundAt = System.nanoTime();
     private int round;
     private Instant changedAt = Instant.now();
     /** Hears every change of what the call asks, answers or has ended with (a task's status notifications). */
-    private volatile Runnable onChange = () -> {
-    };
+    private volatile Runnable onChange = () -> {};
 
     ResumableCall(String id, McpStreamableServerSession session, McpJsonMapper mapper, ServedRequests.Served served) {
         super(mapper);
@@ -118,7 +112,10 @@ final class ResumableCall extends RequestTransport {
      * Serves {@code call} on a thread of {@code threads}, using the default REPL session of {@code connection};
      * {@code notifications} hears what it says until the first round's {@link #await} ends.
      */
-    void start(McpSchema.JSONRPCRequest call, String connection, Executor threads,
+    void start(
+            McpSchema.JSONRPCRequest call,
+            String connection,
+            Executor threads,
             Consumer<McpSchema.JSONRPCMessage> notifications) {
         synchronized (this) {
             listener = notifications;
@@ -234,7 +231,8 @@ final class ResumableCall extends RequestTransport {
         if (now - deadline >= 0) {
             return new Running();
         }
-        long waitNanos = Math.min(deadline - now, open.isEmpty() ? TimeUnit.MILLISECONDS.toNanos(100) : QUIET_NANOS - quiet);
+        long waitNanos =
+                Math.min(deadline - now, open.isEmpty() ? TimeUnit.MILLISECONDS.toNanos(100) : QUIET_NANOS - quiet);
         try {
             wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos)));
         } catch (InterruptedException e) {
@@ -247,14 +245,14 @@ final class ResumableCall extends RequestTransport {
     /** Where the call stands, for a task: its answer or failure once it has ended, else what it asks (once quiet). */
     synchronized Progress progress() {
         boolean asking = !open.isEmpty() && System.nanoTime() - askedAt >= QUIET_NANOS;
-        RuntimeException failed = failure != null ? failure
+        RuntimeException failed = failure != null
+                ? failure
                 : ended && answer == null ? new IllegalStateException("the call ended without an answer") : null;
         return new Progress(answer, failed, asking ? List.copyOf(open.values()) : List.of(), changedAt);
     }
 
     /** A task's view of its call: {@code answer} or {@code failure} once ended; {@code asked}: what it waits for. */
-    record Progress(McpSchema.JSONRPCResponse answer, RuntimeException failure, List<Asked> asked, Instant changedAt) {
-    }
+    record Progress(McpSchema.JSONRPCResponse answer, RuntimeException failure, List<Asked> asked, Instant changedAt) {}
 
     /** Whether no round has been under way for {@code nanos}: its client has not come back. */
     synchronized boolean unattendedFor(long nanos) {
@@ -285,7 +283,8 @@ final class ResumableCall extends RequestTransport {
     private void reply(Asked asked, Object result, String error) {
         McpSchema.JSONRPCResponse response = error == null
                 ? new McpSchema.JSONRPCResponse(McpSchema.JSONRPC_VERSION, asked.id(), result, null)
-                : McpSchema.JSONRPCResponse.error(asked.id(),
+                : McpSchema.JSONRPCResponse.error(
+                        asked.id(),
                         new McpSchema.JSONRPCResponse.JSONRPCError(McpSchema.ErrorCodes.INTERNAL_ERROR, error, null));
         try {
             session.accept(response).block();
@@ -306,7 +305,8 @@ final class ResumableCall extends RequestTransport {
                     hearing = null;
                 }
                 case McpSchema.JSONRPCRequest request -> {
-                    Map<String, Object> params = request.params() == null ? new LinkedHashMap<>()
+                    Map<String, Object> params = request.params() == null
+                            ? new LinkedHashMap<>()
                             : new LinkedHashMap<>(mapper.convertValue(request.params(), MAP));
                     String key = key(request.method(), params);
                     open.put(key, new Asked(key, request.id(), request.method(), params));

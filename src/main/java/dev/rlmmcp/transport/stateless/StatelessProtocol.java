@@ -46,13 +46,21 @@ final class StatelessProtocol {
     static final String NAME_HEADER = "Mcp-Name";
 
     /** Methods of the earlier revisions that 2026-07-28 removed: answered as unknown methods. */
-    private static final Set<String> REMOVED = Set.of(McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING,
-            McpSchema.METHOD_LOGGING_SET_LEVEL, McpSchema.METHOD_RESOURCES_SUBSCRIBE,
+    private static final Set<String> REMOVED = Set.of(
+            McpSchema.METHOD_INITIALIZE,
+            McpSchema.METHOD_PING,
+            McpSchema.METHOD_LOGGING_SET_LEVEL,
+            McpSchema.METHOD_RESOURCES_SUBSCRIBE,
             McpSchema.METHOD_RESOURCES_UNSUBSCRIBE);
     /** Results a client may cache, with the hints the revision asks for. */
-    private static final Set<String> CACHEABLE = Set.of(METHOD_DISCOVER, McpSchema.METHOD_TOOLS_LIST,
-            McpSchema.METHOD_PROMPT_LIST, McpSchema.METHOD_RESOURCES_LIST, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST,
+    private static final Set<String> CACHEABLE = Set.of(
+            METHOD_DISCOVER,
+            McpSchema.METHOD_TOOLS_LIST,
+            McpSchema.METHOD_PROMPT_LIST,
+            McpSchema.METHOD_RESOURCES_LIST,
+            McpSchema.METHOD_RESOURCES_TEMPLATES_LIST,
             McpSchema.METHOD_RESOURCES_READ);
+
     private static final int MAX_SESSIONS = 32;
 
     private final McpJsonMapper mapper;
@@ -73,8 +81,11 @@ final class StatelessProtocol {
 
     /** Whether this request's calls may run as a task: a call of a tool that says so; anything else never. */
     TaskSupport taskSupport(McpSchema.JSONRPCRequest call) {
-        return McpSchema.METHOD_TOOLS_CALL.equals(call.method()) && call.params() instanceof Map<?, ?> params
-                && params.get("name") instanceof String name ? tools.taskSupport(name) : TaskSupport.FORBIDDEN;
+        return McpSchema.METHOD_TOOLS_CALL.equals(call.method())
+                        && call.params() instanceof Map<?, ?> params
+                        && params.get("name") instanceof String name
+                ? tools.taskSupport(name)
+                : TaskSupport.FORBIDDEN;
     }
 
     void setSessionFactory(McpStreamableServerSession.Factory factory) {
@@ -99,7 +110,8 @@ final class StatelessProtocol {
     Refusal removedMethod(byte[] body) {
         try {
             if (mapper.readValue(body, Object.class) instanceof Map<?, ?> request
-                    && request.get("method") instanceof String method && REMOVED.contains(method)) {
+                    && request.get("method") instanceof String method
+                    && REMOVED.contains(method)) {
                 return removed(method);
             }
         } catch (IOException | RuntimeException e) {
@@ -109,8 +121,11 @@ final class StatelessProtocol {
     }
 
     private static Refusal removed(String method) {
-        return new Refusal(404, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "method not found: " + method
-                + " is not part of protocol " + VERSION, null);
+        return new Refusal(
+                404,
+                McpSchema.ErrorCodes.METHOD_NOT_FOUND,
+                "method not found: " + method + " is not part of protocol " + VERSION,
+                null);
     }
 
     /** The request's _meta, or null. */
@@ -132,26 +147,40 @@ final class StatelessProtocol {
         String header = headers.apply(VERSION_HEADER);
         String method = stripped(headers.apply(METHOD_HEADER));
         if (method == null) {
-            return new Refusal(400, HEADER_MISMATCH, "the " + METHOD_HEADER + " header is missing; it must repeat the "
-                    + "request's method (" + call.method() + ")", null);
+            return new Refusal(
+                    400,
+                    HEADER_MISMATCH,
+                    "the " + METHOD_HEADER + " header is missing; it must repeat the " + "request's method ("
+                            + call.method() + ")",
+                    null);
         }
         if (!method.equals(call.method())) {
-            return new Refusal(400, HEADER_MISMATCH, "the " + METHOD_HEADER + " header (" + method + ") does not match "
-                    + "the request's method (" + call.method() + ")", null);
+            return new Refusal(
+                    400,
+                    HEADER_MISMATCH,
+                    "the " + METHOD_HEADER + " header (" + method + ") does not match " + "the request's method ("
+                            + call.method() + ")",
+                    null);
         }
         String named = named(call);
         if (named != null) {
             String name = stripped(headers.apply(NAME_HEADER));
             if (!named.equals(name)) {
-                return new Refusal(400, HEADER_MISMATCH, name == null ? "the " + NAME_HEADER + " header is missing; it "
-                        + "must repeat " + named : "the " + NAME_HEADER + " header (" + name + ") does not match the "
-                        + "request's " + named, null);
+                return new Refusal(
+                        400,
+                        HEADER_MISMATCH,
+                        name == null
+                                ? "the " + NAME_HEADER + " header is missing; it " + "must repeat " + named
+                                : "the " + NAME_HEADER + " header (" + name + ") does not match the " + "request's "
+                                        + named,
+                        null);
             }
         }
-        if (McpSchema.METHOD_TOOLS_CALL.equals(call.method()) && call.params() instanceof Map<?, ?> params
+        if (McpSchema.METHOD_TOOLS_CALL.equals(call.method())
+                && call.params() instanceof Map<?, ?> params
                 && tools.paramHeaders().get(named) instanceof Map<String, String> repeated) {
-            String mismatch = ParamHeaders.mismatch(repeated, params.get("arguments") instanceof Map<?, ?> a ? a : null,
-                    headers);
+            String mismatch =
+                    ParamHeaders.mismatch(repeated, params.get("arguments") instanceof Map<?, ?> a ? a : null, headers);
             if (mismatch != null) {
                 return new Refusal(400, HEADER_MISMATCH, mismatch, null);
             }
@@ -159,8 +188,12 @@ final class StatelessProtocol {
         Refusal refusal = check(call);
         Object version = refusal == null ? meta(call).get(META_VERSION) : null;
         if (version != null && !version.equals(header == null ? null : header.strip())) {
-            return new Refusal(400, HEADER_MISMATCH, "the " + VERSION_HEADER + " header ("
-                    + header + ") does not match params._meta " + META_VERSION + " (" + version + ")", null);
+            return new Refusal(
+                    400,
+                    HEADER_MISMATCH,
+                    "the " + VERSION_HEADER + " header (" + header + ") does not match params._meta " + META_VERSION
+                            + " (" + version + ")",
+                    null);
         }
         return refusal;
     }
@@ -171,12 +204,19 @@ final class StatelessProtocol {
      */
     Refusal check(McpSchema.JSONRPCRequest call) {
         Map<String, Object> meta = meta(call);
-        List<String> missing = meta == null ? List.of("_meta") : List.of(META_VERSION, META_CAPABILITIES).stream()
-                .filter(key -> !(meta.get(key) instanceof String || meta.get(key) instanceof Map)).toList();
+        List<String> missing = meta == null
+                ? List.of("_meta")
+                : List.of(META_VERSION, META_CAPABILITIES).stream()
+                        .filter(key -> !(meta.get(key) instanceof String || meta.get(key) instanceof Map))
+                        .toList();
         if (!missing.isEmpty()) {
-            return new Refusal(400, McpSchema.ErrorCodes.INVALID_PARAMS, "params._meta must hold " + META_VERSION
-                    + " and " + META_CAPABILITIES + " on every request of protocol " + VERSION + "; missing: "
-                    + String.join(", ", missing), null);
+            return new Refusal(
+                    400,
+                    McpSchema.ErrorCodes.INVALID_PARAMS,
+                    "params._meta must hold " + META_VERSION
+                            + " and " + META_CAPABILITIES + " on every request of protocol " + VERSION + "; missing: "
+                            + String.join(", ", missing),
+                    null);
         }
         if (REMOVED.contains(call.method())) {
             return removed(call.method());
@@ -186,8 +226,12 @@ final class StatelessProtocol {
 
     /** The unsupported-version answer, for any revision: the versions this server speaks and the one asked for. */
     static Refusal unsupported(String requested, List<String> supported) {
-        return new Refusal(400, UNSUPPORTED_VERSION, "unsupported protocol version " + requested + "; this server "
-                + "speaks " + String.join(", ", supported), Map.of("supported", supported, "requested", requested));
+        return new Refusal(
+                400,
+                UNSUPPORTED_VERSION,
+                "unsupported protocol version " + requested + "; this server " + "speaks "
+                        + String.join(", ", supported),
+                Map.of("supported", supported, "requested", requested));
     }
 
     /** The SDK session that serves requests from clients with these capabilities. */
@@ -196,18 +240,19 @@ final class StatelessProtocol {
         String key = String.valueOf(declared);
         McpStreamableServerSession session = sessions.get(key);
         if (session == null) {
-            McpSchema.ClientCapabilities capabilities = mapper.convertValue(declared,
-                    new TypeRef<McpSchema.ClientCapabilities>() {
-                    });
+            McpSchema.ClientCapabilities capabilities =
+                    mapper.convertValue(declared, new TypeRef<McpSchema.ClientCapabilities>() {});
             Object client = meta(call).get(META_CLIENT);
-            McpSchema.Implementation info = client instanceof Map<?, ?> ? mapper.convertValue(client,
-                    new TypeRef<McpSchema.Implementation>() {
-                    }) : new McpSchema.Implementation("stateless-http", "1");
+            McpSchema.Implementation info = client instanceof Map<?, ?>
+                    ? mapper.convertValue(client, new TypeRef<McpSchema.Implementation>() {})
+                    : new McpSchema.Implementation("stateless-http", "1");
             McpStreamableServerSession.McpStreamableServerSessionInit started = factory.startSession(
                     new McpSchema.InitializeRequest(ProtocolVersions.MCP_2025_11_25, capabilities, info));
             McpSchema.InitializeResult result = started.initResult().block();
-            started.session().accept(new McpSchema.JSONRPCNotification(McpSchema.JSONRPC_VERSION,
-                    McpSchema.METHOD_NOTIFICATION_INITIALIZED, null)).block();
+            started.session()
+                    .accept(new McpSchema.JSONRPCNotification(
+                            McpSchema.JSONRPC_VERSION, McpSchema.METHOD_NOTIFICATION_INITIALIZED, null))
+                    .block();
             session = started.session();
             sessions.put(key, session);
             if (server == null) {
@@ -237,9 +282,8 @@ final class StatelessProtocol {
      * subscriptions/listen stream, which this server does not offer (what it lists never changes while it runs).
      */
     private Map<String, Object> withoutSubscriptions(McpSchema.ServerCapabilities capabilities) {
-        Map<String, Object> all = new LinkedHashMap<>(mapper.convertValue(capabilities,
-                new TypeRef<Map<String, Object>>() {
-                }));
+        Map<String, Object> all =
+                new LinkedHashMap<>(mapper.convertValue(capabilities, new TypeRef<Map<String, Object>>() {}));
         all.replaceAll((name, value) -> {
             if (value instanceof Map<?, ?> flags) {
                 Map<Object, Object> kept = new LinkedHashMap<>(flags);
@@ -261,11 +305,11 @@ final class StatelessProtocol {
 
     /** A result as the revision sends it: with its type, the server's identity, and cache hints where it may be cached. */
     Map<String, Object> dressed(String method, Object result) {
-        Map<String, Object> dressed = new LinkedHashMap<>(mapper.convertValue(result, new TypeRef<Map<String, Object>>() {
-        }));
+        Map<String, Object> dressed =
+                new LinkedHashMap<>(mapper.convertValue(result, new TypeRef<Map<String, Object>>() {}));
         dressed.putIfAbsent("resultType", "complete");
-        Map<Object, Object> meta = dressed.get("_meta") instanceof Map<?, ?> m ? new LinkedHashMap<>(m)
-                : new LinkedHashMap<>();
+        Map<Object, Object> meta =
+                dressed.get("_meta") instanceof Map<?, ?> m ? new LinkedHashMap<>(m) : new LinkedHashMap<>();
         if (server != null) {
             meta.put(META_SERVER, server.serverInfo());
         }
@@ -283,8 +327,10 @@ final class StatelessProtocol {
 
     /** A tool as tools/list shows it to this revision: with {@code execution.taskSupport} where its calls may run as tasks. */
     private Object withTaskSupport(Object tool) {
-        if (tool instanceof Map<?, ?> shown && shown.get("name") instanceof String name
-                && tools.taskSupport(name) instanceof TaskSupport support && support != TaskSupport.FORBIDDEN) {
+        if (tool instanceof Map<?, ?> shown
+                && shown.get("name") instanceof String name
+                && tools.taskSupport(name) instanceof TaskSupport support
+                && support != TaskSupport.FORBIDDEN) {
             Map<Object, Object> with = new LinkedHashMap<>(shown);
             with.put("execution", Map.of("taskSupport", support.wireName()));
             return with;
@@ -300,16 +346,22 @@ final class StatelessProtocol {
      */
     McpSchema.JSONRPCMessage outgoing(McpSchema.JSONRPCRequest call, McpSchema.JSONRPCMessage message) {
         return switch (message) {
-            case McpSchema.JSONRPCResponse r when r.result() != null ->
-                    new McpSchema.JSONRPCResponse(r.jsonrpc(), r.id(), dressed(call.method(), r.result()), null);
-            case McpSchema.JSONRPCResponse r when r.error() != null
-                    && r.error().code() == McpSchema.ErrorCodes.RESOURCE_NOT_FOUND -> McpSchema.JSONRPCResponse.error(r.id(),
-                    new McpSchema.JSONRPCResponse.JSONRPCError(McpSchema.ErrorCodes.INVALID_PARAMS, r.error().message(),
-                            Map.of("uri", String.valueOf(((Map<?, ?>) call.params()).get("uri")))));
-            case McpSchema.JSONRPCNotification n when McpSchema.METHOD_NOTIFICATION_MESSAGE.equals(n.method()) ->
-                    logged(call, n) ? n : null;
-            case McpSchema.JSONRPCRequest r -> throw new IllegalStateException("cannot send " + r.method()
-                    + " to the client during a call of protocol " + VERSION + ", which has no server requests");
+            case McpSchema.JSONRPCResponse r
+            when r.result() != null ->
+                new McpSchema.JSONRPCResponse(r.jsonrpc(), r.id(), dressed(call.method(), r.result()), null);
+            case McpSchema.JSONRPCResponse r
+            when r.error() != null && r.error().code() == McpSchema.ErrorCodes.RESOURCE_NOT_FOUND ->
+                McpSchema.JSONRPCResponse.error(
+                        r.id(),
+                        new McpSchema.JSONRPCResponse.JSONRPCError(
+                                McpSchema.ErrorCodes.INVALID_PARAMS,
+                                r.error().message(),
+                                Map.of("uri", String.valueOf(((Map<?, ?>) call.params()).get("uri")))));
+            case McpSchema.JSONRPCNotification n
+            when McpSchema.METHOD_NOTIFICATION_MESSAGE.equals(n.method()) -> logged(call, n) ? n : null;
+            case McpSchema.JSONRPCRequest r ->
+                throw new IllegalStateException("cannot send " + r.method()
+                        + " to the client during a call of protocol " + VERSION + ", which has no server requests");
             default -> message;
         };
     }
@@ -330,8 +382,7 @@ final class StatelessProtocol {
         if (!(meta(call).get(META_LOG_LEVEL) instanceof String asked)) {
             return false;
         }
-        Map<String, Object> params = mapper.convertValue(notification.params(), new TypeRef<Map<String, Object>>() {
-        });
+        Map<String, Object> params = mapper.convertValue(notification.params(), new TypeRef<Map<String, Object>>() {});
         try {
             McpSchema.LoggingLevel wanted = McpSchema.LoggingLevel.valueOf(asked.toUpperCase(Locale.ROOT));
             McpSchema.LoggingLevel level = McpSchema.LoggingLevel.valueOf(

@@ -42,6 +42,7 @@ public final class StatelessServer {
 
     /** The protocol version of this revision, and the header an HTTP request names its version in. */
     public static final String VERSION = StatelessProtocol.VERSION;
+
     public static final String VERSION_HEADER = StatelessProtocol.VERSION_HEADER;
     /** The method that tells a client what this server offers, in place of initialize. */
     public static final String METHOD_DISCOVER = StatelessProtocol.METHOD_DISCOVER;
@@ -53,8 +54,8 @@ public final class StatelessServer {
     private final Supplier<List<String>> earlierVersions;
 
     /** {@code earlierVersions}: the protocol versions before this revision that the transport speaks. */
-    public StatelessServer(McpJsonMapper mapper, StatelessTools tools, ServedRequests served,
-            Supplier<List<String>> earlierVersions) {
+    public StatelessServer(
+            McpJsonMapper mapper, StatelessTools tools, ServedRequests served, Supplier<List<String>> earlierVersions) {
         this.protocol = new StatelessProtocol(mapper, tools);
         this.tasks = new Tasks(mapper);
         this.rounds = new InputRounds(mapper, served, tasks);
@@ -72,7 +73,8 @@ public final class StatelessServer {
 
     /** Whether a request's _meta (null: none) names this revision as its protocol version. */
     public static boolean isOwn(Map<?, ?> meta) {
-        return meta != null && meta.get(StatelessProtocol.META_VERSION) instanceof String version
+        return meta != null
+                && meta.get(StatelessProtocol.META_VERSION) instanceof String version
                 && StatelessProtocol.VERSIONS.contains(version);
     }
 
@@ -106,8 +108,11 @@ public final class StatelessServer {
 
     /** The refusal of a response from a client, which this revision has no place for. */
     public Refusal noResponses() {
-        return new Refusal(400, McpSchema.ErrorCodes.INVALID_REQUEST, "protocol " + StatelessProtocol.VERSION
-                + " has no responses from clients: answers to a server's input requests come in the retried request",
+        return new Refusal(
+                400,
+                McpSchema.ErrorCodes.INVALID_REQUEST,
+                "protocol " + StatelessProtocol.VERSION
+                        + " has no responses from clients: answers to a server's input requests come in the retried request",
                 null);
     }
 
@@ -168,8 +173,11 @@ public final class StatelessServer {
         }
         StatelessServer.Sink stream = channel.stream();
         if (stream == null) {
-            channel.send(JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.INVALID_REQUEST, "subscriptions/listen answers "
-                    + "with an event stream: the Accept header must allow text/event-stream"));
+            channel.send(JsonRpc.errorAnswer(
+                    call,
+                    McpSchema.ErrorCodes.INVALID_REQUEST,
+                    "subscriptions/listen answers "
+                            + "with an event stream: the Accept header must allow text/event-stream"));
             return;
         }
         subscriptions.open(call, stream);

@@ -26,6 +26,7 @@ final class Subscriptions {
     private final Tasks tasks;
     /** Dresses the stream's closing result as every result of the revision. */
     private final UnaryOperator<Map<String, Object>> dressed;
+
     private final Set<Subscription> open = ConcurrentHashMap.newKeySet();
 
     Subscriptions(Tasks tasks, UnaryOperator<Map<String, Object>> dressed) {
@@ -40,13 +41,18 @@ final class Subscriptions {
     static McpSchema.JSONRPCResponse refusal(McpSchema.JSONRPCRequest call) {
         Map<?, ?> params = call.params() instanceof Map<?, ?> p ? p : Map.of();
         if (!(params.get("notifications") instanceof Map<?, ?> filter)) {
-            return JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.INVALID_PARAMS, "params.notifications must be the filter of the "
-                    + "notifications to send, e.g. {\"taskIds\": [\"...\"]}");
+            return JsonRpc.errorAnswer(
+                    call,
+                    McpSchema.ErrorCodes.INVALID_PARAMS,
+                    "params.notifications must be the filter of the "
+                            + "notifications to send, e.g. {\"taskIds\": [\"...\"]}");
         }
         Object ids = filter.get("taskIds");
         if (ids != null && !(ids instanceof List<?> list && list.stream().allMatch(String.class::isInstance))) {
-            return JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.INVALID_PARAMS, "params.notifications.taskIds must be a list of "
-                    + "task ids");
+            return JsonRpc.errorAnswer(
+                    call,
+                    McpSchema.ErrorCodes.INVALID_PARAMS,
+                    "params.notifications.taskIds must be a list of " + "task ids");
         }
         if (ids != null && !Tasks.declared(call)) {
             return Tasks.undeclared(call, "following tasks (params.notifications.taskIds)");
@@ -57,7 +63,8 @@ final class Subscriptions {
     /** Opens the subscription {@code call} asks for (checked by {@link #refusal}) on {@code sink}. */
     void open(McpSchema.JSONRPCRequest call, StatelessServer.Sink sink) {
         Object ids = ((Map<?, ?>) ((Map<?, ?>) call.params()).get("notifications")).get("taskIds");
-        Set<String> followed = ids == null ? Set.of()
+        Set<String> followed = ids == null
+                ? Set.of()
                 : tasks.known(((List<?>) ids).stream().map(String.class::cast).toList());
         Map<String, Object> accepted = new LinkedHashMap<>();
         if (ids != null) {
@@ -83,8 +90,7 @@ final class Subscriptions {
 
         private final Object id;
         private final StatelessServer.Sink sink;
-        private volatile Runnable unwatch = () -> {
-        };
+        private volatile Runnable unwatch = () -> {};
         private volatile boolean gone;
 
         Subscription(Object id, StatelessServer.Sink sink) {

@@ -9,7 +9,9 @@ import java.util.Locale;
  * tool's {@code execution.taskSupport}.
  */
 public enum TaskSupport {
-    FORBIDDEN, OPTIONAL, REQUIRED;
+    FORBIDDEN,
+    OPTIONAL,
+    REQUIRED;
 
     String wireName() {
         return name().toLowerCase(Locale.ROOT);

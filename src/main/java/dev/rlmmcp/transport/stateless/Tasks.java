@@ -38,10 +38,10 @@ final class Tasks {
     static final String CANCEL = "tasks/cancel";
     /** Methods of the extension's first version, gone from this one. */
     private static final Set<String> REMOVED = Set.of("tasks/result", "tasks/list");
+
     static final long TTL_MS = 3_600_000;
     static final long POLL_MS = 500;
-    private static final TypeRef<Map<String, Object>> MAP = new TypeRef<>() {
-    };
+    private static final TypeRef<Map<String, Object>> MAP = new TypeRef<>() {};
 
     private static final class Task {
         final String id;
@@ -56,8 +56,7 @@ final class Tasks {
     }
 
     /** A listen stream's interest: the tasks it follows, and the status each was last told with. */
-    private record Watch(Set<String> taskIds, Consumer<Map<String, Object>> listener, Map<String, String> told) {
-    }
+    private record Watch(Set<String> taskIds, Consumer<Map<String, Object>> listener, Map<String, String> told) {}
 
     private final McpJsonMapper mapper;
     private final Map<String, Task> tasks = new ConcurrentHashMap<>();
@@ -127,17 +126,22 @@ final class Tasks {
     /** Whether a request declares the extension in its client capabilities. */
     static boolean declared(McpSchema.JSONRPCRequest call) {
         Map<String, Object> meta = StatelessProtocol.meta(call);
-        return meta != null && meta.get(StatelessProtocol.META_CAPABILITIES) instanceof Map<?, ?> capabilities
-                && capabilities.get("extensions") instanceof Map<?, ?> extensions && extensions.containsKey(EXTENSION);
+        return meta != null
+                && meta.get(StatelessProtocol.META_CAPABILITIES) instanceof Map<?, ?> capabilities
+                && capabilities.get("extensions") instanceof Map<?, ?> extensions
+                && extensions.containsKey(EXTENSION);
     }
 
     /** The refusal of a request that needs the extension but does not declare it (HTTP 400). */
     static McpSchema.JSONRPCResponse undeclared(McpSchema.JSONRPCRequest call, String what) {
-        return McpSchema.JSONRPCResponse.error(call.id(), new McpSchema.JSONRPCResponse.JSONRPCError(
-                StatelessProtocol.MISSING_CLIENT_CAPABILITY, what + " needs the " + EXTENSION + " extension, which "
-                        + "this request's client capabilities do not declare; declare it in _meta "
-                        + StatelessProtocol.META_CAPABILITIES + ".extensions",
-                Map.of("requiredCapabilities", Map.of("extensions", Map.of(EXTENSION, Map.of())))));
+        return McpSchema.JSONRPCResponse.error(
+                call.id(),
+                new McpSchema.JSONRPCResponse.JSONRPCError(
+                        StatelessProtocol.MISSING_CLIENT_CAPABILITY,
+                        what + " needs the " + EXTENSION + " extension, which "
+                                + "this request's client capabilities do not declare; declare it in _meta "
+                                + StatelessProtocol.META_CAPABILITIES + ".extensions",
+                        Map.of("requiredCapabilities", Map.of("extensions", Map.of(EXTENSION, Map.of())))));
     }
 
     /** Makes {@code call}, still running, a task: the CreateTaskResult to answer with. */
@@ -154,22 +158,32 @@ final class Tasks {
     /** Answers tasks/get, tasks/update and tasks/cancel, and refuses the extension's removed methods. */
     McpSchema.JSONRPCResponse handle(McpSchema.JSONRPCRequest call) {
         if (REMOVED.contains(call.method()) || !Set.of(GET, UPDATE, CANCEL).contains(call.method())) {
-            return JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "method not found: " + call.method()
-                    + (REMOVED.contains(call.method()) ? " is not part of the " + EXTENSION + " extension of protocol "
-                            + StatelessProtocol.VERSION + "; tasks/get shows a task's result" : ""));
+            return JsonRpc.errorAnswer(
+                    call,
+                    McpSchema.ErrorCodes.METHOD_NOT_FOUND,
+                    "method not found: " + call.method()
+                            + (REMOVED.contains(call.method())
+                                    ? " is not part of the " + EXTENSION + " extension of protocol "
+                                            + StatelessProtocol.VERSION + "; tasks/get shows a task's result"
+                                    : ""));
         }
         if (!declared(call)) {
             return undeclared(call, call.method());
         }
         Map<?, ?> params = call.params() instanceof Map<?, ?> p ? p : Map.of();
         if (!(params.get("taskId") instanceof String id)) {
-            return JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.INVALID_PARAMS, "params.taskId must be the id of a task, as "
-                    + "the CreateTaskResult gave it");
+            return JsonRpc.errorAnswer(
+                    call,
+                    McpSchema.ErrorCodes.INVALID_PARAMS,
+                    "params.taskId must be the id of a task, as " + "the CreateTaskResult gave it");
         }
         Task task = tasks.get(id);
         if (task == null) {
-            return JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.INVALID_PARAMS, "no task " + id + ": it never existed, or it "
-                    + "was forgotten " + TTL_MS / 60_000 + " minutes after its creation or when the server restarted");
+            return JsonRpc.errorAnswer(
+                    call,
+                    McpSchema.ErrorCodes.INVALID_PARAMS,
+                    "no task " + id + ": it never existed, or it " + "was forgotten " + TTL_MS / 60_000
+                            + " minutes after its creation or when the server restarted");
         }
         return switch (call.method()) {
             case GET -> McpSchema.JSONRPCResponse.result(call.id(), complete(described(task, true)));
@@ -183,8 +197,11 @@ final class Tasks {
 
     private McpSchema.JSONRPCResponse update(McpSchema.JSONRPCRequest call, Task task, Object inputs) {
         if (!(inputs instanceof Map<?, ?> answers)) {
-            return JsonRpc.errorAnswer(call, McpSchema.ErrorCodes.INVALID_PARAMS, "params.inputResponses must be an object that maps "
-                    + "the key of each input request (tasks/get shows them) to its result");
+            return JsonRpc.errorAnswer(
+                    call,
+                    McpSchema.ErrorCodes.INVALID_PARAMS,
+                    "params.inputResponses must be an object that maps "
+                            + "the key of each input request (tasks/get shows them) to its result");
         }
         Map<String, Object> given = new LinkedHashMap<>();
         answers.forEach((k, v) -> given.put(String.valueOf(k), v));
@@ -207,10 +224,11 @@ final class Tasks {
     private Map<String, Object> described(Task task, boolean detailed) {
         ResumableCall.Progress progress = task.call.progress();
         McpSchema.JSONRPCResponse answer = progress.answer();
-        String status = task.cancelledAt != null ? "cancelled"
-                : progress.failure() != null || answer != null && answer.error() != null ? "failed"
-                : answer != null ? "completed"
-                : progress.asked().isEmpty() ? "working" : "input_required";
+        String status = task.cancelledAt != null
+                ? "cancelled"
+                : progress.failure() != null || answer != null && answer.error() != null
+                        ? "failed"
+                        : answer != null ? "completed" : progress.asked().isEmpty() ? "working" : "input_required";
         Instant updated = progress.changedAt().truncatedTo(ChronoUnit.MILLIS);
         if (task.cancelledAt != null && task.cancelledAt.isAfter(updated)) {
             updated = task.cancelledAt;
@@ -228,11 +246,17 @@ final class Tasks {
         switch (status) {
             case "input_required" -> described.put("inputRequests", InputRounds.inputRequests(progress.asked()));
             case "completed" -> described.put("result", complete(mapper.convertValue(answer.result(), MAP)));
-            case "failed" -> described.put("error", answer != null && answer.error() != null
-                    ? Map.of("code", answer.error().code(), "message", answer.error().message())
-                    : failure(progress.failure()));
-            default -> {
-            }
+            case "failed" ->
+                described.put(
+                        "error",
+                        answer != null && answer.error() != null
+                                ? Map.of(
+                                        "code",
+                                        answer.error().code(),
+                                        "message",
+                                        answer.error().message())
+                                : failure(progress.failure()));
+            default -> {}
         }
         return described;
     }

@@ -36,8 +36,7 @@ final class LineReader {
     }
 
     /** One message: bytes[offset, offset + length). */
-    record Line(byte[] bytes, int offset, int length) {
-    }
+    record Line(byte[] bytes, int offset, int length) {}
 
     /**
      * The next non-empty line, or null at end of input (or once closing). One thread at a time calls this

@@ -31,11 +31,12 @@ public final class StartupAnswers {
 
     /** Stands for the request id while an answer is kept: an answer is its bytes around the id. */
     private static final String ID = "rlm-startup-answer-id-4f1c";
+
     private static final byte[] ID_JSON = ('"' + ID + '"').getBytes(StandardCharsets.US_ASCII);
-    private static final Set<String> LISTS = Set.of(McpSchema.METHOD_PING, McpSchema.METHOD_TOOLS_LIST,
-            McpSchema.METHOD_PROMPT_LIST);
-    private static final Set<String> STATELESS_LISTS = Set.of(StatelessServer.METHOD_DISCOVER,
-            McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_PROMPT_LIST);
+    private static final Set<String> LISTS =
+            Set.of(McpSchema.METHOD_PING, McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_PROMPT_LIST);
+    private static final Set<String> STATELESS_LISTS =
+            Set.of(StatelessServer.METHOD_DISCOVER, McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_PROMPT_LIST);
     /** Files kept in the directory: one per configuration recently started. */
     private static final int KEPT = 32;
 
@@ -54,6 +55,7 @@ public final class StartupAnswers {
     private final Map<String, Answer> kept = new ConcurrentHashMap<>();
     /** What was answered before the server was ready, by request id (see {@link #idKey}). */
     private final Map<String, byte[]> answeredEarly = new ConcurrentHashMap<>();
+
     private volatile boolean dirty;
 
     private StartupAnswers(Path file) {
@@ -76,8 +78,11 @@ public final class StartupAnswers {
             for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
                 String[] parts = line.split("\t", -1);
                 if (parts.length == 3) {
-                    answers.kept.put(parts[0], new Answer(parts[1].getBytes(StandardCharsets.UTF_8),
-                            parts[2].getBytes(StandardCharsets.UTF_8)));
+                    answers.kept.put(
+                            parts[0],
+                            new Answer(
+                                    parts[1].getBytes(StandardCharsets.UTF_8),
+                                    parts[2].getBytes(StandardCharsets.UTF_8)));
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -97,7 +102,8 @@ public final class StartupAnswers {
         boolean onlyMeta = p.keySet().stream().allMatch("_meta"::equals);
         if (StatelessServer.isOwn(meta)) {
             return onlyMeta && StatelessServer.isComplete(meta) && STATELESS_LISTS.contains(method)
-                    ? StatelessServer.VERSION + " " + method : null;
+                    ? StatelessServer.VERSION + " " + method
+                    : null;
         }
         if (McpSchema.METHOD_INITIALIZE.equals(method)) {
             return p.get("protocolVersion") instanceof String version ? method + " " + version : null;
@@ -135,9 +141,13 @@ public final class StartupAnswers {
             return true;
         }
         if (!Arrays.equals(early, bytes)) {
-            LoggerFactory.getLogger(StartupAnswers.class).warn("the answer to {} given at start-up (from an earlier start's) differs from this server's: "
-                    + "its configuration changed in a way the start-up cache {} did not see; the next start answers "
-                    + "as this server does", key, file);
+            LoggerFactory.getLogger(StartupAnswers.class)
+                    .warn(
+                            "the answer to {} given at start-up (from an earlier start's) differs from this server's: "
+                                    + "its configuration changed in a way the start-up cache {} did not see; the next start answers "
+                                    + "as this server does",
+                            key,
+                            file);
         }
         return false;
     }
@@ -152,10 +162,11 @@ public final class StartupAnswers {
         if (at < 0) {
             return;
         }
-        Answer answer = new Answer(Arrays.copyOfRange(bytes, 0, at), Arrays.copyOfRange(bytes, at + ID_JSON.length,
-                bytes.length));
+        Answer answer = new Answer(
+                Arrays.copyOfRange(bytes, 0, at), Arrays.copyOfRange(bytes, at + ID_JSON.length, bytes.length));
         Answer before = kept.put(key, answer);
-        if (before == null || !Arrays.equals(before.before(), answer.before())
+        if (before == null
+                || !Arrays.equals(before.before(), answer.before())
                 || !Arrays.equals(before.after(), answer.after())) {
             dirty = true;
         }
@@ -180,28 +191,37 @@ public final class StartupAnswers {
         }
         dirty = false;
         StringBuilder out = new StringBuilder();
-        new TreeMap<>(kept).forEach((key, answer) -> out.append(key).append('\t')
-                .append(new String(answer.before(), StandardCharsets.UTF_8)).append('\t')
-                .append(new String(answer.after(), StandardCharsets.UTF_8)).append('\n'));
+        new TreeMap<>(kept)
+                .forEach((key, answer) -> out.append(key)
+                        .append('\t')
+                        .append(new String(answer.before(), StandardCharsets.UTF_8))
+                        .append('\t')
+                        .append(new String(answer.after(), StandardCharsets.UTF_8))
+                        .append('\n'));
         try {
             if (!Files.isDirectory(file.getParent())) {
                 // the tool descriptions name the data root and the configured MCP servers: the user's alone
-                Files.createDirectories(file.getParent(), PosixFilePermissions.asFileAttribute(
-                        PosixFilePermissions.fromString("rwx------")));
+                Files.createDirectories(
+                        file.getParent(),
+                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             }
-            Path tmp = file.resolveSibling(file.getFileName() + "." + ProcessHandle.current().pid() + ".tmp");
+            Path tmp = file.resolveSibling(
+                    file.getFileName() + "." + ProcessHandle.current().pid() + ".tmp");
             Files.writeString(tmp, out, StandardCharsets.UTF_8);
             Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             prune(file.getParent());
         } catch (IOException | RuntimeException e) {
-            LoggerFactory.getLogger(StartupAnswers.class).warn("cannot keep the start-up answers in {}: {}", file, e.toString());
+            LoggerFactory.getLogger(StartupAnswers.class)
+                    .warn("cannot keep the start-up answers in {}: {}", file, e.toString());
         }
     }
 
     private static void prune(Path dir) throws IOException {
         try (Stream<Path> files = Files.list(dir)) {
             List<Path> old = files.filter(f -> f.getFileName().toString().endsWith(".tsv"))
-                    .sorted(Comparator.comparing(StartupAnswers::modified).reversed()).skip(KEPT).toList();
+                    .sorted(Comparator.comparing(StartupAnswers::modified).reversed())
+                    .skip(KEPT)
+                    .toList();
             for (Path f : old) {
                 Files.deleteIfExists(f);
             }

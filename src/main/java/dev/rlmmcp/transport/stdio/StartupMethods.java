@@ -12,13 +12,18 @@ import java.util.Set;
 final class StartupMethods {
 
     /** Requests of every revision whose answer is the same before and after the checks. */
-    private static final Set<String> AT_ONCE = Set.of(McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING,
-            McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_PROMPT_LIST, McpSchema.METHOD_PROMPT_GET,
-            McpSchema.METHOD_RESOURCES_LIST, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST,
-            McpSchema.METHOD_LOGGING_SET_LEVEL, StatelessServer.METHOD_DISCOVER);
+    private static final Set<String> AT_ONCE = Set.of(
+            McpSchema.METHOD_INITIALIZE,
+            McpSchema.METHOD_PING,
+            McpSchema.METHOD_TOOLS_LIST,
+            McpSchema.METHOD_PROMPT_LIST,
+            McpSchema.METHOD_PROMPT_GET,
+            McpSchema.METHOD_RESOURCES_LIST,
+            McpSchema.METHOD_RESOURCES_TEMPLATES_LIST,
+            McpSchema.METHOD_LOGGING_SET_LEVEL,
+            StatelessServer.METHOD_DISCOVER);
 
-    private StartupMethods() {
-    }
+    private StartupMethods() {}
 
     /**
      * Whether {@code message} is handled as soon as it is read: a request named above, or a notification or

@@ -23,7 +23,11 @@ public final class StdioFace implements AutoCloseable {
      * {@code answerable} completes (the start-up checks have passed), so that a client's start overlaps
      * them. If it completes exceptionally, those others are refused with its message.
      */
-    public StdioFace(McpServers servers, InputStream in, OutputStream out, int maxMessageBytes,
+    public StdioFace(
+            McpServers servers,
+            InputStream in,
+            OutputStream out,
+            int maxMessageBytes,
             CompletableFuture<?> answerable) {
         this(servers, in, out, maxMessageBytes, answerable, StartupAnswers.none());
     }
@@ -32,10 +36,15 @@ public final class StdioFace implements AutoCloseable {
      * As above, for a stream a {@link StdioFront} read first ({@code in} its {@link StdioFront#input}): what it
      * answered is not answered again, and the answers to keep for the next start are kept in {@code answers}.
      */
-    public StdioFace(McpServers servers, InputStream in, OutputStream out, int maxMessageBytes,
-            CompletableFuture<?> answerable, StartupAnswers answers) {
-        transport = new StdioTransport(servers.mapper(), in, out, maxMessageBytes, servers.statelessTools(), answerable,
-                answers);
+    public StdioFace(
+            McpServers servers,
+            InputStream in,
+            OutputStream out,
+            int maxMessageBytes,
+            CompletableFuture<?> answerable,
+            StartupAnswers answers) {
+        transport = new StdioTransport(
+                servers.mapper(), in, out, maxMessageBytes, servers.statelessTools(), answerable, answers);
         server = servers.serve(transport);
         stateless = servers.serve(transport.statelessProvider());
     }

@@ -143,7 +143,8 @@ public final class StdioFront {
                     return;
                 }
             }
-            if (!(parsed instanceof Map<?, ?> message) || !"2.0".equals(message.get("jsonrpc"))
+            if (!(parsed instanceof Map<?, ?> message)
+                    || !"2.0".equals(message.get("jsonrpc"))
                     || !(message.get("method") instanceof String method)) {
                 return;
             }
@@ -238,8 +239,11 @@ public final class StdioFront {
                 released = true;
             }
             if (answered > 0) {
-                LoggerFactory.getLogger(StdioFront.class).info("answered {} requests (initialize, the lists) while the "
-                        + "server started, as an earlier start with this configuration did", answered);
+                LoggerFactory.getLogger(StdioFront.class)
+                        .info(
+                                "answered {} requests (initialize, the lists) while the "
+                                        + "server started, as an earlier start with this configuration did",
+                                answered);
             }
         }
 

@@ -63,6 +63,7 @@ final class StdioTransport implements McpServerTransportProvider {
 
     /** Every message's way in; requests of protocol 2026-07-28 name their version in their _meta. */
     private final InboundRouter router;
+
     private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().daemon().name("mcp-stdio-sweeper").factory());
 
@@ -78,20 +79,31 @@ final class StdioTransport implements McpServerTransportProvider {
     /** The key of the answer to each request under way whose answer {@link #answers} keeps, by {@link StartupAnswers#idKey}. */
     private final Map<String, String> answerKeys = new ConcurrentHashMap<>();
 
-    StdioTransport(McpJsonMapper mapper, InputStream in, OutputStream out, int maxMessageBytes,
-            StatelessTools tools, CompletableFuture<?> answerable) {
+    StdioTransport(
+            McpJsonMapper mapper,
+            InputStream in,
+            OutputStream out,
+            int maxMessageBytes,
+            StatelessTools tools,
+            CompletableFuture<?> answerable) {
         this(mapper, in, out, maxMessageBytes, tools, answerable, StartupAnswers.none());
     }
 
-    StdioTransport(McpJsonMapper mapper, InputStream in, OutputStream out, int maxMessageBytes,
-            StatelessTools tools, CompletableFuture<?> answerable, StartupAnswers answers) {
+    StdioTransport(
+            McpJsonMapper mapper,
+            InputStream in,
+            OutputStream out,
+            int maxMessageBytes,
+            StatelessTools tools,
+            CompletableFuture<?> answerable,
+            StartupAnswers answers) {
         this.answers = answers;
         this.answerable = answerable;
         this.mapper = mapper;
         this.in = in;
         this.out = out;
-        this.lines = new LineReader(in, maxMessageBytes, () -> closing,
-                tooLarge -> reject(McpSchema.ErrorCodes.INVALID_REQUEST, tooLarge));
+        this.lines = new LineReader(
+                in, maxMessageBytes, () -> closing, tooLarge -> reject(McpSchema.ErrorCodes.INVALID_REQUEST, tooLarge));
         this.router = new InboundRouter(mapper, tools, this::protocolVersions);
         sweeper.scheduleWithFixedDelay(router.stateless()::sweep, 1, 1, TimeUnit.MINUTES);
     }
@@ -287,8 +299,12 @@ final class StdioTransport implements McpServerTransportProvider {
         String key = answerKeys.remove(StartupAnswers.idKey(answer.id()));
         String kept = answer.error() == null ? key : null;
         byte[] json = bytes(message);
-        if (answers.serverAnswered(answer.id(), kept, json, () -> bytes(new McpSchema.JSONRPCResponse(answer.jsonrpc(),
-                StartupAnswers.keptId(), answer.result(), null)))) {
+        if (answers.serverAnswered(
+                answer.id(),
+                kept,
+                json,
+                () -> bytes(new McpSchema.JSONRPCResponse(
+                        answer.jsonrpc(), StartupAnswers.keptId(), answer.result(), null)))) {
             writeBytes(json);
         }
         if (kept != null) {
@@ -358,11 +374,9 @@ final class StdioTransport implements McpServerTransportProvider {
                 }
 
                 @Override
-                public void close() {
-                }
+                public void close() {}
             };
         }
-
     }
 
     private final class LineTransport implements McpServerTransport {

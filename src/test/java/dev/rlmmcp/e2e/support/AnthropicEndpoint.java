@@ -41,8 +41,14 @@ public final class AnthropicEndpoint implements AutoCloseable {
     public static final ObjectMapper JSON = new ObjectMapper();
 
     /** One request as it arrived. */
-    public record Request(int index, String method, String path, Map<String, List<String>> headers, JsonNode body,
-            boolean main, String run) {
+    public record Request(
+            int index,
+            String method,
+            String path,
+            Map<String, List<String>> headers,
+            JsonNode body,
+            boolean main,
+            String run) {
 
         /** Every block of every message, in order. */
         public List<JsonNode> blocks() {
@@ -52,7 +58,9 @@ public final class AnthropicEndpoint implements AutoCloseable {
                 if (content.isArray()) {
                     content.forEach(all::add);
                 } else if (content.isTextual()) {
-                    all.add(JSON.createObjectNode().put("type", "text").put("text", content.asText())
+                    all.add(JSON.createObjectNode()
+                            .put("type", "text")
+                            .put("text", content.asText())
                             .put("role", message.path("role").asText()));
                 }
             }
@@ -67,7 +75,8 @@ public final class AnthropicEndpoint implements AutoCloseable {
         /** The name of the tool a {@code tool_use} block with this id called, or null. */
         String toolName(String toolUseId) {
             for (JsonNode block : blocks()) {
-                if ("tool_use".equals(block.path("type").asText()) && toolUseId.equals(block.path("id").asText())) {
+                if ("tool_use".equals(block.path("type").asText())
+                        && toolUseId.equals(block.path("id").asText())) {
                     return block.path("name").asText();
                 }
             }
@@ -76,7 +85,9 @@ public final class AnthropicEndpoint implements AutoCloseable {
 
         /** The {@code tool_result} blocks, in order. */
         public List<JsonNode> toolResults() {
-            return blocks().stream().filter(b -> "tool_result".equals(b.path("type").asText())).toList();
+            return blocks().stream()
+                    .filter(b -> "tool_result".equals(b.path("type").asText()))
+                    .toList();
         }
 
         /** The result of the last tool call, as text (see {@link #resultText}). */
@@ -151,7 +162,9 @@ public final class AnthropicEndpoint implements AutoCloseable {
 
     /** The main turns of one run, in order. */
     public List<Request> mainTurns(String runName) {
-        return requests.stream().filter(r -> r.main() && runName.equals(r.run())).toList();
+        return requests.stream()
+                .filter(r -> r.main() && runName.equals(r.run()))
+                .toList();
     }
 
     /** What went wrong inside the endpoint (a step that threw, a request it could not read). */
@@ -164,8 +177,12 @@ public final class AnthropicEndpoint implements AutoCloseable {
         Files.createDirectories(file.getParent());
         StringBuilder out = new StringBuilder();
         for (Request r : requests) {
-            ObjectNode line = JSON.createObjectNode().put("index", r.index()).put("method", r.method())
-                    .put("path", r.path()).put("main", r.main()).put("run", r.run());
+            ObjectNode line = JSON.createObjectNode()
+                    .put("index", r.index())
+                    .put("method", r.method())
+                    .put("path", r.path())
+                    .put("main", r.main())
+                    .put("run", r.run());
             line.set("body", r.body());
             out.append(line).append('\n');
         }
@@ -184,17 +201,32 @@ public final class AnthropicEndpoint implements AutoCloseable {
             }
             boolean main = isMainTurn(body);
             String runName = run;
-            Request request = new Request(ids.getAndIncrement(), exchange.getRequestMethod(), path,
-                    Map.copyOf(exchange.getRequestHeaders()), body, main, main ? runName : null);
+            Request request = new Request(
+                    ids.getAndIncrement(),
+                    exchange.getRequestMethod(),
+                    path,
+                    Map.copyOf(exchange.getRequestHeaders()),
+                    body,
+                    main,
+                    main ? runName : null);
             requests.add(request);
             String route = exchange.getRequestURI().getPath();
             if (!"POST".equals(exchange.getRequestMethod()) || !route.startsWith("/v1/messages")) {
                 send(exchange, 404, "application/json", error("not_found_error", "no route " + route));
             } else if (route.equals("/v1/messages/count_tokens")) {
-                send(exchange, 200, "application/json", JSON.createObjectNode().put("input_tokens", raw.length / 4)
-                        .toString());
+                send(
+                        exchange,
+                        200,
+                        "application/json",
+                        JSON.createObjectNode()
+                                .put("input_tokens", raw.length / 4)
+                                .toString());
             } else if (route.equals("/v1/messages")) {
-                answer(exchange, request, main ? turn(request, runName) : List.of(Block.say("Log analysis")), raw.length);
+                answer(
+                        exchange,
+                        request,
+                        main ? turn(request, runName) : List.of(Block.say("Log analysis")),
+                        raw.length);
             } else {
                 send(exchange, 404, "application/json", error("not_found_error", "no route " + route));
             }
@@ -223,8 +255,14 @@ public final class AnthropicEndpoint implements AutoCloseable {
         try {
             List<Block> blocks = new ArrayList<>();
             for (Block b : script.get(step).answer(request)) {
-                blocks.add(b.tool() == null ? b
-                        : new Block(null, b.tool(), b.input(), "toolu_" + runName + "_" + step + "_" + blocks.size()));
+                blocks.add(
+                        b.tool() == null
+                                ? b
+                                : new Block(
+                                        null,
+                                        b.tool(),
+                                        b.input(),
+                                        "toolu_" + runName + "_" + step + "_" + blocks.size()));
             }
             return blocks;
         } catch (RuntimeException | AssertionError e) {
@@ -259,8 +297,11 @@ public final class AnthropicEndpoint implements AutoCloseable {
         String id = "msg_" + request.index();
         boolean toolUse = blocks.stream().anyMatch(b -> b.tool() != null);
         String stopReason = toolUse ? "tool_use" : "end_turn";
-        ObjectNode usage = JSON.createObjectNode().put("input_tokens", requestBytes / 4).put("output_tokens", 1)
-                .put("cache_creation_input_tokens", 0).put("cache_read_input_tokens", 0);
+        ObjectNode usage = JSON.createObjectNode()
+                .put("input_tokens", requestBytes / 4)
+                .put("output_tokens", 1)
+                .put("cache_creation_input_tokens", 0)
+                .put("cache_read_input_tokens", 0);
         if (!request.body().path("stream").asBoolean(false)) {
             ObjectNode message = message(id, model, usage);
             ArrayNode content = message.putArray("content");
@@ -283,7 +324,8 @@ public final class AnthropicEndpoint implements AutoCloseable {
         event(out, "ping", JSON.createObjectNode().put("type", "ping"));
         for (int i = 0; i < blocks.size(); i++) {
             Block b = blocks.get(i);
-            ObjectNode blockStart = JSON.createObjectNode().put("type", "content_block_start").put("index", i);
+            ObjectNode blockStart =
+                    JSON.createObjectNode().put("type", "content_block_start").put("index", i);
             if (b.tool() == null) {
                 blockStart.set("content_block", textBlock(""));
                 event(out, "content_block_start", blockStart);
@@ -294,13 +336,27 @@ public final class AnthropicEndpoint implements AutoCloseable {
                 // the input arrives in pieces, as a model streams it; only the pieces joined are JSON
                 String input = b.input().toString();
                 int cut = input.length() / 2;
-                delta(out, i, JSON.createObjectNode().put("type", "input_json_delta").put("partial_json", ""));
-                delta(out, i, JSON.createObjectNode().put("type", "input_json_delta")
-                        .put("partial_json", input.substring(0, cut)));
-                delta(out, i, JSON.createObjectNode().put("type", "input_json_delta")
-                        .put("partial_json", input.substring(cut)));
+                delta(
+                        out,
+                        i,
+                        JSON.createObjectNode().put("type", "input_json_delta").put("partial_json", ""));
+                delta(
+                        out,
+                        i,
+                        JSON.createObjectNode()
+                                .put("type", "input_json_delta")
+                                .put("partial_json", input.substring(0, cut)));
+                delta(
+                        out,
+                        i,
+                        JSON.createObjectNode()
+                                .put("type", "input_json_delta")
+                                .put("partial_json", input.substring(cut)));
             }
-            event(out, "content_block_stop", JSON.createObjectNode().put("type", "content_block_stop").put("index", i));
+            event(
+                    out,
+                    "content_block_stop",
+                    JSON.createObjectNode().put("type", "content_block_stop").put("index", i));
         }
         ObjectNode messageDelta = JSON.createObjectNode().put("type", "message_delta");
         messageDelta.putObject("delta").put("stop_reason", stopReason).putNull("stop_sequence");
@@ -311,7 +367,10 @@ public final class AnthropicEndpoint implements AutoCloseable {
     }
 
     private static ObjectNode message(String id, String model, ObjectNode usage) {
-        ObjectNode message = JSON.createObjectNode().put("id", id).put("type", "message").put("role", "assistant")
+        ObjectNode message = JSON.createObjectNode()
+                .put("id", id)
+                .put("type", "message")
+                .put("role", "assistant")
                 .put("model", model);
         message.putNull("stop_reason");
         message.putNull("stop_sequence");
@@ -324,13 +383,17 @@ public final class AnthropicEndpoint implements AutoCloseable {
     }
 
     private static ObjectNode toolBlock(Block b, JsonNode input) {
-        ObjectNode block = JSON.createObjectNode().put("type", "tool_use").put("id", b.id()).put("name", b.tool());
+        ObjectNode block = JSON.createObjectNode()
+                .put("type", "tool_use")
+                .put("id", b.id())
+                .put("name", b.tool());
         block.set("input", input);
         return block;
     }
 
     private static void delta(OutputStream out, int index, ObjectNode delta) throws IOException {
-        ObjectNode event = JSON.createObjectNode().put("type", "content_block_delta").put("index", index);
+        ObjectNode event =
+                JSON.createObjectNode().put("type", "content_block_delta").put("index", index);
         event.set("delta", delta);
         event(out, "content_block_delta", event);
     }

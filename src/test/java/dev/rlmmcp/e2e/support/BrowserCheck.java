@@ -21,11 +21,9 @@ import java.util.function.Function;
 public final class BrowserCheck {
 
     /** How a check ended: its exit code, its last event (null if none) and all it wrote to stdout. */
-    public record Outcome(int exit, JsonNode last, String output) {
-    }
+    public record Outcome(int exit, JsonNode last, String output) {}
 
-    private BrowserCheck() {
-    }
+    private BrowserCheck() {}
 
     /** Runs {@code e2e/script} with these arguments and nothing on its stdin. */
     public static Outcome run(String script, List<String> args) throws IOException, InterruptedException {
@@ -38,17 +36,21 @@ public final class BrowserCheck {
      */
     public static Outcome run(String script, List<String> args, Function<JsonNode, String> answer)
             throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of(McpDriver.findNode().toString(),
+        List<String> command = new ArrayList<>(List.of(
+                McpDriver.findNode().toString(),
                 McpDriver.projectRoot().resolve("e2e").resolve(script).toString()));
         command.addAll(args);
-        Process browser = new ProcessBuilder(command).directory(McpDriver.projectRoot().toFile())
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process browser = new ProcessBuilder(command)
+                .directory(McpDriver.projectRoot().toFile())
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         if (answer == null) {
             browser.getOutputStream().close();
         }
         JsonNode last = null;
         StringBuilder output = new StringBuilder();
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(browser.getInputStream(), StandardCharsets.UTF_8));
+        try (BufferedReader out =
+                        new BufferedReader(new InputStreamReader(browser.getInputStream(), StandardCharsets.UTF_8));
                 Writer in = new OutputStreamWriter(browser.getOutputStream(), StandardCharsets.UTF_8)) {
             String line;
             while ((line = out.readLine()) != null) {

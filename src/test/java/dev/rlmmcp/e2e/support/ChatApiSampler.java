@@ -20,7 +20,8 @@ import java.time.Duration;
 public final class ChatApiSampler {
 
     private final URI chatCompletions;
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     /** {@code baseUrl}: the endpoint's base, e.g. {@code http://127.0.0.1:8000/v1}. */
     public ChatApiSampler(URI baseUrl) {
@@ -30,9 +31,12 @@ public final class ChatApiSampler {
     /** The sampling result (role, text content, model, stopReason); an endpoint's failure throws. */
     JsonNode answer(JsonNode params) throws IOException, InterruptedException {
         ObjectNode body = chatRequest(params);
-        HttpResponse<String> reply = http.send(HttpRequest.newBuilder(chatCompletions)
-                .header("Content-Type", "application/json").timeout(Duration.ofMinutes(2))
-                .POST(HttpRequest.BodyPublishers.ofString(MAPPER.writeValueAsString(body))).build(),
+        HttpResponse<String> reply = http.send(
+                HttpRequest.newBuilder(chatCompletions)
+                        .header("Content-Type", "application/json")
+                        .timeout(Duration.ofMinutes(2))
+                        .POST(HttpRequest.BodyPublishers.ofString(MAPPER.writeValueAsString(body)))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         if (reply.statusCode() != 200) {
             throw new IOException(chatCompletions + " answered HTTP " + reply.statusCode() + ": " + reply.body());
@@ -43,7 +47,9 @@ public final class ChatApiSampler {
             throw new IOException(chatCompletions + " sent no choices[0].message.content: " + reply.body());
         }
         ObjectNode result = MAPPER.createObjectNode().put("role", "assistant");
-        result.putObject("content").put("type", "text").put("text", choice.path("message").path("content").asText());
+        result.putObject("content")
+                .put("type", "text")
+                .put("text", choice.path("message").path("content").asText());
         result.put("model", completion.path("model").asText(body.path("model").asText("unknown")));
         result.put("stopReason", "length".equals(choice.path("finish_reason").asText()) ? "maxTokens" : "endTurn");
         return result;
@@ -51,13 +57,19 @@ public final class ChatApiSampler {
 
     static ObjectNode chatRequest(JsonNode params) {
         ObjectNode body = MAPPER.createObjectNode();
-        String hint = params.path("modelPreferences").path("hints").path(0).path("name").asText("");
+        String hint = params.path("modelPreferences")
+                .path("hints")
+                .path(0)
+                .path("name")
+                .asText("");
         if (!hint.isEmpty()) {
             body.put("model", hint);
         }
         ArrayNode messages = body.putArray("messages");
         if (!params.path("systemPrompt").asText("").isEmpty()) {
-            messages.addObject().put("role", "system").put("content", params.path("systemPrompt").asText());
+            messages.addObject()
+                    .put("role", "system")
+                    .put("content", params.path("systemPrompt").asText());
         }
         for (JsonNode m : params.path("messages")) {
             messages.addObject().put("role", m.path("role").asText()).put("content", text(m.path("content")));
@@ -71,7 +83,9 @@ public final class ChatApiSampler {
     /** The text of a message's content: one content item or a list of them. */
     static String text(JsonNode content) {
         if (!content.isArray()) {
-            return "text".equals(content.path("type").asText()) ? content.path("text").asText() : "";
+            return "text".equals(content.path("type").asText())
+                    ? content.path("text").asText()
+                    : "";
         }
         StringBuilder text = new StringBuilder();
         for (JsonNode item : content) {

@@ -35,7 +35,8 @@ public final class ClaudeCode {
 
         @Override
         public String toString() {
-            return "exit " + exit + " after " + millis + " ms\n--- stdout ---\n" + stdout + "\n--- stderr ---\n" + stderr;
+            return "exit " + exit + " after " + millis + " ms\n--- stdout ---\n" + stdout + "\n--- stderr ---\n"
+                    + stderr;
         }
     }
 
@@ -68,7 +69,8 @@ public final class ClaudeCode {
     public Result run(List<String> args, Duration timeout) {
         List<String> command = new ArrayList<>(List.of(binary().toString()));
         command.addAll(args);
-        ProcessBuilder builder = new ProcessBuilder(command).directory(project.toFile())
+        ProcessBuilder builder = new ProcessBuilder(command)
+                .directory(project.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         Map<String, String> env = builder.environment();
         // the test may itself run under Claude Code or with a real key: none of that may leak in
@@ -99,10 +101,13 @@ public final class ClaudeCode {
                 process.destroyForcibly();
                 tree.forEach(ProcessHandle::destroyForcibly);
                 process.waitFor(10, TimeUnit.SECONDS);
-                throw new AssertionError("claude " + String.join(" ", args) + " did not finish within " + timeout
-                        + "\n" + new Result(-1, out.getNow(""), err.getNow(""), millisSince(start)));
+                throw new AssertionError("claude " + String.join(" ", args) + " did not finish within " + timeout + "\n"
+                        + new Result(-1, out.getNow(""), err.getNow(""), millisSince(start)));
             }
-            return new Result(process.exitValue(), out.get(10, TimeUnit.SECONDS), err.get(10, TimeUnit.SECONDS),
+            return new Result(
+                    process.exitValue(),
+                    out.get(10, TimeUnit.SECONDS),
+                    err.get(10, TimeUnit.SECONDS),
                     millisSince(start));
         } catch (InterruptedException e) {
             process.descendants().forEach(ProcessHandle::destroyForcibly);
@@ -134,7 +139,8 @@ public final class ClaudeCode {
             for (String line : Files.readAllLines(log, StandardCharsets.UTF_8)) {
                 for (String w : words) {
                     if (line.contains(w)) {
-                        out.append(line.length() > 400 ? line.substring(0, 400) + "…" : line).append('\n');
+                        out.append(line.length() > 400 ? line.substring(0, 400) + "…" : line)
+                                .append('\n');
                         break;
                     }
                 }

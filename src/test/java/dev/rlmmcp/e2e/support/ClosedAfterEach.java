@@ -37,7 +37,9 @@ public final class ClosedAfterEach implements AfterEachCallback, TestWatcher {
         Exception first = null;
         for (AutoCloseable c : open.reversed()) {
             List<ProcessHandle> started = c instanceof ServerProcess server
-                    ? ProcessHandle.of(server.pid()).map(p -> p.descendants().toList()).orElse(List.of())
+                    ? ProcessHandle.of(server.pid())
+                            .map(p -> p.descendants().toList())
+                            .orElse(List.of())
                     : List.of();
             try {
                 c.close();
@@ -59,9 +61,13 @@ public final class ClosedAfterEach implements AfterEachCallback, TestWatcher {
     @Override
     public void testFailed(ExtensionContext context, Throwable cause) {
         for (ServerProcess server : servers) {
-            System.err.printf("--- %s.%s failed; the server %d's log (last %d lines) ---%n%s%n--- end of its log ---%n",
-                    context.getRequiredTestClass().getSimpleName(), context.getRequiredTestMethod().getName(),
-                    server.pid(), RunningServer.LOG_LINES_ON_FAILURE, server.logTail(RunningServer.LOG_LINES_ON_FAILURE));
+            System.err.printf(
+                    "--- %s.%s failed; the server %d's log (last %d lines) ---%n%s%n--- end of its log ---%n",
+                    context.getRequiredTestClass().getSimpleName(),
+                    context.getRequiredTestMethod().getName(),
+                    server.pid(),
+                    RunningServer.LOG_LINES_ON_FAILURE,
+                    server.logTail(RunningServer.LOG_LINES_ON_FAILURE));
         }
     }
 }

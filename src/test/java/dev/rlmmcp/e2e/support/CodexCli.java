@@ -97,7 +97,8 @@ public final class CodexCli {
     private Run run(List<String> args, Duration timeout) throws IOException, InterruptedException {
         Path root = McpDriver.projectRoot();
         McpDriver.ensureDeps(root);
-        List<String> command = new ArrayList<>(List.of(root.resolve("e2e/node_modules/.bin/codex").toString()));
+        List<String> command = new ArrayList<>(
+                List.of(root.resolve("e2e/node_modules/.bin/codex").toString()));
         command.addAll(args);
         ProcessBuilder builder = new ProcessBuilder(command).directory(workDir.toFile());
         Map<String, String> env = builder.environment();

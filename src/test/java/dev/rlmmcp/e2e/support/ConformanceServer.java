@@ -10,8 +10,7 @@ import dev.rlmmcp.cli.Main;
  */
 public final class ConformanceServer {
 
-    private ConformanceServer() {
-    }
+    private ConformanceServer() {}
 
     public static void main(String[] args) {
         System.exit(Main.run(new ConformanceFixtures(new ObjectMapper()).features(), args));

@@ -27,8 +27,7 @@ public final class Journey {
     /** The non-root user the tests create (idempotently) and leave in place. */
     public static final String USER = "rlmjourney";
 
-    private Journey() {
-    }
+    private Journey() {}
 
     public static boolean isRoot() {
         return "root".equals(System.getProperty("user.name"));
@@ -64,7 +63,10 @@ public final class Journey {
         file(dir, "notes.txt", "Quarterly notes\nrevenue up\nü€ fine\n");
         StringBuilder log = new StringBuilder();
         for (int i = 0; i < 1000; i++) {
-            log.append(i % 10 == 0 ? "ERROR " : "INFO ").append("request ").append(i).append('\n');
+            log.append(i % 10 == 0 ? "ERROR " : "INFO ")
+                    .append("request ")
+                    .append(i)
+                    .append('\n');
         }
         file(dir, "app.log", log.toString());
         file(dir, "rows.csv", "city,count\nParis,3\nOslo,4\nLima,5\n");
@@ -74,20 +76,25 @@ public final class Journey {
     /** Loads the {@link #typicalFiles} through rlm_load_file and checks what the kernel holds. */
     public static void loadsTypicalFiles(SessionCalls calls, Path dataRoot, String sessionId) {
         Map<String, Object> base = sessionId == null ? Map.of() : Map.of("session_id", sessionId);
-        record Load(String name, String path, String type) {
-        }
-        for (Load load : List.of(new Load("notes", "notes.txt", "text"), new Load("log", "app.log", "lines"),
-                new Load("rows", "rows.csv", "csv"), new Load("cfg", dataRoot.resolve("config.json").toString(), "json"))) {
+        record Load(String name, String path, String type) {}
+        for (Load load : List.of(
+                new Load("notes", "notes.txt", "text"),
+                new Load("log", "app.log", "lines"),
+                new Load("rows", "rows.csv", "csv"),
+                new Load("cfg", dataRoot.resolve("config.json").toString(), "json"))) {
             java.util.HashMap<String, Object> args = new java.util.HashMap<>(base);
             args.putAll(Map.of("name", load.name(), "path", load.path(), "data_type", load.type()));
             JsonNode reply = calls.ok("rlm_load_file", args);
             assertThat(reply.toString()).as("rlm_load_file %s", load.path()).doesNotContain("\"error\":{");
         }
         java.util.HashMap<String, Object> args = new java.util.HashMap<>(base);
-        args.put("code", "print(len(notes), notes.splitlines()[2], len(log), sum('ERROR' in l for l in log), "
-                + "[r['city'] for r in rows], sum(int(r['count']) for r in rows), cfg['tags'], cfg['depth'])");
+        args.put(
+                "code",
+                "print(len(notes), notes.splitlines()[2], len(log), sum('ERROR' in l for l in log), "
+                        + "[r['city'] for r in rows], sum(int(r['count']) for r in rows), cfg['tags'], cfg['depth'])");
         JsonNode reply = calls.ok("rlm_execute", args);
-        assertThat(reply.path("stdout").asText()).as(reply.toString())
+        assertThat(reply.path("stdout").asText())
+                .as(reply.toString())
                 .isEqualTo("35 ü€ fine 1000 100 ['Paris', 'Oslo', 'Lima'] 12 ['a', 'b'] 4\n");
     }
 
@@ -106,8 +113,8 @@ public final class Journey {
         }
         byte[] chunk = block.toString().getBytes(StandardCharsets.US_ASCII);
         MessageDigest sha = sha256();
-        try (FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
+        try (FileChannel out = FileChannel.open(
+                file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
             long left = bytes;
             while (left > 0) {
                 int len = (int) Math.min(left, chunk.length);
@@ -128,8 +135,7 @@ public final class Journey {
     }
 
     /** A generated file's SHA-256 (hex) and its number of lines. */
-    public record BigFile(String sha256, long lines) {
-    }
+    public record BigFile(String sha256, long lines) {}
 
     static MessageDigest sha256() {
         try {
@@ -166,12 +172,15 @@ public final class Journey {
      * A venv of {@code python} made with {@code -m venv --without-pip}, with a package {@code pkg} of ours in
      * its site-packages that knows its own name. Returns the venv's directory.
      */
-    public static Path venv(List<String> asUser, String python, Path dir, String pkg) throws IOException, InterruptedException {
+    public static Path venv(List<String> asUser, String python, Path dir, String pkg)
+            throws IOException, InterruptedException {
         List<String> make = new ArrayList<>(asUser);
         make.addAll(List.of(python, "-m", "venv", "--without-pip", dir.toString()));
         run(make);
         List<String> where = new ArrayList<>(asUser);
-        where.addAll(List.of(dir.resolve("bin/python").toString(), "-c",
+        where.addAll(List.of(
+                dir.resolve("bin/python").toString(),
+                "-c",
                 "import sysconfig; print(sysconfig.get_paths()['purelib'])"));
         Path site = Path.of(run(where).strip());
         Path pkgDir = site.resolve(pkg);
@@ -179,16 +188,28 @@ public final class Journey {
         mk.addAll(List.of("mkdir", "-p", pkgDir.toString()));
         run(mk);
         List<String> write = new ArrayList<>(asUser);
-        write.addAll(List.of("sh", "-c", "printf '%s\\n' \"MAGIC = 'made by the journey test'\" > \"$1\"",
-                "sh", pkgDir.resolve("__init__.py").toString()));
+        write.addAll(List.of(
+                "sh",
+                "-c",
+                "printf '%s\\n' \"MAGIC = 'made by the journey test'\" > \"$1\"",
+                "sh",
+                pkgDir.resolve("__init__.py").toString()));
         run(write);
         return dir;
     }
 
     /** {@code setpriv} to the test user, as a prefix for commands run as that user. */
     public static List<String> asUser() {
-        return List.of("setpriv", "--reuid=" + USER, "--regid=" + USER, "--init-groups",
-                "env", "-i", "HOME=" + userHome(), "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8");
+        return List.of(
+                "setpriv",
+                "--reuid=" + USER,
+                "--regid=" + USER,
+                "--init-groups",
+                "env",
+                "-i",
+                "HOME=" + userHome(),
+                "PATH=/usr/local/bin:/usr/bin:/bin",
+                "LANG=C.UTF-8");
     }
 
     static Path userHome() {
@@ -197,7 +218,8 @@ public final class Journey {
 
     /** The test user with a 0750 home directory; created only if missing (the user stays afterwards). */
     public static Path ensureUser() throws IOException, InterruptedException {
-        ProcessBuilder probe = new ProcessBuilder("id", "-u", USER).redirectErrorStream(true)
+        ProcessBuilder probe = new ProcessBuilder("id", "-u", USER)
+                .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD);
         if (probe.start().waitFor() != 0) {
             run(List.of("useradd", "--create-home", "--home-dir", userHome().toString(), "--shell", "/bin/bash", USER));

@@ -6,8 +6,7 @@ import java.util.function.IntPredicate;
 /** The kernels a server with its own --runtime-dir has running, counted from the process table. */
 public final class Kernels {
 
-    private Kernels() {
-    }
+    private Kernels() {}
 
     /**
      * Sandboxes whose command line names a path under {@code runtimeDir} (the harness they run), counting
@@ -16,9 +15,12 @@ public final class Kernels {
      */
     public static int running(Path runtimeDir) {
         String dir = runtimeDir + "/";
-        return (int) ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
+        return (int) ProcessHandle.allProcesses()
+                .filter(ProcessHandle::isAlive)
                 .filter(p -> p.info().commandLine().orElse("").contains(dir))
-                .filter(p -> p.parent().map(parent -> !parent.info().commandLine().orElse("").contains(dir)).orElse(true))
+                .filter(p -> p.parent()
+                        .map(parent -> !parent.info().commandLine().orElse("").contains(dir))
+                        .orElse(true))
                 .count();
     }
 

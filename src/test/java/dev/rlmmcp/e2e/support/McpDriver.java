@@ -82,10 +82,12 @@ public final class McpDriver implements AutoCloseable {
     public static McpDriver start(List<String> driverArgs) {
         Path root = projectRoot();
         ensureDeps(root);
-        List<String> cmd = new ArrayList<>(List.of(findNode().toString(), root.resolve("e2e/mcp-driver.mjs").toString()));
+        List<String> cmd = new ArrayList<>(List.of(
+                findNode().toString(), root.resolve("e2e/mcp-driver.mjs").toString()));
         cmd.addAll(driverArgs);
         try {
-            return new McpDriver(new ProcessBuilder(cmd).directory(root.toFile()).start());
+            return new McpDriver(
+                    new ProcessBuilder(cmd).directory(root.toFile()).start());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start " + cmd, e);
         }
@@ -103,7 +105,8 @@ public final class McpDriver implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
             close();
-            throw new IllegalStateException("MCP driver did not become ready: " + rootMessage(e) + "\n--- driver stderr ---\n" + stderr(), e);
+            throw new IllegalStateException(
+                    "MCP driver did not become ready: " + rootMessage(e) + "\n--- driver stderr ---\n" + stderr(), e);
         }
     }
 
@@ -127,7 +130,8 @@ public final class McpDriver implements AutoCloseable {
 
     /** Calls a tool with its arguments as given (default reply format) and returns its CallToolResult. */
     public JsonNode callAsIs(String tool, Map<String, ?> args) {
-        ObjectNode cmd = MAPPER.createObjectNode().put("op", "call").put("tool", tool).put("progress", false);
+        ObjectNode cmd =
+                MAPPER.createObjectNode().put("op", "call").put("tool", tool).put("progress", false);
         cmd.set("args", MAPPER.valueToTree(args));
         JsonNode line = request(cmd);
         if (!line.path("ok").asBoolean()) {
@@ -146,7 +150,8 @@ public final class McpDriver implements AutoCloseable {
     }
 
     public static ObjectNode callCommand(String tool, Map<String, ?> args, boolean progress) {
-        ObjectNode cmd = MAPPER.createObjectNode().put("op", "call").put("tool", tool).put("progress", progress);
+        ObjectNode cmd =
+                MAPPER.createObjectNode().put("op", "call").put("tool", tool).put("progress", progress);
         ObjectNode arguments = args == null ? MAPPER.createObjectNode() : MAPPER.valueToTree(args);
         if (tool.startsWith("rlm_") && !arguments.has("response_format")) {
             arguments.put("response_format", "json");
@@ -167,7 +172,8 @@ public final class McpDriver implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted waiting for " + command, e);
         } catch (ExecutionException | TimeoutException e) {
-            throw new IllegalStateException("no result for " + command + ": " + rootMessage(e) + "\n--- driver stderr ---\n" + stderr(), e);
+            throw new IllegalStateException(
+                    "no result for " + command + ": " + rootMessage(e) + "\n--- driver stderr ---\n" + stderr(), e);
         }
     }
 
@@ -284,14 +290,17 @@ public final class McpDriver implements AutoCloseable {
         if ("ready".equals(event)) {
             ready.complete(node);
         } else if ("fatal".equals(event)) {
-            IllegalStateException fatal = new IllegalStateException("MCP driver fatal: " + node.path("message").asText());
+            IllegalStateException fatal = new IllegalStateException(
+                    "MCP driver fatal: " + node.path("message").asText());
             ready.completeExceptionally(fatal);
             pending.values().forEach(f -> f.completeExceptionally(fatal));
             events.add(node);
         } else if (event != null) {
             events.add(node);
         } else {
-            CompletableFuture<JsonNode> f = node.path("id").canConvertToLong() ? pending.remove(node.get("id").asLong()) : null;
+            CompletableFuture<JsonNode> f = node.path("id").canConvertToLong()
+                    ? pending.remove(node.get("id").asLong())
+                    : null;
             if (f != null) {
                 f.complete(node);
             } else {
@@ -382,8 +391,11 @@ public final class McpDriver implements AutoCloseable {
                 return;
             }
             try {
-                Process p = new ProcessBuilder("bash", root.resolve("scripts/e2e-deps.sh").toString())
-                        .directory(root.toFile()).redirectErrorStream(true).start();
+                Process p = new ProcessBuilder(
+                                "bash", root.resolve("scripts/e2e-deps.sh").toString())
+                        .directory(root.toFile())
+                        .redirectErrorStream(true)
+                        .start();
                 p.getOutputStream().close();
                 String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                 if (!p.waitFor(10, TimeUnit.MINUTES) || p.exitValue() != 0) {

@@ -24,15 +24,23 @@ public final class NodeTool {
         }
     }
 
-    private NodeTool() {
-    }
+    private NodeTool() {}
 
     /** {@code conformance server --url URL}: the active server suite. */
     public static Result conformance(String url, Path outputDir) {
         // conformance 0.1.16 imports fs.globSync, which Node 20 lacks; the preload stubs it there
-        return run(List.of("--import", "./node20-globsync.mjs",
-                "node_modules/@modelcontextprotocol/conformance/dist/index.js", "server", "--url", url,
-                "-o", outputDir.toString()), Map.of(), Duration.ofMinutes(5));
+        return run(
+                List.of(
+                        "--import",
+                        "./node20-globsync.mjs",
+                        "node_modules/@modelcontextprotocol/conformance/dist/index.js",
+                        "server",
+                        "--url",
+                        url,
+                        "-o",
+                        outputDir.toString()),
+                Map.of(),
+                Duration.ofMinutes(5));
     }
 
     /**
@@ -41,16 +49,30 @@ public final class NodeTool {
      * extension's; the run fails on any failure.
      */
     public static Result conformanceRequirements(String url, String revision, Path outputDir) {
-        return run(List.of("--import", "./node20-globsync.mjs", "node_modules/conformance-2026/dist/index.js", "server",
-                "--url", url, "--requirements", revision, "-o", outputDir.toString()), Map.of(), Duration.ofMinutes(8));
+        return run(
+                List.of(
+                        "--import",
+                        "./node20-globsync.mjs",
+                        "node_modules/conformance-2026/dist/index.js",
+                        "server",
+                        "--url",
+                        url,
+                        "--requirements",
+                        revision,
+                        "-o",
+                        outputDir.toString()),
+                Map.of(),
+                Duration.ofMinutes(8));
     }
 
     /** The Inspector CLI with these arguments; its catalog file goes to {@code home}. */
     public static Result inspector(Path home, List<String> args) {
-        List<String> all = new ArrayList<>(List.of(
-                "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js", "--cli"));
+        List<String> all = new ArrayList<>(
+                List.of("node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js", "--cli"));
         all.addAll(args);
-        return run(all, Map.of("MCP_CATALOG_PATH", home.resolve("mcp.json").toString(), "HOME", home.toString()),
+        return run(
+                all,
+                Map.of("MCP_CATALOG_PATH", home.resolve("mcp.json").toString(), "HOME", home.toString()),
                 Duration.ofMinutes(2));
     }
 
@@ -59,7 +81,8 @@ public final class NodeTool {
         McpDriver.ensureDeps(root);
         List<String> command = new ArrayList<>(List.of(McpDriver.findNode().toString()));
         command.addAll(args);
-        ProcessBuilder builder = new ProcessBuilder(command).directory(root.resolve("e2e").toFile());
+        ProcessBuilder builder =
+                new ProcessBuilder(command).directory(root.resolve("e2e").toFile());
         builder.environment().putAll(env);
         try {
             Process process = builder.start();

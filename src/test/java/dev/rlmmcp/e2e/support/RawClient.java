@@ -90,7 +90,9 @@ public abstract class RawClient implements AutoCloseable {
     }
 
     public static boolean isAnswerTo(JsonNode message, String id) {
-        return !message.has("method") && message.path("id").isTextual() && message.path("id").asText().equals(id);
+        return !message.has("method")
+                && message.path("id").isTextual()
+                && message.path("id").asText().equals(id);
     }
 
     public static String requestJson(String id, String method, String paramsJson) {
@@ -132,8 +134,11 @@ public abstract class RawClient implements AutoCloseable {
     final void initialize() throws IOException {
         JsonNode answer;
         try {
-            answer = request("init", "initialize", "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-                    + "\"clientInfo\":{\"name\":\"raw-client\",\"version\":\"1\"}}");
+            answer = request(
+                    "init",
+                    "initialize",
+                    "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                            + "\"clientInfo\":{\"name\":\"raw-client\",\"version\":\"1\"}}");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException(e);

@@ -18,7 +18,8 @@ import java.time.Duration;
  */
 final class RawHttpClient extends RawClient {
 
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     private final URI url;
     private volatile String session;
 
@@ -36,7 +37,8 @@ final class RawHttpClient extends RawClient {
     public void send(String message) {
         HttpRequest.Builder request = HttpRequest.newBuilder(url)
                 .header("Content-Type", "application/json")
-                .header("Accept", "application/json, text/event-stream").timeout(Duration.ofMinutes(3))
+                .header("Accept", "application/json, text/event-stream")
+                .timeout(Duration.ofMinutes(3))
                 .POST(HttpRequest.BodyPublishers.ofString(message));
         if (session != null) {
             request.header("Mcp-Session-Id", session);
@@ -52,7 +54,8 @@ final class RawHttpClient extends RawClient {
                     session = id;
                 }
             });
-            boolean stream = response.headers().firstValue("Content-Type").orElse("").startsWith("text/event-stream");
+            boolean stream =
+                    response.headers().firstValue("Content-Type").orElse("").startsWith("text/event-stream");
             try (InputStream body = response.body()) {
                 if (stream) {
                     readEvents(body, this);

@@ -20,7 +20,8 @@ import java.util.concurrent.TimeoutException;
  */
 final class RawSseClient extends RawClient {
 
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     private final String baseUrl;
     private final CompletableFuture<String> endpoint = new CompletableFuture<>();
 
@@ -36,8 +37,10 @@ final class RawSseClient extends RawClient {
     }
 
     private void open() throws IOException {
-        HttpRequest get = HttpRequest.newBuilder(URI.create(baseUrl + "/sse")).header("Accept", "text/event-stream")
-                .GET().build();
+        HttpRequest get = HttpRequest.newBuilder(URI.create(baseUrl + "/sse"))
+                .header("Accept", "text/event-stream")
+                .GET()
+                .build();
         http.sendAsync(get, HttpResponse.BodyHandlers.ofInputStream()).thenAccept(response -> {
             try (InputStream body = response.body()) {
                 RawHttpClient.readEvents(body, this);
@@ -64,7 +67,9 @@ final class RawSseClient extends RawClient {
     public void send(String message) throws IOException {
         HttpRequest post = HttpRequest.newBuilder(URI.create(baseUrl + endpoint.join()))
                 .header("Content-Type", "application/json")
-                .timeout(Duration.ofMinutes(2)).POST(HttpRequest.BodyPublishers.ofString(message)).build();
+                .timeout(Duration.ofMinutes(2))
+                .POST(HttpRequest.BodyPublishers.ofString(message))
+                .build();
         try {
             HttpResponse<String> response = http.send(post, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
             if (response.statusCode() != 202 && !response.body().isBlank()) {

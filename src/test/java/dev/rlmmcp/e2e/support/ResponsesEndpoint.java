@@ -34,20 +34,16 @@ public final class ResponsesEndpoint implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** What the model does at one turn. */
-    public sealed interface Turn permits Exec, Say {
-    }
+    public sealed interface Turn permits Exec, Say {}
 
     /** Calls Codex's code-mode tool {@code exec} with this JavaScript. */
-    public record Exec(String js) implements Turn {
-    }
+    public record Exec(String js) implements Turn {}
 
     /** Answers in text, which ends Codex's turn. */
-    public record Say(String text) implements Turn {
-    }
+    public record Say(String text) implements Turn {}
 
     /** One request as Codex sent it. */
-    record Request(String method, String path, JsonNode body) {
-    }
+    record Request(String method, String path, JsonNode body) {}
 
     private final HttpServer server;
     private final List<Request> requests = new CopyOnWriteArrayList<>();
@@ -87,7 +83,10 @@ public final class ResponsesEndpoint implements AutoCloseable {
 
     /** The model requests ({@code POST .../responses}), in order. */
     public List<JsonNode> turns() {
-        return requests.stream().filter(r -> r.path().endsWith("/responses")).map(Request::body).toList();
+        return requests.stream()
+                .filter(r -> r.path().endsWith("/responses"))
+                .map(Request::body)
+                .toList();
     }
 
     /** Turns that failed (a script step that threw, a request past the script's end), each with why. */
@@ -132,25 +131,46 @@ public final class ResponsesEndpoint implements AutoCloseable {
         String responseId = "resp_" + n;
         ObjectNode item = JSON.createObjectNode();
         switch (turn) {
-            case Exec exec -> item.put("type", "custom_tool_call").put("id", "ctc_" + n).put("status", "completed")
-                    .put("call_id", "call_" + n).put("name", "exec").put("input", exec.js());
+            case Exec exec ->
+                item.put("type", "custom_tool_call")
+                        .put("id", "ctc_" + n)
+                        .put("status", "completed")
+                        .put("call_id", "call_" + n)
+                        .put("name", "exec")
+                        .put("input", exec.js());
             case Say say -> {
-                item.put("type", "message").put("id", "msg_" + n).put("role", "assistant").put("status", "completed");
-                item.putArray("content").addObject().put("type", "output_text").put("text", say.text())
+                item.put("type", "message")
+                        .put("id", "msg_" + n)
+                        .put("role", "assistant")
+                        .put("status", "completed");
+                item.putArray("content")
+                        .addObject()
+                        .put("type", "output_text")
+                        .put("text", say.text())
                         .putArray("annotations");
             }
         }
         ObjectNode created = JSON.createObjectNode().put("type", "response.created");
         created.putObject("response").put("id", responseId);
-        ObjectNode done = JSON.createObjectNode().put("type", "response.output_item.done").put("output_index", 0);
+        ObjectNode done =
+                JSON.createObjectNode().put("type", "response.output_item.done").put("output_index", 0);
         done.set("item", item);
         ObjectNode completed = JSON.createObjectNode().put("type", "response.completed");
-        completed.putObject("response").put("id", responseId).putObject("usage").put("input_tokens", 1)
-                .put("output_tokens", 1).put("total_tokens", 2);
+        completed
+                .putObject("response")
+                .put("id", responseId)
+                .putObject("usage")
+                .put("input_tokens", 1)
+                .put("output_tokens", 1)
+                .put("total_tokens", 2);
         StringBuilder out = new StringBuilder();
         for (ObjectNode event : List.of(created, done, completed)) {
-            out.append("event: ").append(event.get("type").asText()).append('\n')
-                    .append("data: ").append(event).append("\n\n");
+            out.append("event: ")
+                    .append(event.get("type").asText())
+                    .append('\n')
+                    .append("data: ")
+                    .append(event)
+                    .append("\n\n");
         }
         return out.toString();
     }
@@ -208,8 +228,11 @@ public final class ResponsesEndpoint implements AutoCloseable {
                 continue;
             }
             String text = item.toString();
-            out.append("  ").append(item.path("type").asText()).append(": ")
-                    .append(text.length() > 1500 ? text.substring(0, 1500) + "…" : text).append('\n');
+            out.append("  ")
+                    .append(item.path("type").asText())
+                    .append(": ")
+                    .append(text.length() > 1500 ? text.substring(0, 1500) + "…" : text)
+                    .append('\n');
         }
         return out.toString();
     }

@@ -26,8 +26,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class RevisionClient {
 
     private static final int MAX_ROUNDS = 500;
-    private static final TypeReference<Map<String, Object>> MAP = new TypeReference<>() {
-    };
+    private static final TypeReference<Map<String, Object>> MAP = new TypeReference<>() {};
 
     /** Sends one request and returns the JSON-RPC response to it. */
     private interface Wire {
@@ -54,11 +53,13 @@ public final class RevisionClient {
      * itself, and fails the test on a JSON-RPC error).
      */
     public static RevisionClient stdio(StdioRpc rpc, ChatApiSampler sampler) {
-        return new RevisionClient((method, name, params) -> {
-            ObjectNode response = MAPPER.createObjectNode();
-            response.set("result", rpc.request(method, MAPPER.convertValue(params, MAP)));
-            return response;
-        }, sampler);
+        return new RevisionClient(
+                (method, name, params) -> {
+                    ObjectNode response = MAPPER.createObjectNode();
+                    response.set("result", rpc.request(method, MAPPER.convertValue(params, MAP)));
+                    return response;
+                },
+                sampler);
     }
 
     /**
@@ -85,7 +86,8 @@ public final class RevisionClient {
                 var entry = asked.next();
                 String method = entry.getValue().path("method").asText();
                 if (!"sampling/createMessage".equals(method)) {
-                    throw new AssertionError("a round asked " + method + ", which this client does not answer: " + result);
+                    throw new AssertionError(
+                            "a round asked " + method + ", which this client does not answer: " + result);
                 }
                 JsonNode request = entry.getValue().path("params");
                 sampled.add(request);
@@ -112,7 +114,10 @@ public final class RevisionClient {
     private record HttpWire(URI mcpUrl, HttpClient http, AtomicLong ids) implements Wire {
 
         HttpWire(URI mcpUrl) {
-            this(mcpUrl, HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build(), new AtomicLong());
+            this(
+                    mcpUrl,
+                    HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build(),
+                    new AtomicLong());
         }
 
         @Override
@@ -121,13 +126,21 @@ public final class RevisionClient {
             ObjectNode meta = withMeta.putObject("_meta").put("io.modelcontextprotocol/protocolVersion", "2026-07-28");
             meta.putObject("io.modelcontextprotocol/clientCapabilities").putObject("sampling");
             long id = ids.incrementAndGet();
-            ObjectNode message = MAPPER.createObjectNode().put("jsonrpc", "2.0").put("id", id).put("method", method);
+            ObjectNode message = MAPPER.createObjectNode()
+                    .put("jsonrpc", "2.0")
+                    .put("id", id)
+                    .put("method", method);
             message.set("params", withMeta);
-            HttpResponse<String> reply = http.send(HttpRequest.newBuilder(mcpUrl)
-                    .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
-                    .header("MCP-Protocol-Version", "2026-07-28").header("Mcp-Method", method).header("Mcp-Name", name)
-                    .timeout(Duration.ofMinutes(5))
-                    .POST(HttpRequest.BodyPublishers.ofString(MAPPER.writeValueAsString(message))).build(),
+            HttpResponse<String> reply = http.send(
+                    HttpRequest.newBuilder(mcpUrl)
+                            .header("Content-Type", "application/json")
+                            .header("Accept", "application/json, text/event-stream")
+                            .header("MCP-Protocol-Version", "2026-07-28")
+                            .header("Mcp-Method", method)
+                            .header("Mcp-Name", name)
+                            .timeout(Duration.ofMinutes(5))
+                            .POST(HttpRequest.BodyPublishers.ofString(MAPPER.writeValueAsString(message)))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             if (reply.statusCode() != 200) {
                 throw new AssertionError(method + " answered HTTP " + reply.statusCode() + ": " + reply.body());
@@ -138,7 +151,8 @@ public final class RevisionClient {
             // an event stream: the notifications the call sent on the way, then its answer
             for (String line : reply.body().split("\n")) {
                 if (line.startsWith("data:")) {
-                    JsonNode event = MAPPER.readTree(line.substring("data:".length()).trim());
+                    JsonNode event =
+                            MAPPER.readTree(line.substring("data:".length()).trim());
                     if (event.path("id").asLong(-1) == id && (event.has("result") || event.has("error"))) {
                         return event;
                     }

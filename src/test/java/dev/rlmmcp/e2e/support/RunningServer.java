@@ -106,7 +106,8 @@ public final class RunningServer implements BeforeAllCallback, AfterAllCallback,
     public void afterAll(ExtensionContext context) {
         List<ProcessHandle> started = new ArrayList<>();
         if (process != null) {
-            ProcessHandle.of(process.pid()).ifPresent(p -> started.addAll(p.descendants().toList()));
+            ProcessHandle.of(process.pid())
+                    .ifPresent(p -> started.addAll(p.descendants().toList()));
         }
         if (client != null) {
             client.close();
@@ -119,19 +120,25 @@ public final class RunningServer implements BeforeAllCallback, AfterAllCallback,
 
     @Override
     public void testFailed(ExtensionContext context, Throwable cause) {
-        List<String> lines = (process != null ? process.log() : client != null ? client.stderr() : "").lines().toList();
-        String test = context.getRequiredTestClass().getSimpleName() + "." + context.getRequiredTestMethod().getName()
-                + " " + context.getDisplayName();
-        System.err.printf("--- %s failed; the server's log (last %d lines) ---%n%s%n--- end of the server's log ---%n",
-                test, LOG_LINES_ON_FAILURE,
+        List<String> lines = (process != null ? process.log() : client != null ? client.stderr() : "")
+                .lines()
+                .toList();
+        String test = context.getRequiredTestClass().getSimpleName() + "."
+                + context.getRequiredTestMethod().getName() + " " + context.getDisplayName();
+        System.err.printf(
+                "--- %s failed; the server's log (last %d lines) ---%n%s%n--- end of the server's log ---%n",
+                test,
+                LOG_LINES_ON_FAILURE,
                 String.join("\n", lines.subList(Math.max(0, lines.size() - LOG_LINES_ON_FAILURE), lines.size())));
     }
 
     /** The running HTTP server. */
     public ServerProcess process() {
         if (process == null) {
-            throw new IllegalStateException(start == null ? "a stdio server has no process of its own here"
-                    : "the server starts before the class's first test");
+            throw new IllegalStateException(
+                    start == null
+                            ? "a stdio server has no process of its own here"
+                            : "the server starts before the class's first test");
         }
         return process;
     }

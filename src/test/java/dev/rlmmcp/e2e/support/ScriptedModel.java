@@ -23,10 +23,18 @@ public final class ScriptedModel implements AutoCloseable {
     }
 
     public static ScriptedModel start() throws IOException {
-        Process process = new ProcessBuilder("python3", McpDriver.projectRoot().resolve("bench/scripted_model.py").toString(),
-                "--port", "0").redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process process = new ProcessBuilder(
+                        "python3",
+                        McpDriver.projectRoot()
+                                .resolve("bench/scripted_model.py")
+                                .toString(),
+                        "--port",
+                        "0")
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         process.getOutputStream().close();
-        BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        BufferedReader out =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         CompletableFuture<String> first = CompletableFuture.supplyAsync(() -> {
             try {
                 return out.readLine();
@@ -51,7 +59,8 @@ public final class ScriptedModel implements AutoCloseable {
                 // gone
             }
         });
-        return new ScriptedModel(process, Integer.parseInt(line.substring("listening ".length()).trim()));
+        return new ScriptedModel(
+                process, Integer.parseInt(line.substring("listening ".length()).trim()));
     }
 
     /** The base URL clients are given, ending in /v1. */

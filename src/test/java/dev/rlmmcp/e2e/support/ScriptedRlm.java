@@ -19,11 +19,13 @@ public final class ScriptedRlm implements ChatCompletionsServer.Behaviour {
      * child RLM (2 turns of its own, 4 children of one turn each).
      */
     public static final String COUNT_ERRORS = "How many ERROR lines are in the log?";
+
     public static final String CHILD_COUNT = "Count the ERROR lines in context.";
     /** Never declares its answer ready: each turn writes a better partial answer. */
     public static final String NEVER_DONE = "Keep refining forever.";
     /** Root: three children whose code sleeps a minute. */
     public static final String SLEEPY = "Wait for your children.";
+
     static final String CHILD_SLEEP = "Sleep for a minute.";
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -49,7 +51,11 @@ public final class ScriptedRlm implements ChatCompletionsServer.Behaviour {
         }
         rlmTurns.incrementAndGet();
         String first = messages.path(1).path("content").asText();
-        String question = first.lines().findFirst().orElse("").replaceFirst("^Question: ", "").strip();
+        String question = first.lines()
+                .findFirst()
+                .orElse("")
+                .replaceFirst("^Question: ", "")
+                .strip();
         int turn = 0;
         for (JsonNode m : messages) {
             if ("assistant".equals(m.path("role").asText())) {
@@ -57,7 +63,10 @@ public final class ScriptedRlm implements ChatCompletionsServer.Behaviour {
             }
         }
         String code = switch (question) {
-            case COUNT_ERRORS -> turn == 0 ? "print(type(context).__name__, len(context))\n" : """
+            case COUNT_ERRORS ->
+                turn == 0
+                        ? "print(type(context).__name__, len(context))\n"
+                        : """
                     step = len(context) // 4 + 1
                     chunks = [context[i:i + step] for i in range(0, len(context), step)]
                     counts = rlm_query_batched([%s] * len(chunks), chunks)
@@ -96,8 +105,13 @@ public final class ScriptedRlm implements ChatCompletionsServer.Behaviour {
     private static ChatCompletionsServer.Reply reply(JsonNode request, String content, long delayMs) {
         ObjectNode body = JSON.createObjectNode();
         body.put("model", request.path("model").asText("scripted"));
-        body.putArray("choices").addObject().putObject("message").put("role", "assistant").put("content", content);
-        body.putObject("usage").put("prompt_tokens", request.path("messages").toString().length() / 4)
+        body.putArray("choices")
+                .addObject()
+                .putObject("message")
+                .put("role", "assistant")
+                .put("content", content);
+        body.putObject("usage")
+                .put("prompt_tokens", request.path("messages").toString().length() / 4)
                 .put("completion_tokens", content.length() / 4);
         return new ChatCompletionsServer.Reply(200, body.toString(), delayMs);
     }

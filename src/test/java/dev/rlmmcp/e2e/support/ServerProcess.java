@@ -40,8 +40,8 @@ public final class ServerProcess implements AutoCloseable {
         this(runAs, jarLaunch(), args, env, cwd);
     }
 
-    private ServerProcess(List<String> runAs, List<String> launch, List<String> args, Map<String, String> env,
-            Path cwd) throws IOException {
+    private ServerProcess(List<String> runAs, List<String> launch, List<String> args, Map<String, String> env, Path cwd)
+            throws IOException {
         boolean defaultStateDir = env.containsKey("XDG_DATA_HOME") || env.containsKey("RLM_STATE_DIR");
         List<String> full = new ArrayList<>(runAs);
         full.addAll(command(launch, args, !defaultStateDir));
@@ -68,8 +68,8 @@ public final class ServerProcess implements AutoCloseable {
     static CompletableFuture<String> followLog(Process process, StringBuffer log) {
         CompletableFuture<String> url = new CompletableFuture<>();
         Thread.ofPlatform().daemon().start(() -> {
-            try (BufferedReader reader = new BufferedReader(
-                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader reader =
+                    new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = reader.readLine()) != null) {
                     log.append(line).append('\n');
@@ -106,14 +106,18 @@ public final class ServerProcess implements AutoCloseable {
         List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
         args.addAll(List.of(extra));
         String classPath = jar() + File.pathSeparator + testClasses();
-        return new ServerProcess(List.of(), List.of("-cp", classPath, ConformanceServer.class.getName()), args,
-                Map.of(), null);
+        return new ServerProcess(
+                List.of(), List.of("-cp", classPath, ConformanceServer.class.getName()), args, Map.of(), null);
     }
 
     /** Where this test code was loaded from (target/test-classes). */
     private static Path testClasses() {
         try {
-            return Path.of(ConformanceServer.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            return Path.of(ConformanceServer.class
+                    .getProtectionDomain()
+                    .getCodeSource()
+                    .getLocation()
+                    .toURI());
         } catch (URISyntaxException e) {
             throw new IllegalStateException(e);
         }
@@ -176,7 +180,8 @@ public final class ServerProcess implements AutoCloseable {
         command.add(ProcessHandle.current().info().command().orElse("java"));
         command.addAll(launch);
         command.addAll(args);
-        boolean server = !args.isEmpty() && (args.get(0).equals("serve") || args.get(0).equals("stdio"));
+        boolean server =
+                !args.isEmpty() && (args.get(0).equals("serve") || args.get(0).equals("stdio"));
         if (temporaryState && server && !args.contains("--state-dir") && !args.contains("--ephemeral")) {
             command.addAll(List.of("--state-dir", temporaryStateDir().toString()));
         }

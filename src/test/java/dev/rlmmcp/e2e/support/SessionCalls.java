@@ -20,7 +20,9 @@ public final class SessionCalls {
 
     public JsonNode ok(String tool, Map<String, ?> args) {
         JsonNode result = client.call(tool, args);
-        assertThat(result.path("isError").asBoolean()).as("%s %s -> %s", tool, args, result).isFalse();
+        assertThat(result.path("isError").asBoolean())
+                .as("%s %s -> %s", tool, args, result)
+                .isFalse();
         return json(result);
     }
 
@@ -33,7 +35,8 @@ public final class SessionCalls {
 
     /** The session as rlm_sessions lists it. */
     public JsonNode session(String id) {
-        for (JsonNode s : ok("rlm_sessions", Map.of("verbose", true, "limit", 200)).path("sessions")) {
+        for (JsonNode s :
+                ok("rlm_sessions", Map.of("verbose", true, "limit", 200)).path("sessions")) {
             if (s.path("session_id").asText().equals(id)) {
                 return s;
             }
@@ -51,7 +54,8 @@ public final class SessionCalls {
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < deadline) {
             JsonNode s = session(id);
-            if (s.path("snapshot_at").isTextual() && !Instant.parse(s.path("snapshot_at").asText()).isBefore(last)) {
+            if (s.path("snapshot_at").isTextual()
+                    && !Instant.parse(s.path("snapshot_at").asText()).isBefore(last)) {
                 return s;
             }
             Thread.sleep(100);
@@ -62,8 +66,10 @@ public final class SessionCalls {
     /** Each variable of the session with its status: live, spilled or lost. */
     public Map<String, String> statuses(String id) {
         Map<String, String> statuses = new TreeMap<>();
-        ok("rlm_list_vars", Map.of("session_id", id)).path("variables")
-                .forEach(v -> statuses.put(v.path("name").asText(), v.path("status").asText()));
+        ok("rlm_list_vars", Map.of("session_id", id))
+                .path("variables")
+                .forEach(v ->
+                        statuses.put(v.path("name").asText(), v.path("status").asText()));
         return statuses;
     }
 }

@@ -36,8 +36,13 @@ public final class StdioRpc implements AutoCloseable {
 
     /** A client of protocol 2026-07-28 with these capabilities: no initialize, its version and capabilities in every request. */
     public static StdioRpc stateless(List<String> command, Map<String, ?> capabilities) throws IOException {
-        return new StdioRpc(command, Map.of("io.modelcontextprotocol/protocolVersion", "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities", capabilities));
+        return new StdioRpc(
+                command,
+                Map.of(
+                        "io.modelcontextprotocol/protocolVersion",
+                        "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities",
+                        capabilities));
     }
 
     private StdioRpc(List<String> command, Map<String, Object> meta) throws IOException {
@@ -45,7 +50,8 @@ public final class StdioRpc implements AutoCloseable {
         process = new ProcessBuilder(command).start();
         stdin = process.getOutputStream();
         Thread.ofPlatform().daemon().start(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader r =
+                    new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = r.readLine()) != null) {
                     if (!line.isBlank()) {
@@ -57,7 +63,8 @@ public final class StdioRpc implements AutoCloseable {
             }
         });
         Thread.ofPlatform().daemon().start(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader r =
+                    new BufferedReader(new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = r.readLine()) != null) {
                     stderr.append(line).append('\n');
@@ -67,8 +74,15 @@ public final class StdioRpc implements AutoCloseable {
             }
         });
         if (meta == null) {
-            request("initialize", Map.of("protocolVersion", "2025-06-18", "capabilities", Map.of(),
-                    "clientInfo", Map.of("name", "journey-raw-stdio", "version", "1")));
+            request(
+                    "initialize",
+                    Map.of(
+                            "protocolVersion",
+                            "2025-06-18",
+                            "capabilities",
+                            Map.of(),
+                            "clientInfo",
+                            Map.of("name", "journey-raw-stdio", "version", "1")));
             send(MAPPER.createObjectNode().put("jsonrpc", "2.0").put("method", "notifications/initialized"));
         }
     }
@@ -136,7 +150,8 @@ public final class StdioRpc implements AutoCloseable {
     }
 
     private ObjectNode message(long id, String method, Map<String, ?> params) {
-        ObjectNode msg = MAPPER.createObjectNode().put("jsonrpc", "2.0").put("id", id).put("method", method);
+        ObjectNode msg =
+                MAPPER.createObjectNode().put("jsonrpc", "2.0").put("id", id).put("method", method);
         msg.set("params", MAPPER.valueToTree(params));
         if (meta != null) {
             ((ObjectNode) msg.get("params")).set("_meta", MAPPER.valueToTree(meta));
@@ -156,8 +171,9 @@ public final class StdioRpc implements AutoCloseable {
         if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
             throw new AssertionError("stdio server still running " + seconds + " s after stdin closed:\n" + stderr);
         }
-        System.err.printf("[journey] stdio server exited with %d, %d ms after stdin EOF%n", process.exitValue(),
-                (System.nanoTime() - start) / 1_000_000);
+        System.err.printf(
+                "[journey] stdio server exited with %d, %d ms after stdin EOF%n",
+                process.exitValue(), (System.nanoTime() - start) / 1_000_000);
         return process.exitValue();
     }
 

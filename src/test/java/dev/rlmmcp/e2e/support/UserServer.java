@@ -23,15 +23,19 @@ public final class UserServer implements AutoCloseable {
     private UserServer(UserLaunch launch, List<String> args) throws IOException {
         List<String> all = new ArrayList<>(List.of("serve", "--port", "0"));
         all.addAll(args);
-        process = new ProcessBuilder(launch.command(all)).redirectErrorStream(true)
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+        process = new ProcessBuilder(launch.command(all))
+                .redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .start();
         CompletableFuture<String> url = ServerProcess.followLog(process, log);
         try {
             baseUrl = url.get(90, TimeUnit.SECONDS);
         } catch (Exception e) {
             process.destroyForcibly();
-            throw new IllegalStateException("server did not start (" + String.join(" ", launch.command(all)) + "): "
-                    + e.getMessage() + "\n" + log, e);
+            throw new IllegalStateException(
+                    "server did not start (" + String.join(" ", launch.command(all)) + "): " + e.getMessage() + "\n"
+                            + log,
+                    e);
         }
     }
 
@@ -85,14 +89,16 @@ public final class UserServer implements AutoCloseable {
      * others are warm kernels, or other sessions').
      */
     public List<ProcessHandle> kernelOf(String sessionId) {
-        return kernels().stream().filter(p -> {
-            try {
-                return Files.readAllLines(Path.of("/proc", Long.toString(p.pid()), "mountinfo")).stream()
-                        .anyMatch(line -> line.contains("/snapshots/" + sessionId + " /run/rlm-mcp/snapshot "));
-            } catch (java.io.IOException e) {
-                return false;
-            }
-        }).toList();
+        return kernels().stream()
+                .filter(p -> {
+                    try {
+                        return Files.readAllLines(Path.of("/proc", Long.toString(p.pid()), "mountinfo")).stream()
+                                .anyMatch(line -> line.contains("/snapshots/" + sessionId + " /run/rlm-mcp/snapshot "));
+                    } catch (java.io.IOException e) {
+                        return false;
+                    }
+                })
+                .toList();
     }
 
     static List<ProcessHandle> kernelsOf(ProcessHandle server) {
@@ -101,7 +107,8 @@ public final class UserServer implements AutoCloseable {
 
     private static boolean isKernel(ProcessHandle p) {
         List<String> argv = argv(p.pid());
-        return !argv.isEmpty() && Path.of(argv.get(0)).getFileName().toString().startsWith("python")
+        return !argv.isEmpty()
+                && Path.of(argv.get(0)).getFileName().toString().startsWith("python")
                 && argv.stream().anyMatch(a -> a.matches(".*/harness(-[0-9a-f]+)?/?"));
     }
 

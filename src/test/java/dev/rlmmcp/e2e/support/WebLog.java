@@ -24,18 +24,31 @@ import java.util.TreeMap;
  */
 public record WebLog(long lines, Map<String, Long> status, Map<String, Long> methods) {
 
-    private static final DateTimeFormatter TIME =
-            DateTimeFormatter.ofPattern("dd/MMM/yyyy:HH:mm:ss Z", Locale.ROOT);
-    private static final List<String> PATHS = List.of("/", "/index.html", "/products", "/products/%d",
-            "/api/v1/orders/%d", "/api/v1/cart", "/api/v1/search?q=lamp&page=%d", "/static/app.%d.js",
-            "/static/style.css", "/images/p/%d.jpg", "/login", "/checkout", "/favicon.ico", "/robots.txt");
+    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("dd/MMM/yyyy:HH:mm:ss Z", Locale.ROOT);
+    private static final List<String> PATHS = List.of(
+            "/",
+            "/index.html",
+            "/products",
+            "/products/%d",
+            "/api/v1/orders/%d",
+            "/api/v1/cart",
+            "/api/v1/search?q=lamp&page=%d",
+            "/static/app.%d.js",
+            "/static/style.css",
+            "/images/p/%d.jpg",
+            "/login",
+            "/checkout",
+            "/favicon.ico",
+            "/robots.txt");
     private static final List<String> AGENTS = List.of(
             "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36",
             "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15",
             "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:127.0) Gecko/20100101 Firefox/127.0",
-            "curl/8.8.0", "Googlebot/2.1 (+http://www.google.com/bot.html)", "python-requests/2.32.3");
-    private static final List<String> REFERERS = List.of("-", "https://shop.example.com/",
-            "https://www.google.com/", "https://shop.example.com/products");
+            "curl/8.8.0",
+            "Googlebot/2.1 (+http://www.google.com/bot.html)",
+            "python-requests/2.32.3");
+    private static final List<String> REFERERS =
+            List.of("-", "https://shop.example.com/", "https://www.google.com/", "https://shop.example.com/products");
 
     /** Writes at least {@code bytes} bytes of log to {@code file}. */
     public static WebLog write(Path file, long bytes) throws IOException {
@@ -48,17 +61,29 @@ public record WebLog(long lines, Map<String, Long> status, Map<String, Long> met
         Files.createDirectories(file.getParent());
         try (BufferedWriter out = Files.newBufferedWriter(file, StandardCharsets.US_ASCII)) {
             while (written < bytes) {
-                String method = pick(random, 1000, new String[] {"GET", "POST", "PUT", "DELETE", "HEAD"},
-                        new int[] {820, 130, 25, 15, 10});
-                String code = pick(random, 1000, new String[] {"200", "304", "301", "404", "500", "502", "503"},
-                        new int[] {840, 55, 10, 62, 18, 9, 6});
-                String path = PATHS.get(random.nextInt(PATHS.size())).replace("%d",
-                        Integer.toString(1 + random.nextInt(9999)));
+                String method = pick(random, 1000, new String[] {"GET", "POST", "PUT", "DELETE", "HEAD"}, new int[] {
+                    820, 130, 25, 15, 10
+                });
+                String code =
+                        pick(random, 1000, new String[] {"200", "304", "301", "404", "500", "502", "503"}, new int[] {
+                            840, 55, 10, 62, 18, 9, 6
+                        });
+                String path = PATHS.get(random.nextInt(PATHS.size()))
+                        .replace("%d", Integer.toString(1 + random.nextInt(9999)));
                 time = time.plusNanos(random.nextInt(400_000_000));
-                String line = "%d.%d.%d.%d - - [%s] \"%s %s HTTP/1.1\" %s %d \"%s\" \"%s\"\n".formatted(
-                        10 + random.nextInt(200), random.nextInt(256), random.nextInt(256), 1 + random.nextInt(254),
-                        TIME.format(time), method, path, code, code.equals("304") ? 0 : 200 + random.nextInt(90_000),
-                        REFERERS.get(random.nextInt(REFERERS.size())), AGENTS.get(random.nextInt(AGENTS.size())));
+                String line = "%d.%d.%d.%d - - [%s] \"%s %s HTTP/1.1\" %s %d \"%s\" \"%s\"\n"
+                        .formatted(
+                                10 + random.nextInt(200),
+                                random.nextInt(256),
+                                random.nextInt(256),
+                                1 + random.nextInt(254),
+                                TIME.format(time),
+                                method,
+                                path,
+                                code,
+                                code.equals("304") ? 0 : 200 + random.nextInt(90_000),
+                                REFERERS.get(random.nextInt(REFERERS.size())),
+                                AGENTS.get(random.nextInt(AGENTS.size())));
                 out.write(line);
                 written += line.length();
                 lines++;
@@ -73,12 +98,19 @@ public record WebLog(long lines, Map<String, Long> status, Map<String, Long> met
     public String countLine() {
         StringBuilder out = new StringBuilder().append(lines).append(" [");
         status.forEach((code, n) -> out.append(out.charAt(out.length() - 1) == '[' ? "" : ", ")
-                .append("('").append(code).append("', ").append(n).append(')'));
+                .append("('")
+                .append(code)
+                .append("', ")
+                .append(n)
+                .append(')'));
         return out.append(']').toString();
     }
 
     public long serverErrors() {
-        return status.entrySet().stream().filter(e -> e.getKey().startsWith("5")).mapToLong(Map.Entry::getValue).sum();
+        return status.entrySet().stream()
+                .filter(e -> e.getKey().startsWith("5"))
+                .mapToLong(Map.Entry::getValue)
+                .sum();
     }
 
     private static String pick(Random random, int total, String[] values, int[] weights) {

@@ -60,10 +60,12 @@ class FrameCodecBoundsTest {
         DataOutputStream out = new DataOutputStream(head);
         out.writeInt(20);
         out.writeLong(1L << 31);
-        DataInputStream in = new DataInputStream(new java.io.SequenceInputStream(
-                new ByteArrayInputStream(head.toByteArray()), rest));
-        assertThatThrownBy(() -> codec.read(in, 16 << 20)).isInstanceOf(ProtocolViolation.class)
-                .hasMessageContaining("2147483648-byte payload").hasMessageContaining("16.0 MB");
+        DataInputStream in = new DataInputStream(
+                new java.io.SequenceInputStream(new ByteArrayInputStream(head.toByteArray()), rest));
+        assertThatThrownBy(() -> codec.read(in, 16 << 20))
+                .isInstanceOf(ProtocolViolation.class)
+                .hasMessageContaining("2147483648-byte payload")
+                .hasMessageContaining("16.0 MB");
         assertThat(rest.read.get()).isZero();
     }
 
@@ -76,7 +78,8 @@ class FrameCodecBoundsTest {
     @Test
     void negativeAndOverflowingLengthsAreRefused() {
         assertThatThrownBy(() -> codec.read(frame(-1, 0, new byte[0]), 1 << 20)).isInstanceOf(ProtocolViolation.class);
-        assertThatThrownBy(() -> codec.read(frame(10, -5, new byte[0]), 1 << 20)).isInstanceOf(ProtocolViolation.class);
+        assertThatThrownBy(() -> codec.read(frame(10, -5, new byte[0]), 1 << 20))
+                .isInstanceOf(ProtocolViolation.class);
         // header + payload would overflow a long to a negative sum
         assertThatThrownBy(() -> codec.read(frame(1 << 30, Long.MAX_VALUE, new byte[0]), 1 << 20))
                 .isInstanceOf(ProtocolViolation.class);
@@ -88,7 +91,8 @@ class FrameCodecBoundsTest {
         byte[] rest = new byte[header.length + 100];
         System.arraycopy(header, 0, rest, 0, header.length);
         assertThat(codec.read(frame(header.length, 100, rest), 102).payload()).hasSize(100);
-        assertThatThrownBy(() -> codec.read(frame(header.length, 100, rest), 101)).isInstanceOf(ProtocolViolation.class);
+        assertThatThrownBy(() -> codec.read(frame(header.length, 100, rest), 101))
+                .isInstanceOf(ProtocolViolation.class);
     }
 
     @Test
@@ -100,10 +104,12 @@ class FrameCodecBoundsTest {
     @Test
     void aHeaderThatIsNotAJsonObjectIsAViolation() {
         byte[] array = "[1,2]".getBytes(StandardCharsets.UTF_8);
-        assertThatThrownBy(() -> codec.read(frame(array.length, 0, array), 1024)).isInstanceOf(ProtocolViolation.class)
+        assertThatThrownBy(() -> codec.read(frame(array.length, 0, array), 1024))
+                .isInstanceOf(ProtocolViolation.class)
                 .hasMessageContaining("not a JSON object");
         byte[] junk = "{not json".getBytes(StandardCharsets.UTF_8);
-        assertThatThrownBy(() -> codec.read(frame(junk.length, 0, junk), 1024)).isInstanceOf(ProtocolViolation.class)
+        assertThatThrownBy(() -> codec.read(frame(junk.length, 0, junk), 1024))
+                .isInstanceOf(ProtocolViolation.class)
                 .hasMessageContaining("not JSON");
     }
 
@@ -128,11 +134,12 @@ class FrameCodecBoundsTest {
         assertThat(FrameCodec.arrived(cut)).isFalse();
         assertThat(cut.readInt()).isEqualTo(header.length);
 
-        DataInputStream lengthsOnly = new DataInputStream(new java.io.BufferedInputStream(
-                new java.io.ByteArrayInputStream(new byte[] {0, 0, 0, 5, 0, 0})));
+        DataInputStream lengthsOnly = new DataInputStream(
+                new java.io.BufferedInputStream(new java.io.ByteArrayInputStream(new byte[] {0, 0, 0, 5, 0, 0})));
         assertThat(FrameCodec.arrived(lengthsOnly)).isFalse();
-        assertThat(FrameCodec.arrived(new DataInputStream(new java.io.BufferedInputStream(
-                frame(-1, Long.MAX_VALUE, header))))).isFalse();
+        assertThat(FrameCodec.arrived(
+                        new DataInputStream(new java.io.BufferedInputStream(frame(-1, Long.MAX_VALUE, header)))))
+                .isFalse();
     }
 
     private static byte[] concat(byte[] a, byte[] b) {

@@ -46,8 +46,17 @@ class KernelReadyTest {
             assertThat(ready.protocol()).isEqualTo(Ready.PROTOCOL);
             assertThat(ready.pid()).isPositive();
             assertThat(ready.python()).matches("3\\.\\d+\\.\\d+.*");
-            assertThat(ready.reserved()).contains("llm_query", "llm_query_batched", "mcp", "_last_output", "rlm_query",
-                    "rlm_query_batched", "FINAL", "FINAL_VAR", "SHOW_VARS");
+            assertThat(ready.reserved())
+                    .contains(
+                            "llm_query",
+                            "llm_query_batched",
+                            "mcp",
+                            "_last_output",
+                            "rlm_query",
+                            "rlm_query_batched",
+                            "FINAL",
+                            "FINAL_VAR",
+                            "SHOW_VARS");
         }
     }
 
@@ -61,20 +70,26 @@ class KernelReadyTest {
                 time.sleep(30)
                 """);
 
-        assertThatThrownBy(() -> start(fake)).isInstanceOf(KernelDiedException.class)
-                .hasMessageContaining("protocol 99").hasMessageContaining("protocol " + Ready.PROTOCOL);
+        assertThatThrownBy(() -> start(fake))
+                .isInstanceOf(KernelDiedException.class)
+                .hasMessageContaining("protocol 99")
+                .hasMessageContaining("protocol " + Ready.PROTOCOL);
     }
 
     @Test
     void readyIsReadLeniently() {
-        ObjectNode header = JSON.createObjectNode().put("ready", true).put("pid", 7).put("python", "3.11.2")
+        ObjectNode header = JSON.createObjectNode()
+                .put("ready", true)
+                .put("pid", 7)
+                .put("python", "3.11.2")
                 .put("protocol", 1);
         header.putArray("reserved").add("mcp").add(3).add("llm_query");
         assertThat(Ready.of(header)).isEqualTo(new Ready(7, "3.11.2", 1, Set.of("mcp", "llm_query")));
         Ready old = Ready.of(JSON.createObjectNode().put("ready", true));
         assertThat(old).isEqualTo(new Ready(-1, "", 0, Set.of()));
         assertThat(old.compatible()).isFalse();
-        assertThat(old.mismatch()).isEqualTo("the kernel harness speaks protocol 0 (it named none), "
-                + "this server speaks protocol " + Ready.PROTOCOL);
+        assertThat(old.mismatch())
+                .isEqualTo("the kernel harness speaks protocol 0 (it named none), " + "this server speaks protocol "
+                        + Ready.PROTOCOL);
     }
 }

@@ -62,8 +62,13 @@ class KernelWaitTest {
     }
 
     private static KernelReply<?> vars(Kernel kernel) throws KernelDiedException {
-        return kernel.call(new KernelRequest.Vars(), null, Duration.ofSeconds(1), Duration.ofMillis(500),
-                KernelCallbacks.NONE, CallContext.NONE);
+        return kernel.call(
+                new KernelRequest.Vars(),
+                null,
+                Duration.ofSeconds(1),
+                Duration.ofMillis(500),
+                KernelCallbacks.NONE,
+                CallContext.NONE);
     }
 
     @Test
@@ -93,8 +98,8 @@ class KernelWaitTest {
                 """)) {
             long started = System.nanoTime();
             assertThatThrownBy(() -> vars(kernel)).isInstanceOf(KernelDiedException.class);
-            assertThat(Duration.ofNanos(System.nanoTime() - started)).isBetween(Duration.ofMillis(900),
-                    Duration.ofSeconds(10));
+            assertThat(Duration.ofNanos(System.nanoTime() - started))
+                    .isBetween(Duration.ofMillis(900), Duration.ofSeconds(10));
         }
     }
 
@@ -111,10 +116,12 @@ class KernelWaitTest {
                     send({"cb": n, "kind": "llm", "request": {}})
                 """)) {
             long started = System.nanoTime();
-            assertThatThrownBy(() -> vars(kernel)).isInstanceOf(KernelDiedException.class)
-                    .extracting(e -> ((KernelDiedException) e).reason()).isEqualTo(KernelDiedException.Cause.UNANSWERED);
-            assertThat(Duration.ofNanos(System.nanoTime() - started)).isBetween(Duration.ofMillis(1400),
-                    Duration.ofSeconds(10));
+            assertThatThrownBy(() -> vars(kernel))
+                    .isInstanceOf(KernelDiedException.class)
+                    .extracting(e -> ((KernelDiedException) e).reason())
+                    .isEqualTo(KernelDiedException.Cause.UNANSWERED);
+            assertThat(Duration.ofNanos(System.nanoTime() - started))
+                    .isBetween(Duration.ofMillis(1400), Duration.ofSeconds(10));
         }
     }
 
@@ -129,7 +136,8 @@ class KernelWaitTest {
                     time.sleep(120)
                     """)) {
                 long started = System.nanoTime();
-                java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+                java.util.concurrent.atomic.AtomicReference<Throwable> thrown =
+                        new java.util.concurrent.atomic.AtomicReference<>();
                 Runnable call = () -> {
                     try {
                         vars(kernel);
@@ -139,12 +147,18 @@ class KernelWaitTest {
                 };
                 (virtual ? Thread.ofVirtual() : Thread.ofPlatform()).start(call).join();
                 Duration took = Duration.ofNanos(System.nanoTime() - started);
-                assertThat(thrown.get()).as("virtual %s", virtual).isInstanceOf(KernelDiedException.class)
-                        .extracting(e -> ((KernelDiedException) e).reason()).isEqualTo(KernelDiedException.Cause.UNANSWERED);
-                assertThat(thrown.get().getMessage()).contains("did not answer the server's request for its variables "
-                        + "within 1.5 s");
-                assertThat(took).as("virtual %s", virtual).isBetween(Duration.ofMillis(1400),
-                        Duration.ofMillis(1500).plus(Kernel.KILL_GRACE).plusSeconds(1));
+                assertThat(thrown.get())
+                        .as("virtual %s", virtual)
+                        .isInstanceOf(KernelDiedException.class)
+                        .extracting(e -> ((KernelDiedException) e).reason())
+                        .isEqualTo(KernelDiedException.Cause.UNANSWERED);
+                assertThat(thrown.get().getMessage())
+                        .contains("did not answer the server's request for its variables " + "within 1.5 s");
+                assertThat(took)
+                        .as("virtual %s", virtual)
+                        .isBetween(
+                                Duration.ofMillis(1400),
+                                Duration.ofMillis(1500).plus(Kernel.KILL_GRACE).plusSeconds(1));
             }
         }
     }
@@ -158,10 +172,17 @@ class KernelWaitTest {
                 """)) {
             timer.schedule(() -> kernel.abandon("given up on"), 300, java.util.concurrent.TimeUnit.MILLISECONDS);
             long started = System.nanoTime();
-            assertThatThrownBy(() -> kernel.call(new KernelRequest.Snapshot(), null, Duration.ofSeconds(20),
-                    Duration.ofSeconds(2), KernelCallbacks.NONE, CallContext.NONE))
-                    .isInstanceOf(KernelDiedException.class).hasMessage("given up on")
-                    .extracting(e -> ((KernelDiedException) e).reason()).isEqualTo(KernelDiedException.Cause.UNANSWERED);
+            assertThatThrownBy(() -> kernel.call(
+                            new KernelRequest.Snapshot(),
+                            null,
+                            Duration.ofSeconds(20),
+                            Duration.ofSeconds(2),
+                            KernelCallbacks.NONE,
+                            CallContext.NONE))
+                    .isInstanceOf(KernelDiedException.class)
+                    .hasMessage("given up on")
+                    .extracting(e -> ((KernelDiedException) e).reason())
+                    .isEqualTo(KernelDiedException.Cause.UNANSWERED);
             assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
         }
     }

@@ -1,14 +1,13 @@
 package dev.rlmmcp.kernel.process;
 
-import dev.rlmmcp.core.StepRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.StepRequest;
 import dev.rlmmcp.core.TestReplies;
 import dev.rlmmcp.core.TestSettings;
 import dev.rlmmcp.kernel.KernelFactory;
@@ -40,10 +39,14 @@ class BwrapEscapeTest {
 
     @BeforeAll
     static void start() {
-        Optional<BwrapLauncher> found = BwrapLauncher.detect(dir.resolve("spool"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune);
-        assumeTrue(found.isPresent(), "bubblewrap is not installed or cannot create namespaces here: escape tests skipped");
+        Optional<BwrapLauncher> found =
+                BwrapLauncher.detect(dir.resolve("spool"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune);
+        assumeTrue(
+                found.isPresent(),
+                "bubblewrap is not installed or cannot create namespaces here: escape tests skipped");
         launcher = found.get();
-        sessions = new Sessions(new KernelFactory(TestSettings.in(dir, 64L * 1024 * 1024), launcher, new ObjectMapper()));
+        sessions =
+                new Sessions(new KernelFactory(TestSettings.in(dir, 64L * 1024 * 1024), launcher, new ObjectMapper()));
     }
 
     @AfterAll
@@ -74,7 +77,8 @@ class BwrapEscapeTest {
     }
 
     private static String attempt(String body) {
-        return "try:\n" + body.indent(4) + "    print('ESCAPED')\nexcept Exception as e:\n    print('blocked', type(e).__name__, e)\n";
+        return "try:\n" + body.indent(4)
+                + "    print('ESCAPED')\nexcept Exception as e:\n    print('blocked', type(e).__name__, e)\n";
     }
 
     @Test
@@ -82,8 +86,11 @@ class BwrapEscapeTest {
         // 65534, or as root without a pids cgroup a uid of the kernel's own from --kernel-uids
         String[] ids = out("import os\nprint(os.getuid(), os.getgid())").strip().split(" ");
         assertThat(ids[0]).isEqualTo(ids[1]);
-        assertThat(Long.parseLong(ids[0])).satisfiesAnyOf(uid -> assertThat(uid).isEqualTo(65534L),
-                uid -> assertThat(uid).isGreaterThanOrEqualTo((long) dev.rlmmcp.kernel.Capacity.DEFAULT_FIRST_KERNEL_UID));
+        assertThat(Long.parseLong(ids[0]))
+                .satisfiesAnyOf(
+                        uid -> assertThat(uid).isEqualTo(65534L),
+                        uid -> assertThat(uid)
+                                .isGreaterThanOrEqualTo((long) dev.rlmmcp.kernel.Capacity.DEFAULT_FIRST_KERNEL_UID));
         assertThat(out("print([l for l in open('/proc/self/status') if l.startswith('CapEff')][0].split()[1])"))
                 .isEqualTo("0000000000000000\n");
     }
@@ -101,15 +108,19 @@ class BwrapEscapeTest {
     @Test
     void noUnixSocketConnectToAServiceInTheDataRootOrInTmpButSocketpairsAndPipesWork() throws Exception {
         // the data root as users have it: one the kernel can read (JUnit makes it 0700)
-        java.nio.file.Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        java.nio.file.Files.setPosixFilePermissions(
+                dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
         try (UnixListener deep = UnixListener.at(dir.resolve("data/acme/run/deep/service.sock"));
-                UnixListener tmp = UnixListener.at(Path.of("/tmp", "rlm-test-" + ProcessHandle.current().pid() + ".sock"))) {
+                UnixListener tmp = UnixListener.at(
+                        Path.of("/tmp", "rlm-test-" + ProcessHandle.current().pid() + ".sock"))) {
             assertThat(out(UnixListener.kernelCode(deep.path(), tmp.path()))).isEqualTo(UnixListener.refusedOutput(2));
             ObjectNode raised = run("import socket\nsocket.socket(socket.AF_UNIX).connect('" + deep.path() + "')");
             assertThat(raised.path("error").path("type").asText()).isEqualTo("PermissionError");
             assertThat(raised.path("error").path("message").asText())
                     .contains("unix sockets are not available in the rlm-mcp sandbox");
-            assertThat(deep.accepted() + tmp.accepted()).as("connections the host services accepted").isZero();
+            assertThat(deep.accepted() + tmp.accepted())
+                    .as("connections the host services accepted")
+                    .isZero();
         }
     }
 
@@ -126,7 +137,8 @@ class BwrapEscapeTest {
 
     @Test
     void noDns() {
-        assertThat(out("import socket\n" + attempt("socket.getaddrinfo('example.com', 443)"))).startsWith("blocked");
+        assertThat(out("import socket\n" + attempt("socket.getaddrinfo('example.com', 443)")))
+                .startsWith("blocked");
     }
 
     @Test
@@ -271,7 +283,8 @@ class BwrapEscapeTest {
 
     @Test
     void interruptReachesThePythonProcess() {
-        ObjectNode reply = TestReplies.step(session().execute(StepRequest.of("x = 1\nwhile True:\n    pass", Duration.ofMillis(300))));
+        ObjectNode reply = TestReplies.step(
+                session().execute(StepRequest.of("x = 1\nwhile True:\n    pass", Duration.ofMillis(300))));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("interrupted");
         assertThat(out("print(x)")).isEqualTo("1\n");
     }
@@ -279,10 +292,15 @@ class BwrapEscapeTest {
     @Test
     void killTakesTheWholeSandboxDown() throws Exception {
         out("import subprocess\nsubprocess.Popen(['sleep', '300'])");
-        ObjectNode reply = TestReplies.step(session().execute(StepRequest.of("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass", Duration.ofMillis(200))));
+        ObjectNode reply = TestReplies.step(session()
+                .execute(StepRequest.of(
+                        "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass",
+                        Duration.ofMillis(200))));
         assertThat(reply.path("status").asText()).as(reply.toString()).isEqualTo("killed");
-        assertThat(ProcessHandle.allProcesses().filter(p -> p.info().commandLine().orElse("").equals("sleep 300")))
-                .as("the sandbox's processes die with it").isEmpty();
+        assertThat(ProcessHandle.allProcesses()
+                        .filter(p -> p.info().commandLine().orElse("").equals("sleep 300")))
+                .as("the sandbox's processes die with it")
+                .isEmpty();
     }
 
     private Session session() {

@@ -26,8 +26,8 @@ class BwrapKillTest {
 
     @Test
     void aSandboxKilledAsItStartsLeavesNoProcessBehind() throws Exception {
-        Optional<BwrapLauncher> found = BwrapLauncher.detect(dir.resolve("run"), Settings.DEFAULT_DISK_BYTES,
-                SnapshotPrune::prune);
+        Optional<BwrapLauncher> found =
+                BwrapLauncher.detect(dir.resolve("run"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune);
         assumeTrue(found.isPresent(), "bubblewrap is not usable here: skipped");
         assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "no /usr/bin/python3");
         BwrapLauncher launcher = found.get();
@@ -35,8 +35,8 @@ class BwrapKillTest {
         Files.writeString(harness.resolve("__main__.py"), "import time\ntime.sleep(120)\n");
         List<Process> started = new ArrayList<>();
         for (int i = 0; i < 60; i++) {
-            KernelHandle kernel = launcher.start(new KernelSpec(Path.of("/usr/bin/python3"), harness, List.of(), dir,
-                    List.of()));
+            KernelHandle kernel =
+                    launcher.start(new KernelSpec(Path.of("/usr/bin/python3"), harness, List.of(), dir, List.of()));
             started.add(kernel.process());
             if (i % 20 > 0) {
                 TimeUnit.MICROSECONDS.sleep((i % 20) * 1000L);
@@ -49,20 +49,24 @@ class BwrapKillTest {
         // the namespace children name this test's harness directory on their command lines; a killed
         // namespace takes a moment to be torn down
         List<String> left = left(harness);
-        for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); !left.isEmpty()
-                && System.nanoTime() < deadline; left = left(harness)) {
+        for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                !left.isEmpty() && System.nanoTime() < deadline;
+                left = left(harness)) {
             Thread.sleep(100);
         }
-        ProcessHandle.allProcesses().filter(p -> p.info().commandLine().orElse("").contains(harness.toString()))
+        ProcessHandle.allProcesses()
+                .filter(p -> p.info().commandLine().orElse("").contains(harness.toString()))
                 .forEach(ProcessHandle::destroyForcibly);
         assertThat(left).as("processes left by killed sandboxes").isEmpty();
     }
 
     private static List<String> left(Path harness) {
-        return ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
+        return ProcessHandle.allProcesses()
+                .filter(ProcessHandle::isAlive)
                 .filter(p -> p.info().commandLine().orElse("").contains(harness.toString()))
                 .filter(p -> !isZombie(p.pid()))
-                .map(p -> p.pid() + " (parent " + p.parent().map(ProcessHandle::pid).orElse(-1L) + "): "
+                .map(p -> p.pid() + " (parent "
+                        + p.parent().map(ProcessHandle::pid).orElse(-1L) + "): "
                         + p.info().commandLine().orElse("?"))
                 .toList();
     }

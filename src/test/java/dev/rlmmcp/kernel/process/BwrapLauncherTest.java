@@ -16,8 +16,8 @@ class BwrapLauncherTest {
     Path dir;
 
     private List<String> sandbox(boolean privileged, List<Path> readable, Path workDir) {
-        BwrapLauncher launcher = new BwrapLauncher(Path.of("/usr/bin/bwrap"), privileged, 1 << 20, 1 << 20, null, null,
-                SnapshotPrune::prune);
+        BwrapLauncher launcher = new BwrapLauncher(
+                Path.of("/usr/bin/bwrap"), privileged, 1 << 20, 1 << 20, null, null, SnapshotPrune::prune);
         return launcher.sandbox(readable, workDir, dir.resolve("harness-abc"), true);
     }
 
@@ -39,8 +39,15 @@ class BwrapLauncherTest {
     void theParentsAreMadeUnprivilegedToo() throws Exception {
         Path data = Files.createDirectories(dir.resolve("home/u/projects/data"));
         List<String> args = sandbox(false, List.of(data), data);
-        assertThat(args).containsSubsequence("--perms", "0755", "--dir", dir.resolve("home/u/projects").toString(),
-                "--ro-bind", data.toString(), data.toString());
+        assertThat(args)
+                .containsSubsequence(
+                        "--perms",
+                        "0755",
+                        "--dir",
+                        dir.resolve("home/u/projects").toString(),
+                        "--ro-bind",
+                        data.toString(),
+                        data.toString());
     }
 
     @Test
@@ -59,20 +66,36 @@ class BwrapLauncherTest {
     @Test
     void theSpoolIsATmpfsOfTheDiskLimitAndTheFilterComesOnFd3() {
         Path filter = dir.resolve("syscall-filter-0.bpf");
-        List<String> args = new BwrapLauncher(Path.of("/usr/bin/bwrap"), true, 1 << 20, 5L << 30, filter, null,
-                SnapshotPrune::prune)
+        List<String> args = new BwrapLauncher(
+                        Path.of("/usr/bin/bwrap"), true, 1 << 20, 5L << 30, filter, null, SnapshotPrune::prune)
                 .sandbox(List.of(), null, dir.resolve("harness-abc"), true);
-        assertThat(args.subList(0, 5)).containsExactly("/bin/sh", "-c", "exec \"$@\" 3<\"$0\"", filter.toString(),
-                "/usr/bin/bwrap");
-        assertThat(args).containsSubsequence("--seccomp", "3")
-                .containsSubsequence("--perms", "1777", "--size", "" + (5L << 30), "--tmpfs", "/run/rlm-mcp/spool",
-                        "--setenv", "RLM_SPOOL", "/run/rlm-mcp/spool")
+        assertThat(args.subList(0, 5))
+                .containsExactly("/bin/sh", "-c", "exec \"$@\" 3<\"$0\"", filter.toString(), "/usr/bin/bwrap");
+        assertThat(args)
+                .containsSubsequence("--seccomp", "3")
+                .containsSubsequence(
+                        "--perms",
+                        "1777",
+                        "--size",
+                        "" + (5L << 30),
+                        "--tmpfs",
+                        "/run/rlm-mcp/spool",
+                        "--setenv",
+                        "RLM_SPOOL",
+                        "/run/rlm-mcp/spool")
                 .doesNotContain("--bind");
     }
 
     @Test
     void theHarnessDirectoryIsBoundReadOnlyAtAFixedPath() {
-        assertThat(sandbox(true, List.of(), null)).containsSubsequence("--perms", "0755", "--dir", "/run/rlm-mcp",
-                "--ro-bind", dir.resolve("harness-abc").toString(), "/run/rlm-mcp/harness");
+        assertThat(sandbox(true, List.of(), null))
+                .containsSubsequence(
+                        "--perms",
+                        "0755",
+                        "--dir",
+                        "/run/rlm-mcp",
+                        "--ro-bind",
+                        dir.resolve("harness-abc").toString(),
+                        "/run/rlm-mcp/harness");
     }
 }

@@ -1,14 +1,13 @@
 package dev.rlmmcp.kernel.process;
 
-import dev.rlmmcp.core.StepRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.StepRequest;
 import dev.rlmmcp.core.TestReplies;
 import dev.rlmmcp.core.TestSettings;
 import dev.rlmmcp.kernel.KernelFactory;
@@ -39,9 +38,11 @@ class CgroupLimitsTest {
 
     @BeforeEach
     void requireCgroups() {
-        assumeTrue(CgroupLimits.detect(1, 1).isPresent(),
+        assumeTrue(
+                CgroupLimits.detect(1, 1).isPresent(),
                 "no writable cgroup hierarchy with a memory controller here (not root, no delegation): skipped");
-        hierarchy = CgroupLimits.find(Path.of("/proc/self/mountinfo"), Path.of("/proc/self/cgroup")).orElseThrow();
+        hierarchy = CgroupLimits.find(Path.of("/proc/self/mountinfo"), Path.of("/proc/self/cgroup"))
+                .orElseThrow();
     }
 
     @AfterEach
@@ -60,11 +61,15 @@ class CgroupLimitsTest {
     @Test
     void kernelRunsInALimitedGroupThatGoesAwayWithIt() throws Exception {
         Session session = session(new ProcessLauncher());
-        long pid = Long.parseLong(TestReplies.step(session.execute(StepRequest.of("import os\nprint(os.getpid())", Duration.ofSeconds(30))))
-                .path("stdout").asText().trim());
+        long pid = Long.parseLong(TestReplies.step(
+                        session.execute(StepRequest.of("import os\nprint(os.getpid())", Duration.ofSeconds(30))))
+                .path("stdout")
+                .asText()
+                .trim());
         String group = "rlm-kernel-" + pid;
         assertThat(Files.readString(Path.of("/proc/" + pid + "/cgroup"))).contains("/" + group + "\n");
-        List<Path> groups = hierarchy.parents().stream().map(p -> p.resolve(group)).toList();
+        List<Path> groups =
+                hierarchy.parents().stream().map(p -> p.resolve(group)).toList();
         assertThat(limit(groups, hierarchy.v2() ? "memory.max" : "memory.limit_in_bytes"))
                 .isEqualTo(Long.toString(CGROUP_LIMIT));
         assertThat(limit(groups, "pids.max")).isEqualTo("256");
@@ -95,23 +100,35 @@ class CgroupLimitsTest {
             assertThat(reply.path("stdout").asText()).as(reply.toString()).startsWith("stopped at");
         }
         assertThat(ProcessHandle.current().isAlive()).isTrue();
-        assertThat(session.execute(StepRequest.of("print(6 * 7)", Duration.ofSeconds(30))).exec().stdout()).isEqualTo("42\n");
+        assertThat(session.execute(StepRequest.of("print(6 * 7)", Duration.ofSeconds(30)))
+                        .exec()
+                        .stdout())
+                .isEqualTo("42\n");
     }
 
     @Test
     void wholeBwrapSandboxIsInsideTheGroup() throws Exception {
-        Optional<BwrapLauncher> bwrap = BwrapLauncher.detect(dir.resolve("spool"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune);
+        Optional<BwrapLauncher> bwrap =
+                BwrapLauncher.detect(dir.resolve("spool"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune);
         assumeTrue(bwrap.isPresent(), "bubblewrap is not usable here: skipped");
         Session session = session(bwrap.get());
-        assertThat(session.execute(StepRequest.of("print(1)", Duration.ofSeconds(30))).exec().stdout()).isEqualTo("1\n");
-        ProcessHandle sandbox = ProcessHandle.current().children()
-                .filter(h -> h.info().command().orElse("").endsWith("bwrap")).findFirst().orElseThrow();
+        assertThat(session.execute(StepRequest.of("print(1)", Duration.ofSeconds(30)))
+                        .exec()
+                        .stdout())
+                .isEqualTo("1\n");
+        ProcessHandle sandbox = ProcessHandle.current()
+                .children()
+                .filter(h -> h.info().command().orElse("").endsWith("bwrap"))
+                .findFirst()
+                .orElseThrow();
         String group = "/rlm-kernel-" + sandbox.pid() + "\n";
-        List<ProcessHandle> members = new java.util.ArrayList<>(sandbox.descendants().toList());
+        List<ProcessHandle> members =
+                new java.util.ArrayList<>(sandbox.descendants().toList());
         members.add(sandbox);
         assertThat(members).hasSizeGreaterThanOrEqualTo(3);
         for (ProcessHandle member : members) {
-            assertThat(Files.readString(Path.of("/proc/" + member.pid() + "/cgroup"))).as("pid " + member.pid())
+            assertThat(Files.readString(Path.of("/proc/" + member.pid() + "/cgroup")))
+                    .as("pid " + member.pid())
                     .contains(group);
         }
     }

@@ -25,35 +25,70 @@ import org.junit.jupiter.api.io.TempDir;
 
 class ContainerLauncherTest {
 
-    private static final ContainerSettings SETTINGS = new ContainerSettings("python:3.12-slim", "python3", 512, 1.5, 64, 32);
-    private static final KernelSpec SPEC = new KernelSpec(Path.of("/usr/bin/python3"), Path.of("/srv/rt/harness-abc"),
-            List.of("{\"output_cap\":10}"), Path.of("/data"), List.of(Path.of("/data")));
+    private static final ContainerSettings SETTINGS =
+            new ContainerSettings("python:3.12-slim", "python3", 512, 1.5, 64, 32);
+    private static final KernelSpec SPEC = new KernelSpec(
+            Path.of("/usr/bin/python3"),
+            Path.of("/srv/rt/harness-abc"),
+            List.of("{\"output_cap\":10}"),
+            Path.of("/data"),
+            List.of(Path.of("/data")));
 
     @TempDir
     Path dir;
 
     @Test
     void buildsTheHardenedRunCommand() {
-        List<String> command = new ContainerLauncher(Path.of("/usr/bin/docker"), SETTINGS).command(SPEC, "rlm-kernel-1-ab");
+        List<String> command =
+                new ContainerLauncher(Path.of("/usr/bin/docker"), SETTINGS).command(SPEC, "rlm-kernel-1-ab");
 
-        assertThat(command).containsExactly("/usr/bin/docker", "run", "--rm", "-i",
-                "--name", "rlm-kernel-1-ab",
-                "--network", "none",
-                "--read-only",
-                "--cap-drop", "ALL",
-                "--security-opt", "no-new-privileges",
-                "--user", "65532:65532",
-                "--pids-limit", "64",
-                "--memory", "512m",
-                "--memory-swap", "512m",
-                "--cpus", "1.5",
-                "--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=32m,mode=1777",
-                "--log-driver", "none",
-                "--env", "HOME=/tmp", "--env", "LANG=C.UTF-8", "--env", "LC_ALL=C.UTF-8",
-                "-v", "/srv/rt/harness-abc:/opt/rlm-mcp/harness-abc:ro",
-                "-v", "/data:/data:ro",
-                "--workdir", "/data",
-                "python:3.12-slim", "python3", "-I", "-B", "/opt/rlm-mcp/harness-abc", "{\"output_cap\":10}");
+        assertThat(command)
+                .containsExactly(
+                        "/usr/bin/docker",
+                        "run",
+                        "--rm",
+                        "-i",
+                        "--name",
+                        "rlm-kernel-1-ab",
+                        "--network",
+                        "none",
+                        "--read-only",
+                        "--cap-drop",
+                        "ALL",
+                        "--security-opt",
+                        "no-new-privileges",
+                        "--user",
+                        "65532:65532",
+                        "--pids-limit",
+                        "64",
+                        "--memory",
+                        "512m",
+                        "--memory-swap",
+                        "512m",
+                        "--cpus",
+                        "1.5",
+                        "--tmpfs",
+                        "/tmp:rw,noexec,nosuid,nodev,size=32m,mode=1777",
+                        "--log-driver",
+                        "none",
+                        "--env",
+                        "HOME=/tmp",
+                        "--env",
+                        "LANG=C.UTF-8",
+                        "--env",
+                        "LC_ALL=C.UTF-8",
+                        "-v",
+                        "/srv/rt/harness-abc:/opt/rlm-mcp/harness-abc:ro",
+                        "-v",
+                        "/data:/data:ro",
+                        "--workdir",
+                        "/data",
+                        "python:3.12-slim",
+                        "python3",
+                        "-I",
+                        "-B",
+                        "/opt/rlm-mcp/harness-abc",
+                        "{\"output_cap\":10}");
     }
 
     @Test
@@ -76,7 +111,8 @@ class ContainerLauncherTest {
         ContainerLauncher launcher = new ContainerLauncher(Path.of("/usr/bin/docker"), SETTINGS);
         Path harness = Path.of("/rt/harness-abc");
 
-        KernelSpec inside = new KernelSpec(harness, harness, List.of(), Path.of("/data/sub"), List.of(Path.of("/data")));
+        KernelSpec inside =
+                new KernelSpec(harness, harness, List.of(), Path.of("/data/sub"), List.of(Path.of("/data")));
         KernelSpec outside = new KernelSpec(harness, harness, List.of(), Path.of("/work"), List.of(Path.of("/data")));
 
         assertThat(valuesOf(launcher.command(inside, "n"), "-v"))
@@ -87,7 +123,8 @@ class ContainerLauncherTest {
 
     @Test
     void refusesPathsTheMountSyntaxCannotCarry() {
-        KernelSpec spec = new KernelSpec(SPEC.python(), SPEC.harness(), List.of(), Path.of("/a:b"), List.of(Path.of("/a:b")));
+        KernelSpec spec =
+                new KernelSpec(SPEC.python(), SPEC.harness(), List.of(), Path.of("/a:b"), List.of(Path.of("/a:b")));
 
         assertThatThrownBy(() -> new ContainerLauncher(Path.of("/usr/bin/docker"), SETTINGS).command(spec, "n"))
                 .isInstanceOf(IllegalArgumentException.class);
@@ -95,7 +132,8 @@ class ContainerLauncherTest {
 
     @Test
     void detectFindsNothingWithoutARuntime() {
-        assertThat(ContainerLauncher.detect(dir.resolve("docker").toString(), SETTINGS)).isEmpty();
+        assertThat(ContainerLauncher.detect(dir.resolve("docker").toString(), SETTINGS))
+                .isEmpty();
     }
 
     @Test
@@ -146,7 +184,9 @@ class ContainerLauncherTest {
     @Test
     void runsAKernelInARealContainer() throws Exception {
         Optional<ContainerLauncher> launcher = ContainerLauncher.detect("auto", ContainerSettings.defaults());
-        assumeTrue(launcher.isPresent(), "no podman or docker engine answers here: the container kernel is not run for real");
+        assumeTrue(
+                launcher.isPresent(),
+                "no podman or docker engine answers here: the container kernel is not run for real");
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
         Path harness = Harness.install(dir.resolve("runtime"));
         KernelSpec spec = new KernelSpec(Path.of("python3"), harness, List.of("{}"), dir, List.of(dir));
@@ -187,7 +227,9 @@ class ContainerLauncherTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (System.nanoTime() < deadline) {
             if (Files.exists(log)) {
-                Optional<String> line = Files.readAllLines(log).stream().filter(l -> l.startsWith(prefix)).findFirst();
+                Optional<String> line = Files.readAllLines(log).stream()
+                        .filter(l -> l.startsWith(prefix))
+                        .findFirst();
                 if (line.isPresent()) {
                     return line.get();
                 }

@@ -38,15 +38,17 @@ class DirQuotaTest {
         Path big = Files.write(Files.createDirectories(dir.resolve("elsewhere")).resolve("big"), new byte[1 << 20]);
         Path watched = Files.createDirectories(dir.resolve("w"));
         long base = DirQuota.usage(watched, Long.MAX_VALUE);
-        assertThat(base).isEqualTo(DirQuota.BLOCK);  // the directory itself
+        assertThat(base).isEqualTo(DirQuota.BLOCK); // the directory itself
         Files.writeString(watched.resolve("a"), "x");
         Files.createLink(watched.resolve("a-again"), watched.resolve("a"));
         Files.createFile(watched.resolve("empty"));
         Files.createSymbolicLink(watched.resolve("link"), big.getParent());
-        try (RandomAccessFile sparse = new RandomAccessFile(watched.resolve("sparse").toFile(), "rw")) {
+        try (RandomAccessFile sparse =
+                new RandomAccessFile(watched.resolve("sparse").toFile(), "rw")) {
             sparse.setLength(10L << 20);
         }
-        long expected = base + DirQuota.BLOCK /* a */ + DirQuota.BLOCK /* empty */ + DirQuota.BLOCK /* link */ + (10L << 20);
+        long expected =
+                base + DirQuota.BLOCK /* a */ + DirQuota.BLOCK /* empty */ + DirQuota.BLOCK /* link */ + (10L << 20);
         assertThat(DirQuota.usage(watched, Long.MAX_VALUE)).isEqualTo(expected);
         assertThat(DirQuota.usage(watched, 1 << 20)).isGreaterThan(1 << 20).isLessThanOrEqualTo(expected);
     }
@@ -66,11 +68,14 @@ class DirQuotaTest {
     @Test
     void anIdleDirectoryIsNotMeasuredOverAndOver() throws Exception {
         Files.writeString(dir.resolve("kept"), "x");
-        DirQuota.Watch watch = DirQuota.watch(dir, LIMIT, kernel(), () -> { });
+        DirQuota.Watch watch = DirQuota.watch(dir, LIMIT, kernel(), () -> {});
         Thread.sleep(300);
         long first = watch.measurements();
         Thread.sleep(20 * DirQuota.PERIOD_MS);
-        assertThat(watch.measurements()).as("measurements while nothing changed").isEqualTo(first).isPositive();
+        assertThat(watch.measurements())
+                .as("measurements while nothing changed")
+                .isEqualTo(first)
+                .isPositive();
         Files.writeString(dir.resolve("kept"), "xy");
         Thread.sleep(10 * DirQuota.PERIOD_MS);
         assertThat(watch.measurements()).as("after a write").isGreaterThan(first);
@@ -84,14 +89,14 @@ class DirQuotaTest {
 
     @Test
     void aDirectoryRenamedAndWatchedAgainStaysWatchedWhenTheFirstWatchStopsBeforeTheSecondLooks() throws Exception {
-        renamedAndWatchedAgain(true);  // as a claim does
+        renamedAndWatchedAgain(true); // as a claim does
     }
 
     private void renamedAndWatchedAgain(boolean stopFirstAtOnce) throws Exception {
         Process process = kernel();
         CountDownLatch killed = new CountDownLatch(1);
         Path spare = Files.createDirectories(dir.resolve("spare"));
-        DirQuota.Watch first = DirQuota.watch(spare, LIMIT, process, () -> { });
+        DirQuota.Watch first = DirQuota.watch(spare, LIMIT, process, () -> {});
         Thread.sleep(200);
         Path session = Files.move(spare, dir.resolve("session"));
         DirQuota.Watch claimed = DirQuota.watch(session, LIMIT, process, killed::countDown);
@@ -110,7 +115,7 @@ class DirQuotaTest {
     @Test
     void watchingEndsWithTheKernel() throws Exception {
         Process process = kernel();
-        DirQuota.Watch watch = DirQuota.watch(dir, LIMIT, process, () -> { });
+        DirQuota.Watch watch = DirQuota.watch(dir, LIMIT, process, () -> {});
         Thread.sleep(200);
         process.destroyForcibly().waitFor();
         Thread.sleep(100);

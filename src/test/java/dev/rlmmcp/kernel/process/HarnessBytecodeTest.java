@@ -1,14 +1,13 @@
 package dev.rlmmcp.kernel.process;
 
-import dev.rlmmcp.core.StepRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.StepRequest;
 import dev.rlmmcp.core.TestReplies;
 import dev.rlmmcp.core.TestSettings;
 import dev.rlmmcp.kernel.KernelFactory;
@@ -52,8 +51,8 @@ class HarnessBytecodeTest {
 
     @Test
     void sessionKernelsRunTheHarnessCompiledForTheirInterpreter() throws Exception {
-        Optional<BwrapLauncher> bwrap = BwrapLauncher.detect(dir.resolve("spool"), Settings.DEFAULT_DISK_BYTES,
-                SnapshotPrune::prune);
+        Optional<BwrapLauncher> bwrap =
+                BwrapLauncher.detect(dir.resolve("spool"), Settings.DEFAULT_DISK_BYTES, SnapshotPrune::prune);
         KernelLauncher launcher = bwrap.<KernelLauncher>map(l -> l).orElseGet(ProcessLauncher::new);
         Settings settings = TestSettings.in(dir);
         KernelFactory kernels = new KernelFactory(settings, launcher, new ObjectMapper());
@@ -70,7 +69,8 @@ class HarnessBytecodeTest {
         String version = kernels.pythonIfKnown().version();
         try (Stream<Path> installed = Files.list(settings.runtimeDir())) {
             assertThat(installed.map(p -> p.getFileName().toString()))
-                    .anyMatch(name -> name.matches("harness-[0-9a-f]{12}-" + version.replace(".", "\\.") + "-[0-9a-f]{8}"));
+                    .anyMatch(name ->
+                            name.matches("harness-[0-9a-f]{12}-" + version.replace(".", "\\.") + "-[0-9a-f]{8}"));
         }
     }
 }

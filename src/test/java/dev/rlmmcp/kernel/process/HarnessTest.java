@@ -9,6 +9,9 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -18,10 +21,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
-
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -47,9 +46,11 @@ class HarnessTest {
         for (String file : new String[] {"__init__.py", "__main__.py", "main.py", "protocol.py", "kernel.py"}) {
             Path path = harness.resolve("rlm_harness").resolve(file);
             assertThat(path).isRegularFile();
-            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(path))).isEqualTo("r--r--r--");
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(path)))
+                    .isEqualTo("r--r--r--");
         }
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(harness))).isEqualTo("r-xr-xr-x");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(harness)))
+                .isEqualTo("r-xr-xr-x");
         try (Stream<Path> files = Files.list(harness.resolve("rlm_harness"))) {
             assertThat(files.map(p -> p.getFileName().toString())).allMatch(name -> name.endsWith(".py"));
         }
@@ -68,7 +69,8 @@ class HarnessTest {
 
     @Test
     void thePackageFilesAreListedFromTheClasses() throws Exception {
-        assertThat(Harness.packageFiles()).containsKeys("__init__.py", "main.py", "protocol.py", "store.py")
+        assertThat(Harness.packageFiles())
+                .containsKeys("__init__.py", "main.py", "protocol.py", "store.py")
                 .allSatisfy((name, code) -> assertThat(code).isNotEmpty());
     }
 
@@ -77,22 +79,30 @@ class HarnessTest {
         PythonLocator.Python python = PythonLocator.locate(SYSTEM_PYTHON.toString());
         Path harness = Harness.install(dir, python);
 
-        assertThat(harness.getFileName().toString()).matches("harness-[0-9a-f]{12}-" + python.version().replace(".", "\\.")
-                + "-[0-9a-f]{8}");
-        assertThat(harness.getFileName().toString()).startsWith(Harness.install(dir).getFileName() + "-");
+        assertThat(harness.getFileName().toString())
+                .matches("harness-[0-9a-f]{12}-" + python.version().replace(".", "\\.") + "-[0-9a-f]{8}");
+        assertThat(harness.getFileName().toString())
+                .startsWith(Harness.install(dir).getFileName() + "-");
         String tag = cacheTag(python);
         List<String> sources = sources(harness);
-        assertThat(sources).contains("__main__.py", "rlm_harness/__init__.py", "rlm_harness/main.py", "rlm_harness/store.py");
+        assertThat(sources)
+                .contains("__main__.py", "rlm_harness/__init__.py", "rlm_harness/main.py", "rlm_harness/store.py");
         for (String source : sources) {
             Path file = harness.resolve(source);
-            Path pyc = file.resolveSibling("__pycache__").resolve(file.getFileName().toString().replace(".py", "." + tag + ".pyc"));
+            Path pyc = file.resolveSibling("__pycache__")
+                    .resolve(file.getFileName().toString().replace(".py", "." + tag + ".pyc"));
             assertThat(pyc).isRegularFile();
-            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(pyc))).isEqualTo("r--r--r--");
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(pyc)))
+                    .isEqualTo("r--r--r--");
             // PEP 552 flags: hash-based (1), source not checked (no 2)
-            assertThat(ByteBuffer.wrap(Files.readAllBytes(pyc), 4, 4).order(ByteOrder.LITTLE_ENDIAN).getInt()).isEqualTo(1);
+            assertThat(ByteBuffer.wrap(Files.readAllBytes(pyc), 4, 4)
+                            .order(ByteOrder.LITTLE_ENDIAN)
+                            .getInt())
+                    .isEqualTo(1);
         }
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(
-                harness.resolve("rlm_harness/__pycache__")))).isEqualTo("r-xr-xr-x");
+        assertThat(PosixFilePermissions.toString(
+                        Files.getPosixFilePermissions(harness.resolve("rlm_harness/__pycache__"))))
+                .isEqualTo("r-xr-xr-x");
         assertThat(Harness.install(dir, python)).isEqualTo(harness);
         try (Stream<Path> entries = Files.list(dir)) {
             assertThat(entries.map(p -> p.getFileName().toString())).noneMatch(name -> name.startsWith("."));
@@ -110,16 +120,23 @@ class HarnessTest {
 
         ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
         KernelSpec spec = new KernelSpec(python.executable(), copy, List.of("{}"), dir, List.of(dir));
-        try (Kernel kernel = Kernel.start(new ProcessLauncher(), spec, new ObjectMapper(), timer, "pyc-test",
-                Duration.ofSeconds(30))) {
+        try (Kernel kernel = Kernel.start(
+                new ProcessLauncher(), spec, new ObjectMapper(), timer, "pyc-test", Duration.ofSeconds(30))) {
             assertThat(kernel.ready().compatible()).isTrue();
         } finally {
             timer.shutdownNow();
         }
-        List<String> modules = sources(copy).stream().filter(s -> s.startsWith("rlm_harness/") && !s.endsWith("__main__.py"))
-                .map(s -> s.replace(".py", "").replace("/", ".").replace(".__init__", "")).toList();
-        List<String> args = new ArrayList<>(List.of("-I", "-B", "-c", "import importlib, sys\nsys.path.insert(0, sys.argv[1])\n"
-                + "for m in sys.argv[2:]:\n    importlib.import_module(m)\nprint('imported', len(sys.argv) - 2)", copy.toString()));
+        List<String> modules = sources(copy).stream()
+                .filter(s -> s.startsWith("rlm_harness/") && !s.endsWith("__main__.py"))
+                .map(s -> s.replace(".py", "").replace("/", ".").replace(".__init__", ""))
+                .toList();
+        List<String> args = new ArrayList<>(List.of(
+                "-I",
+                "-B",
+                "-c",
+                "import importlib, sys\nsys.path.insert(0, sys.argv[1])\n"
+                        + "for m in sys.argv[2:]:\n    importlib.import_module(m)\nprint('imported', len(sys.argv) - 2)",
+                copy.toString()));
         args.addAll(modules);
         String out = run(python.executable(), args.toArray(String[]::new));
         assertThat(out).isEqualTo("imported " + modules.size());
@@ -145,13 +162,16 @@ class HarnessTest {
                 Path harness = Harness.install(dir, python);
                 dirs.add(harness);
                 String tag = cacheTag(python);
-                assertThat(harness.resolve("rlm_harness/__pycache__/kernel." + tag + ".pyc")).as(python.toString()).isRegularFile();
+                assertThat(harness.resolve("rlm_harness/__pycache__/kernel." + tag + ".pyc"))
+                        .as(python.toString())
+                        .isRegularFile();
                 try (Stream<Path> pyc = Files.list(harness.resolve("rlm_harness/__pycache__"))) {
-                    assertThat(pyc.map(p -> p.getFileName().toString())).allMatch(name -> name.contains("." + tag + "."));
+                    assertThat(pyc.map(p -> p.getFileName().toString()))
+                            .allMatch(name -> name.contains("." + tag + "."));
                 }
                 KernelSpec spec = new KernelSpec(python.executable(), harness, List.of("{}"), dir, List.of(dir));
-                try (Kernel kernel = Kernel.start(new ProcessLauncher(), spec, new ObjectMapper(), timer, "pyc-test",
-                        Duration.ofSeconds(30))) {
+                try (Kernel kernel = Kernel.start(
+                        new ProcessLauncher(), spec, new ObjectMapper(), timer, "pyc-test", Duration.ofSeconds(30))) {
                     assertThat(kernel.ready().python()).isEqualTo(python.version());
                 }
             }
@@ -166,8 +186,8 @@ class HarnessTest {
         Path failing = script("failing", "echo 'cannot compile' >&2; echo cpython-399; exit 1");
         Path idle = script("idle", "echo cpython-399");
         for (Path odd : List.of(failing, idle)) {
-            PythonLocator.Python python = new PythonLocator.Python(odd, "3.99.0", "3.99.0 (" + odd.getFileName() + ")",
-                    List.of(), List.of());
+            PythonLocator.Python python =
+                    new PythonLocator.Python(odd, "3.99.0", "3.99.0 (" + odd.getFileName() + ")", List.of(), List.of());
 
             Path harness = Harness.install(dir, python);
 
@@ -177,7 +197,8 @@ class HarnessTest {
             }
         }
         try (Stream<Path> entries = Files.list(dir)) {
-            assertThat(entries.map(p -> p.getFileName().toString())).containsExactly(Harness.install(dir).getFileName().toString());
+            assertThat(entries.map(p -> p.getFileName().toString()))
+                    .containsExactly(Harness.install(dir).getFileName().toString());
         }
     }
 
@@ -206,7 +227,10 @@ class HarnessTest {
     /** Every .py under {@code root}, relative. */
     private static List<String> sources(Path root) throws IOException {
         try (Stream<Path> walk = Files.walk(root)) {
-            return walk.filter(p -> p.toString().endsWith(".py")).map(p -> root.relativize(p).toString()).sorted().toList();
+            return walk.filter(p -> p.toString().endsWith(".py"))
+                    .map(p -> root.relativize(p).toString())
+                    .sorted()
+                    .toList();
         }
     }
 
@@ -253,7 +277,10 @@ class HarnessTest {
         Path versions = Path.of(root, "versions");
         if (Files.isDirectory(versions)) {
             try (Stream<Path> each = Files.list(versions)) {
-                each.map(v -> v.resolve("bin/python3")).filter(Files::isExecutable).sorted().forEach(found::add);
+                each.map(v -> v.resolve("bin/python3"))
+                        .filter(Files::isExecutable)
+                        .sorted()
+                        .forEach(found::add);
             }
         }
         return found;

@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -54,8 +53,8 @@ class OverLimitNoteTest {
     private KernelHandle kernel(BwrapLauncher launcher, Path snapshots) throws Exception {
         Path harness = Files.createDirectories(dir.resolve("harness"));
         Files.writeString(harness.resolve("__main__.py"), "import time\ntime.sleep(120)\n");
-        KernelHandle kernel = launcher.start(new KernelSpec(Path.of("/usr/bin/python3"), harness, List.of(), dir, List.of(),
-                snapshots, null));
+        KernelHandle kernel = launcher.start(
+                new KernelSpec(Path.of("/usr/bin/python3"), harness, List.of(), dir, List.of(), snapshots, null));
         kernels.add(kernel.process());
         return kernel;
     }
@@ -68,11 +67,13 @@ class OverLimitNoteTest {
         KernelHandle flooding = kernel(first, snapshots);
         flooding.attach(snapshots);
         Files.write(snapshots.resolve("junk"), new byte[2 << 20]);
-        assertThat(flooding.waitFor(Duration.ofSeconds(10))).as("killed over the limit").isTrue();
+        assertThat(flooding.waitFor(Duration.ofSeconds(10)))
+                .as("killed over the limit")
+                .isTrue();
         assertThat(flooding.whyEnded()).contains("disk limit");
         assertThat(cutBack).isEmpty();
 
-        BwrapLauncher next = launcher();  // a server started after this one stopped
+        BwrapLauncher next = launcher(); // a server started after this one stopped
         kernel(next, snapshots).attach(snapshots);
         assertThat(cutBack).containsExactly(snapshots);
         assertThat(FileTrees.isEmpty(snapshots)).isTrue();

@@ -16,30 +16,66 @@ class ReadOnlyBindsTest {
 
     @Test
     void everyParentIsMadeReadableBeforeTheBind() {
-        assertThat(args("/srv/x/data")).containsExactly(
-                "--perms", "0755", "--dir", "/srv",
-                "--perms", "0755", "--dir", "/srv/x",
-                "--ro-bind", "/srv/x/data", "/srv/x/data");
+        assertThat(args("/srv/x/data"))
+                .containsExactly(
+                        "--perms",
+                        "0755",
+                        "--dir",
+                        "/srv",
+                        "--perms",
+                        "0755",
+                        "--dir",
+                        "/srv/x",
+                        "--ro-bind",
+                        "/srv/x/data",
+                        "/srv/x/data");
     }
 
     @Test
     void sharedParentsAreMadeOnce() {
-        assertThat(args("/root/.pyenv/versions/3.11.7", "/root/projects/data")).containsExactly(
-                "--perms", "0755", "--dir", "/root",
-                "--perms", "0755", "--dir", "/root/.pyenv",
-                "--perms", "0755", "--dir", "/root/.pyenv/versions",
-                "--ro-bind", "/root/.pyenv/versions/3.11.7", "/root/.pyenv/versions/3.11.7",
-                "--perms", "0755", "--dir", "/root/projects",
-                "--ro-bind", "/root/projects/data", "/root/projects/data");
+        assertThat(args("/root/.pyenv/versions/3.11.7", "/root/projects/data"))
+                .containsExactly(
+                        "--perms",
+                        "0755",
+                        "--dir",
+                        "/root",
+                        "--perms",
+                        "0755",
+                        "--dir",
+                        "/root/.pyenv",
+                        "--perms",
+                        "0755",
+                        "--dir",
+                        "/root/.pyenv/versions",
+                        "--ro-bind",
+                        "/root/.pyenv/versions/3.11.7",
+                        "/root/.pyenv/versions/3.11.7",
+                        "--perms",
+                        "0755",
+                        "--dir",
+                        "/root/projects",
+                        "--ro-bind",
+                        "/root/projects/data",
+                        "/root/projects/data");
     }
 
     @Test
     void aDirectoryInsideAnotherIsNotBoundAgainWhateverTheOrder() {
-        List<String> args = args("/home/u/proj/.venv", "/home/u/proj", "/home/u/proj/.venv/lib/python3.12/site-packages");
-        assertThat(args).containsExactly(
-                "--perms", "0755", "--dir", "/home",
-                "--perms", "0755", "--dir", "/home/u",
-                "--ro-bind", "/home/u/proj", "/home/u/proj");
+        List<String> args =
+                args("/home/u/proj/.venv", "/home/u/proj", "/home/u/proj/.venv/lib/python3.12/site-packages");
+        assertThat(args)
+                .containsExactly(
+                        "--perms",
+                        "0755",
+                        "--dir",
+                        "/home",
+                        "--perms",
+                        "0755",
+                        "--dir",
+                        "/home/u",
+                        "--ro-bind",
+                        "/home/u/proj",
+                        "/home/u/proj");
     }
 
     @Test
@@ -50,19 +86,24 @@ class ReadOnlyBindsTest {
                 Path target = Path.of(args.get(i).equals("--dir") ? args.get(i + 1) : args.get(i + 2));
                 for (int j = 0; j < i; j++) {
                     if (args.get(j).equals("--ro-bind")) {
-                        assertThat(target.startsWith(Path.of(args.get(j + 2)))).as(target + " after a bind of " + args.get(j + 2))
+                        assertThat(target.startsWith(Path.of(args.get(j + 2))))
+                                .as(target + " after a bind of " + args.get(j + 2))
                                 .isFalse();
                     }
                 }
             }
         }
-        assertThat(args).containsSubsequence("--ro-bind", "/a", "/a").containsSubsequence("--ro-bind", "/b/c", "/b/c")
-                .containsSubsequence("--ro-bind", "/b/e", "/b/e").doesNotContain("/b/c/d", "/a/x/y");
+        assertThat(args)
+                .containsSubsequence("--ro-bind", "/a", "/a")
+                .containsSubsequence("--ro-bind", "/b/c", "/b/c")
+                .containsSubsequence("--ro-bind", "/b/e", "/b/e")
+                .doesNotContain("/b/c/d", "/a/x/y");
     }
 
     @Test
     void dirsTheSandboxShowsAlreadyAreSkipped() {
-        assertThat(args("/usr/lib/python3.11", "/usr", "/lib/python3/dist-packages", "/bin")).isEmpty();
+        assertThat(args("/usr/lib/python3.11", "/usr", "/lib/python3/dist-packages", "/bin"))
+                .isEmpty();
     }
 
     @Test

@@ -54,7 +54,8 @@ class StderrRelayTest {
     void aLongLineIsCutAndSaysHowMuch() {
         write("x".repeat(StderrRelay.MAX_LINE_BYTES + 1000) + "\nnext\n");
         assertThat(logged).hasSize(2);
-        assertThat(logged.get(0)).startsWith("x".repeat(StderrRelay.MAX_LINE_BYTES))
+        assertThat(logged.get(0))
+                .startsWith("x".repeat(StderrRelay.MAX_LINE_BYTES))
                 .endsWith("[1000 more bytes of this line cut]");
         assertThat(logged.get(1)).isEqualTo("next");
     }
@@ -83,7 +84,8 @@ class StderrRelayTest {
         };
         relay.relay(endless);
         assertThat(logged).hasSize(1);
-        assertThat(logged.get(0)).hasSizeLessThan(StderrRelay.MAX_LINE_BYTES + 100)
+        assertThat(logged.get(0))
+                .hasSizeLessThan(StderrRelay.MAX_LINE_BYTES + 100)
                 .endsWith("[" + (total - StderrRelay.MAX_LINE_BYTES) + " more bytes of this line cut]");
     }
 
@@ -98,8 +100,9 @@ class StderrRelayTest {
         now.addAndGet(1_000_000_000L); // a second later: the rate's worth of lines, the first says what was dropped
         write("after\n");
         assertThat(logged).hasSize(StderrRelay.BURST_LINES + 2);
-        assertThat(logged.get(StderrRelay.BURST_LINES)).isEqualTo("… " + (10_000 - StderrRelay.BURST_LINES)
-                + " lines dropped (more than 100 lines at once or 10 a second)");
+        assertThat(logged.get(StderrRelay.BURST_LINES))
+                .isEqualTo("… " + (10_000 - StderrRelay.BURST_LINES)
+                        + " lines dropped (more than 100 lines at once or 10 a second)");
         assertThat(logged.getLast()).isEqualTo("after");
         assertThat(relay.lastWords()).endsWith("line 9999\nafter");
     }

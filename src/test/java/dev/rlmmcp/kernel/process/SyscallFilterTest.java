@@ -26,25 +26,25 @@ class SyscallFilterTest {
     void x86_64() {
         byte[] program = SyscallFilter.program(SyscallFilter.arch("amd64").orElseThrow());
         int x86 = 0xC000003E;
-        assertThat(run(program, x86, 272, NEWUSER)).isEqualTo(EPERM);        // unshare(CLONE_NEWUSER)
+        assertThat(run(program, x86, 272, NEWUSER)).isEqualTo(EPERM); // unshare(CLONE_NEWUSER)
         assertThat(run(program, x86, 272, NEWUSER | 0x20000)).isEqualTo(EPERM);
-        assertThat(run(program, x86, 272, 0x20000)).isEqualTo(ALLOW);        // unshare(CLONE_NEWNS): the kernel's own checks
-        assertThat(run(program, x86, 56, NEWUSER | 17)).isEqualTo(EPERM);    // clone
-        assertThat(run(program, x86, 56, 0x003d0f00)).isEqualTo(ALLOW);      // clone as pthread_create calls it
-        assertThat(run(program, x86, 435, 0)).isEqualTo(ENOSYS);             // clone3
-        assertThat(run(program, x86, 285, 1)).isEqualTo(EOPNOTSUPP);         // fallocate
-        assertThat(run(program, x86, 190, 0)).isEqualTo(EOPNOTSUPP);         // fsetxattr
-        assertThat(run(program, x86, 1, 0)).isEqualTo(ALLOW);                // write
+        assertThat(run(program, x86, 272, 0x20000)).isEqualTo(ALLOW); // unshare(CLONE_NEWNS): the kernel's own checks
+        assertThat(run(program, x86, 56, NEWUSER | 17)).isEqualTo(EPERM); // clone
+        assertThat(run(program, x86, 56, 0x003d0f00)).isEqualTo(ALLOW); // clone as pthread_create calls it
+        assertThat(run(program, x86, 435, 0)).isEqualTo(ENOSYS); // clone3
+        assertThat(run(program, x86, 285, 1)).isEqualTo(EOPNOTSUPP); // fallocate
+        assertThat(run(program, x86, 190, 0)).isEqualTo(EOPNOTSUPP); // fsetxattr
+        assertThat(run(program, x86, 1, 0)).isEqualTo(ALLOW); // write
         assertThat(run(program, x86, 0x40000000 | 272, NEWUSER)).isEqualTo(EPERM); // x32
-        assertThat(run(program, 0x40000003, 310, NEWUSER)).isEqualTo(EPERM);      // i386 unshare
-        assertThat(run(program, x86, 41, AF_UNIX, SOCK_STREAM)).isEqualTo(EACCES);  // socket(AF_UNIX)
-        assertThat(run(program, x86, 41, AF_INET, SOCK_STREAM)).isEqualTo(ALLOW);   // the network namespace's business
+        assertThat(run(program, 0x40000003, 310, NEWUSER)).isEqualTo(EPERM); // i386 unshare
+        assertThat(run(program, x86, 41, AF_UNIX, SOCK_STREAM)).isEqualTo(EACCES); // socket(AF_UNIX)
+        assertThat(run(program, x86, 41, AF_INET, SOCK_STREAM)).isEqualTo(ALLOW); // the network namespace's business
         assertThat(run(program, x86, 53, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC)).isEqualTo(ALLOW); // socketpair
         assertThat(run(program, x86, 53, AF_UNIX, SOCK_SEQPACKET)).isEqualTo(ALLOW);
         assertThat(run(program, x86, 53, AF_UNIX, SOCK_DGRAM)).isEqualTo(EACCES);
-        assertThat(run(program, x86, 53, AF_UNIX, 3)).isEqualTo(EACCES);            // SOCK_RAW: a datagram socket
-        assertThat(run(program, x86, 425, 8, 0)).isEqualTo(ENOSYS);                 // io_uring_setup
-        assertThat(run(program, x86, 42, 3, 0)).isEqualTo(ALLOW);                   // connect: its socket was refused already
+        assertThat(run(program, x86, 53, AF_UNIX, 3)).isEqualTo(EACCES); // SOCK_RAW: a datagram socket
+        assertThat(run(program, x86, 425, 8, 0)).isEqualTo(ENOSYS); // io_uring_setup
+        assertThat(run(program, x86, 42, 3, 0)).isEqualTo(ALLOW); // connect: its socket was refused already
     }
 
     @Test
@@ -77,8 +77,12 @@ class SyscallFilterTest {
 
     /** Runs the program over seccomp_data {nr, arch, ip, args[0], args[1]}: only the opcodes it uses. */
     private static int run(byte[] program, int arch, int nr, int arg0, int arg1) {
-        ByteBuffer data = ByteBuffer.allocate(64).order(ByteOrder.nativeOrder()).putInt(0, nr).putInt(4, arch)
-                .putLong(16, arg0).putLong(24, arg1);
+        ByteBuffer data = ByteBuffer.allocate(64)
+                .order(ByteOrder.nativeOrder())
+                .putInt(0, nr)
+                .putInt(4, arch)
+                .putLong(16, arg0)
+                .putLong(24, arg1);
         ByteBuffer code = ByteBuffer.wrap(program).order(ByteOrder.nativeOrder());
         int a = 0;
         for (int pc = 0; pc < program.length / 8; pc++) {

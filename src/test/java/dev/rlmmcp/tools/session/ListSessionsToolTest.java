@@ -39,7 +39,8 @@ class ListSessionsToolTest {
         sessions = new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(), new ObjectMapper()));
         tool = new ListSessionsTool(sessions);
         for (int i = 0; i < 40; i++) {
-            made.add(sessions.create("context", new Limits(100, null, null, null)).id());
+            made.add(sessions.create("context", new Limits(100, null, null, null))
+                    .id());
             Thread.sleep(1);
         }
     }
@@ -66,7 +67,8 @@ class ListSessionsToolTest {
         assertThat(page.path("next").asText()).contains("offset 20");
         assertThat(page.path("sessions").path(0).path("session_id").asText()).isEqualTo(made.get(39));
         JsonNode entry = page.path("sessions").path(0);
-        assertThat(entry.fieldNames()).toIterable()
+        assertThat(entry.fieldNames())
+                .toIterable()
                 .containsExactly("session_id", "name", "state", "steps", "memory", "last_active");
         assertThat(bytes(page)).isLessThan(4096);
         assertThat(bytes(list(Map.of("limit", 40)))).isLessThanOrEqualTo(8192);
@@ -90,11 +92,18 @@ class ListSessionsToolTest {
         sessions.get(made.get(3)).finish("done", null);
         ObjectNode finalized = list(Map.of("state", "finalized"));
         assertThat(finalized.path("total").asInt()).isEqualTo(1);
-        assertThat(finalized.path("sessions").path(0).path("session_id").asText()).isEqualTo(made.get(3));
+        assertThat(finalized.path("sessions").path(0).path("session_id").asText())
+                .isEqualTo(made.get(3));
         assertThat(list(Map.of("state", "active")).path("total").asInt()).isEqualTo(39);
         ObjectNode verbose = list(Map.of("verbose", true, "limit", 1));
-        assertThat(verbose.path("sessions").path(0)).isEqualTo(TestReplies.summary(sessions.get(made.get(3)).summary()));
-        assertThat(verbose.path("sessions").path(0).path("limits").path("max_steps").asInt()).isEqualTo(100);
+        assertThat(verbose.path("sessions").path(0))
+                .isEqualTo(TestReplies.summary(sessions.get(made.get(3)).summary()));
+        assertThat(verbose.path("sessions")
+                        .path(0)
+                        .path("limits")
+                        .path("max_steps")
+                        .asInt())
+                .isEqualTo(100);
         assertThatThrownBy(() -> list(Map.of("state", "gone"))).isInstanceOf(RlmException.class);
     }
 }

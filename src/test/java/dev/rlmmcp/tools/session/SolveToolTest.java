@@ -58,9 +58,16 @@ class SolveToolTest {
     @BeforeEach
     void start() {
         sessions = new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(), JSON));
-        RlmConfig config = new RlmConfig(new RunLimits(3, 7, 11, Duration.ofSeconds(60), null, null, 0.5, 4, 20_000,
-                0.85, 8), Map.of(), Map.of(), 128_000);
-        catalog = StandardTools.catalog(sessions, new DataRoot(dir), BridgedServers.NONE, DataSources.defaults(),
+        RlmConfig config = new RlmConfig(
+                new RunLimits(3, 7, 11, Duration.ofSeconds(60), null, null, 0.5, 4, 20_000, 0.85, 8),
+                Map.of(),
+                Map.of(),
+                128_000);
+        catalog = StandardTools.catalog(
+                sessions,
+                new DataRoot(dir),
+                BridgedServers.NONE,
+                DataSources.defaults(),
                 new RlmRuns(sessions, config));
     }
 
@@ -74,10 +81,11 @@ class SolveToolTest {
     }
 
     private JsonNode refusal(Map<String, Object> arguments, Caller caller) throws Exception {
-        McpSchema.CallToolResult result = catalog.call(catalog.tool("rlm_solve").orElseThrow(),
-                withJson(arguments), caller);
+        McpSchema.CallToolResult result =
+                catalog.call(catalog.tool("rlm_solve").orElseThrow(), withJson(arguments), caller);
         assertThat(result.isError()).as(arguments.toString()).isTrue();
-        return JSON.readTree(((McpSchema.TextContent) result.content().getFirst()).text()).path("error");
+        return JSON.readTree(((McpSchema.TextContent) result.content().getFirst()).text())
+                .path("error");
     }
 
     private static Map<String, Object> withJson(Map<String, Object> arguments) {
@@ -88,12 +96,27 @@ class SolveToolTest {
 
     @Test
     void theSchemaNamesEveryLimitWithTheServersDefaults() {
-        McpSchema.Tool tool = catalog.definitions().stream().filter(t -> t.name().equals("rlm_solve")).findFirst()
+        McpSchema.Tool tool = catalog.definitions().stream()
+                .filter(t -> t.name().equals("rlm_solve"))
+                .findFirst()
                 .orElseThrow();
-        Map<String, Object> properties = (Map<String, Object>) tool.inputSchema().get("properties");
-        assertThat(properties).containsKeys("question", "context", "session_id", "model", "max_depth",
-                "max_iterations", "max_children", "max_time_s", "max_input_tokens", "max_output_tokens",
-                "max_cost_usd", "max_consecutive_errors", "response_format");
+        Map<String, Object> properties =
+                (Map<String, Object>) tool.inputSchema().get("properties");
+        assertThat(properties)
+                .containsKeys(
+                        "question",
+                        "context",
+                        "session_id",
+                        "model",
+                        "max_depth",
+                        "max_iterations",
+                        "max_children",
+                        "max_time_s",
+                        "max_input_tokens",
+                        "max_output_tokens",
+                        "max_cost_usd",
+                        "max_consecutive_errors",
+                        "response_format");
         assertThat(tool.inputSchema().get("required")).isEqualTo(List.of("question"));
         assertThat(properties.get("max_depth").toString()).contains("default 3");
         assertThat(properties.get("max_iterations").toString()).contains("default 7");
@@ -111,28 +134,44 @@ class SolveToolTest {
         JsonNode two = refusal(Map.of("question", "q", "context", Map.of("text", "x", "url", "https://e.com")));
         assertThat(two.path("message").asText()).isEqualTo("context names 2 sources (text, url)");
         assertThat(two.path("fix").asText()).startsWith("give exactly one of {\"text\": \"...\"}");
-        assertThat(refusal(Map.of("question", "q", "context", Map.of())).path("message").asText())
+        assertThat(refusal(Map.of("question", "q", "context", Map.of()))
+                        .path("message")
+                        .asText())
                 .isEqualTo("context names no source");
-        assertThat(refusal(Map.of("question", "q", "context", "just text")).path("message").asText())
+        assertThat(refusal(Map.of("question", "q", "context", "just text"))
+                        .path("message")
+                        .asText())
                 .isEqualTo("context must be an object, not a string");
-        assertThat(refusal(Map.of("question", "q", "context", Map.of("path", "x"))).path("message").asText())
+        assertThat(refusal(Map.of("question", "q", "context", Map.of("path", "x")))
+                        .path("message")
+                        .asText())
                 .isEqualTo("context has no field path");
-        assertThat(refusal(Map.of("question", "q", "context", Map.of("s3", "k"))).path("message").asText())
+        assertThat(refusal(Map.of("question", "q", "context", Map.of("s3", "k")))
+                        .path("message")
+                        .asText())
                 .startsWith("context.s3 must be an object with the string key");
         assertThat(refusal(Map.of("question", "q", "context", Map.of("text", "x", "data_type", "xml")))
-                .path("message").asText()).isEqualTo("context.data_type is xml, not a known data type");
+                        .path("message")
+                        .asText())
+                .isEqualTo("context.data_type is xml, not a known data type");
         JsonNode outside = refusal(Map.of("question", "q", "context", Map.of("file", "../../etc/passwd")));
         assertThat(outside.path("code").asText()).isEqualTo("PATH_OUTSIDE_DATA_ROOT");
         assertThat(outside.path("argument").asText()).isEqualTo("context");
         JsonNode cost = refusal(Map.of("question", "q", "max_cost_usd", "1 dollar"));
         assertThat(cost.path("argument").asText()).isEqualTo("max_cost_usd");
         assertThat(cost.path("fix").asText()).startsWith("pass max_cost_usd as a number");
-        assertThat(refusal(Map.of("question", "q", "max_depth", 0)).path("message").asText())
+        assertThat(refusal(Map.of("question", "q", "max_depth", 0))
+                        .path("message")
+                        .asText())
                 .isEqualTo("max_depth is 0, outside 1..16");
         assertThat(refusal(Map.of("question", " ")).path("message").asText()).isEqualTo("question is empty");
-        assertThat(refusal(Map.of("context", Map.of("text", "x"))).path("message").asText())
+        assertThat(refusal(Map.of("context", Map.of("text", "x")))
+                        .path("message")
+                        .asText())
                 .isEqualTo("rlm_solve needs the argument question");
-        assertThat(refusal(Map.of("question", "q", "session_id", "nope")).path("code").asText())
+        assertThat(refusal(Map.of("question", "q", "session_id", "nope"))
+                        .path("code")
+                        .asText())
                 .isEqualTo("SESSION_NOT_FOUND");
         assertThat(sessions.all()).hasSize(before);
     }
@@ -150,34 +189,74 @@ class SolveToolTest {
     @Test
     void theCallsLimitsOverrideTheServersDefaults() {
         RunLimits d = new RunLimits(3, 7, 11, Duration.ofSeconds(60), null, null, 0.5, 4, 20_000, 0.85, 8);
-        RunLimits limits = SolveTool.limits(new Args("rlm_solve", Map.of("max_depth", 1, "max_iterations", 5,
-                "max_children", 0, "max_time_s", 9, "max_input_tokens", 1000, "max_output_tokens", 100,
-                "max_cost_usd", 0.02, "max_consecutive_errors", 1), List.of("max_depth", "max_iterations",
-                "max_children", "max_time_s", "max_input_tokens", "max_output_tokens", "max_cost_usd",
-                "max_consecutive_errors")), d);
-        assertThat(limits).isEqualTo(new RunLimits(1, 5, 0, Duration.ofSeconds(9), 1000L, 100L, 0.02, 1, 20_000, 0.85, 8));
-        assertThat(SolveTool.limits(new Args("rlm_solve", Map.of(), List.of()), d)).isEqualTo(d);
+        RunLimits limits = SolveTool.limits(
+                new Args(
+                        "rlm_solve",
+                        Map.of(
+                                "max_depth",
+                                1,
+                                "max_iterations",
+                                5,
+                                "max_children",
+                                0,
+                                "max_time_s",
+                                9,
+                                "max_input_tokens",
+                                1000,
+                                "max_output_tokens",
+                                100,
+                                "max_cost_usd",
+                                0.02,
+                                "max_consecutive_errors",
+                                1),
+                        List.of(
+                                "max_depth",
+                                "max_iterations",
+                                "max_children",
+                                "max_time_s",
+                                "max_input_tokens",
+                                "max_output_tokens",
+                                "max_cost_usd",
+                                "max_consecutive_errors")),
+                d);
+        assertThat(limits)
+                .isEqualTo(new RunLimits(1, 5, 0, Duration.ofSeconds(9), 1000L, 100L, 0.02, 1, 20_000, 0.85, 8));
+        assertThat(SolveTool.limits(new Args("rlm_solve", Map.of(), List.of()), d))
+                .isEqualTo(d);
     }
 
     @Test
     void theTextReplyIsTheAnswerThenTheStopTheFiguresAndTheTrajectory() {
         RunFigures figures = new RunFigures(12, 3, 0, 2, 15_234, 1_200, 0.0123, 2, 4, 8_400);
-        ObjectNode reply = RunReport.reply("s-1", new RunOutcome("r1", "42 requests failed", false, "max_iterations",
-                "the root RLM reached max_iterations (7); pass a larger max_iterations", figures), 5);
-        assertThat(TextRenderer.render("rlm_solve", reply, TextRenderer.View.FIRST)).isEqualTo("""
+        ObjectNode reply = RunReport.reply(
+                "s-1",
+                new RunOutcome(
+                        "r1",
+                        "42 requests failed",
+                        false,
+                        "max_iterations",
+                        "the root RLM reached max_iterations (7); pass a larger max_iterations",
+                        figures),
+                5);
+        assertThat(TextRenderer.render("rlm_solve", reply, TextRenderer.View.FIRST))
+                .isEqualTo("""
                 42 requests failed
                 [stopped by max_iterations: the root RLM reached max_iterations (7); pass a larger max_iterations]
                 [12 iterations; 3 children; depth 2; 15,234+1,200 tokens; $0.0123; 2 cache hits; 8.4 s; session s-1; \
                 trajectory: rlm_get_trace(session_id="s-1", start=5, end=6)]""");
-        ObjectNode none = RunReport.reply("s-2", new RunOutcome("r2", null, false, null, null,
-                new RunFigures(1, 0, 0, 0, 10, 5, null, 0, 0, 100)), null);
+        ObjectNode none = RunReport.reply(
+                "s-2",
+                new RunOutcome("r2", null, false, null, null, new RunFigures(1, 0, 0, 0, 10, 5, null, 0, 0, 100)),
+                null);
         assertThat(none.has("answer")).isTrue();
         assertThat(TextRenderer.render("rlm_solve", none, TextRenderer.View.FIRST))
                 .isEqualTo("(no answer)\n[1 iterations; 0 children; depth 0; 10+5 tokens; 0.1 s; session s-2]");
-        assertThat(RunReport.status(figures, 4, 1)).isEqualTo("iteration 4, depth 1, 0 children running, 16,434 tokens, $0.0123");
+        assertThat(RunReport.status(figures, 4, 1))
+                .isEqualTo("iteration 4, depth 1, 0 children running, 16,434 tokens, $0.0123");
         assertThat(RunReport.status(new RunFigures(3, 2, 1, 1, 10, 5, null, 0, 0, 100), 0, 1))
                 .isEqualTo("depth 1, 1 child running, 15 tokens");
-        assertThat(RunReport.figures(figures)).isEqualTo("12 iterations, 3 children, depth 2 reached, 15,234 input + "
-                + "1,200 output tokens, $0.0123, 2 cache hits, 4 llm_query calls, 8.4 s");
+        assertThat(RunReport.figures(figures))
+                .isEqualTo("12 iterations, 3 children, depth 2 reached, 15,234 input + "
+                        + "1,200 output tokens, $0.0123, 2 cache hits, 4 llm_query calls, 8.4 s");
     }
 }

@@ -10,8 +10,17 @@ import org.junit.jupiter.api.Test;
 class HostPolicyTest {
 
     private static OriginHostFilter.HostPolicy policy(String host, Set<String> allowedHosts, Set<String> origins) {
-        return HttpFace.hostPolicy(new HttpSettings(host, 0, 1, null, allowedHosts, origins, Duration.ofMinutes(1),
-                Duration.ofSeconds(15), (Path) null, Duration.ZERO));
+        return HttpFace.hostPolicy(new HttpSettings(
+                host,
+                0,
+                1,
+                null,
+                allowedHosts,
+                origins,
+                Duration.ofMinutes(1),
+                Duration.ofSeconds(15),
+                (Path) null,
+                Duration.ZERO));
     }
 
     @Test
@@ -33,7 +42,8 @@ class HostPolicyTest {
         assertThat(p.originAllowed(null, "localhost")).isTrue();
         assertThat(p.originAllowed("http://localhost:3000", "localhost")).isTrue();
         assertThat(p.originAllowed("https://app.example.com", "localhost")).isTrue();
-        assertThat(p.originAllowed("https://app.example.com.evil.io", "localhost")).isFalse();
+        assertThat(p.originAllowed("https://app.example.com.evil.io", "localhost"))
+                .isFalse();
         assertThat(p.originAllowed("http://evil.example.com", "localhost")).isFalse();
         assertThat(p.originAllowed("null", "localhost")).isFalse();
         assertThat(p.originAllowed("file://", "localhost")).isFalse();

@@ -25,22 +25,28 @@ class JsonErrorHandlerTest {
         jetty.addConnector(connector);
         ServletContextHandler context = new ServletContextHandler();
         context.setErrorHandler(new JsonErrorHandler());
-        context.addServlet(new ServletHolder(new HttpServlet() {
-            @Override
-            protected void doPost(HttpServletRequest request, HttpServletResponse response) {
-                throw new IllegalStateException("java.util.LinkedHashMap broke");
-            }
-        }), "/boom");
+        context.addServlet(
+                new ServletHolder(new HttpServlet() {
+                    @Override
+                    protected void doPost(HttpServletRequest request, HttpServletResponse response) {
+                        throw new IllegalStateException("java.util.LinkedHashMap broke");
+                    }
+                }),
+                "/boom");
         jetty.setHandler(context);
         jetty.start();
         try (HttpClient http = HttpClient.newHttpClient()) {
             for (String accept : new String[] {"application/json", "text/html", "*/*"}) {
-                HttpResponse<String> response = http.send(HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/boom")).header("Accept", accept)
-                        .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
+                HttpResponse<String> response = http.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/boom"))
+                                .header("Accept", accept)
+                                .POST(HttpRequest.BodyPublishers.ofString("{}"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
                 assertThat(response.statusCode()).isEqualTo(500);
-                assertThat(response.body()).contains("\"code\":-32603").doesNotContain("java.", "LinkedHashMap",
-                        "Exception", "IllegalState");
+                assertThat(response.body())
+                        .contains("\"code\":-32603")
+                        .doesNotContain("java.", "LinkedHashMap", "Exception", "IllegalState");
             }
         } finally {
             jetty.stop();

@@ -23,13 +23,15 @@ class PlainRpcStatusTest {
         assertThat(status(true, "{\"error\":{\"code\":\"SESSION_NOT_FOUND\"}}")).isEqualTo(404);
         assertThat(status(true, "{\"error\":{\"code\":\"PERMISSION_DENIED\"}}")).isEqualTo(403);
         assertThat(status(true, "{\"error\":{\"code\":\"INTERNAL_ERROR\"}}")).isEqualTo(500);
-        assertThat(status(true, "{\"error\":{\"code\":\"KERNEL_UNAVAILABLE\"}}")).isEqualTo(503);
+        assertThat(status(true, "{\"error\":{\"code\":\"KERNEL_UNAVAILABLE\"}}"))
+                .isEqualTo(503);
         assertThat(status(true, "{\"error\":{\"code\":\"SESSION_FINALIZED\"}}")).isEqualTo(409);
     }
 
     @Test
     void resultsAre200EvenWhenTheCodeRaised() throws Exception {
         assertThat(status(false, "{\"status\":\"ok\"}")).isEqualTo(200);
-        assertThat(status(true, "{\"status\":\"error\",\"error\":{\"type\":\"ZeroDivisionError\"}}")).isEqualTo(200);
+        assertThat(status(true, "{\"status\":\"error\",\"error\":{\"type\":\"ZeroDivisionError\"}}"))
+                .isEqualTo(200);
     }
 }

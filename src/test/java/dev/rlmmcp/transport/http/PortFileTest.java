@@ -18,7 +18,8 @@ class PortFileTest {
         Path path = dir.resolve("nested/rlm.port");
         try (PortFile file = PortFile.write(path, 43210)) {
             assertThat(Files.readString(path)).isEqualTo("43210\n");
-            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(path))).isEqualTo("rw-------");
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(path)))
+                    .isEqualTo("rw-------");
             assertThat(file.path()).isEqualTo(path.toAbsolutePath());
         }
         assertThat(path).doesNotExist();

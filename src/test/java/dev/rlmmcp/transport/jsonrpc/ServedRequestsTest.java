@@ -20,11 +20,15 @@ class ServedRequestsTest {
         AtomicInteger runs = new AtomicInteger();
         try (ServedRequests.Served request = served.serve("c1", 7);
                 CallContext.Registration registration = request.context().onCancel(runs::incrementAndGet)) {
-            assertThat(served.cancel("c2", 7)).as("another connection's request 7").isFalse();
+            assertThat(served.cancel("c2", 7))
+                    .as("another connection's request 7")
+                    .isFalse();
             assertThat(served.cancel("c1", 8)).as("another request").isFalse();
             assertThat(request.context().cancelled()).isFalse();
             assertThat(served.cancel("c1", 7L)).isTrue();
-            assertThat(served.cancel("c1", 7.0)).as("7.0 is the same JSON id as 7").isTrue();
+            assertThat(served.cancel("c1", 7.0))
+                    .as("7.0 is the same JSON id as 7")
+                    .isTrue();
             assertThat(runs).hasValue(1);
             assertThat(request.context().cancelled()).isTrue();
             assertThat(served.isCancelled("c1", 7)).isTrue();
@@ -66,8 +70,10 @@ class ServedRequestsTest {
     @Test
     void theContextTravelsInTheReactorContextWhereTheSdkReadsItsTransportContext() {
         try (ServedRequests.Served request = served.serve("c1", 3)) {
-            Object seen = request.carrying(Mono.deferContextual(ctx -> Mono.just(ctx.getOrDefault(McpTransportContext.KEY,
-                    McpTransportContext.EMPTY).get(ToolCatalog.CALL_CONTEXT)))).block();
+            Object seen = request.carrying(Mono.deferContextual(
+                            ctx -> Mono.just(ctx.getOrDefault(McpTransportContext.KEY, McpTransportContext.EMPTY)
+                                    .get(ToolCatalog.CALL_CONTEXT))))
+                    .block();
             assertThat(seen).isSameAs(request.context());
         }
     }
@@ -75,11 +81,16 @@ class ServedRequestsTest {
     @Test
     void aCancellationIsTakenFromTheNotificationAndNotPassedOn() {
         try (ServedRequests.Served request = served.serve("c1", 5)) {
-            assertThat(ClientCancellation.handled(served, "c1", new McpSchema.JSONRPCNotification(
-                    "2.0", "notifications/cancelled", Map.of("requestId", 5, "reason", "user")))).isTrue();
+            assertThat(ClientCancellation.handled(
+                            served,
+                            "c1",
+                            new McpSchema.JSONRPCNotification(
+                                    "2.0", "notifications/cancelled", Map.of("requestId", 5, "reason", "user"))))
+                    .isTrue();
             assertThat(request.context().cancelled()).isTrue();
-            assertThat(ClientCancellation.handled(served, "c1", new McpSchema.JSONRPCNotification(
-                    "2.0", "notifications/progress", Map.of()))).isFalse();
+            assertThat(ClientCancellation.handled(
+                            served, "c1", new McpSchema.JSONRPCNotification("2.0", "notifications/progress", Map.of())))
+                    .isFalse();
         }
     }
 }

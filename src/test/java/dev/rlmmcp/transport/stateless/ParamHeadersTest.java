@@ -21,14 +21,20 @@ class ParamHeadersTest {
 
     @Test
     void aHeaderMatchesItsArgumentAsIsOrInBase64() {
-        assertThat(ParamHeaders.mismatch(REGION, Map.of("region", "eu"), headers("mcp-param-region", " eu "))).isNull();
-        assertThat(ParamHeaders.mismatch(REGION, Map.of("region", "Hello"),
-                headers("Mcp-Param-Region", "=?base64?SGVsbG8=?="))).isNull();
-        assertThat(ParamHeaders.mismatch(REGION, Map.of("region", "Zürich"),
-                headers("Mcp-Param-Region", "=?base64?WsO8cmljaA==?="))).isNull();
+        assertThat(ParamHeaders.mismatch(REGION, Map.of("region", "eu"), headers("mcp-param-region", " eu ")))
+                .isNull();
+        assertThat(ParamHeaders.mismatch(
+                        REGION, Map.of("region", "Hello"), headers("Mcp-Param-Region", "=?base64?SGVsbG8=?=")))
+                .isNull();
+        assertThat(ParamHeaders.mismatch(
+                        REGION, Map.of("region", "Zürich"), headers("Mcp-Param-Region", "=?base64?WsO8cmljaA==?=")))
+                .isNull();
         // not wrapped exactly: the value as it is
-        assertThat(ParamHeaders.mismatch(REGION, Map.of("region", "=?base64?SGVsbG8="),
-                headers("Mcp-Param-Region", "=?base64?SGVsbG8="))).isNull();
+        assertThat(ParamHeaders.mismatch(
+                        REGION,
+                        Map.of("region", "=?base64?SGVsbG8="),
+                        headers("Mcp-Param-Region", "=?base64?SGVsbG8=")))
+                .isNull();
         assertThat(ParamHeaders.mismatch(REGION, Map.of(), headers())).isNull();
     }
 
@@ -38,10 +44,12 @@ class ParamHeadersTest {
                 .isEqualTo("the Mcp-Param-Region header is missing; it must repeat the argument region");
         assertThat(ParamHeaders.mismatch(REGION, Map.of("region", "eu"), headers("Mcp-Param-Region", "us")))
                 .contains("does not match the argument region");
-        assertThat(ParamHeaders.mismatch(REGION, Map.of("region", "Hello"),
-                headers("Mcp-Param-Region", "=?base64?SGVsbG8?="))).contains("not valid =?base64?");
-        assertThat(ParamHeaders.mismatch(REGION, Map.of("region", "Hello"),
-                headers("Mcp-Param-Region", "=?base64?SGVs!!!bG8=?="))).contains("not valid =?base64?");
+        assertThat(ParamHeaders.mismatch(
+                        REGION, Map.of("region", "Hello"), headers("Mcp-Param-Region", "=?base64?SGVsbG8?=")))
+                .contains("not valid =?base64?");
+        assertThat(ParamHeaders.mismatch(
+                        REGION, Map.of("region", "Hello"), headers("Mcp-Param-Region", "=?base64?SGVs!!!bG8=?=")))
+                .contains("not valid =?base64?");
         assertThat(ParamHeaders.mismatch(REGION, Map.of(), headers("Mcp-Param-Region", "eu")))
                 .contains("does not match");
     }

@@ -3,7 +3,6 @@ package dev.rlmmcp.transport.stateless;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.transport.Version;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.nio.charset.StandardCharsets;
@@ -15,11 +14,11 @@ import org.junit.jupiter.api.Test;
 
 class StatelessProtocolTest {
 
-    private static final Map<String, Object> META = Map.of(StatelessProtocol.META_VERSION, "2026-07-28",
-            StatelessProtocol.META_CAPABILITIES, Map.of());
+    private static final Map<String, Object> META =
+            Map.of(StatelessProtocol.META_VERSION, "2026-07-28", StatelessProtocol.META_CAPABILITIES, Map.of());
 
-    private final StatelessProtocol revision = new StatelessProtocol(new JacksonMcpJsonMapper(new ObjectMapper()),
-            StatelessTools.NONE);
+    private final StatelessProtocol revision =
+            new StatelessProtocol(new JacksonMcpJsonMapper(new ObjectMapper()), StatelessTools.NONE);
 
     private static UnaryOperator<String> headers(String... pairs) {
         Map<String, String> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
@@ -36,7 +35,8 @@ class StatelessProtocolTest {
     @Test
     void aRequestOfTheRevisionIsKnownByItsHeaderOrWithoutOneByItsMeta() {
         McpSchema.JSONRPCRequest withMeta = call("tools/list", Map.of("_meta", META));
-        assertThat(StatelessProtocol.claims("2026-07-28", call("tools/list", Map.of()))).isTrue();
+        assertThat(StatelessProtocol.claims("2026-07-28", call("tools/list", Map.of())))
+                .isTrue();
         assertThat(StatelessProtocol.claims(" 2026-07-28 ", withMeta)).isTrue();
         assertThat(StatelessProtocol.claims(null, withMeta)).isTrue();
         assertThat(StatelessProtocol.claims("2025-11-25", withMeta)).isFalse();
@@ -45,10 +45,26 @@ class StatelessProtocolTest {
 
     @Test
     void matchingHeadersAndMetaAreServed() {
-        assertThat(revision.check(headers("MCP-Protocol-Version", "2026-07-28", "mcp-method", " tools/call ",
-                "MCP-NAME", "rlm_execute"), call("tools/call", Map.of("name", "rlm_execute", "_meta", META)))).isNull();
-        assertThat(revision.check(headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "resources/read",
-                "Mcp-Name", "test://x"), call("resources/read", Map.of("uri", "test://x", "_meta", META)))).isNull();
+        assertThat(revision.check(
+                        headers(
+                                "MCP-Protocol-Version",
+                                "2026-07-28",
+                                "mcp-method",
+                                " tools/call ",
+                                "MCP-NAME",
+                                "rlm_execute"),
+                        call("tools/call", Map.of("name", "rlm_execute", "_meta", META))))
+                .isNull();
+        assertThat(revision.check(
+                        headers(
+                                "MCP-Protocol-Version",
+                                "2026-07-28",
+                                "Mcp-Method",
+                                "resources/read",
+                                "Mcp-Name",
+                                "test://x"),
+                        call("resources/read", Map.of("uri", "test://x", "_meta", META))))
+                .isNull();
     }
 
     @Test
@@ -58,7 +74,13 @@ class StatelessProtocolTest {
                 headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Name", "rlm_execute"),
                 headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "TOOLS/CALL", "Mcp-Name", "rlm_execute"),
                 headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call"),
-                headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "rlm_load_data"))) {
+                headers(
+                        "MCP-Protocol-Version",
+                        "2026-07-28",
+                        "Mcp-Method",
+                        "tools/call",
+                        "Mcp-Name",
+                        "rlm_load_data"))) {
             Refusal refusal = revision.check(wrong, call);
             assertThat(refusal).isNotNull();
             assertThat(refusal.status()).isEqualTo(400);
@@ -72,25 +94,38 @@ class StatelessProtocolTest {
         Refusal none = revision.check(headers, call("server/discover", Map.of()));
         assertThat(none.code()).isEqualTo(McpSchema.ErrorCodes.INVALID_PARAMS);
         assertThat(none.message()).contains("missing: _meta");
-        Refusal partial = revision.check(headers, call("server/discover",
-                Map.of("_meta", Map.of(StatelessProtocol.META_VERSION, "2026-07-28"))));
+        Refusal partial = revision.check(
+                headers,
+                call("server/discover", Map.of("_meta", Map.of(StatelessProtocol.META_VERSION, "2026-07-28"))));
         assertThat(partial.status()).isEqualTo(400);
         assertThat(partial.message()).contains("missing: " + StatelessProtocol.META_CAPABILITIES);
-        Refusal other = revision.check(headers, call("server/discover", Map.of("_meta",
-                Map.of(StatelessProtocol.META_VERSION, "v999", StatelessProtocol.META_CAPABILITIES, Map.of()))));
+        Refusal other = revision.check(
+                headers,
+                call(
+                        "server/discover",
+                        Map.of(
+                                "_meta",
+                                Map.of(
+                                        StatelessProtocol.META_VERSION,
+                                        "v999",
+                                        StatelessProtocol.META_CAPABILITIES,
+                                        Map.of()))));
         assertThat(other.code()).isEqualTo(StatelessProtocol.HEADER_MISMATCH);
     }
 
     @Test
     void methodsTheRevisionRemovedAreNotFound() {
         for (String method : List.of("initialize", "ping", "logging/setLevel", "resources/subscribe")) {
-            Refusal refusal = revision.check(headers("MCP-Protocol-Version", "2026-07-28",
-                    "Mcp-Method", method), call(method, Map.of("_meta", META)));
+            Refusal refusal = revision.check(
+                    headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", method),
+                    call(method, Map.of("_meta", META)));
             assertThat(refusal.status()).as(method).isEqualTo(404);
             assertThat(refusal.code()).isEqualTo(McpSchema.ErrorCodes.METHOD_NOT_FOUND);
         }
         assertThat(revision.removedMethod("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}"
-                .getBytes(StandardCharsets.UTF_8)).status()).isEqualTo(404);
+                                .getBytes(StandardCharsets.UTF_8))
+                        .status())
+                .isEqualTo(404);
         assertThat(revision.removedMethod("{\"method\":\"tools/list\"}".getBytes(StandardCharsets.UTF_8)))
                 .isNull();
     }
@@ -100,28 +135,44 @@ class StatelessProtocolTest {
         Refusal refusal = StatelessProtocol.unsupported("v999", List.of("2025-11-25", "2026-07-28"));
         assertThat(refusal.status()).isEqualTo(400);
         assertThat(refusal.answer(5)).containsEntry("id", 5);
-        assertThat(refusal.answer(5).get("error")).isEqualTo(Map.of("code", StatelessProtocol.UNSUPPORTED_VERSION,
-                "message", refusal.message(), "data", Map.of("supported", List.of("2025-11-25", "2026-07-28"),
-                        "requested", "v999")));
+        assertThat(refusal.answer(5).get("error"))
+                .isEqualTo(Map.of(
+                        "code",
+                        StatelessProtocol.UNSUPPORTED_VERSION,
+                        "message",
+                        refusal.message(),
+                        "data",
+                        Map.of("supported", List.of("2025-11-25", "2026-07-28"), "requested", "v999")));
     }
 
     @Test
     void resultsCarryTheirTypeAndListsAndReadsTheirCacheHints() {
         Map<String, Object> list = revision.dressed("tools/list", Map.of("tools", List.of()));
-        assertThat(list).containsEntry("resultType", "complete").containsEntry("ttlMs", 0)
-                .containsEntry("cacheScope", "private").containsKey("_meta");
+        assertThat(list)
+                .containsEntry("resultType", "complete")
+                .containsEntry("ttlMs", 0)
+                .containsEntry("cacheScope", "private")
+                .containsKey("_meta");
         Map<String, Object> call = revision.dressed("tools/call", Map.of("content", List.of()));
         assertThat(call).containsEntry("resultType", "complete").doesNotContainKeys("ttlMs", "cacheScope");
     }
 
     @Test
     void answersGetTheStatusTheRevisionAsks() {
-        assertThat(StatelessProtocol.status(McpSchema.JSONRPCResponse.result(1, Map.of()))).isEqualTo(200);
-        assertThat(StatelessProtocol.status(McpSchema.JSONRPCResponse.error(1, new McpSchema.JSONRPCResponse.JSONRPCError(
-                McpSchema.ErrorCodes.METHOD_NOT_FOUND, "no", null)))).isEqualTo(404);
-        assertThat(StatelessProtocol.status(McpSchema.JSONRPCResponse.error(1, new McpSchema.JSONRPCResponse.JSONRPCError(
-                StatelessProtocol.MISSING_CLIENT_CAPABILITY, "no", null)))).isEqualTo(400);
-        assertThat(StatelessProtocol.status(McpSchema.JSONRPCResponse.error(1, new McpSchema.JSONRPCResponse.JSONRPCError(
-                McpSchema.ErrorCodes.INTERNAL_ERROR, "no", null)))).isEqualTo(200);
+        assertThat(StatelessProtocol.status(McpSchema.JSONRPCResponse.result(1, Map.of())))
+                .isEqualTo(200);
+        assertThat(StatelessProtocol.status(McpSchema.JSONRPCResponse.error(
+                        1,
+                        new McpSchema.JSONRPCResponse.JSONRPCError(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "no", null))))
+                .isEqualTo(404);
+        assertThat(StatelessProtocol.status(McpSchema.JSONRPCResponse.error(
+                        1,
+                        new McpSchema.JSONRPCResponse.JSONRPCError(
+                                StatelessProtocol.MISSING_CLIENT_CAPABILITY, "no", null))))
+                .isEqualTo(400);
+        assertThat(StatelessProtocol.status(McpSchema.JSONRPCResponse.error(
+                        1,
+                        new McpSchema.JSONRPCResponse.JSONRPCError(McpSchema.ErrorCodes.INTERNAL_ERROR, "no", null))))
+                .isEqualTo(200);
     }
 }

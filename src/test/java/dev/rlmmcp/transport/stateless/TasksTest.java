@@ -14,10 +14,13 @@ import org.junit.jupiter.api.Test;
 
 class TasksTest {
 
-    private static final Map<String, Object> DECLARED = Map.of(StatelessProtocol.META_VERSION, "2026-07-28",
-            StatelessProtocol.META_CAPABILITIES, Map.of("extensions", Map.of(Tasks.EXTENSION, Map.of())));
-    private static final Map<String, Object> UNDECLARED = Map.of(StatelessProtocol.META_VERSION, "2026-07-28",
-            StatelessProtocol.META_CAPABILITIES, Map.of());
+    private static final Map<String, Object> DECLARED = Map.of(
+            StatelessProtocol.META_VERSION,
+            "2026-07-28",
+            StatelessProtocol.META_CAPABILITIES,
+            Map.of("extensions", Map.of(Tasks.EXTENSION, Map.of())));
+    private static final Map<String, Object> UNDECLARED =
+            Map.of(StatelessProtocol.META_VERSION, "2026-07-28", StatelessProtocol.META_CAPABILITIES, Map.of());
 
     private final McpJsonMapper mapper = new JacksonMcpJsonMapper(new ObjectMapper());
     private final ServedRequests served = new ServedRequests();
@@ -47,16 +50,24 @@ class TasksTest {
     void aTaskIsCreatedFlatAndWorkingThenShowsItsResult() {
         ResumableCall call = call();
         Map<String, Object> created = tasks.adopt(call);
-        assertThat(created).containsEntry("resultType", "task").containsEntry("status", "working")
+        assertThat(created)
+                .containsEntry("resultType", "task")
+                .containsEntry("status", "working")
                 .containsKeys("taskId", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs")
                 .doesNotContainKeys("result", "error", "inputRequests", "requestState", "task");
         assertThat((String) created.get("createdAt")).matches("\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}.*");
         String id = (String) created.get("taskId");
 
-        call.sendMessage(McpSchema.JSONRPCResponse.result(1, McpSchema.CallToolResult.builder()
-                .content(List.of(new McpSchema.TextContent("done"))).build())).block();
+        call.sendMessage(McpSchema.JSONRPCResponse.result(
+                        1,
+                        McpSchema.CallToolResult.builder()
+                                .content(List.of(new McpSchema.TextContent("done")))
+                                .build()))
+                .block();
         Map<String, Object> got = result(request(Tasks.GET, DECLARED, "taskId", id));
-        assertThat(got).containsEntry("resultType", "complete").containsEntry("status", "completed")
+        assertThat(got)
+                .containsEntry("resultType", "complete")
+                .containsEntry("status", "completed")
                 .doesNotContainKey("requestState");
         assertThat(got.get("result").toString()).contains("done", "resultType=complete");
         // cancelling a task that has ended is acknowledged, and changes nothing
@@ -69,10 +80,18 @@ class TasksTest {
     void whatATaskAsksIsShownAndAnsweredKeyByKey() throws Exception {
         ResumableCall call = call();
         String id = (String) tasks.adopt(call).get("taskId");
-        call.sendMessage(new McpSchema.JSONRPCRequest(McpSchema.JSONRPC_VERSION, McpSchema.METHOD_ELICITATION_CREATE,
-                "r1", Map.of("message", "first?", "_meta", Map.of(ResumableCall.KEY, "first")))).block();
-        call.sendMessage(new McpSchema.JSONRPCRequest(McpSchema.JSONRPC_VERSION, McpSchema.METHOD_ELICITATION_CREATE,
-                "r2", Map.of("message", "second?"))).block();
+        call.sendMessage(new McpSchema.JSONRPCRequest(
+                        McpSchema.JSONRPC_VERSION,
+                        McpSchema.METHOD_ELICITATION_CREATE,
+                        "r1",
+                        Map.of("message", "first?", "_meta", Map.of(ResumableCall.KEY, "first"))))
+                .block();
+        call.sendMessage(new McpSchema.JSONRPCRequest(
+                        McpSchema.JSONRPC_VERSION,
+                        McpSchema.METHOD_ELICITATION_CREATE,
+                        "r2",
+                        Map.of("message", "second?")))
+                .block();
         Thread.sleep(2 * ResumableCall.QUIET_NANOS / 1_000_000);
         Map<String, Object> asking = result(request(Tasks.GET, DECLARED, "taskId", id));
         assertThat(asking).containsEntry("status", "input_required");
@@ -80,20 +99,29 @@ class TasksTest {
         assertThat(asking.get("inputRequests").toString()).doesNotContain(ResumableCall.KEY);
 
         Map<String, Object> accept = Map.of("action", "accept", "content", Map.of("ok", true));
-        assertThat(result(request(Tasks.UPDATE, DECLARED, "taskId", id, "inputResponses",
-                Map.of("first", accept, "unknown", Map.of("ignored", true))))).isEqualTo(Map.of("resultType", "complete"));
-        assertThat((Map<String, Object>) result(request(Tasks.GET, DECLARED, "taskId", id)).get("inputRequests"))
+        assertThat(result(request(
+                        Tasks.UPDATE,
+                        DECLARED,
+                        "taskId",
+                        id,
+                        "inputResponses",
+                        Map.of("first", accept, "unknown", Map.of("ignored", true)))))
+                .isEqualTo(Map.of("resultType", "complete"));
+        assertThat((Map<String, Object>)
+                        result(request(Tasks.GET, DECLARED, "taskId", id)).get("inputRequests"))
                 .containsOnlyKeys("elicitation-2");
 
-        McpSchema.JSONRPCResponse invalid = request(Tasks.UPDATE, DECLARED, "taskId", id, "inputResponses",
-                Map.of("elicitation-2", 12345));
+        McpSchema.JSONRPCResponse invalid =
+                request(Tasks.UPDATE, DECLARED, "taskId", id, "inputResponses", Map.of("elicitation-2", 12345));
         assertThat(invalid.error().code()).isEqualTo(McpSchema.ErrorCodes.INVALID_PARAMS);
         assertThat(invalid.error().message()).contains("params.inputResponses.elicitation-2");
-        assertThat((Map<String, Object>) result(request(Tasks.GET, DECLARED, "taskId", id)).get("inputRequests"))
+        assertThat((Map<String, Object>)
+                        result(request(Tasks.GET, DECLARED, "taskId", id)).get("inputRequests"))
                 .containsOnlyKeys("elicitation-2");
 
         assertThat(result(request(Tasks.CANCEL, DECLARED, "taskId", id))).isEqualTo(Map.of("resultType", "complete"));
-        assertThat(result(request(Tasks.GET, DECLARED, "taskId", id))).containsEntry("status", "cancelled")
+        assertThat(result(request(Tasks.GET, DECLARED, "taskId", id)))
+                .containsEntry("status", "cancelled")
                 .doesNotContainKey("inputRequests");
         assertThat(call.served().context().cancelled()).isTrue();
     }
@@ -104,14 +132,32 @@ class TasksTest {
         String id = (String) tasks.adopt(call).get("taskId");
         List<Map<String, Object>> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
         Runnable unwatch = tasks.watch(java.util.Set.of(id, "unknown"), heard::add);
-        call.sendMessage(new McpSchema.JSONRPCRequest(McpSchema.JSONRPC_VERSION, McpSchema.METHOD_ELICITATION_CREATE,
-                "r1", Map.of("message", "sure?"))).block();
+        call.sendMessage(new McpSchema.JSONRPCRequest(
+                        McpSchema.JSONRPC_VERSION,
+                        McpSchema.METHOD_ELICITATION_CREATE,
+                        "r1",
+                        Map.of("message", "sure?")))
+                .block();
         Thread.sleep(5 * ResumableCall.QUIET_NANOS / 1_000_000);
-        tasks.handle(new McpSchema.JSONRPCRequest(McpSchema.JSONRPC_VERSION, Tasks.UPDATE, 2, Map.of("taskId", id,
-                "inputResponses", Map.of("elicitation-1", Map.of("action", "accept")), "_meta", DECLARED)));
-        call.sendMessage(McpSchema.JSONRPCResponse.result(1, McpSchema.CallToolResult.builder()
-                .content(List.of(new McpSchema.TextContent("done"))).build())).block();
-        assertThat(heard).extracting(task -> task.get("status"))
+        tasks.handle(new McpSchema.JSONRPCRequest(
+                McpSchema.JSONRPC_VERSION,
+                Tasks.UPDATE,
+                2,
+                Map.of(
+                        "taskId",
+                        id,
+                        "inputResponses",
+                        Map.of("elicitation-1", Map.of("action", "accept")),
+                        "_meta",
+                        DECLARED)));
+        call.sendMessage(McpSchema.JSONRPCResponse.result(
+                        1,
+                        McpSchema.CallToolResult.builder()
+                                .content(List.of(new McpSchema.TextContent("done")))
+                                .build()))
+                .block();
+        assertThat(heard)
+                .extracting(task -> task.get("status"))
                 .containsExactly("working", "input_required", "working", "completed");
         assertThat(heard.get(1)).containsKey("inputRequests");
         unwatch.run();
@@ -122,19 +168,22 @@ class TasksTest {
     void aCallThatEndsInAnErrorIsAFailedTask() {
         ResumableCall call = call();
         String id = (String) tasks.adopt(call).get("taskId");
-        call.sendMessage(McpSchema.JSONRPCResponse.error(1, new McpSchema.JSONRPCResponse.JSONRPCError(-32603,
-                "it broke", null))).block();
+        call.sendMessage(McpSchema.JSONRPCResponse.error(
+                        1, new McpSchema.JSONRPCResponse.JSONRPCError(-32603, "it broke", null)))
+                .block();
         Map<String, Object> got = result(request(Tasks.GET, DECLARED, "taskId", id));
-        assertThat(got).containsEntry("status", "failed").containsEntry("error", Map.of("code", -32603,
-                "message", "it broke")).doesNotContainKey("result");
+        assertThat(got)
+                .containsEntry("status", "failed")
+                .containsEntry("error", Map.of("code", -32603, "message", "it broke"))
+                .doesNotContainKey("result");
     }
 
     @Test
     void theExtensionMustBeDeclaredBeforeAnyTaskIsLookedUp() {
         McpSchema.JSONRPCResponse refused = request(Tasks.GET, UNDECLARED, "taskId", "gate-test");
         assertThat(refused.error().code()).isEqualTo(StatelessProtocol.MISSING_CLIENT_CAPABILITY);
-        assertThat(refused.error().data()).isEqualTo(Map.of("requiredCapabilities",
-                Map.of("extensions", Map.of(Tasks.EXTENSION, Map.of()))));
+        assertThat(refused.error().data())
+                .isEqualTo(Map.of("requiredCapabilities", Map.of("extensions", Map.of(Tasks.EXTENSION, Map.of()))));
         assertThat(request(Tasks.GET, DECLARED, "taskId", "nonexistent").error().code())
                 .isEqualTo(McpSchema.ErrorCodes.INVALID_PARAMS);
         assertThat(request(Tasks.GET, DECLARED).error().message()).contains("params.taskId");

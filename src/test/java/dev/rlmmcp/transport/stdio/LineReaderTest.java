@@ -17,7 +17,8 @@ class LineReaderTest {
             byte[] bytes = "x".repeat(20).getBytes(StandardCharsets.US_ASCII);
             bytes[at] = '\n';
             assertThat(LineReader.indexOf(bytes, 0, bytes.length, (byte) '\n')).isEqualTo(at);
-            assertThat(LineReader.indexOf(bytes, at + 1, bytes.length, (byte) '\n')).isEqualTo(-1);
+            assertThat(LineReader.indexOf(bytes, at + 1, bytes.length, (byte) '\n'))
+                    .isEqualTo(-1);
             assertThat(LineReader.indexOf(bytes, 0, at, (byte) '\n')).isEqualTo(-1);
         }
     }
@@ -40,7 +41,11 @@ class LineReaderTest {
                 lines.add(new String(line.bytes(), line.offset(), line.length(), StandardCharsets.US_ASCII));
             }
             assertThat(lines).as("%d bytes over", over).containsExactly("{\"a\":1}", "{\"b\":2}");
-            assertThat(refused).as("%d bytes over", over).singleElement().asString().contains("--max-request-mb");
+            assertThat(refused)
+                    .as("%d bytes over", over)
+                    .singleElement()
+                    .asString()
+                    .contains("--max-request-mb");
         }
     }
 

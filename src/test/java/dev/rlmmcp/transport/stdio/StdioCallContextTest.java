@@ -82,7 +82,9 @@ class StdioCallContextTest {
         List<JsonNode> before = new ArrayList<>();
         JsonNode eight = answer(8, before);
         assertThat(eight.path("result").path("isError").asBoolean()).isFalse();
-        assertThat(before).as("no answer to the cancelled call 7").noneMatch(m -> m.path("id").asInt(-1) == 7);
+        assertThat(before)
+                .as("no answer to the cancelled call 7")
+                .noneMatch(m -> m.path("id").asInt(-1) == 7);
     }
 
     private String call(int id, boolean wait) {

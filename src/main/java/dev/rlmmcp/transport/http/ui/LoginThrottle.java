@@ -13,8 +13,7 @@ final class LoginThrottle {
 
     private static final int ADDRESSES_KEPT = 10_000;
 
-    private record Window(long startedMs, int failures) {
-    }
+    private record Window(long startedMs, int failures) {}
 
     private final int limit;
     private final long windowMs;
@@ -46,8 +45,11 @@ final class LoginThrottle {
         if (failures.size() >= ADDRESSES_KEPT) {
             failures.values().removeIf(w -> w.startedMs() + windowMs <= now);
         }
-        failures.merge(address, new Window(now, 1), (old, first) ->
-                old.startedMs() + windowMs <= now ? first : new Window(old.startedMs(), old.failures() + 1));
+        failures.merge(
+                address,
+                new Window(now, 1),
+                (old, first) ->
+                        old.startedMs() + windowMs <= now ? first : new Window(old.startedMs(), old.failures() + 1));
     }
 
     void succeeded(String address) {

@@ -10,11 +10,10 @@ import java.util.Map;
 /** The page's files, read from the jar once: no build step, no CDN. */
 final class UiAssets {
 
-    record Asset(byte[] bytes, String contentType) {
-    }
+    record Asset(byte[] bytes, String contentType) {}
 
-    private static final List<String> FILES = List.of("index.html", "login.html", "app.css", "app.js", "python.js",
-            "charts.js", "favicon.svg");
+    private static final List<String> FILES =
+            List.of("index.html", "login.html", "app.css", "app.js", "python.js", "charts.js", "favicon.svg");
 
     private final Map<String, Asset> byName = new HashMap<>();
 

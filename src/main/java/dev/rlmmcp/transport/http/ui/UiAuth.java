@@ -26,7 +26,9 @@ final class UiAuth {
 
     private UiAuth(String key) {
         this.key = key == null ? null : key.getBytes(StandardCharsets.UTF_8);
-        this.token = key == null ? null : HexFormat.of().formatHex(hmac(this.key, nonce())).getBytes(StandardCharsets.US_ASCII);
+        this.token = key == null
+                ? null
+                : HexFormat.of().formatHex(hmac(this.key, nonce())).getBytes(StandardCharsets.US_ASCII);
     }
 
     /** The key from RLM_API_KEY; blank means the UI is open, as the rest of the server is. */
@@ -47,14 +49,16 @@ final class UiAuth {
             return true;
         }
         String header = request.getHeader("Authorization");
-        if (header != null && header.regionMatches(true, 0, "Bearer ", 0, 7)
+        if (header != null
+                && header.regionMatches(true, 0, "Bearer ", 0, 7)
                 && keyMatches(header.substring(7).trim())) {
             return true;
         }
         Cookie[] cookies = request.getCookies();
         if (cookies != null) {
             for (Cookie c : cookies) {
-                if (COOKIE.equals(c.getName()) && c.getValue() != null
+                if (COOKIE.equals(c.getName())
+                        && c.getValue() != null
                         && MessageDigest.isEqual(token, c.getValue().getBytes(StandardCharsets.US_ASCII))) {
                     return true;
                 }
@@ -64,14 +68,17 @@ final class UiAuth {
     }
 
     boolean keyMatches(String candidate) {
-        return key != null && candidate != null
+        return key != null
+                && candidate != null
                 && MessageDigest.isEqual(key, candidate.getBytes(StandardCharsets.UTF_8));
     }
 
     /** HttpOnly, SameSite=Strict, scoped to /ui, gone when the browser closes. */
     void grant(HttpServletResponse response, boolean secure) {
-        response.addHeader("Set-Cookie", COOKIE + "=" + new String(token, StandardCharsets.US_ASCII)
-                + "; Path=/ui; HttpOnly; SameSite=Strict" + (secure ? "; Secure" : ""));
+        response.addHeader(
+                "Set-Cookie",
+                COOKIE + "=" + new String(token, StandardCharsets.US_ASCII) + "; Path=/ui; HttpOnly; SameSite=Strict"
+                        + (secure ? "; Secure" : ""));
     }
 
     void revoke(HttpServletResponse response) {

@@ -36,7 +36,8 @@ public final class UiServlet extends HttpServlet {
     private final ObjectMapper json;
     private final UiAuth auth;
     private final UiAssets assets = new UiAssets();
-    private final LoginThrottle logins = new LoginThrottle(5, java.time.Duration.ofMinutes(1), System::currentTimeMillis);
+    private final LoginThrottle logins =
+            new LoginThrottle(5, java.time.Duration.ofMinutes(1), System::currentTimeMillis);
 
     UiServlet(Sessions sessions, ObjectMapper json, UiAuth auth) {
         this.sessions = sessions;
@@ -67,7 +68,11 @@ public final class UiServlet extends HttpServlet {
             }
         } else if (!auth.allows(request)) {
             if (path.startsWith("/api/")) {
-                error(response, 401, "UNAUTHORIZED", "this server needs its API key",
+                error(
+                        response,
+                        401,
+                        "UNAUTHORIZED",
+                        "this server needs its API key",
                         "send Authorization: Bearer <RLM_API_KEY>, or log in at /ui/login");
             } else {
                 redirect(response, "/ui/login");
@@ -93,7 +98,11 @@ public final class UiServlet extends HttpServlet {
         try {
             session = sessions.get(m.group(1));
         } catch (RlmException e) {
-            error(response, 404, "SESSION_NOT_FOUND", "no session with id " + m.group(1),
+            error(
+                    response,
+                    404,
+                    "SESSION_NOT_FOUND",
+                    "no session with id " + m.group(1),
                     "it may have been deleted; pick one from /ui/api/sessions");
             return;
         }
@@ -120,7 +129,11 @@ public final class UiServlet extends HttpServlet {
             long wait = logins.retryAfterSeconds(address);
             if (wait > 0) {
                 response.setHeader("Retry-After", Long.toString(wait));
-                error(response, 429, "TOO_MANY_ATTEMPTS", "too many failed logins from this address",
+                error(
+                        response,
+                        429,
+                        "TOO_MANY_ATTEMPTS",
+                        "too many failed logins from this address",
                         "wait " + wait + " s, then log in with the server's RLM_API_KEY");
             } else if (auth.keyMatches(request.getParameter("key"))) {
                 logins.succeeded(address);
@@ -158,7 +171,11 @@ public final class UiServlet extends HttpServlet {
         Integer from = whole(request, "from");
         Integer last = whole(request, "last");
         if (from == null || last == null) {
-            error(response, 400, "INVALID_ARGUMENT", "from and last must be whole numbers",
+            error(
+                    response,
+                    400,
+                    "INVALID_ARGUMENT",
+                    "from and last must be whole numbers",
                     "pass from=<the trace_length you already have>, last=<how many recent entries at most>");
             return;
         }
@@ -206,17 +223,22 @@ public final class UiServlet extends HttpServlet {
 
     /** Entry {@code index}'s RLM run in alexzhang13/rlm's logger JSONL, which that project's visualizer opens. */
     private void sendRun(HttpServletResponse response, Session session, int index) throws IOException {
-        JsonNode entry = Replies.trace(session.trace(index, index + 1)).path("steps").path(0);
+        JsonNode entry =
+                Replies.trace(session.trace(index, index + 1)).path("steps").path(0);
         if (entry.path("index").asInt(-1) != index || !TrajectoryJsonl.exportable(entry)) {
-            error(response, 404, "NOT_FOUND", "trace entry " + index + " of session " + session.id()
-                    + " holds no RLM run", "use the download link of an entry that shows an RLM tree");
+            error(
+                    response,
+                    404,
+                    "NOT_FOUND",
+                    "trace entry " + index + " of session " + session.id() + " holds no RLM run",
+                    "use the download link of an entry that shows an RLM tree");
             return;
         }
         response.setStatus(200);
         response.setContentType("application/x-ndjson; charset=utf-8");
         response.setHeader("Cache-Control", "no-store");
-        response.setHeader("Content-Disposition", "attachment; filename=\"" + session.id() + "." + index
-                + ".rlm.jsonl\"");
+        response.setHeader(
+                "Content-Disposition", "attachment; filename=\"" + session.id() + "." + index + ".rlm.jsonl\"");
         response.getOutputStream().write(TrajectoryJsonl.text(entry).getBytes(StandardCharsets.UTF_8));
     }
 

@@ -1,14 +1,13 @@
 package dev.rlmmcp.transport.http.ui;
 
-import dev.rlmmcp.core.StepRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
+import dev.rlmmcp.core.StepRequest;
 import dev.rlmmcp.core.TestReplies;
 import dev.rlmmcp.core.TestSettings;
 import dev.rlmmcp.kernel.KernelFactory;
@@ -93,14 +92,17 @@ class UiServletTest {
         HttpResponse<String> api = get("/ui/api/sessions");
         assertThat(api.statusCode()).isEqualTo(401);
         assertThat(JSON.readTree(api.body()).path("error").path("fix").asText()).contains("/ui/login");
-        assertThat(get("/ui/api/sessions", "Authorization", "Bearer wrong").statusCode()).isEqualTo(401);
-        assertThat(get("/ui/api/sessions", "Cookie", UiAuth.COOKIE + "=" + KEY).statusCode()).isEqualTo(401);
+        assertThat(get("/ui/api/sessions", "Authorization", "Bearer wrong").statusCode())
+                .isEqualTo(401);
+        assertThat(get("/ui/api/sessions", "Cookie", UiAuth.COOKIE + "=" + KEY).statusCode())
+                .isEqualTo(401);
         assertThat(get("/ui/login").body()).contains("<form method=\"post\" action=\"/ui/login\"");
     }
 
     @Test
     void theBearerKeyOrTheLoginCookieLetsIn() throws Exception {
-        assertThat(get("/ui/api/sessions", "Authorization", bearer()).statusCode()).isEqualTo(200);
+        assertThat(get("/ui/api/sessions", "Authorization", bearer()).statusCode())
+                .isEqualTo(200);
         HttpResponse<String> wrong = login("nope");
         assertThat(wrong.statusCode()).isEqualTo(401);
         assertThat(wrong.body()).contains("<p class=\"error\">");
@@ -112,7 +114,8 @@ class UiServletTest {
         String pair = cookie.substring(0, cookie.indexOf(';'));
         HttpResponse<String> page = get("/ui/", "Cookie", pair);
         assertThat(page.statusCode()).isEqualTo(200);
-        assertThat(page.body()).contains("<script src=\"/ui/assets/app.js\"")
+        assertThat(page.body())
+                .contains("<script src=\"/ui/assets/app.js\"")
                 .contains("class=\"logout\"><button type=\"submit\">Log out</button>");
         assertThat(get("/ui/api/sessions", "Cookie", pair).statusCode()).isEqualTo(200);
         assertThat(login(KEY, "Origin", "http://evil.example").statusCode()).isEqualTo(403);
@@ -127,7 +130,8 @@ class UiServletTest {
         assertThat(refused.statusCode()).isEqualTo(429);
         assertThat(refused.headers().firstValue("Retry-After")).isPresent();
         assertThat(refused.headers().firstValue("Set-Cookie")).isEmpty();
-        assertThat(get("/ui/api/sessions", "Authorization", bearer()).statusCode()).isEqualTo(200);
+        assertThat(get("/ui/api/sessions", "Authorization", bearer()).statusCode())
+                .isEqualTo(200);
     }
 
     @Test
@@ -135,10 +139,15 @@ class UiServletTest {
         for (String path : new String[] {"/ui/", "/ui/login", "/ui/assets/app.js", "/ui/api/sessions"}) {
             HttpResponse<String> response = get(path, "Authorization", bearer());
             assertThat(response.headers().firstValue("Content-Security-Policy").orElseThrow())
-                    .as(path).contains("default-src 'none'", "script-src 'self'").doesNotContain("unsafe");
-            assertThat(response.headers().firstValue("X-Content-Type-Options")).as(path).hasValue("nosniff");
+                    .as(path)
+                    .contains("default-src 'none'", "script-src 'self'")
+                    .doesNotContain("unsafe");
+            assertThat(response.headers().firstValue("X-Content-Type-Options"))
+                    .as(path)
+                    .hasValue("nosniff");
         }
-        assertThat(get("/ui/assets/app.js").headers().firstValue("Content-Type").orElseThrow()).startsWith("text/javascript");
+        assertThat(get("/ui/assets/app.js").headers().firstValue("Content-Type").orElseThrow())
+                .startsWith("text/javascript");
         assertThat(get("/ui/assets/nothing.js").statusCode()).isEqualTo(404);
         assertThat(get("/ui/assets/../index.html").statusCode()).isNotEqualTo(200);
     }
@@ -150,27 +159,38 @@ class UiServletTest {
         session.execute(StepRequest.of("y = x + 1", Duration.ofSeconds(30)));
         Instant idleSince = session.lastActive();
 
-        JsonNode list = JSON.readTree(get("/ui/api/sessions", "Authorization", bearer()).body());
+        JsonNode list =
+                JSON.readTree(get("/ui/api/sessions", "Authorization", bearer()).body());
         assertThat(list.path("sessions")).anySatisfy(s -> {
             assertThat(s.path("session_id").asText()).isEqualTo(session.id());
             assertThat(s.path("name").asText()).isEqualTo("orders");
             assertThat(s.path("steps").asInt()).isEqualTo(2);
             assertThat(s.path("busy").asBoolean()).isFalse();
         });
-        JsonNode one = JSON.readTree(get("/ui/api/sessions/" + session.id(), "Authorization", bearer()).body());
+        JsonNode one = JSON.readTree(get("/ui/api/sessions/" + session.id(), "Authorization", bearer())
+                .body());
         assertThat(one.path("steps")).hasSize(2);
         assertThat(one.path("steps").path(0).path("output").asText()).isEqualTo("<script>alert(1)</script>\n");
-        JsonNode later = JSON.readTree(get("/ui/api/sessions/" + session.id() + "?from=1", "Authorization", bearer()).body());
+        JsonNode later = JSON.readTree(get("/ui/api/sessions/" + session.id() + "?from=1", "Authorization", bearer())
+                .body());
         assertThat(later.path("steps")).hasSize(1);
         assertThat(later.path("steps").path(0).path("index").asInt()).isEqualTo(1);
-        JsonNode recent = JSON.readTree(get("/ui/api/sessions/" + session.id() + "?last=1", "Authorization", bearer()).body());
-        assertThat(recent.path("steps")).extracting(s -> s.path("index").asInt()).containsExactly(1);
+        JsonNode recent = JSON.readTree(get("/ui/api/sessions/" + session.id() + "?last=1", "Authorization", bearer())
+                .body());
+        assertThat(recent.path("steps"))
+                .extracting(s -> s.path("index").asInt())
+                .containsExactly(1);
         assertThat(recent.path("trace_length").asInt()).isEqualTo(2);
-        JsonNode vars = JSON.readTree(get("/ui/api/sessions/" + session.id() + "/variables", "Authorization", bearer()).body());
-        assertThat(vars.path("variables")).extracting(v -> v.path("name").asText()).contains("x", "y");
+        JsonNode vars = JSON.readTree(get("/ui/api/sessions/" + session.id() + "/variables", "Authorization", bearer())
+                .body());
+        assertThat(vars.path("variables"))
+                .extracting(v -> v.path("name").asText())
+                .contains("x", "y");
 
-        HttpResponse<String> jsonl = get("/ui/api/sessions/" + session.id() + "/trace.jsonl", "Authorization", bearer());
-        assertThat(jsonl.headers().firstValue("Content-Disposition").orElseThrow()).contains("attachment");
+        HttpResponse<String> jsonl =
+                get("/ui/api/sessions/" + session.id() + "/trace.jsonl", "Authorization", bearer());
+        assertThat(jsonl.headers().firstValue("Content-Disposition").orElseThrow())
+                .contains("attachment");
         String[] lines = jsonl.body().split("\n");
         assertThat(lines).hasSize(3);
         assertThat(JSON.readTree(lines[0]).path("type").asText()).isEqualTo("session");
@@ -179,17 +199,23 @@ class UiServletTest {
 
         assertThat(session.lastActive()).isEqualTo(idleSince);
         assertThat(TestReplies.summary(session.summary()).path("steps").asInt()).isEqualTo(2);
-        assertThat(get("/ui/api/sessions/s-nothing", "Authorization", bearer()).statusCode()).isEqualTo(404);
-        assertThat(get("/ui/api/sessions/" + session.id() + "?from=x", "Authorization", bearer()).statusCode())
+        assertThat(get("/ui/api/sessions/s-nothing", "Authorization", bearer()).statusCode())
+                .isEqualTo(404);
+        assertThat(get("/ui/api/sessions/" + session.id() + "?from=x", "Authorization", bearer())
+                        .statusCode())
                 .isEqualTo(400);
-        assertThat(get("/ui/api/sessions/" + session.id() + "?last=-1", "Authorization", bearer()).statusCode())
+        assertThat(get("/ui/api/sessions/" + session.id() + "?last=-1", "Authorization", bearer())
+                        .statusCode())
                 .isEqualTo(400);
-        HttpResponse<String> noRun = get("/ui/api/sessions/" + session.id() + "/rlm/0.jsonl", "Authorization", bearer());
+        HttpResponse<String> noRun =
+                get("/ui/api/sessions/" + session.id() + "/rlm/0.jsonl", "Authorization", bearer());
         assertThat(noRun.statusCode()).isEqualTo(404);
         assertThat(noRun.body()).contains("trace entry 0 of session " + session.id() + " holds no RLM run");
-        assertThat(get("/ui/api/sessions/" + session.id() + "/rlm/99.jsonl", "Authorization", bearer()).statusCode())
+        assertThat(get("/ui/api/sessions/" + session.id() + "/rlm/99.jsonl", "Authorization", bearer())
+                        .statusCode())
                 .isEqualTo(404);
-        assertThat(get("/ui/api/sessions/" + session.id() + "/rlm/0.jsonl").statusCode()).as("the key is needed")
+        assertThat(get("/ui/api/sessions/" + session.id() + "/rlm/0.jsonl").statusCode())
+                .as("the key is needed")
                 .isEqualTo(401);
     }
 }
