@@ -125,18 +125,7 @@ final class AskCommand implements Callable<Integer> {
         RlmConfig config = rlm.config(spec, json);
         LlmService service = apiService(json);
         Duration shutdownTimeout = kernel.shutdownTimeout(spec);
-        Assembly app = Assembly.of(
-                settings,
-                kernel.hostPolicy(spec, settings),
-                json,
-                new Assembly.Parts(
-                        service,
-                        new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
-                        data.sources(spec, kernel.snapshotArea()),
-                        kernel.store(spec, data),
-                        kernel.defaultLimits(),
-                        McpServers.Features.NONE,
-                        config));
+        Assembly app = assembled(settings, json, service, config);
         CallContext run = CallContext.create();
         Interruption interruption = Interruption.install(run, app);
         ProgressLine progress = new ProgressLine(System.err, ProgressLine.stderrIsTerminal());
@@ -170,6 +159,22 @@ final class AskCommand implements Callable<Integer> {
         } finally {
             interruption.release(app, shutdownTimeout);
         }
+    }
+
+    /** The server's parts for one question: no MCP features beyond rlm-mcp's own, no client to serve. */
+    private Assembly assembled(Settings settings, ObjectMapper json, LlmService service, RlmConfig config) {
+        return Assembly.of(
+                settings,
+                kernel.hostPolicy(spec, settings),
+                json,
+                new Assembly.Parts(
+                        service,
+                        new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
+                        data.sources(spec, kernel.snapshotArea()),
+                        kernel.store(spec, data),
+                        kernel.defaultLimits(),
+                        McpServers.Features.NONE,
+                        config));
     }
 
     /** Refuses a --trajectory that could not be written, before anything starts rather than after the run. */

@@ -8,7 +8,6 @@ import dev.rlmmcp.kernel.Capacity;
 import dev.rlmmcp.kernel.HostPolicy;
 import dev.rlmmcp.kernel.ImportPolicy;
 import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.kernel.process.ContainerLauncher;
 import dev.rlmmcp.kernel.process.ContainerLauncher.ContainerSettings;
 import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.kernel.process.Sandbox;
@@ -17,22 +16,16 @@ import dev.rlmmcp.store.SnapshotPrune;
 import dev.rlmmcp.store.StateStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 
 /** Options shared by every way of running the server: kernels, data, limits. */
 final class KernelOptions {
-
-    private static final Logger log = LoggerFactory.getLogger(KernelOptions.class);
 
     @Option(
             names = "--sandbox",
@@ -367,25 +360,13 @@ final class KernelOptions {
                         ? StateDirectories.explicit(stateDir)
                         : StateDirectories.byDefault(StateDirectories.root(System.getenv()), dataRoot))
                 .directory();
-        CompletableFuture<StateStore> store = new CompletableFuture<>();
-        S3Store s3Store = s3;
-        S3SnapshotStore.Location s3Mirror = mirror;
-        Thread.ofPlatform().daemon().name("state-store-open").start(() -> {
-            try {
-                store.complete(StateStore.open(
-                        dir,
-                        Duration.ofMillis(snapshotDebounceMs),
-                        durableReplies,
-                        s3Store,
-                        s3Mirror,
-                        HostPolicy.fileSizeLimitBytes(maxMemoryMb * 1024 * 1024)));
-                log.info("state directory: {}{}", dir, s3Mirror == null ? "" : ", snapshots also in " + s3Mirror);
-            } catch (RuntimeException e) {
-                log.error("cannot open the state directory {}: {}", dir, e.getMessage());
-                store.completeExceptionally(e);
-            }
-        });
-        return store;
+        return StateStoreOpener.open(
+                dir,
+                Duration.ofMillis(snapshotDebounceMs),
+                durableReplies,
+                s3,
+                mirror,
+                HostPolicy.fileSizeLimitBytes(maxMemoryMb * 1024 * 1024));
     }
 
     /** The guardrails of a session whose creator sets none; {@link #settings} has checked the flags. */
@@ -420,7 +401,7 @@ final class KernelOptions {
         return new Settings(
                 python,
                 root,
-                privateRuntimeDir(spec),
+                RuntimeDirectory.createPrivate(spec, runtimeDir),
                 maxMemoryMb * 1024 * 1024,
                 cleanupThreshold / 100,
                 cleanupTarget / 100,
@@ -477,30 +458,15 @@ final class KernelOptions {
         KernelLauncher launcher;
         try {
             launcher = Sandbox.select(
-                    sandbox, settings.runtimeDir(), settings.diskLimitBytes(), SnapshotPrune::prune, this::container);
+                    sandbox,
+                    settings.runtimeDir(),
+                    settings.diskLimitBytes(),
+                    SnapshotPrune::prune,
+                    () -> ContainerKernels.launcher(sandbox, containerImage, containerRuntime, maxMemoryMb));
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
         return HostPolicy.decide(settings, launcher, sandbox);
-    }
-
-    /**
-     * A container launcher if a runtime with a working engine is here; {@code auto} considers one
-     * only when an image is configured, {@code container} falls back to the default image.
-     */
-    private Optional<KernelLauncher> container() {
-        if (containerImage == null && "auto".equals(sandbox)) {
-            return Optional.empty();
-        }
-        ContainerSettings defaults = ContainerSettings.defaults();
-        ContainerSettings settings = new ContainerSettings(
-                containerImage == null ? defaults.image() : containerImage,
-                defaults.python(),
-                (int) Math.max(defaults.memoryMb(), maxMemoryMb + 512),
-                defaults.cpus(),
-                defaults.pidsLimit(),
-                defaults.tmpMb());
-        return ContainerLauncher.detect(containerRuntime, settings).map(launcher -> launcher);
     }
 
     /** A comma-separated module list; "none" or blank is the empty list. */
@@ -512,27 +478,6 @@ final class KernelOptions {
                 .map(String::strip)
                 .filter(name -> !name.isEmpty())
                 .toList();
-    }
-
-    private Path privateRuntimeDir(CommandSpec spec) {
-        Path dir = runtimeDir;
-        if (dir == null) {
-            String xdg = System.getenv("XDG_RUNTIME_DIR");
-            dir = xdg != null && Files.isDirectory(Path.of(xdg))
-                    ? Path.of(xdg, "rlm-mcp")
-                    : Path.of(System.getProperty("java.io.tmpdir"), "rlm-mcp-" + System.getProperty("user.name"));
-        }
-        try {
-            if (!Files.isDirectory(dir)) {
-                Files.createDirectories(
-                        dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            }
-        } catch (java.io.IOException e) {
-            throw new ParameterException(
-                    spec.commandLine(),
-                    "cannot create the runtime directory " + dir + ": " + e + " (choose another with --runtime-dir)");
-        }
-        return dir;
     }
 
     static void require(CommandSpec spec, boolean condition, String message) {

@@ -105,37 +105,12 @@ final class LlmOptions {
         } catch (IllegalArgumentException e) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--llm-backend: " + e.getMessage());
         }
-        OpenAiBackend api = null;
-        if (baseUrl != null && !baseUrl.isBlank() && mode != LlmService.Mode.OFF && mode != LlmService.Mode.SAMPLING) {
-            URI uri;
-            try {
-                uri = URI.create(baseUrl.strip());
-            } catch (IllegalArgumentException e) {
-                uri = null;
-            }
-            KernelOptions.require(
-                    spec,
-                    uri != null
-                            && ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
-                            && uri.getHost() != null,
-                    "--llm-base-url must be an http(s) URL, not " + baseUrl);
-            api = new OpenAiBackend(new OpenAiConfig(uri, System.getenv(API_KEY_ENV), model), json);
-        }
+        OpenAiBackend api = openAi(spec, json, mode);
         KernelOptions.require(
                 spec,
                 mode != LlmService.Mode.OPENAI || api != null,
                 "--llm-backend openai needs --llm-base-url / RLM_LLM_BASE_URL");
-        log.info(
-                "llm_query: {}",
-                switch (mode) {
-                    case OFF -> "off";
-                    case SAMPLING -> "MCP sampling of the calling client";
-                    case OPENAI -> "OpenAI-compatible API at " + baseUrl;
-                    case AUTO ->
-                        api != null
-                                ? "OpenAI-compatible API at " + baseUrl
-                                : "MCP sampling when the client offers it (no OpenAI-compatible API configured)";
-                });
+        logBackend(mode, api);
         return new LlmService(
                 mode,
                 api,
@@ -148,5 +123,39 @@ final class LlmOptions {
                         Duration.ofSeconds(timeoutS),
                         maxDepth),
                 json);
+    }
+
+    /** The OpenAI-compatible API at --llm-base-url, or null if none is set or {@code mode} does not use one. */
+    private OpenAiBackend openAi(CommandSpec spec, ObjectMapper json, LlmService.Mode mode) {
+        if (baseUrl == null || baseUrl.isBlank() || mode == LlmService.Mode.OFF || mode == LlmService.Mode.SAMPLING) {
+            return null;
+        }
+        URI uri;
+        try {
+            uri = URI.create(baseUrl.strip());
+        } catch (IllegalArgumentException e) {
+            uri = null;
+        }
+        KernelOptions.require(
+                spec,
+                uri != null
+                        && ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
+                        && uri.getHost() != null,
+                "--llm-base-url must be an http(s) URL, not " + baseUrl);
+        return new OpenAiBackend(new OpenAiConfig(uri, System.getenv(API_KEY_ENV), model), json);
+    }
+
+    private void logBackend(LlmService.Mode mode, OpenAiBackend api) {
+        log.info(
+                "llm_query: {}",
+                switch (mode) {
+                    case OFF -> "off";
+                    case SAMPLING -> "MCP sampling of the calling client";
+                    case OPENAI -> "OpenAI-compatible API at " + baseUrl;
+                    case AUTO ->
+                        api != null
+                                ? "OpenAI-compatible API at " + baseUrl
+                                : "MCP sampling when the client offers it (no OpenAI-compatible API configured)";
+                });
     }
 }

@@ -152,22 +152,8 @@ final class ServeCommand implements Callable<Integer> {
         RlmConfig rlmConfig = rlm.config(spec, json);
         CompletableFuture<StateStore> store = kernel.store(spec, data);
         HostPolicy policy = kernel.hostPolicy(spec, settings);
-        KernelOptions.require(
-                spec,
-                !policy.launcher().name().equals("process") || allowUnsandboxed || loopback,
-                "kernels would run unsandboxed (--sandbox process) on a non-loopback --host " + host
-                        + ": install bubblewrap, or pass --allow-unsandboxed if every client is trusted");
-        HttpSettings http = new HttpSettings(
-                host,
-                port,
-                maxRequestMb * 1024 * 1024,
-                apiKey,
-                list(allowedHosts),
-                origins,
-                Duration.ofSeconds(sessionIdleS),
-                Duration.ofSeconds(sseKeepAliveS),
-                portFile,
-                shutdownTimeout);
+        checkSandboxed(policy, loopback);
+        HttpSettings http = httpSettings(apiKey, origins, shutdownTimeout);
         Assembly app = Assembly.of(
                 settings,
                 policy,
@@ -188,6 +174,35 @@ final class ServeCommand implements Callable<Integer> {
         started(face, app);
         int bound = face.address().getPort();
         closedAtShutdown(face, app, portFile == null ? null : PortFile.write(portFile, bound), shutdownTimeout);
+        logListening(app, bound, apiKey);
+        face.join();
+        return 0;
+    }
+
+    /** Kernels without a sandbox run code with the server's rights: on a port others reach, only if asked for. */
+    private void checkSandboxed(HostPolicy policy, boolean loopback) {
+        KernelOptions.require(
+                spec,
+                !policy.launcher().name().equals("process") || allowUnsandboxed || loopback,
+                "kernels would run unsandboxed (--sandbox process) on a non-loopback --host " + host
+                        + ": install bubblewrap, or pass --allow-unsandboxed if every client is trusted");
+    }
+
+    private HttpSettings httpSettings(ApiKey apiKey, Set<String> origins, Duration shutdownTimeout) {
+        return new HttpSettings(
+                host,
+                port,
+                maxRequestMb * 1024 * 1024,
+                apiKey,
+                list(allowedHosts),
+                origins,
+                Duration.ofSeconds(sessionIdleS),
+                Duration.ofSeconds(sseKeepAliveS),
+                portFile,
+                shutdownTimeout);
+    }
+
+    private void logListening(Assembly app, int bound, ApiKey apiKey) {
         log.info(
                 "rlm-mcp listening on http://{}:{}/mcp (also /sse, /rpc, /healthz, /health; auth: {}, data root: {}, "
                         + "sandbox: {}{})",
@@ -197,8 +212,6 @@ final class ServeCommand implements Callable<Integer> {
                 app.sessions().kernels().settings().dataRoot(),
                 app.sessions().kernels().launcherName(),
                 extra.equals(McpServers.Features.NONE) ? "" : ", extra MCP features on");
-        face.join();
-        return 0;
     }
 
     private void checkRanges() {

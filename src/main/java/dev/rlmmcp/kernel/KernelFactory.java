@@ -17,7 +17,6 @@ import dev.rlmmcp.kernel.process.PythonLocator;
 import dev.rlmmcp.kernel.protocol.KernelRequest;
 import dev.rlmmcp.kernel.protocol.Restored;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -384,45 +383,7 @@ public final class KernelFactory implements AutoCloseable {
         Path probe = PythonLocator.installProbe(settings.runtimeDir());
         KernelSpec spec =
                 new KernelSpec(configured.executable(), probe, List.of(), settings.dataRoot(), readable(configured));
-        String why;
-        try {
-            KernelHandle kernel = launcher.start(spec);
-            Process process = kernel.process();
-            process.getOutputStream().close();
-            CompletableFuture<byte[]> out =
-                    CompletableFuture.supplyAsync(() -> readAll(process.getInputStream()), Thread::startVirtualThread);
-            CompletableFuture<byte[]> err =
-                    CompletableFuture.supplyAsync(() -> readAll(process.getErrorStream()), Thread::startVirtualThread);
-            if (!process.waitFor(settings.kernelStartTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
-                kernel.kill();
-                why = "it did not answer within "
-                        + settings.kernelStartTimeout().toSeconds() + " s";
-            } else if (process.exitValue() != 0) {
-                why = "it failed: " + lastLine(new String(err.join(), StandardCharsets.UTF_8));
-            } else {
-                PythonLocator.Python seen = PythonLocator.parse(
-                        new String(out.join(), StandardCharsets.UTF_8),
-                        configured.executable().toString());
-                if (seen.sameAs(configured)) {
-                    return configured;
-                }
-                why = "it ran Python " + seen.version() + " with prefix "
-                        + String.join(
-                                ", ",
-                                seen.prefixes().stream().map(Path::toString).toList()) + " instead";
-            }
-        } catch (IOException | IllegalStateException e) {
-            why = "it cannot start: " + e.getMessage();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            why = "interrupted";
-        }
-        throw new RlmException(
-                ErrorCode.KERNEL_UNAVAILABLE,
-                "the " + launcher.name() + " sandbox cannot run the " + "configured Python " + configured + ": " + why,
-                null,
-                "make its files readable by others (kernels run as uid 65534), point --python / RLM_PYTHON at another "
-                        + "interpreter, or use another --sandbox");
+        return SandboxedPythonCheck.verify(launcher, spec, configured, settings.kernelStartTimeout());
     }
 
     /** The interpreter, if it has been located already (null before the first kernel or check, and for containers). */
@@ -444,21 +405,6 @@ public final class KernelFactory implements AutoCloseable {
             // a data root that is gone fails at the first load, with its own message
         }
         return List.copyOf(dirs);
-    }
-
-    private static byte[] readAll(java.io.InputStream in) {
-        try (in) {
-            return in.readAllBytes();
-        } catch (IOException e) {
-            return new byte[0];
-        }
-    }
-
-    private static String lastLine(String text) {
-        String[] lines = text.strip().split("\n");
-        return lines.length == 0 || lines[lines.length - 1].isBlank()
-                ? "(no message)"
-                : lines[lines.length - 1].strip();
     }
 
     public Settings settings() {

@@ -208,6 +208,16 @@ public final class BwrapLauncher implements KernelLauncher {
      * in {@code workDir} (the data root) when it can see it, else in /tmp.
      */
     List<String> sandbox(List<Path> readOnlyDirs, Path workDir, Path harness, boolean spool) {
+        List<String> args = new ArrayList<>(bwrapWithFilter());
+        args.addAll(namespaces());
+        args.addAll(systemMounts());
+        args.addAll(kernelMounts(readOnlyDirs, harness, spool));
+        args.addAll(readOnlyRootAndEnvironment(readOnlyDirs, workDir));
+        return args;
+    }
+
+    /** bwrap with a clear environment, and its seccomp filter on fd 3 if there is one. */
+    private List<String> bwrapWithFilter() {
         List<String> args = new ArrayList<>();
         if (filter != null) {
             // ProcessBuilder passes only fds 0-2: the shell opens the filter as fd 3 and becomes bwrap
@@ -217,17 +227,25 @@ public final class BwrapLauncher implements KernelLauncher {
         if (filter != null) {
             args.addAll(List.of("--seccomp", "3"));
         }
+        return args;
+    }
+
+    /** The new namespaces and, unprivileged, the identity inside them; the sandbox's life and session. */
+    private List<String> namespaces() {
+        List<String> args = new ArrayList<>();
         if (privileged) {
             args.addAll(List.of(
                     "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"));
         } else {
             args.addAll(List.of("--unshare-all", "--uid", "" + NOBODY, "--gid", "" + NOBODY, "--cap-drop", "ALL"));
         }
-        args.addAll(List.of(
-                "--die-with-parent",
-                "--new-session",
-                "--hostname",
-                "rlm-kernel",
+        args.addAll(List.of("--die-with-parent", "--new-session", "--hostname", "rlm-kernel"));
+        return args;
+    }
+
+    /** /proc, /dev, the size-capped /tmp, and the system's programs and libraries, read-only. */
+    private List<String> systemMounts() {
+        List<String> args = new ArrayList<>(List.of(
                 "--proc",
                 "/proc",
                 "--dev",
@@ -252,7 +270,12 @@ public final class BwrapLauncher implements KernelLauncher {
         for (String file : SYSTEM_FILES) {
             args.addAll(List.of("--ro-bind-try", file, file));
         }
-        args.addAll(ReadOnlyBinds.args(
+        return args;
+    }
+
+    /** The data directories and the harness, read-only, and the spool (with $RLM_SPOOL) if asked for. */
+    private List<String> kernelMounts(List<Path> readOnlyDirs, Path harness, boolean spool) {
+        List<String> args = new ArrayList<>(ReadOnlyBinds.args(
                 readOnlyDirs.stream().filter(Files::isDirectory).toList(), SYSTEM_DIRS));
         args.addAll(List.of("--perms", "0755", "--dir", HARNESS.getParent().toString()));
         if (harness != null) {
@@ -270,8 +293,16 @@ public final class BwrapLauncher implements KernelLauncher {
                     "RLM_SPOOL",
                     SPOOL.toString()));
         }
+        return args;
+    }
+
+    /**
+     * The root remounted read-only ({@link #start} inserts its own mounts before it), the working
+     * directory, and the environment.
+     */
+    private static List<String> readOnlyRootAndEnvironment(List<Path> readOnlyDirs, Path workDir) {
         boolean inside = workDir != null && readOnlyDirs.stream().anyMatch(workDir::startsWith);
-        args.addAll(List.of(
+        return List.of(
                 "--remount-ro",
                 "/",
                 "--chdir",
@@ -287,8 +318,7 @@ public final class BwrapLauncher implements KernelLauncher {
                 "C.UTF-8",
                 "--setenv",
                 "HOME",
-                "/tmp"));
-        return args;
+                "/tmp");
     }
 
     /** What runs the command inside the sandbox: setpriv to {@code uid} when bwrap runs as root, nothing otherwise. */

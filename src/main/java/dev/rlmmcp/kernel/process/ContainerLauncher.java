@@ -132,7 +132,28 @@ public final class ContainerLauncher implements KernelLauncher {
     /** The full {@code run} command line for one kernel; pure, so it can be checked flag by flag. */
     public List<String> command(KernelSpec spec, String name) {
         String containerHarness = HARNESS_DIR + spec.harness().getFileName();
-        List<String> command = new ArrayList<>(List.of(
+        List<String> command = new ArrayList<>(confinement(name));
+        if (isPodman()) {
+            // podman copies the host's proxy variables into containers unless told not to.
+            command.add("--http-proxy=false");
+        }
+        command.addAll(List.of("--env", "HOME=/tmp", "--env", "LANG=C.UTF-8", "--env", "LC_ALL=C.UTF-8"));
+        command.addAll(mounts(spec, containerHarness));
+        command.addAll(List.of(
+                "--workdir",
+                spec.workDir().toAbsolutePath().normalize().toString(),
+                settings.image(),
+                settings.python(),
+                "-I",
+                "-B",
+                containerHarness));
+        command.addAll(spec.harnessArgs());
+        return command;
+    }
+
+    /** The {@code run} flags that name the container and confine it: no network, no privileges, resource limits. */
+    private List<String> confinement(String name) {
+        return List.of(
                 runtime.toString(),
                 "run",
                 "--rm",
@@ -160,34 +181,27 @@ public final class ContainerLauncher implements KernelLauncher {
                 "/tmp:rw,noexec,nosuid,nodev,size=" + settings.tmpMb() + "m,mode=1777",
                 // The engine would otherwise keep a copy of everything the kernel sends us in its logs.
                 "--log-driver",
-                "none"));
-        if (isPodman()) {
-            // podman copies the host's proxy variables into containers unless told not to.
-            command.add("--http-proxy=false");
-        }
-        command.addAll(List.of("--env", "HOME=/tmp", "--env", "LANG=C.UTF-8", "--env", "LC_ALL=C.UTF-8"));
-        command.addAll(List.of("-v", mount(spec.harness(), containerHarness)));
+                "none");
+    }
+
+    /**
+     * The volumes: the harness and the readable directories read-only, the hidden directory covered by an
+     * empty tmpfs, and the snapshot directory writable.
+     */
+    private static List<String> mounts(KernelSpec spec, String containerHarness) {
+        List<String> args = new ArrayList<>(List.of("-v", mount(spec.harness(), containerHarness)));
         for (Path dir : readableDirs(spec)) {
-            command.addAll(List.of("-v", mount(dir, dir.toString())));
+            args.addAll(List.of("-v", mount(dir, dir.toString())));
         }
         if (spec.hides()) {
             String hidden = mount(spec.hiddenDir(), spec.hiddenDir().toString()).split(":")[0];
-            command.addAll(List.of("--tmpfs", hidden + ":ro,size=1m"));
+            args.addAll(List.of("--tmpfs", hidden + ":ro,size=1m"));
         }
         if (spec.writableDir() != null) {
             String dir = mount(spec.writableDir(), SNAPSHOT);
-            command.addAll(List.of("-v", dir.substring(0, dir.length() - ":ro".length()) + ":rw"));
+            args.addAll(List.of("-v", dir.substring(0, dir.length() - ":ro".length()) + ":rw"));
         }
-        command.addAll(List.of(
-                "--workdir",
-                spec.workDir().toAbsolutePath().normalize().toString(),
-                settings.image(),
-                settings.python(),
-                "-I",
-                "-B",
-                containerHarness));
-        command.addAll(spec.harnessArgs());
-        return command;
+        return args;
     }
 
     private boolean isPodman() {

@@ -1,0 +1,42 @@
+package dev.rlmmcp.cli;
+
+import dev.rlmmcp.data.S3Store;
+import dev.rlmmcp.store.S3SnapshotStore;
+import dev.rlmmcp.store.StateStore;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Opens the state store on a thread of its own, so that start-up does not wait for SQLite. */
+final class StateStoreOpener {
+
+    private static final Logger log = LoggerFactory.getLogger(StateStoreOpener.class);
+
+    private StateStoreOpener() {}
+
+    /**
+     * The store in {@code dir}, completed once open (exceptionally if it cannot be); with {@code s3}
+     * and {@code mirror}, its snapshots, records and traces are kept in S3 too.
+     */
+    static CompletableFuture<StateStore> open(
+            Path dir,
+            Duration snapshotDebounce,
+            boolean durableReplies,
+            S3Store s3,
+            S3SnapshotStore.Location mirror,
+            long fileSizeLimitBytes) {
+        CompletableFuture<StateStore> store = new CompletableFuture<>();
+        Thread.ofPlatform().daemon().name("state-store-open").start(() -> {
+            try {
+                store.complete(StateStore.open(dir, snapshotDebounce, durableReplies, s3, mirror, fileSizeLimitBytes));
+                log.info("state directory: {}{}", dir, mirror == null ? "" : ", snapshots also in " + mirror);
+            } catch (RuntimeException e) {
+                log.error("cannot open the state directory {}: {}", dir, e.getMessage());
+                store.completeExceptionally(e);
+            }
+        });
+        return store;
+    }
+}
