@@ -228,12 +228,7 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
     private Trajectory.Node start(
             String prompt, JsonNode context, Path file, byte[] inline, String asked, Integer maxIterations)
             throws InterruptedException, ChildFailed {
-        if (!run.admitChild(depth + 1)) {
-            StopReason why = run.stopped();
-            throw new ChildFailed(
-                    "LIMIT_EXCEEDED",
-                    "no child RLM started: " + (why == null ? "the run has stopped" : run.stopMessage()));
-        }
+        admit();
         long t0 = System.nanoTime();
         String id = parentLoop != null ? parentLoop.nextChildId() : "child-" + (++started);
         Trajectory.Node node;
@@ -269,6 +264,25 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
             }
             run.changed(0, depth + 1);
         }
+        recordChild(prompt, asked, node, t0);
+        if (Thread.currentThread().isInterrupted()) {
+            throw new InterruptedException("the child's parent stopped");
+        }
+        return node;
+    }
+
+    /** Counts a child in against the run's limits; refused once the run has stopped or a limit is reached. */
+    private void admit() throws ChildFailed {
+        if (!run.admitChild(depth + 1)) {
+            StopReason why = run.stopped();
+            throw new ChildFailed(
+                    "LIMIT_EXCEEDED",
+                    "no child RLM started: " + (why == null ? "the run has stopped" : run.stopMessage()));
+        }
+    }
+
+    /** Records a child that ran as a sub-call of its parent's block, its node nested in it. */
+    private void recordChild(String prompt, String asked, Trajectory.Node node, long t0) {
         recorder.accept(new Trajectory.SubCall(
                 "rlm",
                 prompt,
@@ -281,10 +295,6 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
                 Math.round((System.nanoTime() - t0) / 1e4) / 100.0,
                 false,
                 node));
-        if (Thread.currentThread().isInterrupted()) {
-            throw new InterruptedException("the child's parent stopped");
-        }
-        return node;
     }
 
     private static void load(Session child, Path file, byte[] inline) throws ChildFailed {

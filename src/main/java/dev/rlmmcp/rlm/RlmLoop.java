@@ -1,9 +1,7 @@
 package dev.rlmmcp.rlm;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.RlmException;
-import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.core.HostCallbacks;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.StepExtras;
@@ -47,8 +45,7 @@ final class RlmLoop {
 
     private final List<Trajectory.Iteration> iterations = new ArrayList<>();
     private final List<LlmMessage> messages = new ArrayList<>();
-    /** All messages summarized away so far, oldest first: the value of {@code history}. */
-    private final List<LlmMessage> compacted = new ArrayList<>();
+    private final Compaction compaction;
 
     private volatile List<Trajectory.SubCall> blockCalls = new ArrayList<>();
     private int promptFrom;
@@ -87,6 +84,7 @@ final class RlmLoop {
                 ? run.limits.maxIterations()
                 : Math.min(maxIterations, run.limits.maxIterations());
         this.system = LoopPrompt.system(run.limits.outputCap(), depth + 1 < run.limits.maxDepth());
+        this.compaction = new Compaction(env, run, session, model);
     }
 
     synchronized String nextChildId() {
@@ -197,33 +195,20 @@ final class RlmLoop {
 
     private record Turn(boolean answered, boolean error) {}
 
+    /** Where a turn began: its index, the range of the log its prompt is, and when it started. */
+    private record Began(int index, int from, int to, long t0, Instant at) {}
+
     private Turn turn(int index, MeteredBackend turns) throws InterruptedException {
-        long t0 = System.nanoTime();
-        Instant at = Instant.now();
-        int from = promptFrom;
-        int to = log.size();
+        Began began = new Began(index, promptFrom, log.size(), System.nanoTime(), Instant.now());
         MeteredBackend.Charged reply;
         try {
             reply = ask(turns, new LlmRequest(messages, system, null, model));
         } catch (LlmException e) {
-            iterations.add(new Trajectory.Iteration(
-                    index,
-                    from,
-                    to,
-                    null,
-                    List.of(),
-                    null,
-                    "the model call failed: " + e.code() + ": " + e.getMessage(),
-                    0,
-                    0,
-                    null,
-                    ms(t0),
-                    ms(t0),
-                    at.toString()));
-            run.turn(index, depth);
+            String note = "the model call failed: " + e.code() + ": " + e.getMessage();
+            record(began, null, new Outcome(List.of(), null, note, true), null, ms(began.t0()));
             return new Turn(false, true);
         }
-        double modelMs = ms(t0);
+        double modelMs = ms(began.t0());
         if (answeredBy == null) {
             answeredBy = reply.answer().model();
         }
@@ -232,43 +217,35 @@ final class RlmLoop {
         CodeBlocks parsed = CodeBlocks.parse(response);
         addMessage(LlmMessage.assistant(response));
         if (run.stopped() != null) {
-            iterations.add(new Trajectory.Iteration(
-                    index,
-                    from,
-                    to,
-                    response,
-                    List.of(),
-                    null,
-                    "not run: " + run.stopMessage(),
-                    reply.in(),
-                    reply.out(),
-                    reply.cost(),
-                    ms(t0),
-                    modelMs,
-                    at.toString()));
-            run.turn(index, depth);
+            Outcome notRun = new Outcome(List.of(), null, "not run: " + run.stopMessage(), false);
+            record(began, response, notRun, reply, modelMs);
             return new Turn(false, false);
         }
         Outcome outcome = parsed.code().isEmpty() ? withoutCode(parsed) : withCode(parsed);
         if (outcome.finalAnswer() != null) {
             best = outcome.finalAnswer();
         }
+        record(began, response, outcome, reply, modelMs);
+        return new Turn(outcome.finalAnswer() != null, outcome.error());
+    }
+
+    /** Adds a turn to the trajectory (without a reply when the model call failed) and tells the run. */
+    private void record(Began began, String response, Outcome outcome, MeteredBackend.Charged reply, double modelMs) {
         iterations.add(new Trajectory.Iteration(
-                index,
-                from,
-                to,
+                began.index(),
+                began.from(),
+                began.to(),
                 response,
                 outcome.runs(),
                 outcome.finalAnswer(),
                 outcome.note(),
-                reply.in(),
-                reply.out(),
-                reply.cost(),
-                ms(t0),
+                reply == null ? 0 : reply.in(),
+                reply == null ? 0 : reply.out(),
+                reply == null ? null : reply.cost(),
+                ms(began.t0()),
                 modelMs,
-                at.toString()));
-        run.turn(index, depth);
-        return new Turn(outcome.finalAnswer() != null, outcome.error());
+                began.at().toString()));
+        run.turn(began.index(), depth);
     }
 
     /** What a turn came to: its code as run, the answer it gave (or null), a note, and whether it failed. */
@@ -341,6 +318,32 @@ final class RlmLoop {
         List<Trajectory.SubCall> calls = new ArrayList<>();
         blockCalls = calls;
         long t0 = System.nanoTime();
+        StepResult result = execute(code);
+        if (cancelled && run.stopped() == StopReason.CANCELLED) {
+            throw new InterruptedException("the run was cancelled");
+        }
+        StepOutput exec = result.exec();
+        String out = ReplOutput.shown(result, run.limits.outputCap());
+        List<Trajectory.SubCall> made;
+        synchronized (calls) {
+            made = List.copyOf(calls);
+        }
+        Trajectory.CodeRun codeRun = codeRun(code, result, t0, made);
+        boolean fatal = result.loss() != null && depth > 0;
+        if (fatal) {
+            // a child keeps nothing in a snapshot: with its kernel gone, its context is gone
+            throw new RlmException(
+                    dev.rlmmcp.base.ErrorCode.KERNEL_UNAVAILABLE,
+                    "the child's kernel " + result.loss().message(),
+                    null,
+                    "keep each child's work within its memory and time limits");
+        }
+        return new Block(
+                codeRun, out, exec == null ? null : exec.answer(), exec == null || exec.error() != null, fatal);
+    }
+
+    /** Runs a block in the session's kernel, its rlm_query calls served by children of this RLM. */
+    private StepResult execute(String code) throws InterruptedException {
         ChildRuns children = new ChildRuns(env, run, this, session, depth, model, this::recordCall, HostCallbacks.NONE);
         StepExtras extras = new StepExtras(
                 null,
@@ -363,16 +366,13 @@ final class RlmLoop {
             step = null;
             children.close();
         }
-        if (cancelled && run.stopped() == StopReason.CANCELLED) {
-            throw new InterruptedException("the run was cancelled");
-        }
+        return result;
+    }
+
+    /** What the trajectory keeps of a block as run: its output clipped, its error, times and sub-calls. */
+    private static Trajectory.CodeRun codeRun(String code, StepResult result, long t0, List<Trajectory.SubCall> made) {
         StepOutput exec = result.exec();
-        String out = output(result);
-        List<Trajectory.SubCall> made;
-        synchronized (calls) {
-            made = List.copyOf(calls);
-        }
-        Trajectory.CodeRun codeRun = new Trajectory.CodeRun(
+        return new Trajectory.CodeRun(
                 code,
                 exec == null ? "" : clip(exec.stdout()),
                 exec == null || exec.stderr().isEmpty() ? null : clip(exec.stderr()),
@@ -385,17 +385,6 @@ final class RlmLoop {
                 exec == null ? null : exec.durationMs(),
                 exec == null ? List.of() : exec.variablesChanged(),
                 made);
-        boolean fatal = result.loss() != null && depth > 0;
-        if (fatal) {
-            // a child keeps nothing in a snapshot: with its kernel gone, its context is gone
-            throw new RlmException(
-                    dev.rlmmcp.base.ErrorCode.KERNEL_UNAVAILABLE,
-                    "the child's kernel " + result.loss().message(),
-                    null,
-                    "keep each child's work within its memory and time limits");
-        }
-        return new Block(
-                codeRun, out, exec == null ? null : exec.answer(), exec == null || exec.error() != null, fatal);
     }
 
     private void recordCall(Trajectory.SubCall call) {
@@ -403,46 +392,6 @@ final class RlmLoop {
         synchronized (calls) {
             calls.add(call);
         }
-    }
-
-    /** What the model is shown of a block: its output, error and what happened to the kernel, capped. */
-    private String output(StepResult result) {
-        StepOutput exec = result.exec();
-        StringBuilder out = new StringBuilder();
-        if (exec != null) {
-            out.append(exec.stdout());
-            if (!exec.stderr().isEmpty()) {
-                out.append(out.isEmpty() || out.charAt(out.length() - 1) == '\n' ? "" : "\n")
-                        .append(exec.stderr());
-            }
-            if (exec.error() != null && exec.stderr().isEmpty()) {
-                String trace = exec.error().traceback();
-                out.append(out.isEmpty() || out.charAt(out.length() - 1) == '\n' ? "" : "\n")
-                        .append(
-                                trace != null && !trace.isBlank()
-                                        ? trace
-                                        : exec.error().type() + ": "
-                                                + exec.error().message());
-            }
-        }
-        String message = result.message();
-        if (message != null) {
-            out.append(out.isEmpty() ? "" : "\n").append("[").append(message).append("]");
-        }
-        if (out.isEmpty()) {
-            return "(no output)";
-        }
-        int cap = run.limits.outputCap();
-        if (out.length() > cap) {
-            int all = out.length();
-            out.setLength(cap);
-            out.append("\n[output cut: the first ")
-                    .append(cap)
-                    .append(" of ")
-                    .append(all)
-                    .append(" characters are shown; print less, or a slice]");
-        }
-        return out.toString();
     }
 
     private String variable(String name) {
@@ -455,66 +404,25 @@ final class RlmLoop {
     }
 
     private void compactIfFull(MeteredBackend turns) throws InterruptedException {
-        long chars = system.length();
-        for (LlmMessage m : messages) {
-            chars += m.content().length();
-        }
-        long tokens = Math.max(chars / 4, lastPromptTokens);
-        if (messages.size() < 3 || tokens < run.limits.compactAt() * run.config.window(model)) {
+        if (!compaction.due(system, messages, lastPromptTokens)) {
             return;
         }
         long t0 = System.nanoTime();
         Instant at = Instant.now();
-        List<LlmMessage> asked = new ArrayList<>(messages);
-        asked.add(LlmMessage.user(LoopPrompt.SUMMARIZE));
+        List<LlmMessage> asked = Compaction.request(messages);
         int from = promptFrom;
         log(asked.getLast());
-        String summary;
         MeteredBackend.Charged reply;
         try {
             reply = ask(turns, new LlmRequest(asked, system, null, model));
-            summary = reply.answer().text();
         } catch (LlmException e) {
-            iterations.add(new Trajectory.Iteration(
-                    0,
-                    from,
-                    log.size(),
-                    null,
-                    List.of(),
-                    null,
-                    "compaction failed: " + e.code() + ": " + e.getMessage(),
-                    0,
-                    0,
-                    null,
-                    ms(t0),
-                    ms(t0),
-                    at.toString()));
+            iterations.add(Compaction.failed(e, from, log.size(), t0, at));
             return;
         }
         count(reply);
-        compacted.addAll(messages.subList(1, messages.size()));
-        compacted.add(LlmMessage.assistant(summary));
-        ArrayNode history = env.json().createArrayNode();
-        for (LlmMessage m : compacted) {
-            history.addObject().put("role", m.role()).put("content", m.content());
-        }
-        session.loadData("history", history.toString(), DataType.JSON, CallContext.NONE);
-        iterations.add(new Trajectory.Iteration(
-                0,
-                from,
-                log.size(),
-                summary,
-                List.of(),
-                null,
-                "compaction: " + compacted.size() + " messages summarized into `history`",
-                reply.in(),
-                reply.out(),
-                reply.cost(),
-                ms(t0),
-                ms(t0),
-                at.toString()));
+        iterations.add(compaction.summarized(messages, reply, from, log.size(), t0, at));
         start();
-        addMessage(LlmMessage.user(LoopPrompt.compacted(summary)));
+        addMessage(LlmMessage.user(LoopPrompt.compacted(reply.answer().text())));
         lastPromptTokens = 0;
     }
 
@@ -559,7 +467,7 @@ final class RlmLoop {
                 : s.substring(0, MESSAGE_KEPT) + "… [" + (s.length() - MESSAGE_KEPT) + " more characters]";
     }
 
-    private static double ms(long t0) {
+    static double ms(long t0) {
         return Math.round((System.nanoTime() - t0) / 1e4) / 100.0;
     }
 }
