@@ -145,20 +145,7 @@ final class SessionKernel {
             }
             return fresh;
         }
-        Path dir;
-        try {
-            // a new session's directory is made by its kernel's start: a warm kernel's is renamed there
-            dir = unstored
-                    ? store.snapshots().root().resolve(id)
-                    : store.snapshots().checkout(id);
-            unstored = false;
-        } catch (IOException e) {
-            throw new RlmException(
-                    ErrorCode.KERNEL_UNAVAILABLE,
-                    "cannot prepare the snapshot of session " + id + ": " + e.getMessage(),
-                    null,
-                    "check that the state directory is writable");
-        }
+        Path dir = snapshotDir();
         Kernel fresh = kernels.start(id, dir, store.directory(), queueFor);
         String inside = kernels.writableDirInside(dir).toString();
         Restored attached = fresh.attachedTo(inside);
@@ -167,6 +154,30 @@ final class SessionKernel {
             restored = attached;
             return fresh;
         }
+        restoreSnapshot(fresh, inside);
+        return fresh;
+    }
+
+    /** The directory of this stored session's snapshot, checked out unless the session is new. */
+    private Path snapshotDir() {
+        try {
+            // a new session's directory is made by its kernel's start: a warm kernel's is renamed there
+            Path dir = unstored
+                    ? store.snapshots().root().resolve(id)
+                    : store.snapshots().checkout(id);
+            unstored = false;
+            return dir;
+        } catch (IOException e) {
+            throw new RlmException(
+                    ErrorCode.KERNEL_UNAVAILABLE,
+                    "cannot prepare the snapshot of session " + id + ": " + e.getMessage(),
+                    null,
+                    "check that the state directory is writable");
+        }
+    }
+
+    /** Has {@code fresh} restore the snapshot it sees at {@code inside}; closes it if it dies doing so. */
+    private void restoreSnapshot(Kernel fresh, String inside) {
         try {
             KernelReply<Restored> reply =
                     fresh.call(new KernelRequest.Restore(inside), settings.maxTimeout(), settings.interruptGrace());
@@ -193,7 +204,6 @@ final class SessionKernel {
                     null,
                     "the snapshot may be too large for the memory limit");
         }
-        return fresh;
     }
 
     /** A warm kernel comes with its directory attached for snapshots: a kernel in memory only writes none. */

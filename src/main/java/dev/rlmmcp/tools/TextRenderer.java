@@ -133,6 +133,12 @@ public final class TextRenderer {
             newline(text).append("[stderr]\n").append(stderr);
         }
         String status = reply.path("status").asText("ok");
+        appendFailure(text, reply, status);
+        return join(text, footer(reply, view, stepNotes(reply, status)));
+    }
+
+    /** Appends, for a step that did not end ok, its traceback and what stopped it. */
+    private static void appendFailure(StringBuilder text, ObjectNode reply, String status) {
         JsonNode error = reply.path("error");
         if (status.equals("error") && error.isObject()) {
             newline(text).append(traceback(error));
@@ -143,6 +149,10 @@ public final class TextRenderer {
             String message = reply.path("message").asText(status);
             newline(text).append(message.startsWith(status) ? message : status + ": " + message);
         }
+    }
+
+    /** The footer notes of a step: variables set, deleted, cut, lost or not saved, guardrails, llm_query use. */
+    private static List<String> stepNotes(ObjectNode reply, String status) {
         List<String> items = new ArrayList<>();
         names(items, "set", reply.path("variables_changed"));
         names(items, "deleted", reply.path("variables_deleted"));
@@ -170,17 +180,18 @@ public final class TextRenderer {
         names(items, "not saved", reply.path("not_saved"));
         JsonNode llm = reply.path("llm_usage");
         if (llm.isObject()) {
-            long tokens = llm.path("input_tokens").asLong()
-                    + llm.path("output_tokens").asLong();
-            items.add("llm_query " + llm.path("calls").asInt() + " calls, " + tokens + " tokens"
-                    + (llm.path("failed").asInt() > 0
-                            ? ", " + llm.path("failed").asInt() + " failed"
-                            : "")
-                    + (llm.path("refused").asInt() > 0
-                            ? ", " + llm.path("refused").asInt() + " refused"
-                            : ""));
+            items.add(llmUsage(llm));
         }
-        return join(text, footer(reply, view, items));
+        return items;
+    }
+
+    /** The step's llm_query use: calls, tokens, and the failed and refused calls if any. */
+    private static String llmUsage(JsonNode llm) {
+        long tokens =
+                llm.path("input_tokens").asLong() + llm.path("output_tokens").asLong();
+        return "llm_query " + llm.path("calls").asInt() + " calls, " + tokens + " tokens"
+                + (llm.path("failed").asInt() > 0 ? ", " + llm.path("failed").asInt() + " failed" : "")
+                + (llm.path("refused").asInt() > 0 ? ", " + llm.path("refused").asInt() + " refused" : "");
     }
 
     /** The traceback without its header line, caret lines and cell file names; the last line is the error. */

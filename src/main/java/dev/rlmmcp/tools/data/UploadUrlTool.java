@@ -92,7 +92,11 @@ public final class UploadUrlTool implements RlmTool {
                     "url",
                     "retry; check that the URL is reachable");
         }
-        double ms = (System.nanoTime() - started) / 1e6;
+        return uploadedReply(url, shown, uploaded, (System.nanoTime() - started) / 1e6);
+    }
+
+    /** The reply to an upload of {@code ms} milliseconds: where the object went, its size and the speed. */
+    private ObjectNode uploadedReply(String url, String shown, S3Store.Uploaded uploaded, double ms) {
         ObjectNode body = json.createObjectNode();
         body.put("status", "uploaded");
         body.put("url", url);

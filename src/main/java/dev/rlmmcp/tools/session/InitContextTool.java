@@ -40,16 +40,19 @@ public final class InitContextTool implements RlmTool {
 
     @Override
     public Schema schema() {
-        long maxTimeout = sessions.settings().maxTimeout().toSeconds();
-        LlmLimits llm = sessions.llm().defaults();
-        return Schema.object()
+        Schema schema = Schema.object()
                 .string(
                         "context_text",
                         "The context to load (optional: load later with rlm_load_file / rlm_load_data).",
                         false)
                 .string("name", "Variable name for the context (default: context).", false)
-                .choice("data_type", "How to parse context_text.", DataType.wireNames(), "text")
-                .integer(
+                .choice("data_type", "How to parse context_text.", DataType.wireNames(), "text");
+        return withLlmLimits(withSessionLimits(schema));
+    }
+
+    /** The session's guardrails and per-step timeout, added to {@code schema}. */
+    private Schema withSessionLimits(Schema schema) {
+        return schema.integer(
                         "max_steps",
                         "Most code steps the session may take (default: the server's --max-steps).",
                         1,
@@ -69,8 +72,13 @@ public final class InitContextTool implements RlmTool {
                         "Per-step timeout in seconds (default %d)."
                                 .formatted(sessions.settings().defaultTimeout().toSeconds()),
                         1,
-                        maxTimeout)
-                .integer(
+                        sessions.settings().maxTimeout().toSeconds());
+    }
+
+    /** The bounds on the session's llm_query calls, added to {@code schema}. */
+    private Schema withLlmLimits(Schema schema) {
+        LlmLimits llm = sessions.llm().defaults();
+        return schema.integer(
                         "llm_max_calls",
                         "Most llm_query calls in the whole session (default %d).".formatted(llm.maxCalls()),
                         1,

@@ -66,40 +66,13 @@ public final class SolveTool implements RlmTool {
 
     @Override
     public Schema schema() {
-        RunLimits d = runs.config().defaults();
-        return Schema.object()
+        Schema schema = Schema.object()
                 .string("question", "What to answer about the context.", true)
                 .nested(
                         "context",
                         "Data to load into a new session's variable context: exactly one of text, file, "
                                 + "s3, url; data_type parses it (default text).",
-                        Schema.ordered(
-                                "text", Schema.ordered("type", "string", "description", "The context itself."),
-                                "file",
-                                        Schema.ordered(
-                                                "type",
-                                                "string",
-                                                "description",
-                                                "A file path relative to the data root " + dataRoot.path() + "."),
-                                "s3",
-                                        Schema.ordered(
-                                                "type",
-                                                "object",
-                                                "description",
-                                                "An S3 object (bucket: default "
-                                                        + sources.s3()
-                                                                .settings()
-                                                                .defaultBucket() + ").",
-                                                "properties",
-                                                Schema.ordered(
-                                                        "bucket", Schema.ordered("type", "string"),
-                                                        "key", Schema.ordered("type", "string")),
-                                                "required",
-                                                List.of("key"),
-                                                "additionalProperties",
-                                                false),
-                                "url", Schema.ordered("type", "string", "description", "An http(s) URL."),
-                                "data_type", Schema.ordered("type", "string", "enum", DataType.wireNames())),
+                        contextSourceProperties(),
                         false)
                 .string(
                         "session_id",
@@ -110,8 +83,43 @@ public final class SolveTool implements RlmTool {
                         "model",
                         "Model of the root RLM and, unless they name another, of its sub-calls (default: "
                                 + "the server's --llm-model).",
-                        false)
-                .integer(
+                        false);
+        return withRunLimits(schema);
+    }
+
+    /** The properties of the context object: where the data comes from and how to parse it. */
+    private Map<String, Object> contextSourceProperties() {
+        return Schema.ordered(
+                "text", Schema.ordered("type", "string", "description", "The context itself."),
+                "file",
+                        Schema.ordered(
+                                "type",
+                                "string",
+                                "description",
+                                "A file path relative to the data root " + dataRoot.path() + "."),
+                "s3",
+                        Schema.ordered(
+                                "type",
+                                "object",
+                                "description",
+                                "An S3 object (bucket: default "
+                                        + sources.s3().settings().defaultBucket() + ").",
+                                "properties",
+                                Schema.ordered(
+                                        "bucket", Schema.ordered("type", "string"),
+                                        "key", Schema.ordered("type", "string")),
+                                "required",
+                                List.of("key"),
+                                "additionalProperties",
+                                false),
+                "url", Schema.ordered("type", "string", "description", "An http(s) URL."),
+                "data_type", Schema.ordered("type", "string", "enum", DataType.wireNames()));
+    }
+
+    /** The run's limits, added to {@code schema}. */
+    private Schema withRunLimits(Schema schema) {
+        RunLimits d = runs.config().defaults();
+        return schema.integer(
                         "max_depth",
                         "Deepest nesting of rlm_query/llm_query; at it rlm_query is a plain llm_query "
                                 + "(default %d).".formatted(d.maxDepth()),
