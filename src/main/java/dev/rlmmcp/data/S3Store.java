@@ -332,44 +332,7 @@ public final class S3Store implements AutoCloseable {
     RlmException refusal(SdkException e, String bucket, String key, String argument) {
         String where = bucket == null ? "S3" : key == null ? "bucket " + bucket : "s3://" + bucket + "/" + key;
         if (e instanceof S3Exception s3) {
-            String code =
-                    s3.awsErrorDetails() == null ? "" : s3.awsErrorDetails().errorCode();
-            String detail = s3.awsErrorDetails() == null
-                    ? s3.getMessage()
-                    : s3.awsErrorDetails().errorMessage();
-            if ("NoSuchBucket".equals(code) || s3.statusCode() == 404 && key == null) {
-                return new RlmException(
-                        ErrorCode.NOT_FOUND,
-                        "no bucket " + bucket,
-                        "bucket",
-                        "call rlm_list_buckets to see the buckets");
-            }
-            if ("NoSuchKey".equals(code) || s3.statusCode() == 404) {
-                return new RlmException(
-                        ErrorCode.NOT_FOUND,
-                        "no object " + key + " in bucket " + bucket,
-                        "key",
-                        "call rlm_list_s3 with a prefix to find the key");
-            }
-            if ("continuation_token".equals(argument)
-                    && ("InvalidToken".equals(code) || "InvalidArgument".equals(code))) {
-                return RlmException.invalid(
-                        argument,
-                        where + " refused the request: " + detail,
-                        "pass the next_continuation_token of the previous page unchanged");
-            }
-            if (s3.statusCode() == 403 || "InvalidAccessKeyId".equals(code) || "SignatureDoesNotMatch".equals(code)) {
-                return new RlmException(
-                        ErrorCode.PERMISSION_DENIED,
-                        "S3 refused access to " + where + " (" + code + "): " + detail,
-                        bucket == null ? null : "bucket",
-                        "check MINIO_ACCESS_KEY / MINIO_SECRET_KEY (or the AWS credentials) and the bucket's policy");
-            }
-            return new RlmException(
-                    ErrorCode.UPSTREAM_ERROR,
-                    "S3 failed on " + where + ": " + s3.statusCode() + " " + code + " " + detail,
-                    null,
-                    "retry; if it persists, check the S3 server");
+            return serviceRefusal(s3, where, bucket, key, argument);
         }
         if (e instanceof SdkClientException && e.getCause() instanceof java.net.SocketTimeoutException) {
             return new RlmException(
@@ -383,6 +346,44 @@ public final class S3Store implements AutoCloseable {
                 "cannot reach S3 for " + where + ": " + e.getMessage(),
                 null,
                 "check MINIO_ENDPOINT and that the S3 server is up");
+    }
+
+    /** An error the S3 server answered with (on {@code where}), as a refusal by its code and status. */
+    private static RlmException serviceRefusal(
+            S3Exception s3, String where, String bucket, String key, String argument) {
+        String code = s3.awsErrorDetails() == null ? "" : s3.awsErrorDetails().errorCode();
+        String detail = s3.awsErrorDetails() == null
+                ? s3.getMessage()
+                : s3.awsErrorDetails().errorMessage();
+        if ("NoSuchBucket".equals(code) || s3.statusCode() == 404 && key == null) {
+            return new RlmException(
+                    ErrorCode.NOT_FOUND, "no bucket " + bucket, "bucket", "call rlm_list_buckets to see the buckets");
+        }
+        if ("NoSuchKey".equals(code) || s3.statusCode() == 404) {
+            return new RlmException(
+                    ErrorCode.NOT_FOUND,
+                    "no object " + key + " in bucket " + bucket,
+                    "key",
+                    "call rlm_list_s3 with a prefix to find the key");
+        }
+        if ("continuation_token".equals(argument) && ("InvalidToken".equals(code) || "InvalidArgument".equals(code))) {
+            return RlmException.invalid(
+                    argument,
+                    where + " refused the request: " + detail,
+                    "pass the next_continuation_token of the previous page unchanged");
+        }
+        if (s3.statusCode() == 403 || "InvalidAccessKeyId".equals(code) || "SignatureDoesNotMatch".equals(code)) {
+            return new RlmException(
+                    ErrorCode.PERMISSION_DENIED,
+                    "S3 refused access to " + where + " (" + code + "): " + detail,
+                    bucket == null ? null : "bucket",
+                    "check MINIO_ACCESS_KEY / MINIO_SECRET_KEY (or the AWS credentials) and the bucket's policy");
+        }
+        return new RlmException(
+                ErrorCode.UPSTREAM_ERROR,
+                "S3 failed on " + where + ": " + s3.statusCode() + " " + code + " " + detail,
+                null,
+                "retry; if it persists, check the S3 server");
     }
 
     @Override

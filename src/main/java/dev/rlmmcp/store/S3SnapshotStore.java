@@ -132,23 +132,8 @@ public final class S3SnapshotStore implements SnapshotStore {
         long bytes = 0;
         long started = System.nanoTime();
         for (Map.Entry<String, Long> file : wanted.entrySet()) {
-            if (files.holds(file.getKey(), file.getValue())) {
-                continue;
-            }
-            try (Download download = s3.open(location.bucket(), key(sessionId, file.getKey()));
-                    InputStream in = new CappedInputStream(
-                            download.body(),
-                            file.getValue(),
-                            cap -> new TransferException(
-                                    ErrorCode.TOO_LARGE, "larger than its manifest says", null, null))) {
-                long n = files.put(file.getKey(), in);
-                if (n != file.getValue()) {
-                    throw new IOException(key(sessionId, file.getKey()) + " has " + n + " bytes, the manifest says "
-                            + file.getValue());
-                }
-                bytes += n;
-            } catch (RlmException e) {
-                throw new IOException("cannot download " + key(sessionId, file.getKey()) + ": " + e.getMessage(), e);
+            if (!files.holds(file.getKey(), file.getValue())) {
+                bytes += download(sessionId, files, file.getKey(), file.getValue());
             }
         }
         files.put(MANIFEST, new ByteArrayInputStream(remote));
@@ -161,6 +146,27 @@ public final class S3SnapshotStore implements SnapshotStore {
                 bytes,
                 (System.nanoTime() - started) / 1_000_000);
         return dir;
+    }
+
+    /**
+     * Downloads one snapshot file of the session into {@code files}, refusing more or fewer bytes than its
+     * manifest entry says; returns the bytes written.
+     */
+    private long download(String sessionId, UntrustedDir files, String name, long size) throws IOException {
+        try (Download download = s3.open(location.bucket(), key(sessionId, name));
+                InputStream in = new CappedInputStream(
+                        download.body(),
+                        size,
+                        cap -> new TransferException(
+                                ErrorCode.TOO_LARGE, "larger than its manifest says", null, null))) {
+            long n = files.put(name, in);
+            if (n != size) {
+                throw new IOException(key(sessionId, name) + " has " + n + " bytes, the manifest says " + size);
+            }
+            return n;
+        } catch (RlmException e) {
+            throw new IOException("cannot download " + key(sessionId, name) + ": " + e.getMessage(), e);
+        }
     }
 
     @Override

@@ -203,39 +203,13 @@ public final class JsonRpc {
         if (!(params instanceof Map<?, ?> p)) {
             return "params of " + method + " must be a JSON object, not " + describe(params);
         }
-        Object meta = p.get("_meta");
-        if (meta != null) {
-            if (!(meta instanceof Map<?, ?> m)) {
-                return "params._meta must be a JSON object, not " + describe(meta);
-            }
-            Object token = m.get("progressToken");
-            if (token != null && !(token instanceof String) && !(token instanceof Number)) {
-                return "params._meta.progressToken must be a string or a number, not " + describe(token);
-            }
+        String badMeta = badMeta(p.get("_meta"));
+        if (badMeta != null) {
+            return badMeta;
         }
         return switch (method) {
-            case McpSchema.METHOD_TOOLS_CALL -> {
-                Object name = p.get("name");
-                if (!(name instanceof String)) {
-                    yield name == null
-                            ? "params.name is missing: the name of the tool to call (tools/list names them)"
-                            : "params.name must be a string, the name of a tool, not " + describe(name);
-                }
-                Object arguments = p.get("arguments");
-                yield arguments == null || arguments instanceof Map<?, ?>
-                        ? null
-                        : "params.arguments must be a JSON object of the tool's arguments, not " + describe(arguments);
-            }
-            case McpSchema.METHOD_INITIALIZE -> {
-                Object version = p.get("protocolVersion");
-                if (!(version instanceof String)) {
-                    yield version == null
-                            ? "params.protocolVersion is missing: the MCP version the client speaks"
-                            : "params.protocolVersion must be a string such as \"2025-06-18\", not "
-                                    + describe(version);
-                }
-                yield notAnObject(p, "capabilities", "clientInfo");
-            }
+            case McpSchema.METHOD_TOOLS_CALL -> badToolsCallParams(p);
+            case McpSchema.METHOD_INITIALIZE -> badInitializeParams(p);
             case McpSchema.METHOD_TOOLS_LIST,
                     McpSchema.METHOD_PROMPT_LIST,
                     McpSchema.METHOD_RESOURCES_LIST,
@@ -245,6 +219,46 @@ public final class JsonRpc {
                         : "params.cursor must be a string, not " + describe(p.get("cursor"));
             default -> null;
         };
+    }
+
+    /** Why params._meta cannot be right, or null if it may be (absent, or an object with a usable progressToken). */
+    private static String badMeta(Object meta) {
+        if (meta == null) {
+            return null;
+        }
+        if (!(meta instanceof Map<?, ?> m)) {
+            return "params._meta must be a JSON object, not " + describe(meta);
+        }
+        Object token = m.get("progressToken");
+        if (token != null && !(token instanceof String) && !(token instanceof Number)) {
+            return "params._meta.progressToken must be a string or a number, not " + describe(token);
+        }
+        return null;
+    }
+
+    /** Why the params object of tools/call cannot be right (its name and arguments), or null if it may be. */
+    private static String badToolsCallParams(Map<?, ?> p) {
+        Object name = p.get("name");
+        if (!(name instanceof String)) {
+            return name == null
+                    ? "params.name is missing: the name of the tool to call (tools/list names them)"
+                    : "params.name must be a string, the name of a tool, not " + describe(name);
+        }
+        Object arguments = p.get("arguments");
+        return arguments == null || arguments instanceof Map<?, ?>
+                ? null
+                : "params.arguments must be a JSON object of the tool's arguments, not " + describe(arguments);
+    }
+
+    /** Why the params object of initialize cannot be right, or null if it may be. */
+    private static String badInitializeParams(Map<?, ?> p) {
+        Object version = p.get("protocolVersion");
+        if (!(version instanceof String)) {
+            return version == null
+                    ? "params.protocolVersion is missing: the MCP version the client speaks"
+                    : "params.protocolVersion must be a string such as \"2025-06-18\", not " + describe(version);
+        }
+        return notAnObject(p, "capabilities", "clientInfo");
     }
 
     private static String notAnObject(Map<?, ?> params, String... names) {

@@ -145,22 +145,9 @@ final class StatelessProtocol {
      */
     Refusal check(UnaryOperator<String> headers, McpSchema.JSONRPCRequest call) {
         String header = headers.apply(VERSION_HEADER);
-        String method = stripped(headers.apply(METHOD_HEADER));
-        if (method == null) {
-            return new Refusal(
-                    400,
-                    HEADER_MISMATCH,
-                    "the " + METHOD_HEADER + " header is missing; it must repeat the " + "request's method ("
-                            + call.method() + ")",
-                    null);
-        }
-        if (!method.equals(call.method())) {
-            return new Refusal(
-                    400,
-                    HEADER_MISMATCH,
-                    "the " + METHOD_HEADER + " header (" + method + ") does not match " + "the request's method ("
-                            + call.method() + ")",
-                    null);
+        Refusal methodMismatch = methodHeaderMismatch(headers, call);
+        if (methodMismatch != null) {
+            return methodMismatch;
         }
         String named = named(call);
         if (named != null) {
@@ -196,6 +183,28 @@ final class StatelessProtocol {
                     null);
         }
         return refusal;
+    }
+
+    /** Why the method header does not repeat the request's method (absent or different), or null when it does. */
+    private static Refusal methodHeaderMismatch(UnaryOperator<String> headers, McpSchema.JSONRPCRequest call) {
+        String method = stripped(headers.apply(METHOD_HEADER));
+        if (method == null) {
+            return new Refusal(
+                    400,
+                    HEADER_MISMATCH,
+                    "the " + METHOD_HEADER + " header is missing; it must repeat the " + "request's method ("
+                            + call.method() + ")",
+                    null);
+        }
+        if (!method.equals(call.method())) {
+            return new Refusal(
+                    400,
+                    HEADER_MISMATCH,
+                    "the " + METHOD_HEADER + " header (" + method + ") does not match " + "the request's method ("
+                            + call.method() + ")",
+                    null);
+        }
+        return null;
     }
 
     /**
