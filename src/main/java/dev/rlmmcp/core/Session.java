@@ -2,20 +2,15 @@ package dev.rlmmcp.core;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.base.CallContext;
-import dev.rlmmcp.base.Text;
 import dev.rlmmcp.data.Download;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.kernel.Settings;
-import dev.rlmmcp.kernel.channel.KernelCallbacks;
-import dev.rlmmcp.kernel.protocol.ExecResult;
 import dev.rlmmcp.kernel.protocol.KernelRequest;
 import dev.rlmmcp.kernel.protocol.MemoryUse;
 import dev.rlmmcp.kernel.protocol.SnapshotWritten;
 import dev.rlmmcp.llm.LlmAccount;
 import dev.rlmmcp.llm.LlmLimits;
 import dev.rlmmcp.llm.LlmService;
-import dev.rlmmcp.llm.LlmStep;
-import dev.rlmmcp.llm.LlmUsage;
 import dev.rlmmcp.store.StateStore;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -62,6 +57,7 @@ public final class Session implements AutoCloseable {
     private final KernelCalls calls;
     private final SessionLoads loads;
     private final KernelRelease release;
+    private final SessionSteps steps;
     private final String name;
 
     Session(String id, String name, Limits limits, KernelFactory kernels, LlmService llm, LlmLimits llmLimits) {
@@ -96,6 +92,7 @@ public final class Session implements AutoCloseable {
         this.calls = new KernelCalls(id, lock, kernel, snapshots, seen, settings, store, ledger);
         this.loads = new SessionLoads(id, settings, guardrails, calls, ledger);
         this.release = new KernelRelease(id, lock, kernel, snapshots, calls, ledger, store);
+        this.steps = new SessionSteps(id, guardrails, llm, llmAccount, calls, ledger);
     }
 
     private void snapshotWhenDue() {
@@ -207,76 +204,7 @@ public final class Session implements AutoCloseable {
      * what llm_query used is in the result and trace.
      */
     public StepResult execute(StepRequest step) {
-        try (var held = calls.enter(step.timeout())) {
-            ledger.requireOpen();
-            String refused = guardrails.beforeStep();
-            if (refused != null) {
-                ledger.stop(refused);
-                throw ledger.guardrailStop(refused);
-            }
-            Duration limit = guardrails.stepTimeout(step.timeout());
-            StepExtras extras = step.extras();
-            long started = System.nanoTime();
-            LlmStep llmStep = extras.llm() != null
-                    ? llm.step(llmAccount, extras.llm(), extras.depth())
-                    : llm.step(llmAccount, extras.clientSampling());
-            KernelCallbacks callbacks = WireRecords.callbacks(extras.callbacks());
-            KernelCallbacks answering = (kind, request) ->
-                    "llm".equals(kind) ? llmStep.handle(kind, request) : callbacks.handle(kind, request);
-            KernelCalls.Ran ran = calls.exec(
-                    new KernelRequest.Exec(step.code(), WireRecords.mcp(extras.mcp()), extras.loopAnswer()),
-                    limit,
-                    answering,
-                    step.context());
-            return stepDone(step, ran, limit, (System.nanoTime() - started) / 1e6, llmStep);
-        }
-    }
-
-    /** A step that ran: counted, recorded, and told as core's record. */
-    private StepResult stepDone(StepRequest step, KernelCalls.Ran ran, Duration limit, double ms, LlmStep llmStep) {
-        ExecResult exec = ran.exec();
-        var accepted = ran.accepted();
-        StepStatus status = ran.loss() != null
-                ? ran.loss().status()
-                : ran.interruptedAfterMs() >= 0
-                        ? StepStatus.INTERRUPTED
-                        : exec.error() != null ? StepStatus.ERROR : StepStatus.OK;
-        long io = Text.utf8Length(step.code())
-                + (exec == null ? 0 : Text.utf8Length(exec.stdout()) + Text.utf8Length(exec.stderr()));
-        int index = guardrails.steps();
-        String tripped = guardrails.afterStep(Math.round(ms), io);
-        GuardrailStop guardrail = ledger.settle(index, tripped, exec == null ? null : exec.memory());
-        LlmUsage usage = llmStep.usage();
-        StepResult result = new StepResult(
-                id,
-                status,
-                index,
-                WireRecords.output(exec),
-                limit,
-                ran.interruptedAfterMs(),
-                usage,
-                guardrail,
-                accepted == null ? null : accepted.notSaved(),
-                accepted == null ? null : accepted.stillWriting(),
-                accepted == null ? null : accepted.lostAtStop(),
-                ran.loss(),
-                accepted == null ? null : accepted.replaced());
-        List<String> changed = exec == null ? List.of() : exec.variablesChanged();
-        Supplier<JsonNode> rlm = step.extras().rlm();
-        ledger.record(
-                index,
-                "exec",
-                step.code(),
-                status.wireName(),
-                result.traceOutput(),
-                changed,
-                ms,
-                io,
-                tripped,
-                usage,
-                usage == null ? null : llmStep.calls(),
-                rlm == null ? null : rlm.get());
-        return result;
+        return steps.execute(step);
     }
 
     /**

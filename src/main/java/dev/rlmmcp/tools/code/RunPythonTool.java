@@ -160,20 +160,23 @@ public final class RunPythonTool implements RlmTool {
                     e.getMessage(),
                     timeout);
         }
+        StepRequest step = new StepRequest(
+                code,
+                Duration.ofSeconds(timeout),
+                StepExtras.of(caller.sampling(), callbacks.byKind(), setup),
+                caller.context());
+        return run(step, existing, servers, timeout);
+    }
+
+    /** Runs the program in the session asked for, else in a throwaway one that is deleted after the reply. */
+    private ObjectNode run(StepRequest step, Session existing, List<String> servers, long timeout) {
         Session session = existing != null ? existing : sessions.create("run_python", Limits.NONE);
         if (existing == null) {
             // a throwaway kernel is given back at once: at capacity, waiting for one beats a refusal
             session.queueForKernel(Duration.ofSeconds(timeout));
         }
         try {
-            StepResult result = runs.execute(
-                    session,
-                    new StepRequest(
-                            code,
-                            Duration.ofSeconds(timeout),
-                            StepExtras.of(caller.sampling(), callbacks.byKind(), setup),
-                            caller.context()));
-            ObjectNode reply = fromStep(result, servers, timeout);
+            ObjectNode reply = fromStep(runs.execute(session, step), servers, timeout);
             if (existing != null) {
                 reply.put("session_id", existing.id());
             }

@@ -152,31 +152,31 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
             JsonResponse.write(response, 400, mapper.writeValueAsBytes(e.answer()));
             return;
         }
-        McpServerSession session = stream.session;
-        router.dispatch(
-                session.getId(),
-                message,
-                new InboundRouter.Session() {
-                    @Override
-                    public void call(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
-                        try {
-                            served.carrying(session.handle(call)).block();
-                        } catch (RuntimeException e) {
-                            log.warn("serving {} failed", call.method(), e);
-                        }
-                    }
-
-                    @Override
-                    public void accept(McpSchema.JSONRPCMessage notificationOrResponse) {
-                        try {
-                            session.handle(notificationOrResponse).block();
-                        } catch (RuntimeException e) {
-                            log.warn("handling {} failed", notificationOrResponse, e);
-                        }
-                    }
-                },
-                calls);
+        router.dispatch(stream.session.getId(), message, served(stream.session), calls);
         response.setStatus(202);
+    }
+
+    /** How the router hands a message to the SDK session of one SSE stream: handled, and waited for. */
+    private static InboundRouter.Session served(McpServerSession session) {
+        return new InboundRouter.Session() {
+            @Override
+            public void call(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
+                try {
+                    served.carrying(session.handle(call)).block();
+                } catch (RuntimeException e) {
+                    log.warn("serving {} failed", call.method(), e);
+                }
+            }
+
+            @Override
+            public void accept(McpSchema.JSONRPCMessage notificationOrResponse) {
+                try {
+                    session.handle(notificationOrResponse).block();
+                } catch (RuntimeException e) {
+                    log.warn("handling {} failed", notificationOrResponse, e);
+                }
+            }
+        };
     }
 
     /** The stream the POST's session_id names, or null after refusing a POST that names none that is open. */

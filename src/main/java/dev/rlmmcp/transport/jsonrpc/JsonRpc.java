@@ -136,17 +136,7 @@ public final class JsonRpc {
                             : "id must be a string or an integer, not " + describe(id));
         }
         if (map.containsKey("method")) {
-            if (!(map.get("method") instanceof String method) || method.isEmpty()) {
-                throw invalid(usableId, "method must be a non-empty string, not " + describe(map.get("method")));
-            }
-            Object params = map.get("params");
-            String bad = badParams(method, params);
-            if (bad != null) {
-                throw new Refused(McpSchema.ErrorCodes.INVALID_PARAMS, bad, usableId, hasId);
-            }
-            return hasId
-                    ? new McpSchema.JSONRPCRequest(McpSchema.JSONRPC_VERSION, method, id, params)
-                    : new McpSchema.JSONRPCNotification(McpSchema.JSONRPC_VERSION, method, params);
+            return requestOrNotification(map, hasId, id, usableId);
         }
         if (response) {
             return response(mapper, map, usableId);
@@ -155,6 +145,22 @@ public final class JsonRpc {
                 usableId,
                 "method is missing: a request or notification needs a method (a response needs a "
                         + "result or an error)");
+    }
+
+    /** A message with a method: a request when it has an id, else a notification; or why it is neither. */
+    private static McpSchema.JSONRPCMessage requestOrNotification(
+            Map<?, ?> map, boolean hasId, Object id, Object usableId) throws Refused {
+        if (!(map.get("method") instanceof String method) || method.isEmpty()) {
+            throw invalid(usableId, "method must be a non-empty string, not " + describe(map.get("method")));
+        }
+        Object params = map.get("params");
+        String bad = badParams(method, params);
+        if (bad != null) {
+            throw new Refused(McpSchema.ErrorCodes.INVALID_PARAMS, bad, usableId, hasId);
+        }
+        return hasId
+                ? new McpSchema.JSONRPCRequest(McpSchema.JSONRPC_VERSION, method, id, params)
+                : new McpSchema.JSONRPCNotification(McpSchema.JSONRPC_VERSION, method, params);
     }
 
     /** A client's response (to a request of the server's), or why it is none: never answered, as JSON-RPC says. */

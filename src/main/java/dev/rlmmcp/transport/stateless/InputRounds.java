@@ -82,6 +82,24 @@ final class InputRounds {
                 && declared.keySet().stream().anyMatch(ASKABLE::contains);
     }
 
+    /** The refusal of a round whose inputResponses or requestState has the wrong type, or null. */
+    private static McpSchema.JSONRPCResponse malformedRound(McpSchema.JSONRPCRequest call, Map<?, ?> params) {
+        if (params.containsKey("inputResponses") && !(params.get("inputResponses") instanceof Map<?, ?>)) {
+            return invalid(
+                    call,
+                    "params.inputResponses must be an object that maps the key of each input request "
+                            + "to its result",
+                    "invalid_input_responses");
+        }
+        if (params.containsKey("requestState") && !(params.get("requestState") instanceof String)) {
+            return invalid(
+                    call,
+                    "params.requestState must be the string the input_required result carried",
+                    "invalid_request_state");
+        }
+        return null;
+    }
+
     /**
      * Serves one round of {@code call}: resumes the call its request state names (or starts it on
      * {@code session}, using the default REPL session of {@code connection}), hands over the answers it
@@ -96,21 +114,12 @@ final class InputRounds {
             Consumer<McpSchema.JSONRPCMessage> notifications,
             TaskSupport asTask) {
         Map<?, ?> params = (Map<?, ?>) call.params();
+        McpSchema.JSONRPCResponse malformed = malformedRound(call, params);
+        if (malformed != null) {
+            return malformed;
+        }
         Object inputs = params.get("inputResponses");
-        if (params.containsKey("inputResponses") && !(inputs instanceof Map<?, ?>)) {
-            return invalid(
-                    call,
-                    "params.inputResponses must be an object that maps the key of each input request "
-                            + "to its result",
-                    "invalid_input_responses");
-        }
         Object state = params.get("requestState");
-        if (params.containsKey("requestState") && !(state instanceof String)) {
-            return invalid(
-                    call,
-                    "params.requestState must be the string the input_required result carried",
-                    "invalid_request_state");
-        }
         Map<String, Object> given = new LinkedHashMap<>();
         if (inputs instanceof Map<?, ?> answers) {
             answers.forEach((k, v) -> given.put(String.valueOf(k), v));
