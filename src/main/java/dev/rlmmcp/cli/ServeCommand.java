@@ -7,7 +7,7 @@ import dev.rlmmcp.rlm.RlmConfig;
 import dev.rlmmcp.store.StateStore;
 import dev.rlmmcp.transport.McpServers;
 import dev.rlmmcp.transport.http.ApiKey;
-import dev.rlmmcp.transport.http.HttpFace;
+import dev.rlmmcp.transport.http.HttpEndpoint;
 import dev.rlmmcp.transport.http.HttpSettings;
 import dev.rlmmcp.transport.http.PortFile;
 import java.net.BindException;
@@ -145,7 +145,7 @@ final class ServeCommand implements Callable<Integer> {
                 !origins.contains("*"),
                 "--cors-origins must list origins; * (any site, with credentials) is not allowed");
         ApiKey apiKey = ApiKey.of(System.getenv("RLM_API_KEY"));
-        boolean loopback = HttpFace.isLoopback(host);
+        boolean loopback = HttpEndpoint.isLoopback(host);
         checkAuthentication(loopback, apiKey);
         Settings settings = kernel.settings(spec);
         ObjectMapper json = Assembly.mapper();
@@ -166,16 +166,16 @@ final class ServeCommand implements Callable<Integer> {
                         kernel.defaultLimits(),
                         extra,
                         rlmConfig));
-        HttpFace face = new HttpFace(app.servers(), app.sessions(), app.json(), http);
+        HttpEndpoint endpoint = new HttpEndpoint(app.servers(), app.sessions(), app.json(), http);
         if (!app.python().passed()) {
             app.close();
             return PythonCheck.EXIT_CODE;
         }
-        started(face, app);
-        int bound = face.address().getPort();
-        closedAtShutdown(face, app, portFile == null ? null : PortFile.write(portFile, bound), shutdownTimeout);
+        started(endpoint, app);
+        int bound = endpoint.address().getPort();
+        closedAtShutdown(endpoint, app, portFile == null ? null : PortFile.write(portFile, bound), shutdownTimeout);
         logListening(app, bound, apiKey);
-        face.join();
+        endpoint.join();
         return 0;
     }
 
@@ -238,12 +238,12 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     /** Starts listening; when that fails, the server and the app are closed before the failure is told. */
-    private void started(HttpFace face, Assembly app) throws Exception {
+    private void started(HttpEndpoint endpoint, Assembly app) throws Exception {
         try {
-            face.start();
+            endpoint.start();
         } catch (Exception e) {
             try {
-                face.close();
+                endpoint.close();
             } finally {
                 app.close();
             }
@@ -252,12 +252,13 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     /** At JVM shutdown: the server stops taking requests, then the kernels stop, then the port file goes. */
-    private static void closedAtShutdown(HttpFace face, Assembly app, PortFile written, Duration shutdownTimeout) {
+    private static void closedAtShutdown(
+            HttpEndpoint endpoint, Assembly app, PortFile written, Duration shutdownTimeout) {
         Runtime.getRuntime()
                 .addShutdownHook(new Thread(
                         () -> {
                             try {
-                                face.close();
+                                endpoint.close();
                             } finally {
                                 try {
                                     app.close(shutdownTimeout);

@@ -6,7 +6,7 @@ import dev.rlmmcp.rlm.RlmConfig;
 import dev.rlmmcp.store.StateStore;
 import dev.rlmmcp.transport.McpServers;
 import dev.rlmmcp.transport.stdio.StartupAnswers;
-import dev.rlmmcp.transport.stdio.StdioFace;
+import dev.rlmmcp.transport.stdio.StdioEndpoint;
 import dev.rlmmcp.transport.stdio.StdioFront;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -81,9 +81,10 @@ final class StdioCommand implements Callable<Integer> {
         try {
             // initialize and the lists are answered at once; calls that need a kernel wait for the check
             CompletableFuture<Void> checked = new CompletableFuture<>();
-            StdioFace face = front == null
-                    ? new StdioFace(app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024, checked, answers)
-                    : new StdioFace(
+            StdioEndpoint endpoint = front == null
+                    ? new StdioEndpoint(
+                            app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024, checked, answers)
+                    : new StdioEndpoint(
                             app.servers(), front.input(), front.output(), maxRequestMb * 1024 * 1024, checked, answers);
             // SIGTERM or SIGINT: the sessions are saved as at the end of stdin
             Runtime.getRuntime().addShutdownHook(new Thread(() -> app.close(shutdownTimeout), "shutdown"));
@@ -93,8 +94,8 @@ final class StdioCommand implements Callable<Integer> {
             } else {
                 checked.completeExceptionally(new IllegalStateException("rlm-mcp cannot start kernels: " + problem));
             }
-            try (face) {
-                face.awaitClientGone();
+            try (endpoint) {
+                endpoint.awaitClientGone();
             }
             return problem == null ? 0 : PythonCheck.EXIT_CODE;
         } finally {

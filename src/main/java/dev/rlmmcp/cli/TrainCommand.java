@@ -4,10 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.store.StateStore;
-import dev.rlmmcp.transport.http.HttpFace;
+import dev.rlmmcp.transport.http.HttpEndpoint;
 import dev.rlmmcp.transport.http.HttpSettings;
 import dev.rlmmcp.transport.stdio.StartupAnswers;
-import dev.rlmmcp.transport.stdio.StdioFace;
+import dev.rlmmcp.transport.stdio.StdioEndpoint;
 import dev.rlmmcp.transport.stdio.StdioFront;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -86,7 +86,7 @@ final class TrainCommand implements Callable<Integer> {
         PipedOutputStream serverOut = new PipedOutputStream();
         PipedInputStream fromServer = new PipedInputStream(serverOut, 1 << 16);
         StartupAnswers keeping = StartupAnswers.in(kept);
-        StdioFace face = new StdioFace(
+        StdioEndpoint endpoint = new StdioEndpoint(
                 app.servers(), serverIn, serverOut, 1 << 20, CompletableFuture.completedFuture(null), keeping);
         BufferedReader replies = new BufferedReader(new InputStreamReader(fromServer, StandardCharsets.UTF_8));
         for (String line : SCRIPT) {
@@ -97,8 +97,8 @@ final class TrainCommand implements Callable<Integer> {
         }
         sessions(toServer, replies, app.json());
         toServer.close();
-        face.awaitClientGone();
-        face.close();
+        endpoint.awaitClientGone();
+        endpoint.close();
         keeping.save();
     }
 
@@ -124,7 +124,8 @@ final class TrainCommand implements Callable<Integer> {
 
     /** One health request over HTTP, so that the HTTP server's start-up is in the cache too. */
     private static void health(Assembly app) throws Exception {
-        try (HttpFace http = new HttpFace(app.servers(), app.sessions(), app.json(), HttpSettings.local(0, 1 << 20));
+        try (HttpEndpoint http =
+                        new HttpEndpoint(app.servers(), app.sessions(), app.json(), HttpSettings.local(0, 1 << 20));
                 HttpClient client = HttpClient.newHttpClient()) {
             http.start();
             URI health = URI.create("http://127.0.0.1:" + http.address().getPort() + "/health");

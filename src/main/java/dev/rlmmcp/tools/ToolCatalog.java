@@ -20,7 +20,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The MCP tool surface: every tool, and the one path by which any face calls one. A reply is one
+ * The MCP tool surface: every tool, and the one path by which any transport calls one. A reply is one
  * JSON object, written as one text content item: text made for a model by default, or that JSON,
  * Markdown or TOON when the call asks with response_format. No reply carries structuredContent and no
  * tool declares an outputSchema (see {@link #render}). Refusals are the same, with isError set.
@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
 public final class ToolCatalog {
 
     /**
-     * The key of the request's {@link CallContext} in the {@link McpTransportContext} a face gives the
+     * The key of the request's {@link CallContext} in the {@link McpTransportContext} a transport gives the
      * SDK with each request, which the SDK hands to the tool handler in its exchange.
      */
     public static final String CALL_CONTEXT = "rlm.callContext";
@@ -74,7 +74,7 @@ public final class ToolCatalog {
         return tools.stream().map(this::definition).toList();
     }
 
-    /** The tool with this name, for faces that call tools without MCP framing. */
+    /** The tool with this name, for transports that call tools without MCP framing (/rpc). */
     public Optional<RlmTool> tool(String name) {
         return tools.stream().filter(t -> t.name().equals(name)).findFirst();
     }
@@ -97,7 +97,7 @@ public final class ToolCatalog {
                 .build();
     }
 
-    /** Whose default session a call without session_id uses: the face's choice, else the MCP session's. */
+    /** Whose default session a call without session_id uses: the transport's choice, else the MCP session's. */
     static String connection(McpSyncServerExchange exchange) {
         McpTransportContext transport = exchange.transportContext();
         return transport != null && transport.get(CONNECTION) instanceof String connection
@@ -105,7 +105,7 @@ public final class ToolCatalog {
                 : exchange.sessionId();
     }
 
-    /** The context the face created for the request this exchange serves, or {@link CallContext#NONE} without one. */
+    /** The context the transport created for the request this exchange serves, or {@link CallContext#NONE} without one. */
     static CallContext context(McpSyncServerExchange exchange) {
         McpTransportContext transport = exchange.transportContext();
         return transport != null && transport.get(CALL_CONTEXT) instanceof CallContext context
@@ -125,7 +125,7 @@ public final class ToolCatalog {
     }
 
     /**
-     * A tool's reply object before it is written in a format, for a face that answers the object itself
+     * A tool's reply object before it is written in a format, for a transport that answers the object itself
      * ({@code /rpc}). Never throws.
      */
     public Reply reply(RlmTool tool, Map<String, Object> arguments, Caller caller) {

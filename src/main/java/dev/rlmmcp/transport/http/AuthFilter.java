@@ -27,7 +27,7 @@ final class AuthFilter extends HttpFilter {
     @Override
     protected void doFilter(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws IOException, ServletException {
-        String path = HttpFace.path(request);
+        String path = HttpEndpoint.path(request);
         if (isPublic(path)
                 || key.matches(bearer(request))
                 || (path.equals("/sse")

@@ -88,7 +88,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
 
     @Override
     protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        if (!HttpFace.path(request).equals(SSE_PATH)) {
+        if (!HttpEndpoint.path(request).equals(SSE_PATH)) {
             notAllowed(request, response, "POST");
             return;
         }
@@ -127,7 +127,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
 
     @Override
     protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        if (!HttpFace.path(request).equals(MESSAGE_PATH)) {
+        if (!HttpEndpoint.path(request).equals(MESSAGE_PATH)) {
             notAllowed(request, response, "GET");
             return;
         }
@@ -201,12 +201,12 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
 
     @Override
     protected void doDelete(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        notAllowed(request, response, HttpFace.path(request).equals(SSE_PATH) ? "GET" : "POST");
+        notAllowed(request, response, HttpEndpoint.path(request).equals(SSE_PATH) ? "GET" : "POST");
     }
 
     @Override
     protected void doPut(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        notAllowed(request, response, HttpFace.path(request).equals(SSE_PATH) ? "GET" : "POST");
+        notAllowed(request, response, HttpEndpoint.path(request).equals(SSE_PATH) ? "GET" : "POST");
     }
 
     private static void notAllowed(HttpServletRequest request, HttpServletResponse response, String allow)

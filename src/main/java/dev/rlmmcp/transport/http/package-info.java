@@ -4,7 +4,7 @@
  * checks, CORS and API-key authentication. {@link dev.rlmmcp.transport.http.JsonResponse} writes every JSON
  * body and error.
  *
- * <p>Entry type: {@link dev.rlmmcp.transport.http.HttpFace}. May use the transport root, {@code .stateless},
+ * <p>Entry type: {@link dev.rlmmcp.transport.http.HttpEndpoint}. May use the transport root, {@code .stateless},
  * {@code .jsonrpc}, {@code .http.ui} and the layers below; not {@code .stdio}.
  */
 package dev.rlmmcp.transport.http;

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 class HostPolicyTest {
 
     private static OriginHostFilter.HostPolicy policy(String host, Set<String> allowedHosts, Set<String> origins) {
-        return HttpFace.hostPolicy(new HttpSettings(
+        return HttpEndpoint.hostPolicy(new HttpSettings(
                 host,
                 0,
                 1,

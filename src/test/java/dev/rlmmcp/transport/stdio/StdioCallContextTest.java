@@ -38,12 +38,12 @@ class StdioCallContextTest {
     private final BlockingQueue<String> fromServer = new LinkedBlockingQueue<>();
     private final BlockingQueue<CallContext> contexts = new LinkedBlockingQueue<>();
     private final CountDownLatch waiting = new CountDownLatch(1);
-    private StdioFace face;
+    private StdioEndpoint endpoint;
 
     @BeforeEach
     void start() throws Exception {
         ToolCatalog catalog = new ToolCatalog(List.of(new Probe()), json);
-        face = new StdioFace(new McpServers(catalog, json), new Feed(toServer), new Lines(fromServer), 1 << 20);
+        endpoint = new StdioEndpoint(new McpServers(catalog, json), new Feed(toServer), new Lines(fromServer), 1 << 20);
         send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
                 + "\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
         answer(1);
@@ -53,8 +53,8 @@ class StdioCallContextTest {
     @AfterEach
     void stop() throws Exception {
         toServer.add(new byte[0]);
-        face.awaitClientGone();
-        face.close();
+        endpoint.awaitClientGone();
+        endpoint.close();
     }
 
     @Test

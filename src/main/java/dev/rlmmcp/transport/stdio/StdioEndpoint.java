@@ -7,14 +7,14 @@ import java.io.OutputStream;
 import java.util.concurrent.CompletableFuture;
 
 /** MCP over stdin/stdout: serves until the client closes stdin. */
-public final class StdioFace implements AutoCloseable {
+public final class StdioEndpoint implements AutoCloseable {
 
     private final StdioTransport transport;
     private final McpSyncServer server;
     /** The SDK server for requests of protocol 2026-07-28, which come without initialize. */
     private final McpSyncServer stateless;
 
-    public StdioFace(McpServers servers, InputStream in, OutputStream out, int maxMessageBytes) {
+    public StdioEndpoint(McpServers servers, InputStream in, OutputStream out, int maxMessageBytes) {
         this(servers, in, out, maxMessageBytes, CompletableFuture.completedFuture(null));
     }
 
@@ -23,7 +23,7 @@ public final class StdioFace implements AutoCloseable {
      * {@code answerable} completes (the start-up checks have passed), so that a client's start overlaps
      * them. If it completes exceptionally, those others are refused with its message.
      */
-    public StdioFace(
+    public StdioEndpoint(
             McpServers servers,
             InputStream in,
             OutputStream out,
@@ -36,7 +36,7 @@ public final class StdioFace implements AutoCloseable {
      * As above, for a stream a {@link StdioFront} read first ({@code in} its {@link StdioFront#input}): what it
      * answered is not answered again, and the answers to keep for the next start are kept in {@code answers}.
      */
-    public StdioFace(
+    public StdioEndpoint(
             McpServers servers,
             InputStream in,
             OutputStream out,

@@ -36,9 +36,9 @@ import org.slf4j.LoggerFactory;
  * in the same handlers. In front of all of them: the access log, Host/Origin validation, CORS and
  * (with an API key) authentication.
  */
-public final class HttpFace implements AutoCloseable {
+public final class HttpEndpoint implements AutoCloseable {
 
-    private static final Logger log = LoggerFactory.getLogger(HttpFace.class);
+    private static final Logger log = LoggerFactory.getLogger(HttpEndpoint.class);
 
     private final Server jetty;
     private final ServletContextHandler context;
@@ -47,7 +47,7 @@ public final class HttpFace implements AutoCloseable {
     private final List<McpSyncServer> mcp;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    public HttpFace(McpServers servers, Sessions sessions, ObjectMapper json, HttpSettings settings) {
+    public HttpEndpoint(McpServers servers, Sessions sessions, ObjectMapper json, HttpSettings settings) {
         QueuedThreadPool threads = new QueuedThreadPool(512, 8);
         threads.setName("http");
         jetty = new Server(threads);
