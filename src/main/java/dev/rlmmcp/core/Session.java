@@ -45,7 +45,6 @@ public final class Session implements AutoCloseable {
     private final KernelFactory kernels;
     private final Settings settings;
     private final Guardrails guardrails;
-    private final LlmService llm;
     private final LlmAccount llmAccount;
     private final StateStore store;
     private final SessionLock lock;
@@ -80,7 +79,6 @@ public final class Session implements AutoCloseable {
         this.kernels = kernels;
         this.settings = kernels.settings();
         this.guardrails = new Guardrails(limits);
-        this.llm = llm;
         this.llmAccount = new LlmAccount(llmLimits);
         this.store = store;
         this.kernel = new SessionKernel(id, kernels, store);
