@@ -956,28 +956,30 @@ print((time.perf_counter() - t) * 1000)""", ["everything"])
           f"bridged call, {n} calls with asyncio.gather in {float(par['stdout'][0]):.0f} ms")
 
 
-def wait_for_snapshot(client, sid, after, timeout=600):
-    """The session's last snapshot once it is newer than `after` (an ISO time), polling rlm_sessions."""
+def wait_for_session(client, sid, ready, timeout, what):
+    """The session's rlm_sessions entry once ready(entry) holds, polling."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         for s in client.tool("rlm_sessions", verbose=True, limit=200)["sessions"]:
-            snap = s.get("last_snapshot")
-            if s["session_id"] == sid and snap and (after is None or snap["at"] > after):
-                return snap
+            if s["session_id"] == sid and ready(s):
+                return s
         time.sleep(0.05)
-    raise RuntimeError("no snapshot came")
+    raise RuntimeError(what)
+
+
+def wait_for_snapshot(client, sid, after, timeout=600):
+    """The session's last snapshot once it is newer than `after` (an ISO time)."""
+    def newer(s):
+        snap = s.get("last_snapshot")
+        return snap and (after is None or snap["at"] > after)
+    return wait_for_session(client, sid, newer, timeout, "no snapshot came")["last_snapshot"]
 
 
 def wait_for_snapshot_at(client, sid, after, timeout=60):
     """Waits until the session's snapshot_at is newer than `after`. A small change is written by the kernel
     before its reply, so it moves snapshot_at but makes no background snapshot (last_snapshot)."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        for s in client.tool("rlm_sessions", verbose=True, limit=200)["sessions"]:
-            if s["session_id"] == sid and s.get("snapshot_at") and s["snapshot_at"] > after:
-                return
-        time.sleep(0.05)
-    raise RuntimeError("the small change never reached the snapshot")
+    wait_for_session(client, sid, lambda s: s.get("snapshot_at") and s["snapshot_at"] > after, timeout,
+                     "the small change never reached the snapshot")
 
 
 def disk_baseline(directory, size):
