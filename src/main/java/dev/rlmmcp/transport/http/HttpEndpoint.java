@@ -70,7 +70,8 @@ public final class HttpEndpoint implements AutoCloseable {
                 settings.maxRequestBytes(),
                 settings.sessionIdle(),
                 sessions::connectionClosed,
-                servers.statelessTools());
+                servers.statelessTools(),
+                cluster == null ? null : new McpSessionAdoption(cluster.homes(), servers.mapper()));
         sse = new LegacySseTransport(
                 servers.mapper(), settings.maxRequestBytes(), settings.sseKeepAlive(), sessions::connectionClosed);
         mcp = List.of(servers.serve(streamable), servers.serve(sse));

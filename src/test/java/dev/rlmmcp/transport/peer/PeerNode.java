@@ -41,13 +41,15 @@ final class PeerNode implements AutoCloseable {
     final Map<String, Function<String, Router.Route>> routes = new ConcurrentHashMap<>();
     /** How this node routes a 2025 MCP session; absent: Local. */
     final Map<String, Router.Route> mcpRoutes = new ConcurrentHashMap<>();
-    final Map<String, String> recorded = new ConcurrentHashMap<>();
+    /** The cluster's record of MCP sessions, shared by the nodes of a test. */
+    final Map<String, String> recorded;
     volatile boolean serving = true;
     private final Sessions sessions;
     private final HttpEndpoint endpoint;
 
-    PeerNode(String name, Path dir) throws Exception {
+    PeerNode(String name, Path dir, Map<String, String> recorded) throws Exception {
         this.name = name;
+        this.recorded = recorded;
         sessions = new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(), JSON));
         McpServers servers = new McpServers(new ToolCatalog(List.of(), JSON), JSON, features());
         PeerChannel cluster = new PeerChannel(router(), homes(), new PeerAuth(SECRET, name), "127.0.0.1", 0);
@@ -174,9 +176,14 @@ final class PeerNode implements AutoCloseable {
                 .build();
     }
 
+    private boolean closed;
+
     @Override
-    public void close() {
-        endpoint.close();
-        sessions.close();
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            endpoint.close();
+            sessions.close();
+        }
     }
 }

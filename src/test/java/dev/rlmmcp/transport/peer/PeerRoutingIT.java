@@ -20,6 +20,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -45,8 +47,9 @@ class PeerRoutingIT {
 
     @BeforeEach
     void start() throws Exception {
-        a = new PeerNode("node-a", dir.resolve("a"));
-        b = new PeerNode("node-b", dir.resolve("b"));
+        Map<String, String> recorded = new ConcurrentHashMap<>();
+        a = new PeerNode("node-a", dir.resolve("a"), recorded);
+        b = new PeerNode("node-b", dir.resolve("b"), recorded);
     }
 
     @AfterEach
@@ -239,5 +242,29 @@ class PeerRoutingIT {
         HttpResponse<String> refused = send(stateless(a.url(), "whoami", "s-a", ""));
         assertThat(refused.statusCode()).isEqualTo(503);
         assertThat(refused.headers().firstValue("Retry-After")).contains("2");
+    }
+
+    @Test
+    void anMcpSessionWhoseHomeIsGoneIsAdoptedUnderItsOwnId() throws Exception {
+        HttpResponse<String> init = send(post(
+                b.url(),
+                "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                        + "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}"));
+        String session = init.headers().firstValue("Mcp-Session-Id").orElseThrow();
+        assertThat(b.recorded).containsKey(session);
+        b.close();
+
+        String whoami = CALL.formatted(6, "{\"name\":\"whoami\",\"arguments\":{}}");
+        HttpResponse<String> adopted = send(post(a.url(), whoami).header("Mcp-Session-Id", session));
+        assertThat(adopted.statusCode()).as(adopted.body()).isEqualTo(200);
+        assertThat(text(JSON.readTree(adopted.body()))).isEqualTo("node-a");
+        assertThat(send(post(a.url(), whoami).header("Mcp-Session-Id", "never-started")).statusCode())
+                .isEqualTo(404);
+
+        HttpResponse<String> deleted = send(HttpRequest.newBuilder(URI.create(a.url() + "/mcp"))
+                .header("Mcp-Session-Id", session)
+                .DELETE());
+        assertThat(deleted.statusCode()).isEqualTo(200);
+        assertThat(a.recorded).doesNotContainKey(session);
     }
 }
