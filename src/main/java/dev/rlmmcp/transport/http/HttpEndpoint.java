@@ -3,6 +3,8 @@ package dev.rlmmcp.transport.http;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.transport.McpServers;
+import dev.rlmmcp.transport.ToolForward;
+import dev.rlmmcp.transport.peer.PeerCall;
 import dev.rlmmcp.transport.peer.PeerProxy;
 import dev.rlmmcp.transport.http.ui.UiServlet;
 import io.modelcontextprotocol.server.McpSyncServer;
@@ -74,7 +76,10 @@ public final class HttpEndpoint implements AutoCloseable {
                 cluster == null ? null : new McpSessionAdoption(cluster.homes(), servers.mapper()));
         sse = new LegacySseTransport(
                 servers.mapper(), settings.maxRequestBytes(), settings.sseKeepAlive(), sessions::connectionClosed);
-        mcp = List.of(servers.serve(streamable), servers.serve(sse));
+        ToolForward forward = cluster == null
+                ? ToolForward.NONE
+                : new PeerCall(cluster.router(), cluster.auth(), servers.mapper());
+        mcp = List.of(servers.serve(streamable, forward), servers.serve(sse, forward));
 
         context = new ServletContextHandler();
         context.setContextPath("/");

@@ -267,4 +267,51 @@ class PeerRoutingIT {
         assertThat(deleted.statusCode()).isEqualTo(200);
         assertThat(a.recorded).doesNotContainKey(session);
     }
+
+    @Test
+    void atTheHomeOfAnMcpSessionACallForAnotherNodesSessionIsForwardedToolLevel() throws Exception {
+        a.routes.put("s-b", id -> b.remote());
+        HttpResponse<String> init = send(post(
+                a.url(),
+                "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                        + "\"2025-06-18\",\"capabilities\":{\"sampling\":{}},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}"));
+        String session = init.headers().firstValue("Mcp-Session-Id").orElseThrow();
+
+        List<String> slow = events(
+                session,
+                CALL.formatted(7, "{\"name\":\"slow\",\"arguments\":{\"session_id\":\"s-b\"},\"_meta\":"
+                        + "{\"progressToken\":\"tok\"}}"));
+        assertThat(slow.stream().filter(m -> m.contains("notifications/progress") && m.contains("\"tok\"")))
+                .hasSize(3);
+        assertThat(text(JSON.readTree(slow.getLast()))).isEqualTo("node-b done");
+
+        List<String> asked = events(session, CALL.formatted(8, "{\"name\":\"ask\",\"arguments\":{\"session_id\":\"s-b\"}}"));
+        assertThat(asked.stream().filter(m -> m.contains("sampling/createMessage"))).hasSize(1);
+        assertThat(text(JSON.readTree(asked.getLast()))).isEqualTo("node-b heard: Paris");
+    }
+
+    /** The messages of a call's event stream on node a, each sampling request answered "Paris". */
+    private List<String> events(String session, String call) throws Exception {
+        HttpResponse<InputStream> response = http.send(
+                post(a.url(), call).header("Mcp-Session-Id", session).build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+        List<String> messages = new ArrayList<>();
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
+            for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+                if (!line.startsWith("data: ")) {
+                    continue;
+                }
+                messages.add(line.substring(6));
+                JsonNode message = JSON.readTree(line.substring(6));
+                if ("sampling/createMessage".equals(message.path("method").asText())) {
+                    ObjectNode reply = JSON.createObjectNode().put("jsonrpc", "2.0");
+                    reply.set("id", message.get("id"));
+                    reply.set("result", JSON.readTree(
+                            "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"Paris\"},\"model\":\"m\"}"));
+                    send(post(a.url(), JSON.writeValueAsString(reply)).header("Mcp-Session-Id", session));
+                }
+            }
+        }
+        return messages;
+    }
 }
