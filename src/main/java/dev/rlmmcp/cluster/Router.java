@@ -1,18 +1,25 @@
 package dev.rlmmcp.cluster;
 
-/** Which node serves a session: this one, or a live peer at its peer address. */
+/** Which node serves a request: this one, or a live peer at its peer address ({@link LeaseRouter}). */
 public interface Router {
+
+    /** Where a request goes. */
     sealed interface Route permits Local, Remote {}
 
+    /** Served here. */
     record Local() implements Route {}
 
-    record Remote(String nodeId, String address) implements Route {} // address = peer host:port
+    /** Served by a live peer; {@code address} is its peer host:port. */
+    record Remote(String nodeId, String address) implements Route {}
 
-    Route route(String sessionId); // Local if held or acquired now (taking over a dead owner's), else Remote
+    /** Local if this node holds the session or takes it over now (its owner is gone), else its live owner. */
+    Route route(String sessionId);
 
-    Route routeMcpSession(String mcpSessionId); // the home of a 2025 MCP session; Local if adopted here
+    /** The home of a 2025 MCP session; Local if it is this node, unknown, or its home is gone (adopted here). */
+    Route routeMcpSession(String mcpSessionId);
 
     String nodeId();
 
-    boolean serving(); // false while fenced or after handover began
+    /** False while fenced, or once the handover at SIGTERM began. */
+    boolean serving();
 }
