@@ -41,7 +41,10 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern EPOCH_KEY = Pattern.compile("e(\\d+)/(.+)");
 
-    /** What this process last put in (or took into) a session's local directory, and which files of it are up. */
+    /**
+     * What this process last put in (or took into) a session's local directory at an epoch, and which
+     * files of it are up under that epoch (null: none yet, the directory was checked out from the pointer).
+     */
     private record Synced(long epoch, long generation, Set<String> uploaded) {}
 
     private final DirectorySnapshotStore local;
@@ -87,11 +90,11 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
             dir = local.checkout(sessionId);
             Optional<Pointer> pointer = pointer(sessionId);
             if (pointer.isEmpty()) {
-                synced.put(sessionId, new Synced(epoch, 0, Set.of()));
+                synced.put(sessionId, new Synced(epoch, 0, null));
                 return dir;
             }
             download(sessionId, new UntrustedDir(dir, staging), pointer.get());
-            synced.put(sessionId, new Synced(epoch, pointer.get().generation(), Set.of()));
+            synced.put(sessionId, new Synced(epoch, pointer.get().generation(), null));
             return dir;
         }
     }
@@ -159,7 +162,7 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
                 return; // up already, or the pointer's own (just checked out): nothing changed
             }
             try {
-                upload(sessionId, epoch, dir, manifest, generation, sameEpoch ? before.uploaded() : Set.of());
+                upload(sessionId, epoch, dir, manifest, generation, sameEpoch ? before : null);
             } catch (RlmException | StoreException e) {
                 throw new IOException("cannot store the snapshot of session " + sessionId + " in " + location
                         + ": " + e.getMessage(), e);
@@ -167,16 +170,23 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
         }
     }
 
+    /**
+     * Uploads under {@code epoch} what {@code before} (this epoch's last upload, or null) does not hold,
+     * points at it, and removes what is obsolete. The first upload of an epoch (and every 32nd
+     * generation, for what a zombie left) lists the session's keys; the others know what is there.
+     */
     private void upload(String sessionId, long epoch, UntrustedDir dir, byte[] manifest, long generation,
-            Set<String> uploaded) throws IOException {
+            Synced before) throws IOException {
         ensureBucket();
         Map<String, Long> files = S3SnapshotStore.files(manifest, maxFileBytes);
         String base = base(sessionId, epoch);
-        Map<String, Long> there = listed(sessionId);
+        boolean known = before != null && before.uploaded() != null && generation % 32 != 0;
+        Map<String, Long> there = known ? Map.of() : listed(sessionId);
+        Set<String> up = known ? before.uploaded() : Set.of();
         for (Map.Entry<String, Long> file : files.entrySet()) {
             String key = base + file.getKey();
-            if (uploaded.contains(file.getKey()) && file.getValue().equals(there.get(key))) {
-                continue;
+            if (up.contains(file.getKey()) || file.getValue().equals(there.get(key))) {
+                continue; // a file name is written once per epoch: the kernel names files by generation
             }
             held(sessionId, "its snapshot is not uploaded");
             try (UntrustedDir.Staged staged = dir.open(file.getKey(), file.getValue())) {
@@ -189,9 +199,18 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
         database.point(sessionId, new Pointer(epoch, generation));
         synced.put(sessionId, new Synced(epoch, generation, Set.copyOf(files.keySet())));
         // the pointer is ours (fenced): nothing else can name what goes now
-        for (String key : there.keySet()) {
-            if (!key.equals(manifestKey) && obsolete(key.substring(prefix(sessionId).length()), epoch, files)) {
-                s3.delete(location.bucket(), key);
+        if (known) {
+            s3.delete(location.bucket(), base + manifestName(before.generation()));
+            for (String name : before.uploaded()) {
+                if (!files.containsKey(name)) {
+                    s3.delete(location.bucket(), base + name);
+                }
+            }
+        } else {
+            for (String key : there.keySet()) {
+                if (!key.equals(manifestKey) && obsolete(key.substring(prefix(sessionId).length()), epoch, files)) {
+                    s3.delete(location.bucket(), key);
+                }
             }
         }
     }

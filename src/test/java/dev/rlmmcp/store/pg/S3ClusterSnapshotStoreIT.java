@@ -148,10 +148,13 @@ class S3ClusterSnapshotStoreIT {
         assertThat(remote("s1")).containsOnlyKeys("e2/manifest-2.json", "e2/x.2");
         assertThatThrownBy(() -> a.snapshots().committed("s1")).isInstanceOf(IOException.class);
         assertThat(clusterB.sessions().pointer("s1")).hasValue(new Pointer(2, 2));
-        // what the zombie uploaded under its epoch is read by nothing, and gone at the owner's next snapshot
+        // what the zombie uploaded under its epoch is read by nothing, and gone when the owner lists the keys
         snapshot(there, 3, Map.of("x", "new owner"));
         b.snapshots().committed("s1");
-        assertThat(remote("s1")).containsOnlyKeys("e2/manifest-3.json", "e2/x.2");
+        assertThat(remote("s1")).containsKeys("e1/x.2").containsEntry("e2/x.2", 9L);
+        snapshot(there, 32, Map.of("x", "new owner"));
+        b.snapshots().committed("s1");
+        assertThat(remote("s1")).containsOnlyKeys("e2/manifest-32.json", "e2/x.32");
 
         // the zombie, given the session back later, does not trust its own older local copy
         b.snapshots().close();
@@ -159,8 +162,9 @@ class S3ClusterSnapshotStoreIT {
         clusterA.leases().dropAll(); // as its NodeLease does when it fences itself
         assertThat(clusterA.leases().acquire("s1")).hasValue(3);
         Path back = a.snapshots().checkout("s1");
-        assertThat(Files.readString(back.resolve("x.2"))).isEqualTo("new owner");
+        assertThat(Files.readString(back.resolve("x.32"))).isEqualTo("new owner");
         assertThat(back.resolve("w.2")).doesNotExist();
+        assertThat(back.resolve("x.2")).doesNotExist();
     }
 
     @Test
