@@ -20,6 +20,9 @@ public interface ClusterSessionDatabase extends SessionDatabase {
     /** Where the session's current snapshot is, empty if it has none yet. */
     Optional<Pointer> pointer(String sessionId);
 
+    /** Whether the database has the session at all (with or without an owner or a record). */
+    boolean known(String sessionId);
+
     /** Points the session at a snapshot written under {@code pointer.epoch()}, fenced by that epoch. */
     void point(String sessionId, Pointer pointer);
 }

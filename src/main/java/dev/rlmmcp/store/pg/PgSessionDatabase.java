@@ -169,6 +169,18 @@ public final class PgSessionDatabase implements ClusterSessionDatabase {
     }
 
     @Override
+    public boolean known(String sessionId) {
+        return db.call("look up session " + sessionId, c -> {
+            try (PreparedStatement s = c.prepareStatement("SELECT 1 FROM rlm_sessions WHERE id = ?")) {
+                s.setString(1, sessionId);
+                try (ResultSet r = s.executeQuery()) {
+                    return r.next();
+                }
+            }
+        });
+    }
+
+    @Override
     public void point(String sessionId, Pointer pointer) {
         write("point session " + sessionId + " at its snapshot", c -> {
             if (heldOrRefuse(sessionId, "its snapshot pointer") != pointer.epoch()) {
