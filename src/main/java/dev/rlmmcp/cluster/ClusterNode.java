@@ -111,6 +111,7 @@ public final class ClusterNode implements AutoCloseable {
         if (served != null) {
             served.handOver(timeout);
         }
+        lease.close(); // no heartbeat may renew the lease once it has ended
         try {
             pg.leases().leave();
         } catch (RuntimeException e) {
