@@ -58,7 +58,11 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
     private volatile boolean bucketReady;
 
     S3ClusterSnapshotStore(
-            Path root, S3Store s3, S3SnapshotStore.Location location, ClusterSessionDatabase database, long maxFileBytes) {
+            Path root,
+            S3Store s3,
+            S3SnapshotStore.Location location,
+            ClusterSessionDatabase database,
+            long maxFileBytes) {
         this.local = new DirectorySnapshotStore(root);
         this.staging = root.resolve(".staging");
         this.maxFileBytes = maxFileBytes;
@@ -114,15 +118,24 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
             bytes += download(files, base + file.getKey(), file.getKey(), file.getValue());
         }
         files.put(S3SnapshotStore.MANIFEST, new ByteArrayInputStream(manifest));
-        log.info("session {}: snapshot generation {} of epoch {} taken from {} ({} files, {} bytes, {} ms)",
-                sessionId, from.generation(), from.epoch(), location, wanted.size(), bytes,
+        log.info(
+                "session {}: snapshot generation {} of epoch {} taken from {} ({} files, {} bytes, {} ms)",
+                sessionId,
+                from.generation(),
+                from.epoch(),
+                location,
+                wanted.size(),
+                bytes,
                 (System.nanoTime() - started) / 1_000_000);
     }
 
     private long download(UntrustedDir files, String key, String name, long size) throws IOException {
         try (Download download = s3.open(location.bucket(), key);
-                InputStream in = new CappedInputStream(download.body(), size, cap -> new TransferException(
-                        ErrorCode.TOO_LARGE, "larger than its manifest says", null, null))) {
+                InputStream in = new CappedInputStream(
+                        download.body(),
+                        size,
+                        cap -> new TransferException(
+                                ErrorCode.TOO_LARGE, "larger than its manifest says", null, null))) {
             long n = files.put(name, in);
             if (n != size) {
                 throw new IOException(key + " has " + n + " bytes, the manifest says " + size);
@@ -164,8 +177,9 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
             try {
                 upload(sessionId, epoch, dir, manifest, generation, sameEpoch ? before : null);
             } catch (RlmException | StoreException e) {
-                throw new IOException("cannot store the snapshot of session " + sessionId + " in " + location
-                        + ": " + e.getMessage(), e);
+                throw new IOException(
+                        "cannot store the snapshot of session " + sessionId + " in " + location + ": " + e.getMessage(),
+                        e);
             }
         }
     }
@@ -175,8 +189,8 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
      * points at it, and removes what is obsolete. The first upload of an epoch (and every 32nd
      * generation, for what a zombie left) lists the session's keys; the others know what is there.
      */
-    private void upload(String sessionId, long epoch, UntrustedDir dir, byte[] manifest, long generation,
-            Synced before) throws IOException {
+    private void upload(String sessionId, long epoch, UntrustedDir dir, byte[] manifest, long generation, Synced before)
+            throws IOException {
         ensureBucket();
         Map<String, Long> files = S3SnapshotStore.files(manifest, maxFileBytes);
         String base = base(sessionId, epoch);
@@ -208,7 +222,8 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
             }
         } else {
             for (String key : there.keySet()) {
-                if (!key.equals(manifestKey) && obsolete(key.substring(prefix(sessionId).length()), epoch, files)) {
+                if (!key.equals(manifestKey)
+                        && obsolete(key.substring(prefix(sessionId).length()), epoch, files)) {
                     s3.delete(location.bucket(), key);
                 }
             }

@@ -95,10 +95,11 @@ public final class Leases {
             held.put(sessionId, 1L);
             return 1;
         }
-        return acquire(sessionId).orElseThrow(() -> new StoreException(
-                "cannot claim session " + sessionId + ": it exists and a live node owns it, "
-                        + "or this node's lease is not live",
-                null));
+        return acquire(sessionId)
+                .orElseThrow(() -> new StoreException(
+                        "cannot claim session " + sessionId + ": it exists and a live node owns it, "
+                                + "or this node's lease is not live",
+                        null));
     }
 
     /**
@@ -197,8 +198,8 @@ public final class Leases {
     /** A node and its address if its lease is live (epoch 0). */
     public Optional<Owner> liveNode(String node) {
         return db.call("read node " + node, c -> {
-            try (PreparedStatement s = c.prepareStatement(
-                    "SELECT address FROM rlm_nodes WHERE node_id = ? AND lease_until > now()")) {
+            try (PreparedStatement s =
+                    c.prepareStatement("SELECT address FROM rlm_nodes WHERE node_id = ? AND lease_until > now()")) {
                 s.setString(1, node);
                 try (ResultSet r = s.executeQuery()) {
                     return r.next() ? Optional.of(new Owner(node, r.getString(1), 0, true)) : Optional.empty();

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 /** Leases, ownership and fencing against a real PostgreSQL, two "nodes" sharing one database. */
 class PgClusterIT {
 
-        static final Duration LONG = Duration.ofSeconds(30);
+    static final Duration LONG = Duration.ofSeconds(30);
 
     static PostgresServer pg;
     static int run;
@@ -80,7 +80,8 @@ class PgClusterIT {
         } finally {
             pool.shutdown();
         }
-        assertThat(query("SELECT count(*) || ':' || max(version) FROM rlm_schema")).isEqualTo("1:" + Schema.current());
+        assertThat(query("SELECT count(*) || ':' || max(version) FROM rlm_schema"))
+                .isEqualTo("1:" + Schema.current());
     }
 
     @Test
@@ -193,11 +194,14 @@ class PgClusterIT {
                         new Leases.Listed("s2", new Leases.Owner("node-b", "10.0.0.2:7001", 1, true), "{\"n\":2}"),
                         new Leases.Listed("s3", new Leases.Owner("node-b", "10.0.0.2:7001", 1, true), null));
         assertThat(a.sessions().records()).containsExactly(new SessionDatabase.StoredRecord("s1", "{\"n\":1}"));
-        assertThat(b.sessions().records()).extracting(SessionDatabase.StoredRecord::id).containsExactly("s2");
+        assertThat(b.sessions().records())
+                .extracting(SessionDatabase.StoredRecord::id)
+                .containsExactly("s2");
         b.sessions().delete("s2");
         assertThat(b.leases().held("s2")).isEmpty();
         assertThat(a.leases().sessions()).extracting(Leases.Listed::id).containsExactly("s1", "s3");
-        assertThat(query("SELECT count(*) FROM rlm_trace WHERE session_id = 's2'")).isEqualTo("0");
+        assertThat(query("SELECT count(*) FROM rlm_trace WHERE session_id = 's2'"))
+                .isEqualTo("0");
     }
 
     @Test
