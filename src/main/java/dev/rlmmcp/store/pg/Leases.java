@@ -39,12 +39,14 @@ public final class Leases {
             FROM rlm_sessions s LEFT JOIN rlm_nodes n ON n.node_id = s.owner_node""";
 
     private final Connections db;
+    private final Connections heartbeat;
     private final String nodeId;
     private final String address;
     private final Map<String, Long> held = new ConcurrentHashMap<>();
 
-    Leases(Connections db, String nodeId, String address) {
+    Leases(Connections db, Connections heartbeat, String nodeId, String address) {
         this.db = db;
+        this.heartbeat = heartbeat;
         this.nodeId = nodeId;
         this.address = address;
     }
@@ -55,7 +57,7 @@ public final class Leases {
 
     /** Upserts this node's row with {@code lease_until = now() + lease}; throws StoreException if the DB fails. */
     public void renew(Duration lease) {
-        db.call("renew this node's lease", c -> {
+        heartbeat.call("renew this node's lease", c -> {
             try (PreparedStatement s = c.prepareStatement("""
                     INSERT INTO rlm_nodes (node_id, address, lease_until)
                     VALUES (?, ?, now() + ? * interval '1 millisecond')
