@@ -205,6 +205,25 @@ class PgClusterIT {
     }
 
     @Test
+    void keepsTheLastTraceEntriesAsTheSqliteDatabaseDoes() {
+        a.leases().renew(LONG);
+        a.leases().claim("s1");
+        List<Consumer<SessionDatabase>> steps = new ArrayList<>();
+        for (int i = 0; i <= 1000; i++) {
+            int index = i;
+            steps.add(db -> db.append("s1", "{\"steps\":" + index + "}", index, "{\"index\":" + index + "}", 10));
+        }
+        a.sessions().inOneTransaction(steps);
+        assertThat(a.sessions().find("s1", 3).orElseThrow())
+                .isEqualTo(new SessionDatabase.StoredSession(
+                        "s1", "{\"steps\":1000}", List.of("{\"index\":998}", "{\"index\":999}", "{\"index\":1000}")));
+        assertThat(a.sessions().trace("s1", 100)).hasSize(10); // trimmed at index 1000 to the last 10
+        a.sessions().adopt(new SessionDatabase.StoredSession("s1", "{\"adopted\":true}", List.of()));
+        assertThat(b.sessions().find("s1", 100).orElseThrow().record()).isEqualTo("{\"adopted\":true}");
+        assertThat(b.sessions().trace("s1", 100)).hasSize(10);
+    }
+
+    @Test
     void remembersTheHomeOfEachMcpSession() throws Exception {
         a.leases().renew(LONG);
         a.leases().recordMcpSession("m1", "{\"method\":\"initialize\"}");
