@@ -314,4 +314,38 @@ class PeerRoutingIT {
         }
         return messages;
     }
+
+    @Test
+    void aLegacySseMessageIsSentToTheNodeOfItsStream() throws Exception {
+        HttpResponse<InputStream> stream = http.send(
+                HttpRequest.newBuilder(URI.create(b.url() + "/sse"))
+                        .header("Accept", "text/event-stream")
+                        .GET()
+                        .build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(stream.body(), StandardCharsets.UTF_8))) {
+            String endpoint = null;
+            for (String line = lines.readLine(); endpoint == null; line = lines.readLine()) {
+                if (line.startsWith("data:")) {
+                    endpoint = line.substring(5).strip();
+                }
+            }
+            String id = endpoint.substring(endpoint.indexOf("session_id=") + "session_id=".length());
+            assertThat(b.recorded).containsKey(id);
+            a.mcpRoutes.put(id, b.remote());
+            HttpResponse<String> posted = send(HttpRequest.newBuilder(URI.create(a.url() + endpoint))
+                    .header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(
+                            "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                                    + "\"2024-11-05\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}")));
+            assertThat(posted.statusCode()).as(posted.body()).isEqualTo(202);
+            String answer = null;
+            for (String line = lines.readLine(); answer == null && line != null; line = lines.readLine()) {
+                if (line.startsWith("data:") && line.contains("\"id\":9")) {
+                    answer = line;
+                }
+            }
+            assertThat(answer).contains("serverInfo");
+        }
+    }
 }

@@ -49,4 +49,12 @@ class RouteKeyTest {
         assertThat(PeerCall.headerValue("Zürich")).isEqualTo("=?base64?WsO8cmljaA==?=");
         assertThat(PeerCall.headerValue("a b")).startsWith("=?base64?");
     }
+
+    @Test
+    void aLegacyMessageGoesToItsStream() {
+        assertThat(RouteKey.ofStreamQuery("session_id=abc%2Dd")).isEqualTo(new RouteKey.McpSession("abc-d"));
+        assertThat(RouteKey.ofStreamQuery("x=1&session_id=s")).isEqualTo(new RouteKey.McpSession("s"));
+        assertThat(RouteKey.ofStreamQuery(null)).isEqualTo(new RouteKey.None());
+        assertThat(RouteKey.ofStreamQuery("session_id=")).isEqualTo(new RouteKey.None());
+    }
 }
