@@ -49,6 +49,7 @@ public final class HttpEndpoint implements AutoCloseable {
     private final StreamableHttpTransport streamable;
     private final List<McpSyncServer> mcp;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final PeerChannel cluster;
 
     /** Today's single-node endpoint: one public connector, no routing. */
     public HttpEndpoint(McpServers servers, Sessions sessions, ObjectMapper json, HttpSettings settings) {
@@ -61,6 +62,7 @@ public final class HttpEndpoint implements AutoCloseable {
      */
     public HttpEndpoint(
             McpServers servers, Sessions sessions, ObjectMapper json, HttpSettings settings, PeerChannel cluster) {
+        this.cluster = cluster;
         QueuedThreadPool threads = new QueuedThreadPool(512, 8);
         threads.setName("http");
         jetty = new Server(threads);
@@ -140,7 +142,11 @@ public final class HttpEndpoint implements AutoCloseable {
         }
         if (cluster != null) {
             FilterHolder routing = new FilterHolder(new RoutingFilter(
-                    cluster.router(), new PeerProxy(cluster.auth()), json, settings.maxRequestBytes()));
+                    cluster.router(),
+                    new PeerProxy(cluster.auth()),
+                    json,
+                    settings.maxRequestBytes(),
+                    cluster.auth()::tagged));
             routing.setAsyncSupported(true);
             context.addFilter(routing, "/mcp", EnumSet.of(DispatcherType.REQUEST));
             context.addFilter(routing, "/rpc", EnumSet.of(DispatcherType.REQUEST));
@@ -200,6 +206,10 @@ public final class HttpEndpoint implements AutoCloseable {
 
     public void start() throws Exception {
         jetty.start();
+        if (cluster != null) {
+            // the ids of tasks and input_required rounds name this node, so that any node routes them here
+            streamable.tagIds(cluster.auth().tag(cluster.host() + ":" + peerAddress().getPort()));
+        }
     }
 
     public InetSocketAddress address() {

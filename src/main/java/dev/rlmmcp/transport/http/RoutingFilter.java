@@ -10,6 +10,8 @@ import jakarta.servlet.http.HttpFilter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.util.Optional;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,9 +31,16 @@ final class RoutingFilter extends HttpFilter {
     private final transient PeerProxy proxy;
     private final transient ObjectMapper json;
     private final int maxRequestBytes;
+    private final transient Function<String, Optional<Router.Remote>> tags;
 
-    RoutingFilter(Router router, PeerProxy proxy, ObjectMapper json, int maxRequestBytes) {
+    RoutingFilter(
+            Router router,
+            PeerProxy proxy,
+            ObjectMapper json,
+            int maxRequestBytes,
+            Function<String, Optional<Router.Remote>> tags) {
         this.router = router;
+        this.tags = tags;
         this.proxy = proxy;
         this.json = json;
         this.maxRequestBytes = maxRequestBytes;
@@ -56,7 +65,7 @@ final class RoutingFilter extends HttpFilter {
             }
             routed = buffered;
             body = buffered.body();
-            key = RouteKey.ofBody(body, "/rpc".equals(HttpEndpoint.path(request)), json);
+            key = RouteKey.ofBody(body, "/rpc".equals(HttpEndpoint.path(request)), json, tags);
         }
         if (key == null) {
             key = new RouteKey.None();
