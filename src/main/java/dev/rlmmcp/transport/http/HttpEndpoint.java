@@ -6,6 +6,7 @@ import dev.rlmmcp.transport.McpServers;
 import dev.rlmmcp.transport.ToolForward;
 import dev.rlmmcp.transport.peer.PeerCall;
 import dev.rlmmcp.transport.peer.PeerProxy;
+import dev.rlmmcp.transport.peer.Reroute;
 import dev.rlmmcp.transport.http.ui.UiServlet;
 import io.modelcontextprotocol.server.McpSyncServer;
 import jakarta.servlet.DispatcherType;
@@ -146,7 +147,8 @@ public final class HttpEndpoint implements AutoCloseable {
                     new PeerProxy(cluster.auth()),
                     json,
                     settings.maxRequestBytes(),
-                    cluster.auth()::tagged));
+                    cluster.auth()::tagged,
+                    Reroute.PATIENCE));
             routing.setAsyncSupported(true);
             context.addFilter(routing, "/mcp", EnumSet.of(DispatcherType.REQUEST));
             context.addFilter(routing, "/rpc", EnumSet.of(DispatcherType.REQUEST));
