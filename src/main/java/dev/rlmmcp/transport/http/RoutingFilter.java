@@ -28,6 +28,7 @@ import org.slf4j.LoggerFactory;
 final class RoutingFilter extends HttpFilter {
 
     static final int MAX_HOPS = 3;
+    private static final int SMALL_BODY = 64 * 1024;
     private static final Logger log = LoggerFactory.getLogger(RoutingFilter.class);
 
     private final transient Router router;
@@ -80,12 +81,24 @@ final class RoutingFilter extends HttpFilter {
         if (route instanceof Router.Remote owner) {
             if (PeerGate.peerOf(request) != null) {
                 moved(routed, response, owner);
+            } else if (body == null && small(request)) {
+                // sent from memory: no wait for the owner's 100 Continue, and a 409 can be followed at once
+                BufferedRequest buffered = BufferedRequest.read(request, response, maxRequestBytes);
+                if (buffered != null) {
+                    forward(buffered, buffered.body(), response, owner, key, chain);
+                }
             } else {
                 forward(routed, body, response, owner, key, chain);
             }
             return;
         }
         serveHere(routed, response, chain);
+    }
+
+    /** A body of known length small enough to hold while it is forwarded. */
+    private static boolean small(HttpServletRequest request) {
+        long length = request.getContentLengthLong();
+        return length > 0 && length <= SMALL_BODY;
     }
 
     private void serveHere(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
