@@ -77,7 +77,21 @@ final class RoutingFilter extends HttpFilter {
         if (key == null) {
             key = new RouteKey.None();
         }
-        Router.Route route = key.route(router);
+        Router.Route route;
+        try {
+            route = key.route(router);
+        } catch (RuntimeException e) {
+            log.warn("routing a request failed: {}", e.toString());
+            response.setHeader("Retry-After", "2");
+            JsonResponse.refuseUnread(
+                    routed,
+                    response,
+                    503,
+                    -32000,
+                    "this node cannot tell which node serves the session now (the cluster database did not "
+                            + "answer); retry in a few seconds");
+            return;
+        }
         if (route instanceof Router.Remote owner) {
             if (PeerGate.peerOf(request) != null) {
                 moved(routed, response, owner);
