@@ -82,4 +82,18 @@ class PeerEdgesIT {
             assertThat(refused.body()).contains("retry in a few seconds").doesNotContain("IllegalStateException");
         }
     }
+
+    @Test
+    void aCallForASessionBeingHandedOverWaitsUntilItMovesInsteadOfFailing() throws Exception {
+        Map<String, String> recorded = new ConcurrentHashMap<>();
+        try (PeerNode a = new PeerNode("node-a", dir.resolve("a"), recorded);
+                PeerNode b = new PeerNode("node-b", dir.resolve("b"), recorded)) {
+            b.serving = false; // b got SIGTERM: it finishes its calls and hands its sessions over
+            AtomicInteger asked = new AtomicInteger();
+            a.routes.put("handed", id -> asked.getAndIncrement() < 4 ? b.remote() : new Router.Local());
+            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            assertThat(whoami(http, a, "handed", "")).isEqualTo("node-a");
+            assertThat(asked.get()).isGreaterThanOrEqualTo(5);
+        }
+    }
 }
