@@ -6,6 +6,7 @@ import dev.rlmmcp.transport.McpServers;
 import dev.rlmmcp.transport.ToolForward;
 import dev.rlmmcp.transport.peer.PeerCall;
 import dev.rlmmcp.transport.peer.PeerProxy;
+import dev.rlmmcp.transport.peer.Reroute;
 import dev.rlmmcp.transport.http.ui.UiServlet;
 import io.modelcontextprotocol.server.McpSyncServer;
 import jakarta.servlet.DispatcherType;
@@ -49,6 +50,7 @@ public final class HttpEndpoint implements AutoCloseable {
     private final StreamableHttpTransport streamable;
     private final List<McpSyncServer> mcp;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final PeerChannel cluster;
 
     /** Today's single-node endpoint: one public connector, no routing. */
     public HttpEndpoint(McpServers servers, Sessions sessions, ObjectMapper json, HttpSettings settings) {
@@ -61,21 +63,27 @@ public final class HttpEndpoint implements AutoCloseable {
      */
     public HttpEndpoint(
             McpServers servers, Sessions sessions, ObjectMapper json, HttpSettings settings, PeerChannel cluster) {
+        this.cluster = cluster;
         QueuedThreadPool threads = new QueuedThreadPool(512, 8);
         threads.setName("http");
         jetty = new Server(threads);
         connect(settings, cluster);
         jetty.setRequestLog(new AccessLog(System.err));
 
+        McpSessionAdoption homes = cluster == null ? null : new McpSessionAdoption(cluster.homes(), servers.mapper());
         streamable = new StreamableHttpTransport(
                 servers.mapper(),
                 settings.maxRequestBytes(),
                 settings.sessionIdle(),
                 sessions::connectionClosed,
                 servers.statelessTools(),
-                cluster == null ? null : new McpSessionAdoption(cluster.homes(), servers.mapper()));
+                homes);
         sse = new LegacySseTransport(
-                servers.mapper(), settings.maxRequestBytes(), settings.sseKeepAlive(), sessions::connectionClosed);
+                servers.mapper(),
+                settings.maxRequestBytes(),
+                settings.sseKeepAlive(),
+                sessions::connectionClosed,
+                homes);
         ToolForward forward = cluster == null
                 ? ToolForward.NONE
                 : new PeerCall(cluster.router(), cluster.auth(), servers.mapper());
@@ -135,10 +143,16 @@ public final class HttpEndpoint implements AutoCloseable {
         }
         if (cluster != null) {
             FilterHolder routing = new FilterHolder(new RoutingFilter(
-                    cluster.router(), new PeerProxy(cluster.auth()), json, settings.maxRequestBytes()));
+                    cluster.router(),
+                    new PeerProxy(cluster.auth()),
+                    json,
+                    settings.maxRequestBytes(),
+                    cluster.auth()::tagged,
+                    Reroute.PATIENCE));
             routing.setAsyncSupported(true);
             context.addFilter(routing, "/mcp", EnumSet.of(DispatcherType.REQUEST));
             context.addFilter(routing, "/rpc", EnumSet.of(DispatcherType.REQUEST));
+            context.addFilter(routing, LegacySseTransport.MESSAGE_PATH, EnumSet.of(DispatcherType.REQUEST));
         }
     }
 
@@ -194,6 +208,10 @@ public final class HttpEndpoint implements AutoCloseable {
 
     public void start() throws Exception {
         jetty.start();
+        if (cluster != null) {
+            // the ids of tasks and input_required rounds name this node, so that any node routes them here
+            streamable.tagIds(cluster.auth().tag(cluster.host() + ":" + peerAddress().getPort()));
+        }
     }
 
     public InetSocketAddress address() {

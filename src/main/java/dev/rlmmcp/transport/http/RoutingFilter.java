@@ -3,6 +3,7 @@ package dev.rlmmcp.transport.http;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.cluster.Router;
 import dev.rlmmcp.transport.peer.PeerProxy;
+import dev.rlmmcp.transport.peer.Reroute;
 import dev.rlmmcp.transport.peer.RouteKey;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -10,28 +11,43 @@ import jakarta.servlet.http.HttpFilter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Sends each request on /mcp and /rpc to the node that serves its session (see {@link RouteKey}). A client's
+ * Sends each request on /mcp, /rpc and legacy SSE's /message to the node that serves its session (see {@link RouteKey}). A client's
  * request for a session another live node owns is streamed to that node ({@link PeerProxy}); a peer's request
  * is served here if this node owns (or now takes over) the session, else answered 409 naming the owner, and
  * the sender tries that one, at most {@value #MAX_HOPS} hops in all. A request for no session, or for a
- * session whose owner is gone, is served here.
+ * session whose owner is gone, is served here; an owner that does not answer is waited for (up to the
+ * patience) until the cluster routes its sessions elsewhere, as it does once its lease has run out.
  */
 final class RoutingFilter extends HttpFilter {
 
     static final int MAX_HOPS = 3;
+    private static final int SMALL_BODY = 64 * 1024;
     private static final Logger log = LoggerFactory.getLogger(RoutingFilter.class);
 
     private final transient Router router;
     private final transient PeerProxy proxy;
     private final transient ObjectMapper json;
     private final int maxRequestBytes;
+    private final transient Function<String, Optional<Router.Remote>> tags;
+    private final Duration patience;
 
-    RoutingFilter(Router router, PeerProxy proxy, ObjectMapper json, int maxRequestBytes) {
+    RoutingFilter(
+            Router router,
+            PeerProxy proxy,
+            ObjectMapper json,
+            int maxRequestBytes,
+            Function<String, Optional<Router.Remote>> tags,
+            Duration patience) {
         this.router = router;
+        this.patience = patience;
+        this.tags = tags;
         this.proxy = proxy;
         this.json = json;
         this.maxRequestBytes = maxRequestBytes;
@@ -47,7 +63,8 @@ final class RoutingFilter extends HttpFilter {
         }
         HttpServletRequest routed = request;
         byte[] body = null;
-        RouteKey key = RouteKey.ofHeaders(request::getHeader);
+        boolean stream = LegacySseTransport.MESSAGE_PATH.equals(HttpEndpoint.path(request));
+        RouteKey key = stream ? RouteKey.ofStreamQuery(request.getQueryString()) : RouteKey.ofHeaders(request::getHeader);
         if (key == null && "POST".equals(method)) {
             BufferedRequest buffered = BufferedRequest.read(request, response, maxRequestBytes);
             if (buffered == null) {
@@ -55,27 +72,72 @@ final class RoutingFilter extends HttpFilter {
             }
             routed = buffered;
             body = buffered.body();
-            key = RouteKey.ofBody(body, "/rpc".equals(HttpEndpoint.path(request)), json);
+            key = RouteKey.ofBody(body, "/rpc".equals(HttpEndpoint.path(request)), json, tags);
         }
         if (key == null) {
             key = new RouteKey.None();
         }
-        Router.Route route = key.route(router);
+        Router.Route route = route(key, routed, response);
         if (route instanceof Router.Remote owner) {
-            if (PeerGate.peerOf(request) != null) {
-                moved(routed, response, owner);
-            } else {
-                forward(routed, body, response, owner, key, chain);
-            }
-            return;
+            toOwner(request, routed, body, response, owner, key, chain);
+        } else if (route != null) {
+            serveHere(routed, response, chain);
         }
-        serveHere(routed, response, chain);
+    }
+
+    /** Where the key routes to; null after answering 503 when the router fails (the cluster database is down). */
+    private Router.Route route(RouteKey key, HttpServletRequest request, HttpServletResponse response)
+            throws IOException {
+        try {
+            return key.route(router);
+        } catch (RuntimeException e) {
+            log.warn("routing a request failed: {}", e.toString());
+            response.setHeader("Retry-After", "2");
+            JsonResponse.refuseUnread(
+                    request,
+                    response,
+                    503,
+                    -32000,
+                    "this node cannot tell which node serves the session now (the cluster database did not "
+                            + "answer); retry in a few seconds");
+            return null;
+        }
+    }
+
+    /** A peer's request is answered 409 naming the owner; a client's is forwarded to it. */
+    private void toOwner(
+            HttpServletRequest request,
+            HttpServletRequest routed,
+            byte[] body,
+            HttpServletResponse response,
+            Router.Remote owner,
+            RouteKey key,
+            FilterChain chain)
+            throws IOException, ServletException {
+        if (PeerGate.peerOf(request) != null) {
+            moved(routed, response, owner);
+        } else if (body == null && small(request)) {
+            // sent from memory: no wait for the owner's 100 Continue, and a 409 can be followed at once
+            BufferedRequest buffered = BufferedRequest.read(request, response, maxRequestBytes);
+            if (buffered != null) {
+                forward(buffered, buffered.body(), response, owner, key, chain);
+            }
+        } else {
+            forward(routed, body, response, owner, key, chain);
+        }
+    }
+
+    /** A body of known length small enough to hold while it is forwarded. */
+    private static boolean small(HttpServletRequest request) {
+        long length = request.getContentLengthLong();
+        return length > 0 && length <= SMALL_BODY;
     }
 
     private void serveHere(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws IOException, ServletException {
         if (!router.serving()) {
             response.setHeader("Retry-After", "2");
+            response.setHeader(PeerProxy.NOT_SERVING, "true"); // a peer waits for the session to move
             JsonResponse.refuseUnread(
                     request,
                     response,
@@ -96,7 +158,11 @@ final class RoutingFilter extends HttpFilter {
                 request, response, 409, -32000, "the session is owned by node " + owner.nodeId() + "; ask it");
     }
 
-    /** Streams the request to its owner, following 409s; if the owner is unreachable, routes once more. */
+    /**
+     * Streams the request to its owner, following 409s. An owner that does not answer, or answers that it is
+     * not serving (shutting down and handing its sessions over, or fenced), is waited for until the cluster
+     * routes the session elsewhere.
+     */
     private void forward(
             HttpServletRequest request,
             byte[] body,
@@ -107,30 +173,34 @@ final class RoutingFilter extends HttpFilter {
             throws IOException, ServletException {
         Router.Remote owner = first;
         for (int hop = 1; hop <= MAX_HOPS; hop++) {
-            PeerProxy.Answer answer;
+            PeerProxy.Answer answer = null;
             try {
                 answer = proxy.send(request, body, owner);
             } catch (PeerProxy.Unreachable e) {
-                Router.Route again = key.route(router);
-                if (again instanceof Router.Local) {
-                    serveHere(request, response, chain); // its owner's lease ran out: taken over here
-                    return;
-                }
-                if (again instanceof Router.Remote other && !other.address().equals(owner.address())) {
-                    owner = other;
-                    continue;
-                }
-                log.warn("{}", e.getMessage());
-                unreachable(request, response, owner);
-                return;
+                log.info("{}", e.getMessage());
             }
-            Router.Remote next = answer.redirect();
-            if (next == null) {
+            if (answer != null && answer.redirect() != null) {
+                answer.discard();
+                owner = answer.redirect();
+                continue;
+            }
+            if (answer != null && !answer.notServing()) {
                 PeerProxy.relay(answer, response);
                 return;
             }
-            answer.discard();
-            owner = next;
+            if (answer != null) {
+                answer.discard();
+            }
+            Router.Route again = Reroute.after(() -> key.route(router), owner, patience);
+            if (again instanceof Router.Local) {
+                serveHere(request, response, chain); // the owner let the session go, or its lease ran out
+                return;
+            }
+            if (!(again instanceof Router.Remote other) || other.equals(owner)) {
+                unreachable(request, response, owner);
+                return;
+            }
+            owner = other;
         }
         response.setHeader("Retry-After", "1");
         JsonResponse.refuseUnread(
@@ -149,7 +219,7 @@ final class RoutingFilter extends HttpFilter {
                 response,
                 503,
                 -32000,
-                "the node that owns this session (" + owner.nodeId() + ") is unreachable; another node takes the "
-                        + "session over when that node's lease expires: retry in a few seconds");
+                "the node that owns this session (" + owner.nodeId() + ") is unreachable or not serving; another "
+                        + "node takes the session over when that node's lease expires: retry in a few seconds");
     }
 }

@@ -14,6 +14,7 @@ import dev.rlmmcp.transport.McpServers;
 import dev.rlmmcp.transport.http.HttpEndpoint;
 import dev.rlmmcp.transport.http.HttpSettings;
 import dev.rlmmcp.transport.http.PeerChannel;
+import dev.rlmmcp.transport.stateless.TaskSupport;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -48,12 +49,16 @@ final class PeerNode implements AutoCloseable {
     private final HttpEndpoint endpoint;
 
     PeerNode(String name, Path dir, Map<String, String> recorded) throws Exception {
+        this(name, dir, recorded, HttpSettings.local(0, 1 << 20));
+    }
+
+    PeerNode(String name, Path dir, Map<String, String> recorded, HttpSettings http) throws Exception {
         this.name = name;
         this.recorded = recorded;
         sessions = new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(), JSON));
         McpServers servers = new McpServers(new ToolCatalog(List.of(), JSON), JSON, features());
         PeerChannel cluster = new PeerChannel(router(), homes(), new PeerAuth(SECRET, name), "127.0.0.1", 0);
-        endpoint = new HttpEndpoint(servers, sessions, JSON, HttpSettings.local(0, 1 << 20), cluster);
+        endpoint = new HttpEndpoint(servers, sessions, JSON, http, cluster);
         endpoint.start();
     }
 
@@ -124,7 +129,7 @@ final class PeerNode implements AutoCloseable {
                 List.of(),
                 List.of(),
                 false,
-                Map.of());
+                Map.of("slow", TaskSupport.OPTIONAL));
     }
 
     /** Three progress notifications, 400 ms apart, then the answer. */
