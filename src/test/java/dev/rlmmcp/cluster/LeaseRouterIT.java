@@ -1,6 +1,7 @@
 package dev.rlmmcp.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.rlmmcp.core.Ownership;
 import dev.rlmmcp.e2e.support.PostgresServer;
@@ -67,6 +68,14 @@ class LeaseRouterIT {
         assertThat(b.router().route("s-one")).as("taken over").isEqualTo(new Router.Local());
         assertThat(b.ownership().holds("s-one")).isTrue();
         assertThat(b.leases().held("s-one")).hasValue(2);
+
+        ClusterNode cutOff = ClusterNode.open(
+                new ClusterSettings(url, "127.0.0.1:" + next++, "a-secret-of-the-test-cluster", LEASE));
+        nodes.add(cutOff); // never renewed its lease, as a node fenced from the database
+        assertThatThrownBy(() -> cutOff.ownership().acquire("s-one"))
+                .hasMessageContaining("cannot renew its lease");
+        assertThat(cutOff.ownership().holds("s-one")).isFalse();
+        assertThat(cutOff.router().serves("s-one")).isFalse();
     }
 
     @Test
