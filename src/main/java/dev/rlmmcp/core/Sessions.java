@@ -233,7 +233,7 @@ public final class Sessions implements AutoCloseable {
         if (byId.remove(session.id(), session)) {
             byConnection.values().remove(session);
             log.warn("session {}: this node no longer holds it (another node took it over): dropped", session.id());
-            Handover.fence(List.of(session));
+            Handover.stop(List.of(session));
         }
     }
 
