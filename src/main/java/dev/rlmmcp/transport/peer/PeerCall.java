@@ -209,7 +209,8 @@ public final class PeerCall implements ToolForward {
                         token,
                         p.path("progress").asDouble(),
                         p.hasNonNull("total") ? p.get("total").asDouble() : null,
-                        p.hasNonNull("message") ? p.get("message").asText() : null));
+                        p.hasNonNull("message") ? p.get("message").asText() : null,
+                        null));
             }
         });
     }
