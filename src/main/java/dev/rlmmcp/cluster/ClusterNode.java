@@ -28,6 +28,7 @@ public final class ClusterNode implements AutoCloseable {
     private final NodeLease lease;
     private final AtomicReference<Sessions> sessions = new AtomicReference<>();
     private final SessionAffinity affinity = new SessionAffinity();
+    private final Admissions admissions = new Admissions();
 
     private ClusterNode(ClusterSettings settings, PgCluster pg) {
         this.settings = settings;
@@ -65,7 +66,7 @@ public final class ClusterNode implements AutoCloseable {
     }
 
     public Router router() {
-        return new LeaseRouter(pg.leases(), lease, affinity);
+        return new LeaseRouter(pg.leases(), lease, affinity, admissions);
     }
 
     public McpSessionHomes homes() {
@@ -83,7 +84,13 @@ public final class ClusterNode implements AutoCloseable {
     /** Joins the cluster: the first renewal of the lease (thrown if it fails), then the heartbeat. */
     public void start(Sessions served) {
         sessions.set(served);
-        affinity.start(served::moveOut);
+        affinity.start((id, timeout) -> {
+            try {
+                return admissions.closeSession(id, timeout) && served.moveOut(id, timeout);
+            } finally {
+                admissions.reopen(id);
+            }
+        });
         lease.start();
         log.info("cluster node {} at {}: lease {} ms", nodeId(), settings.nodeAddress(), settings.lease().toMillis());
     }
@@ -109,9 +116,13 @@ public final class ClusterNode implements AutoCloseable {
         } catch (RuntimeException e) {
             log.warn("marking this node draining: {}", e.getMessage());
         }
+        if (!admissions.closeAll(timeout)) {
+            log.warn("handover: requests still running after {} ms; their sessions are saved as they are", timeout.toMillis());
+        }
         Sessions served = sessions.get();
         if (served != null) {
-            served.handOver(timeout);
+            Duration spent = Duration.ofNanos(System.nanoTime() - started);
+            served.handOver(timeout.minus(spent).compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : timeout.minus(spent));
         }
         lease.close(); // no heartbeat may renew the lease once it has ended
         try {

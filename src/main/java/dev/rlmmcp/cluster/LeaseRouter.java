@@ -15,15 +15,17 @@ public final class LeaseRouter implements Router {
     private final Leases leases;
     private final NodeLease lease;
     private final SessionAffinity affinity;
+    private final Admissions admissions;
 
     public LeaseRouter(Leases leases, NodeLease lease) {
-        this(leases, lease, new SessionAffinity());
+        this(leases, lease, new SessionAffinity(), new Admissions());
     }
 
-    LeaseRouter(Leases leases, NodeLease lease, SessionAffinity affinity) {
+    LeaseRouter(Leases leases, NodeLease lease, SessionAffinity affinity, Admissions admissions) {
         this.leases = leases;
         this.lease = lease;
         this.affinity = affinity;
+        this.admissions = admissions;
     }
 
     @Override
@@ -75,6 +77,11 @@ public final class LeaseRouter implements Router {
             return false;
         }
         return lease.serving() || lease.live() && sessionId != null && leases.held(sessionId).isPresent();
+    }
+
+    @Override
+    public Admission admit(String sessionId) {
+        return lease.live() ? admissions.admit(sessionId) : null;
     }
 
     @Override

@@ -37,4 +37,19 @@ public interface Router {
      * it came from a client), so that a session whose requests keep arriving at another node moves there.
      */
     default void served(String sessionId, String forwardedBy) {}
+
+    /** A request this node serves itself, counted until it ends (closing it twice is harmless only once). */
+    interface Admission extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    /**
+     * Lets in a request this node serves itself, for {@code sessionId} (null: it names none), counted
+     * until the admission is closed; null if it may not be served here now ({@link #serves}). A session
+     * is saved and handed over only once every admitted request for it has ended.
+     */
+    default Admission admit(String sessionId) {
+        return serves(sessionId) ? () -> {} : null;
+    }
 }
