@@ -92,7 +92,8 @@ final class RoutingFilter extends HttpFilter {
     private Router.Route route(RouteKey key, HttpServletRequest request, HttpServletResponse response)
             throws IOException {
         try {
-            return routes.route(key);
+            // a peer sent it here because its view names this node: answer from the cluster's view, never a cache
+            return PeerGate.peerOf(request) != null ? routes.fresh(key) : routes.route(key);
         } catch (RuntimeException e) {
             log.warn("routing a request failed: {}", e.toString());
             response.setHeader("Retry-After", "2");
