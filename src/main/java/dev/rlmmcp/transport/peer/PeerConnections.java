@@ -54,6 +54,7 @@ public final class PeerConnections {
                 return reused.exchange(bytes, request.method(), owner, stillOwner);
             } catch (Stale e) {
                 reused.close(); // the peer closed it while idle, before reading this request: send it afresh
+                dropIdle(owner.address()); // and the other idle ones, likely closed as well (a restarted peer)
             }
         }
         Connection fresh = connect(owner);
@@ -142,8 +143,15 @@ public final class PeerConnections {
             boolean reused = used;
             used = true;
             try {
-                out.write(request);
-                out.flush();
+                try {
+                    out.write(request);
+                    out.flush();
+                } catch (IOException e) {
+                    if (reused) {
+                        throw new Stale(e); // the peer closed it while it was idle
+                    }
+                    throw e;
+                }
                 awaitFirstByte(owner, stillOwner, reused);
                 return answer(method);
             } catch (Stale | PeerProxy.Unreachable e) {
