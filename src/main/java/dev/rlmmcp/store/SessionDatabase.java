@@ -1,283 +1,56 @@
 package dev.rlmmcp.store;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.sqlite.SQLiteConfig;
-import org.sqlite.SQLiteDataSource;
+import java.util.function.Consumer;
 
 /**
- * Sessions and their traces in SQLite: one row per session holding its record as JSON, one row
- * per trace entry holding the entry as JSON, so new fields need no schema change. WAL with
- * synchronous=NORMAL: every committed transaction survives a killed process.
+ * Where sessions and their traces are kept: each session's record as JSON and its trace entries as
+ * JSON, so new fields need no schema change. One node's SQLite file ({@link SqliteSessionDatabase},
+ * the default) or the cluster's PostgreSQL ({@code dev.rlmmcp.store.pg}), whose writes are fenced by
+ * the session's owner and epoch. A refused or failed write throws {@link StoreException}.
  */
-public final class SessionDatabase implements AutoCloseable {
+public interface SessionDatabase extends AutoCloseable {
 
     /** A session as stored: its record and its last trace entries, oldest first. */
-    public record StoredSession(String id, String record, List<String> trace) {}
+    record StoredSession(String id, String record, List<String> trace) {}
 
     /** A stored session's record alone. */
-    public record StoredRecord(String id, String record) {}
+    record StoredRecord(String id, String record) {}
 
     /** How many trace entries a session keeps. */
-    public static final int TRACE_KEPT = 10_000;
+    int TRACE_KEPT = 10_000;
 
-    private static final ObjectMapper JSON = new ObjectMapper();
-
-    private final Connection db;
-    /** Inside {@link #inOneTransaction}: each write's own transaction joins the batch's. */
-    private boolean batching;
-
-    private SessionDatabase(Connection db) {
-        this.db = db;
-    }
-
-    public static SessionDatabase open(Path file) {
-        SQLiteConfig config = new SQLiteConfig();
-        config.setJournalMode(SQLiteConfig.JournalMode.WAL);
-        config.setSynchronous(SQLiteConfig.SynchronousMode.NORMAL);
-        config.setBusyTimeout(10_000);
-        SQLiteDataSource source = new SQLiteDataSource(config);
-        source.setUrl("jdbc:sqlite:" + file.toAbsolutePath());
-        try {
-            Connection db = source.getConnection();
-            try (Statement s = db.createStatement()) {
-                s.execute("CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, record TEXT NOT NULL)");
-                s.execute("CREATE TABLE IF NOT EXISTS trace (session_id TEXT NOT NULL, idx INTEGER NOT NULL, "
-                        + "entry TEXT NOT NULL, PRIMARY KEY (session_id, idx)) WITHOUT ROWID");
-            }
-            return new SessionDatabase(db);
-        } catch (SQLException e) {
-            throw new StoreException("cannot open the session database " + file + ": " + e.getMessage(), e);
-        }
-    }
-
-    public synchronized void save(String id, String record) {
-        try (PreparedStatement s = db.prepareStatement(
-                "INSERT INTO sessions (id, record) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET record = excluded.record")) {
-            s.setString(1, id);
-            s.setString(2, record);
-            s.executeUpdate();
-        } catch (SQLException e) {
-            throw new StoreException("cannot save session " + id + ": " + e.getMessage(), e);
-        }
-    }
+    /** Stores a session's record, replacing the one before. */
+    void save(String id, String record);
 
     /** A new trace entry and the session record after it, in one transaction; keeps the last {@code keep} entries. */
-    public synchronized void append(String id, String record, int index, String entry, int keep) {
-        try {
-            begin();
-            try (PreparedStatement s =
-                    db.prepareStatement("INSERT OR REPLACE INTO trace (session_id, idx, entry) VALUES (?, ?, ?)")) {
-                s.setString(1, id);
-                s.setInt(2, index);
-                s.setString(3, entry);
-                s.executeUpdate();
-            }
-            if (index >= keep && index % 1000 == 0) {
-                try (PreparedStatement s = db.prepareStatement("DELETE FROM trace WHERE session_id = ? AND idx <= ?")) {
-                    s.setString(1, id);
-                    s.setInt(2, index - keep);
-                    s.executeUpdate();
-                }
-            }
-            try (PreparedStatement s = db.prepareStatement(
-                    "INSERT INTO sessions (id, record) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET record = excluded.record")) {
-                s.setString(1, id);
-                s.setString(2, record);
-                s.executeUpdate();
-            }
-            commit();
-        } catch (SQLException e) {
-            undo();
-            throw new StoreException("cannot record a step of session " + id + ": " + e.getMessage(), e);
-        } finally {
-            end();
-        }
-    }
+    void append(String id, String record, int index, String entry, int keep);
 
-    public synchronized void delete(String id) {
-        try {
-            begin();
-            for (String sql : List.of("DELETE FROM trace WHERE session_id = ?", "DELETE FROM sessions WHERE id = ?")) {
-                try (PreparedStatement s = db.prepareStatement(sql)) {
-                    s.setString(1, id);
-                    s.executeUpdate();
-                }
-            }
-            commit();
-        } catch (SQLException e) {
-            undo();
-            throw new StoreException("cannot delete session " + id + ": " + e.getMessage(), e);
-        } finally {
-            end();
-        }
-    }
+    /** Removes a session and its trace. */
+    void delete(String id);
 
     /** One stored session with its last {@code keep} trace entries, if there is one. */
-    public synchronized Optional<StoredSession> find(String id, int keep) {
-        try (PreparedStatement s = db.prepareStatement("SELECT record FROM sessions WHERE id = ?")) {
-            s.setString(1, id);
-            try (ResultSet rows = s.executeQuery()) {
-                return rows.next()
-                        ? Optional.of(new StoredSession(id, rows.getString(1), entries(id, keep)))
-                        : Optional.empty();
-            }
-        } catch (SQLException e) {
-            throw new StoreException("cannot read session " + id + ": " + e.getMessage(), e);
-        }
-    }
+    Optional<StoredSession> find(String id, int keep);
 
     /**
      * Takes in a session stored elsewhere (another node's snapshot store), replacing any row of the
      * same id, in one transaction. Each trace entry carries its own {@code index}.
      */
-    public synchronized void adopt(StoredSession session) {
-        try {
-            begin();
-            try (PreparedStatement s = db.prepareStatement("DELETE FROM trace WHERE session_id = ?")) {
-                s.setString(1, session.id());
-                s.executeUpdate();
-            }
-            try (PreparedStatement s =
-                    db.prepareStatement("INSERT OR REPLACE INTO trace (session_id, idx, entry) VALUES (?, ?, ?)")) {
-                for (String entry : session.trace()) {
-                    s.setString(1, session.id());
-                    s.setInt(2, JSON.readTree(entry).path("index").asInt());
-                    s.setString(3, entry);
-                    s.addBatch();
-                }
-                s.executeBatch();
-            }
-            try (PreparedStatement s = db.prepareStatement(
-                    "INSERT INTO sessions (id, record) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET record = excluded.record")) {
-                s.setString(1, session.id());
-                s.setString(2, session.record());
-                s.executeUpdate();
-            }
-            commit();
-        } catch (SQLException | java.io.IOException e) {
-            undo();
-            throw new StoreException("cannot take in session " + session.id() + ": " + e.getMessage(), e);
-        } finally {
-            end();
-        }
-    }
+    void adopt(StoredSession session);
 
     /** Every stored session's record, without its trace (read with {@link #trace} when wanted). */
-    public synchronized List<StoredRecord> records() {
-        List<StoredRecord> sessions = new ArrayList<>();
-        try (Statement s = db.createStatement();
-                ResultSet rows = s.executeQuery("SELECT id, record FROM sessions")) {
-            while (rows.next()) {
-                sessions.add(new StoredRecord(rows.getString(1), rows.getString(2)));
-            }
-        } catch (SQLException e) {
-            throw new StoreException("cannot read the session database: " + e.getMessage(), e);
-        }
-        return sessions;
-    }
+    List<StoredRecord> records();
 
     /** The last {@code keep} trace entries of a session, oldest first. */
-    public synchronized List<String> trace(String id, int keep) {
-        try {
-            return entries(id, keep);
-        } catch (SQLException e) {
-            throw new StoreException("cannot read the trace of session " + id + ": " + e.getMessage(), e);
-        }
-    }
-
-    private List<String> entries(String id, int keep) throws SQLException {
-        List<String> entries = new ArrayList<>();
-        try (PreparedStatement s = db.prepareStatement(
-                "SELECT entry FROM (SELECT idx, entry FROM trace WHERE session_id = ? ORDER BY idx DESC LIMIT ?) ORDER BY idx")) {
-            s.setString(1, id);
-            s.setInt(2, keep);
-            try (ResultSet rows = s.executeQuery()) {
-                while (rows.next()) {
-                    entries.add(rows.getString(1));
-                }
-            }
-        }
-        return entries;
-    }
+    List<String> trace(String id, int keep);
 
     /**
      * Runs {@code writes} as one transaction: one commit for them all. If one fails, none is kept and
      * the failure is thrown; the caller may then run them one by one.
      */
-    synchronized void inOneTransaction(List<? extends java.util.function.Consumer<SessionDatabase>> writes) {
-        try {
-            db.setAutoCommit(false);
-            batching = true;
-            writes.forEach(write -> write.accept(this));
-            batching = false;
-            db.commit();
-        } catch (SQLException | StoreException e) {
-            batching = false;
-            rollback();
-            throw e instanceof StoreException store
-                    ? store
-                    : new StoreException("cannot commit " + writes.size() + " writes: " + e.getMessage(), e);
-        } finally {
-            batching = false;
-            autoCommit();
-        }
-    }
-
-    private void begin() throws SQLException {
-        if (!batching) {
-            db.setAutoCommit(false);
-        }
-    }
-
-    private void commit() throws SQLException {
-        if (!batching) {
-            db.commit();
-        }
-    }
-
-    private void undo() {
-        if (!batching) {
-            rollback();
-        }
-    }
-
-    private void end() {
-        if (!batching) {
-            autoCommit();
-        }
-    }
-
-    private void rollback() {
-        try {
-            db.rollback();
-        } catch (SQLException ignored) {
-            // the failure being reported matters more
-        }
-    }
-
-    private void autoCommit() {
-        try {
-            db.setAutoCommit(true);
-        } catch (SQLException ignored) {
-            // the connection is broken; the next call reports it
-        }
-    }
+    void inOneTransaction(List<? extends Consumer<SessionDatabase>> writes);
 
     @Override
-    public synchronized void close() {
-        try {
-            db.close();
-        } catch (SQLException ignored) {
-            // closing at shutdown: nothing left to do
-        }
-    }
+    void close();
 }

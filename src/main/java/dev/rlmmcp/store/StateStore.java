@@ -93,7 +93,7 @@ public final class StateStore implements AutoCloseable {
             throw new UncheckedIOException("cannot create the state directory " + directory, e);
         }
         SqliteNative.install(directory.resolve("lib"));
-        SessionDatabase database = SessionDatabase.open(directory.resolve("sessions.db"));
+        SessionDatabase database = SqliteSessionDatabase.open(directory.resolve("sessions.db"));
         Path cache = directory.resolve("snapshots");
         return new StateStore(
                 directory,

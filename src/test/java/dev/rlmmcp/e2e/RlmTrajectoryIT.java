@@ -11,6 +11,7 @@ import dev.rlmmcp.e2e.support.SessionCalls;
 import dev.rlmmcp.llm.ChatCompletionsServer;
 import dev.rlmmcp.rlm.Trajectories;
 import dev.rlmmcp.store.SessionDatabase;
+import dev.rlmmcp.store.SqliteSessionDatabase;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -327,7 +328,7 @@ class RlmTrajectoryIT {
             server.terminate();
         }
         JsonNode tree = Trajectories.depthTwoTree();
-        try (SessionDatabase db = SessionDatabase.open(state.resolve("sessions.db"))) {
+        try (SessionDatabase db = SqliteSessionDatabase.open(state.resolve("sessions.db"))) {
             ObjectNode record = null;
             for (SessionDatabase.StoredRecord r : db.records()) {
                 if (r.id().equals(id)) {

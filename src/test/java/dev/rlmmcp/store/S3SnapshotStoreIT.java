@@ -69,8 +69,8 @@ class S3SnapshotStoreIT {
     @BeforeEach
     void nodes() {
         location = S3SnapshotStore.Location.parse("s3://snapshots/run-" + (++run) + "/nodes");
-        dbA = SessionDatabase.open(nodeA.resolve("sessions.db"));
-        dbB = SessionDatabase.open(nodeB.resolve("sessions.db"));
+        dbA = SqliteSessionDatabase.open(nodeA.resolve("sessions.db"));
+        dbB = SqliteSessionDatabase.open(nodeB.resolve("sessions.db"));
         a = new S3SnapshotStore(nodeA.resolve("snapshots"), s3, location, dbA, 1L << 30);
         b = new S3SnapshotStore(nodeB.resolve("snapshots"), s3, location, dbB, 1L << 30);
     }

@@ -14,13 +14,13 @@ class SessionDatabaseTest {
 
     @Test
     void sessionsAndTheirTraceComeBackFromAnotherConnection() {
-        try (SessionDatabase db = SessionDatabase.open(dir.resolve("s.db"))) {
+        try (SessionDatabase db = SqliteSessionDatabase.open(dir.resolve("s.db"))) {
             db.save("s-1", "{\"v\":1}");
             db.append("s-1", "{\"v\":2}", 0, "{\"index\":0}", 10);
             db.append("s-1", "{\"v\":3}", 1, "{\"index\":1}", 10);
             db.save("s-2", "{\"v\":9}");
         }
-        try (SessionDatabase db = SessionDatabase.open(dir.resolve("s.db"))) {
+        try (SessionDatabase db = SqliteSessionDatabase.open(dir.resolve("s.db"))) {
             List<SessionDatabase.StoredRecord> all = db.records();
             assertThat(all).extracting(SessionDatabase.StoredRecord::id).containsExactlyInAnyOrder("s-1", "s-2");
             SessionDatabase.StoredRecord one =
@@ -38,7 +38,7 @@ class SessionDatabaseTest {
 
     @Test
     void onlyTheLastEntriesAreLoadedAndOldOnesAreTrimmed() {
-        try (SessionDatabase db = SessionDatabase.open(dir.resolve("s.db"))) {
+        try (SessionDatabase db = SqliteSessionDatabase.open(dir.resolve("s.db"))) {
             for (int i = 0; i <= 2000; i++) {
                 db.append("s", "{}", i, "{\"index\":" + i + "}", 500);
             }
@@ -49,7 +49,7 @@ class SessionDatabaseTest {
 
     @Test
     void aSessionFromElsewhereIsTakenInWholeReplacingWhatWasThere() {
-        try (SessionDatabase db = SessionDatabase.open(dir.resolve("s.db"))) {
+        try (SessionDatabase db = SqliteSessionDatabase.open(dir.resolve("s.db"))) {
             assertThat(db.find("s-9", 10)).isEmpty();
             db.append("s-9", "{\"v\":1}", 0, "{\"index\":0,\"old\":true}", 10);
             db.append("s-9", "{\"v\":1}", 5, "{\"index\":5,\"old\":true}", 10);
