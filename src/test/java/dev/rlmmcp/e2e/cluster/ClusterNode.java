@@ -59,7 +59,6 @@ public final class ClusterNode implements AutoCloseable {
                 "serve",
                 "--host", host,
                 "--port", String.valueOf(port),
-                "--node-address", nodeAddress,
                 "--state-dir", stateDir.toString(),
                 "--allow-no-auth"));
         args.addAll(options);

@@ -41,7 +41,10 @@ public final class LocalCluster implements AutoCloseable {
         this.network = network;
     }
 
-    /** Starts {@code count} nodes with a lease of {@code leaseMs} and these extra serve options. */
+    /**
+     * Starts {@code count} nodes with a lease of {@code leaseMs} and these extra serve options; with a lease of
+     * 0 the nodes are plain single-node servers (the embedded default, no cluster options), for comparison.
+     */
     public static LocalCluster start(int count, long leaseMs, List<String> extra) throws IOException {
         Path dir = Files.createTempDirectory("rlm-cluster-");
         LocalCluster cluster = new LocalCluster(dir, ClusterNetwork.create(count));
@@ -73,18 +76,24 @@ public final class LocalCluster implements AutoCloseable {
         Map<String, String> env = new HashMap<>(s3.env());
         env.put("RLM_CLUSTER_SECRET", SECRET);
         env.put("RLM_ALLOW_UNSANDBOXED", "true");
-        List<String> options = new ArrayList<>(List.of(
-                "--cluster-db", postgres.url("rlm"),
-                "--snapshot-s3", "s3://rlm-cluster/sessions",
-                "--cluster-lease-ms", String.valueOf(leaseMs),
-                "--shutdown-timeout-s", "20"));
+        List<String> options = new ArrayList<>(List.of("--shutdown-timeout-s", "20"));
+        if (leaseMs > 0) {
+            options.addAll(List.of(
+                    "--cluster-db", postgres.url("rlm"),
+                    "--snapshot-s3", "s3://rlm-cluster/sessions",
+                    "--cluster-lease-ms", String.valueOf(leaseMs)));
+        }
         options.addAll(extra);
         for (int i = 0; i < count; i++) {
             String host = network.nodeHost(i);
             int port = network.isolated() ? 8765 : freePort();
             String peer = host + ":" + (network.isolated() ? 8766 : freePort());
             Path state = Files.createDirectories(dir.resolve("node-" + i));
-            ClusterNode node = new ClusterNode(i, network.inNamespace(i), host, port, peer, options, env, state);
+            List<String> own = new ArrayList<>(options);
+            if (leaseMs > 0) {
+                own.addAll(List.of("--node-address", peer));
+            }
+            ClusterNode node = new ClusterNode(i, network.inNamespace(i), host, port, peer, own, env, state);
             nodes.add(node);
             open.add(node);
         }

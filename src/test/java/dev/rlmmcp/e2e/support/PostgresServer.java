@@ -9,6 +9,7 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -88,6 +89,10 @@ public final class PostgresServer implements AutoCloseable {
         }
         run(bin, args.toArray(String[]::new));
         Files.deleteIfExists(dir.resolve("pwfile"));
+        // initdb lets TCP in from loopback only; a server on a bridge's address takes its subnet's clients too
+        Files.writeString(dir.resolve("data/pg_hba.conf"),
+                "host all all samenet " + (password == null ? "trust" : "scram-sha-256") + "\n",
+                StandardOpenOption.APPEND);
     }
 
     private String options() {
