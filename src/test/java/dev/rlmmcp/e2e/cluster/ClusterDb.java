@@ -38,7 +38,10 @@ public final class ClusterDb implements AutoCloseable {
                 return new long[] {value(rs, 1), value(rs, 2), value(rs, 3)};
             }
         } catch (SQLException e) {
-            throw new IllegalStateException(e);
+            if ("42P01".equals(e.getSQLState())) {
+                return new long[] {-1, -1, -1}; // the nodes have not made their tables yet
+            }
+            throw new IllegalStateException(e.getMessage(), e);
         }
     }
 
