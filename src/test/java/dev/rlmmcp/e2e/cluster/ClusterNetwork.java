@@ -28,12 +28,17 @@ public final class ClusterNetwork implements AutoCloseable {
         this.isolated = isolated;
     }
 
-    /** Namespaces for {@code nodes} nodes, or loopback (said loudly on stderr) where they cannot be made. */
+    /**
+     * Namespaces for {@code nodes} nodes, or loopback (said loudly on stderr) where they cannot be made or
+     * the system property {@code rlm.cluster.loopback} is true.
+     */
     public static ClusterNetwork create(int nodes) {
         String id = HexFormat.of().toHexDigits(RANDOM.nextInt()).substring(2);
-        String subnet = freeSubnet();
-        ClusterNetwork network = new ClusterNetwork(id, subnet, nodes, true);
+        ClusterNetwork network = new ClusterNetwork(id, freeSubnet(), nodes, true);
         try {
+            if (Boolean.getBoolean("rlm.cluster.loopback")) {
+                throw new IllegalStateException("-Drlm.cluster.loopback=true");
+            }
             network.build();
             Runtime.getRuntime().addShutdownHook(new Thread(network::close));
             return network;
