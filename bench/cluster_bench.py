@@ -149,6 +149,20 @@ def forwarded_latency(cluster, calls):
     via.close()
 
 
+def settled(cluster, sid, before, timeout=60):
+    """Waits until the session's snapshot pointer has moved past before and then stayed put for a second: the
+    10 MiB file is uploaded after the reply (still_writing), then the pointer set."""
+    deadline, last, since = time.time() + timeout, before, time.time()
+    while time.time() < deadline:
+        now = cluster.ask(f"epochs {sid}")
+        if now != last:
+            last, since = now, time.time()
+        elif now != before and time.time() - since >= 1.0:
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"the snapshot pointer of {sid} did not settle: {last}")
+
+
 def takeover(cluster, balancer, runs=3):
     times = []
     for _ in range(runs):
@@ -156,10 +170,7 @@ def takeover(cluster, balancer, runs=3):
         sid = owner.session()
         before = cluster.ask(f"epochs {sid}")
         owner.tool("rlm_execute", sid, code="blob = bytes(range(256)) * (10 << 12)\nmark = 1")
-        deadline = time.time() + 60
-        while cluster.ask(f"epochs {sid}") == before and time.time() < deadline:
-            time.sleep(0.1)
-        time.sleep(1.0)  # the 10 MB file's upload after the reply (still_writing), then the pointer
+        settled(cluster, sid, before)
         owner.close()
         client = Client(balancer)
         t = time.perf_counter()

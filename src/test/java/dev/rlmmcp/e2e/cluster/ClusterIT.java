@@ -51,8 +51,11 @@ class ClusterIT {
     final TestWatcher logs = new TestWatcher() {
         @Override
         public void testFailed(ExtensionContext context, Throwable cause) {
-            System.err.println("==== cluster logs after " + context.getDisplayName() + cluster.logs()
-                    + "\n===== nginx (hash)\n" + hashing.errorLog() + "\n===== nginx (rr)\n" + roundRobin.errorLog());
+            if (cluster != null && roundRobin != null) {
+                System.err.println("==== cluster logs after " + context.getDisplayName() + cluster.logs()
+                        + "\n===== nginx (hash)\n" + hashing.errorLog() + "\n===== nginx (rr)\n"
+                        + roundRobin.errorLog());
+            }
         }
     };
 
@@ -206,7 +209,7 @@ class ClusterIT {
             cluster.network().linkUp(2);
         }
         Thread.sleep(3 * LEASE_MS);
-        zombie.join(TimeUnit.SECONDS.toMillis(70));
+        zombie.join(TimeUnit.SECONDS.toMillis(10));
         assertThat(client.print(session, "print(repr(x))")).contains("'after'");
         assertThat(new StatelessClient(cluster.node(2).url()).print(session, "print(repr(x))"))
                 .contains("'after'");
