@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The layers, enforced on the production classes: cli (wiring) and transport on top, then
- * tools, then rlm (the RLM loop and child runs), then core, then the siblings kernel, data, llm, store and bridge, and base at the bottom.
+ * cluster (a node's lease, sessions' ownership and routing), then tools, then rlm (the RLM loop and child runs), then core, then the siblings kernel, data, llm, store and bridge, and base at the bottom.
  * An arrow may only point down; no package may be in a cycle with another; only the top layers and
  * the bridge's SDK adapter may touch the MCP SDK, Jetty or the servlet API.
  */
@@ -49,6 +49,8 @@ class ArchitectureTest {
             .definedBy("dev.rlmmcp.cli..")
             .layer("Transport")
             .definedBy("dev.rlmmcp.transport..")
+            .layer("Cluster")
+            .definedBy("dev.rlmmcp.cluster..")
             .layer("Tools")
             .definedBy("dev.rlmmcp.tools..")
             .layer("Rlm")
@@ -73,6 +75,8 @@ class ArchitectureTest {
             .mayNotBeAccessedByAnyLayer()
             .whereLayer("Transport")
             .mayOnlyBeAccessedByLayers("Cli")
+            .whereLayer("Cluster")
+            .mayOnlyBeAccessedByLayers("Transport", "Cli")
             .whereLayer("BridgeSdk")
             .mayOnlyBeAccessedByLayers("Cli")
             .whereLayer("Tools")
@@ -80,13 +84,13 @@ class ArchitectureTest {
             .whereLayer("Rlm")
             .mayOnlyBeAccessedByLayers("Tools", "Transport", "Cli")
             .whereLayer("Core")
-            .mayOnlyBeAccessedByLayers("Rlm", "Tools", "Transport", "Cli")
+            .mayOnlyBeAccessedByLayers("Cluster", "Rlm", "Tools", "Transport", "Cli")
             .whereLayer("Kernel")
             .mayOnlyBeAccessedByLayers("Llm", "Core", "Cli")
             .whereLayer("Data")
-            .mayOnlyBeAccessedByLayers("Store", "Rlm", "Core", "Tools", "Transport", "Cli")
+            .mayOnlyBeAccessedByLayers("Store", "Cluster", "Rlm", "Core", "Tools", "Transport", "Cli")
             .whereLayer("Store")
-            .mayOnlyBeAccessedByLayers("Rlm", "Core", "Tools", "Transport", "Cli")
+            .mayOnlyBeAccessedByLayers("Cluster", "Rlm", "Core", "Tools", "Transport", "Cli")
             .whereLayer("Llm")
             .mayOnlyBeAccessedByLayers("Rlm", "Core", "Tools", "Transport", "Cli")
             .whereLayer("Bridge")

@@ -7,6 +7,8 @@ public enum ErrorCode {
     SESSION_NOT_FOUND,
     SESSION_FINALIZED,
     SESSION_EXPIRED,
+    /** Cluster mode: another live node owns the session; the request is routed there (retry). */
+    SESSION_MOVED,
     GUARDRAIL_STOP,
     VARIABLE_NOT_FOUND,
     FILE_NOT_FOUND,

@@ -8,6 +8,7 @@ import dev.rlmmcp.bridge.ServerConfigs;
 import dev.rlmmcp.bridge.ServerDefinition;
 import dev.rlmmcp.bridge.sdk.SdkBridgedServers;
 import dev.rlmmcp.core.Limits;
+import dev.rlmmcp.core.Ownership;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.data.DataRoot;
 import dev.rlmmcp.data.DataSources;
@@ -90,12 +91,17 @@ record Assembly(
     }
 
     static Assembly of(Settings settings, HostPolicy policy, ObjectMapper json, Parts parts) {
+        return of(settings, policy, json, parts, Ownership.SINGLE_NODE);
+    }
+
+    /** As above, the sessions running only what {@code ownership} says this node holds (cluster mode). */
+    static Assembly of(Settings settings, HostPolicy policy, ObjectMapper json, Parts parts, Ownership ownership) {
         KernelFactory kernels = new KernelFactory(settings, policy, json);
         PythonCheck python = PythonCheck.start(kernels);
         python.whenPassed(() -> parts.store()
                 .thenAccept(store -> kernels.keepWarm(
                         store == null ? null : store.snapshots().root(), store == null ? null : store.directory())));
-        Sessions sessions = new Sessions(kernels, parts.llm(), parts.store(), parts.defaultLimits());
+        Sessions sessions = new Sessions(kernels, parts.llm(), parts.store(), parts.defaultLimits(), ownership);
         BridgedServers bridged = parts.bridge().servers(settings, json);
         RlmRuns runs = new RlmRuns(sessions, parts.rlm());
         ToolCatalog catalog =

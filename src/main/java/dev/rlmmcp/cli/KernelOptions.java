@@ -11,6 +11,7 @@ import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.kernel.process.ContainerLauncher.ContainerSettings;
 import dev.rlmmcp.kernel.process.KernelLauncher;
 import dev.rlmmcp.kernel.process.Sandbox;
+import dev.rlmmcp.store.ClusterSessionDatabase;
 import dev.rlmmcp.store.S3SnapshotStore;
 import dev.rlmmcp.store.SnapshotPrune;
 import dev.rlmmcp.store.StateStore;
@@ -332,6 +333,11 @@ final class KernelOptions {
      * server without S3 configured does not start.
      */
     CompletableFuture<StateStore> store(CommandSpec spec, DataOptions data) {
+        return store(spec, data, null);
+    }
+
+    /** As above; with {@code cluster} (cluster mode), records in its database and snapshots in S3, no SQLite. */
+    CompletableFuture<StateStore> store(CommandSpec spec, DataOptions data, ClusterSessionDatabase cluster) {
         require(spec, snapshotDebounceMs >= 0, "--snapshot-debounce-ms must not be negative");
         S3SnapshotStore.Location mirror = null;
         S3Store s3 = null;
@@ -366,7 +372,8 @@ final class KernelOptions {
                 durableReplies,
                 s3,
                 mirror,
-                HostPolicy.fileSizeLimitBytes(maxMemoryMb * 1024 * 1024));
+                HostPolicy.fileSizeLimitBytes(maxMemoryMb * 1024 * 1024),
+                cluster);
     }
 
     /** The guardrails of a session whose creator sets none; {@link #settings} has checked the flags. */

@@ -1,6 +1,9 @@
 package dev.rlmmcp.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.cluster.ClusterNode;
+import dev.rlmmcp.cluster.ClusterSettings;
+import dev.rlmmcp.core.Ownership;
 import dev.rlmmcp.kernel.HostPolicy;
 import dev.rlmmcp.kernel.Settings;
 import dev.rlmmcp.rlm.RlmConfig;
@@ -9,6 +12,7 @@ import dev.rlmmcp.transport.McpServers;
 import dev.rlmmcp.transport.http.ApiKey;
 import dev.rlmmcp.transport.http.HttpEndpoint;
 import dev.rlmmcp.transport.http.HttpSettings;
+import dev.rlmmcp.transport.http.PeerChannel;
 import dev.rlmmcp.transport.http.PortFile;
 import java.net.BindException;
 import java.nio.file.Path;
@@ -54,6 +58,9 @@ final class ServeCommand implements Callable<Integer> {
 
     @Mixin
     RlmOptions rlm;
+
+    @Mixin
+    ClusterOptions cluster;
 
     @Option(
             names = "--host",
@@ -150,10 +157,12 @@ final class ServeCommand implements Callable<Integer> {
         Settings settings = kernel.settings(spec);
         ObjectMapper json = Assembly.mapper();
         RlmConfig rlmConfig = rlm.config(spec, json);
-        CompletableFuture<StateStore> store = kernel.store(spec, data);
+        ClusterSettings clusterSettings = cluster.settings(spec, kernel, System.getenv());
         HostPolicy policy = kernel.hostPolicy(spec, settings);
         checkSandboxed(policy, loopback);
         HttpSettings http = httpSettings(apiKey, origins, shutdownTimeout);
+        ClusterNode node = clusterSettings == null ? null : ClusterOptions.join(spec, clusterSettings);
+        CompletableFuture<StateStore> store = kernel.store(spec, data, node == null ? null : node.database());
         Assembly app = Assembly.of(
                 settings,
                 policy,
@@ -165,15 +174,21 @@ final class ServeCommand implements Callable<Integer> {
                         store,
                         kernel.defaultLimits(),
                         extra,
-                        rlmConfig));
-        HttpEndpoint endpoint = new HttpEndpoint(app.servers(), app.sessions(), app.json(), http);
+                        rlmConfig),
+                node == null ? Ownership.SINGLE_NODE : node.ownership());
+        HttpEndpoint endpoint = new HttpEndpoint(app.servers(), app.sessions(), app.json(), http, peers(node));
         if (!app.python().passed()) {
             app.close();
+            ClusterRun.close(node);
             return PythonCheck.EXIT_CODE;
         }
+        ClusterRun.start(node, app.sessions());
         started(endpoint, app);
         int bound = endpoint.address().getPort();
-        closedAtShutdown(endpoint, app, portFile == null ? null : PortFile.write(portFile, bound), shutdownTimeout);
+        closedAtShutdown(
+                new ClusterRun(node, endpoint, app),
+                portFile == null ? null : PortFile.write(portFile, bound),
+                shutdownTimeout);
         logListening(app, bound, apiKey);
         endpoint.join();
         return 0;
@@ -251,21 +266,31 @@ final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    /** At JVM shutdown: the server stops taking requests, then the kernels stop, then the port file goes. */
-    private static void closedAtShutdown(
-            HttpEndpoint endpoint, Assembly app, PortFile written, Duration shutdownTimeout) {
+    /** In cluster mode, the peer listener on --node-address and the routing of requests; null on one node. */
+    private static PeerChannel peers(ClusterNode node) {
+        return node == null
+                ? null
+                : new PeerChannel(
+                        node.router(),
+                        node.homes(),
+                        node.auth(),
+                        node.settings().peerHost(),
+                        node.settings().peerPort());
+    }
+
+    /**
+     * At JVM shutdown: a cluster node hands its sessions over first; the server stops taking requests,
+     * then the kernels stop, then the port file goes.
+     */
+    private static void closedAtShutdown(ClusterRun run, PortFile written, Duration shutdownTimeout) {
         Runtime.getRuntime()
                 .addShutdownHook(new Thread(
                         () -> {
                             try {
-                                endpoint.close();
+                                run.close(shutdownTimeout);
                             } finally {
-                                try {
-                                    app.close(shutdownTimeout);
-                                } finally {
-                                    if (written != null) {
-                                        written.close();
-                                    }
+                                if (written != null) {
+                                    written.close();
                                 }
                             }
                         },

@@ -1,6 +1,7 @@
 package dev.rlmmcp.cli;
 
 import dev.rlmmcp.data.S3Store;
+import dev.rlmmcp.store.ClusterSessionDatabase;
 import dev.rlmmcp.store.S3SnapshotStore;
 import dev.rlmmcp.store.StateStore;
 import java.nio.file.Path;
@@ -18,7 +19,8 @@ final class StateStoreOpener {
 
     /**
      * The store in {@code dir}, completed once open (exceptionally if it cannot be); with {@code s3}
-     * and {@code mirror}, its snapshots, records and traces are kept in S3 too.
+     * and {@code mirror}, its snapshots, records and traces are kept in S3 too; with {@code cluster}
+     * (cluster mode), records and traces are in the cluster's database and snapshots in S3 only.
      */
     static CompletableFuture<StateStore> open(
             Path dir,
@@ -26,12 +28,22 @@ final class StateStoreOpener {
             boolean durableReplies,
             S3Store s3,
             S3SnapshotStore.Location mirror,
-            long fileSizeLimitBytes) {
+            long fileSizeLimitBytes,
+            ClusterSessionDatabase cluster) {
         CompletableFuture<StateStore> store = new CompletableFuture<>();
         Thread.ofPlatform().daemon().name("state-store-open").start(() -> {
             try {
-                store.complete(StateStore.open(dir, snapshotDebounce, durableReplies, s3, mirror, fileSizeLimitBytes));
-                log.info("state directory: {}{}", dir, mirror == null ? "" : ", snapshots also in " + mirror);
+                store.complete(
+                        cluster == null
+                                ? StateStore.open(dir, snapshotDebounce, durableReplies, s3, mirror, fileSizeLimitBytes)
+                                : StateStore.openCluster(
+                                        dir, snapshotDebounce, durableReplies, cluster, s3, mirror, fileSizeLimitBytes));
+                log.info(
+                        "state directory: {}{}",
+                        dir,
+                        cluster != null
+                                ? " (a cache), sessions in the cluster database, snapshots in " + mirror
+                                : mirror == null ? "" : ", snapshots also in " + mirror);
             } catch (RuntimeException e) {
                 log.error("cannot open the state directory {}: {}", dir, e.getMessage());
                 store.completeExceptionally(e);

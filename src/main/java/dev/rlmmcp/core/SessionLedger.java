@@ -158,6 +158,7 @@ final class SessionLedger {
         snapshots.recorded();
         if (store != null) {
             SessionRecords.append(store, json, stored(snapshots.at()), entry);
+            store.beforeReply(id); // cluster mode: the step reaches the cluster first; else nothing
         }
     }
 

@@ -6,8 +6,6 @@ import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.kernel.KernelFactory;
 import dev.rlmmcp.llm.LlmLimits;
 import dev.rlmmcp.llm.LlmService;
-import dev.rlmmcp.store.SessionDatabase;
-import dev.rlmmcp.store.SessionDatabase.StoredRecord;
 import dev.rlmmcp.store.SessionDatabase.StoredSession;
 import dev.rlmmcp.store.StateStore;
 import java.io.IOException;
@@ -53,6 +51,8 @@ public final class Sessions implements AutoCloseable {
     private final LlmService llm;
     private final CompletableFuture<StateStore> opening;
     private final Limits defaultLimits;
+    private final Ownership ownership;
+    private volatile boolean handingOver;
     private volatile StateStore store;
     private volatile boolean restored;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
@@ -94,12 +94,25 @@ public final class Sessions implements AutoCloseable {
      */
     public Sessions(
             KernelFactory kernels, LlmService llm, CompletableFuture<StateStore> opening, Limits defaultLimits) {
+        this(kernels, llm, opening, defaultLimits, Ownership.SINGLE_NODE);
+    }
+
+    /** As above, running only the sessions {@code ownership} says this node holds (cluster mode). */
+    public Sessions(
+            KernelFactory kernels,
+            LlmService llm,
+            CompletableFuture<StateStore> opening,
+            Limits defaultLimits,
+            Ownership ownership) {
         this.kernels = kernels;
+        this.ownership = ownership;
         this.llm = llm;
         this.opening = opening;
         this.defaultLimits = defaultLimits;
-        kernels.budget().releaseWith(this::releaseIdlest);
-        sweeper.scheduleWithFixedDelay(this::reclaim, RECLAIM_EVERY_S, RECLAIM_EVERY_S, TimeUnit.SECONDS);
+        IdleKernels idleKernels = new IdleKernels(kernels, byId::values, () -> store != null, () -> restored);
+        kernels.budget().releaseWith(idleKernels::releaseIdlest);
+        sweeper.scheduleWithFixedDelay(
+                idleKernels::reclaim, RECLAIM_EVERY_S, RECLAIM_EVERY_S, TimeUnit.SECONDS);
         Duration idle = kernels.settings().idleTimeout();
         long every = Math.max(1, Math.min(60, idle.toSeconds() / 4));
         sweeper.scheduleWithFixedDelay(() -> sweep(idle), every, every, TimeUnit.SECONDS);
@@ -136,22 +149,7 @@ public final class Sessions implements AutoCloseable {
     }
 
     private void readBack(StateStore from) {
-        SessionDatabase database = from.database();
-        for (StoredRecord stored : database.records()) {
-            try {
-                Session session = Session.restore(
-                        stored.id(),
-                        stored.record(),
-                        () -> database.trace(stored.id(), Session.TRACE_KEPT),
-                        kernels,
-                        llm,
-                        from,
-                        sweeper);
-                byId.put(session.id(), session);
-            } catch (IOException | RuntimeException e) {
-                log.warn("session {} in {} could not be read back: {}", stored.id(), from.directory(), e.toString());
-            }
-        }
+        Adoption.readBack(from, kernels, llm, sweeper).forEach(session -> byId.put(session.id(), session));
         if (!byId.isEmpty()) {
             log.info("{} sessions restored from {}", byId.size(), from.directory());
         }
@@ -164,11 +162,12 @@ public final class Sessions implements AutoCloseable {
     public Session resolve(String sessionId, String connection) {
         store();
         if (sessionId == null) {
-            return byConnection.compute(
+            Session session = byConnection.compute(
                     connection,
                     (c, current) -> current == null || current.state() == SessionState.EXPIRED
                             ? register(DEFAULT_NAME, Limits.NONE, llm.defaults())
                             : current);
+            return ownership.holds(session.id()) ? session : get(session.id());
         }
         return get(sessionId);
     }
@@ -176,6 +175,10 @@ public final class Sessions implements AutoCloseable {
     public Session get(String sessionId) {
         store();
         Session session = byId.get(sessionId);
+        if (session != null && !ownership.holds(sessionId)) {
+            lost(session);
+            session = null;
+        }
         if (session == null) {
             session = adopt(sessionId);
         }
@@ -199,18 +202,12 @@ public final class Sessions implements AutoCloseable {
         if (known != null || store == null || !sessionId.matches("[A-Za-z0-9_-]{1,64}")) {
             return known;
         }
+        if (!ClusterRefusals.mayResume(ownership, sessionId, handingOver, clustered())) {
+            return null;
+        }
         try {
-            Optional<StoredSession> stored = store.snapshots().find(sessionId);
-            if (stored.isEmpty() && store.snapshots().holdsLocally(sessionId)) {
-                // A kernel writes a step's variables before the reply; the session's record is committed a
-                // few milliseconds later: a server killed in between left the variables without a record.
-                log.info(
-                        "session {} has variables but no record (the server stopped before writing it): "
-                                + "resumed with the default limits",
-                        sessionId);
-                stored = Optional.of(new StoredSession(
-                        sessionId, SessionRecords.unrecorded(kernels.json(), sessionId, llm.defaults()), List.of()));
-            }
+            Optional<StoredSession> stored =
+                    Adoption.stored(store, sessionId, clustered(), kernels.json(), llm.defaults());
             if (stored.isEmpty()) {
                 return null;
             }
@@ -221,13 +218,20 @@ public final class Sessions implements AutoCloseable {
             log.info("session {} taken from the snapshot store", sessionId);
             return session;
         } catch (IOException | RuntimeException e) {
-            log.warn("session {} could not be taken from the snapshot store: {}", sessionId, e.toString());
-            throw new RlmException(
-                    ErrorCode.UPSTREAM_ERROR,
-                    "session " + sessionId + " is in the snapshot store but could not be resumed here: "
-                            + e.getMessage(),
-                    "session_id",
-                    "retry; if it persists, check the snapshot store (--snapshot-s3) and the server log");
+            throw Adoption.failed(sessionId, e);
+        }
+    }
+
+    private boolean clustered() {
+        return ownership != Ownership.SINGLE_NODE;
+    }
+
+    /** A session this node ran but no longer holds (another node took it over): dropped, nothing written. */
+    private void lost(Session session) {
+        if (byId.remove(session.id(), session)) {
+            byConnection.values().remove(session);
+            log.warn("session {}: this node no longer holds it (another node took it over): dropped", session.id());
+            Handover.fence(List.of(session));
         }
     }
 
@@ -359,55 +363,14 @@ public final class Sessions implements AutoCloseable {
         }
     }
 
-    /**
-     * Makes room for another kernel: stops the kernel of the session idle longest, if idle at least
-     * {@code idle}, that keeps its variables in a snapshot (they come back on its next call). Never a
-     * running one; true if one stopped. For a kernel a session needs now ({@code idle} zero), a variable
-     * no snapshot can hold may be lost (its next call names it); for one kept warm, nothing may.
-     */
-    private boolean releaseIdlest(Duration idle) {
-        if (store == null) {
-            return false;
-        }
-        Instant since = Instant.now().minus(idle);
-        List<Session> idlest = byId.values().stream()
-                .filter(s ->
-                        s.hasKernel() && !s.callRunning() && !s.lastActive().isAfter(since))
-                .sorted(Comparator.comparing(Session::lastActive))
-                .toList();
-        for (Session session : idlest) {
-            if (session.releaseIdle(idle.isZero())) {
-                log.info(
-                        "session {} idle since {}: kernel stopped after a snapshot, to make room for {} "
-                                + "(--max-kernels / --max-total-memory-mb)",
-                        session.id(),
-                        session.lastActive(),
-                        idle.isZero() ? "another" : "a kernel kept warm for new sessions");
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Kernels that have grown past --max-total-memory-mb together: idle ones go, idlest first, until they fit. */
-    private void reclaim() {
-        try {
-            for (int i = 0; i < byId.size() && restored && kernels.budget().over(); i++) {
-                if (!releaseIdlest(Duration.ZERO)) {
-                    return;
-                }
-                Thread.sleep(100); // the stopped kernel's process exits, and stops counting
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (RuntimeException e) {
-            log.warn("reclaiming idle kernels' memory: {}", e.toString());
-        }
-    }
-
     private Session register(String name, Limits limits, LlmLimits llmLimits) {
+        if (handingOver) {
+            throw ClusterRefusals.handingOver();
+        }
+        String id = newId();
+        ClusterRefusals.claim(ownership, id);
         Session session = Session.create(
-                newId(), name, limits, kernels, llm, llmLimits, store, sweeper, !DEFAULT_NAME.equals(name));
+                id, name, limits, kernels, llm, llmLimits, store, sweeper, !DEFAULT_NAME.equals(name));
         byId.put(session.id(), session);
         return session;
     }
@@ -416,6 +379,44 @@ public final class Sessions implements AutoCloseable {
         byte[] bytes = new byte[9];
         RANDOM.nextBytes(bytes);
         return "s-" + HexFormat.of().formatHex(bytes);
+    }
+
+    /**
+     * Self-fence (cluster mode, this node's lease could not be renewed in time): every kernel stopped at
+     * once, every session dropped from memory, nothing written; another node resumes them.
+     */
+    public void fence() {
+        List<Session> all = List.copyOf(byId.values());
+        byId.clear();
+        byConnection.clear();
+        Handover.fence(all);
+    }
+
+    /**
+     * SIGTERM in cluster mode: no new session is taken; calls under way finish, each session's changes
+     * are snapshotted and it is released, then dropped (all within {@code timeout}, about).
+     */
+    public void handOver(Duration timeout) {
+        handingOver = true;
+        try {
+            store();
+        } catch (RuntimeException e) {
+            log.warn("the state store did not open: {}", e.toString());
+        }
+        List<Session> all = List.copyOf(byId.values());
+        Handover.handOver(all, store, ownership, timeout);
+        all.forEach(session -> byId.remove(session.id(), session));
+        byConnection.clear();
+    }
+
+    /** The cluster's sessions this node does not run, with their owner nodes (none for one node). */
+    public List<OwnedElsewhere> elsewhere() {
+        if (!clustered()) {
+            return List.of();
+        }
+        store();
+        return OwnedElsewhere.of(
+                ownership.elsewhere(), byId.keySet(), json(), llm.defaults(), kernels.settings().defaultTimeout());
     }
 
     /** At shutdown, how long the sessions' last snapshots may take when no other time is given. */

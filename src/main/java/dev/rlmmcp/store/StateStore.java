@@ -31,6 +31,8 @@ public final class StateStore implements AutoCloseable {
     private final SnapshotStore snapshots;
     private final Duration snapshotDebounce;
     private final boolean durableReplies;
+    /** Cluster mode: a step's record, trace and snapshot reach the cluster before its reply. */
+    private final boolean cluster;
     /** How long the writer gathers writes before it commits them together. */
     private static final long GATHER_MS = 10;
 
@@ -63,6 +65,7 @@ public final class StateStore implements AutoCloseable {
             boolean durableReplies) {
         this.directory = directory;
         this.durableReplies = durableReplies;
+        this.cluster = database instanceof ClusterSessionDatabase;
         this.database = database;
         this.snapshots = snapshots;
         this.snapshotDebounce = snapshotDebounce;
@@ -103,6 +106,51 @@ public final class StateStore implements AutoCloseable {
                         : new S3SnapshotStore(cache, s3, mirror, database, maxFileBytes),
                 snapshotDebounce,
                 durableReplies);
+    }
+
+    /**
+     * The store of a cluster node: records, traces, ownership and snapshot pointers in the cluster's
+     * {@code database} (which its opener closes; no SQLite), snapshots in S3 under {@code location} laid
+     * out by owner epoch, {@code directory/snapshots/} their local cache. With {@code durableReplies}, a
+     * step's reply also waits for the changes the kernel left to write after it.
+     */
+    public static StateStore openCluster(
+            Path directory,
+            Duration snapshotDebounce,
+            boolean durableReplies,
+            ClusterSessionDatabase database,
+            S3Store s3,
+            S3SnapshotStore.Location location,
+            long maxFileBytes) {
+        try {
+            Files.createDirectories(directory.resolve("snapshots"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the state directory " + directory, e);
+        }
+        S3ClusterSnapshotStore snapshots =
+                new S3ClusterSnapshotStore(directory.resolve("snapshots"), s3, location, database, maxFileBytes);
+        return new StateStore(directory, database, snapshots, snapshotDebounce, durableReplies);
+    }
+
+    /**
+     * Called when a step has been recorded, before its reply goes out. In cluster mode it waits until the
+     * step's record and trace are committed and the snapshot the kernel wrote before replying is in S3
+     * and pointed at, so that another node taking the session over sees what the reply reports; returns
+     * why that failed, or null. Elsewhere it does nothing (the writes follow the reply, as ever).
+     */
+    public String beforeReply(String sessionId) {
+        if (!cluster) {
+            return null;
+        }
+        flush();
+        try {
+            snapshots.committed(sessionId);
+            return null;
+        } catch (IOException | RuntimeException e) {
+            log.warn("session {}: the step's snapshot did not reach the cluster before its reply: {}",
+                    sessionId, e.getMessage());
+            return e.getMessage();
+        }
     }
 
     public Path directory() {
@@ -158,13 +206,25 @@ public final class StateStore implements AutoCloseable {
             List<Write> batch = new ArrayList<>();
             try {
                 batch.add(writes.take());
-                Thread.sleep(GATHER_MS);
+                gather(batch);
             } catch (InterruptedException e) {
                 stopping = true;
             }
             writes.drainTo(batch);
             stopping |= batch.remove(STOP);
             commit(batch);
+        }
+    }
+
+    /** Adds what arrives within {@value #GATHER_MS} ms to the batch; one that someone waits for ends it sooner. */
+    private void gather(List<Write> batch) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(GATHER_MS);
+        while (batch.getLast().done() == null && batch.getLast() != STOP) {
+            Write next = writes.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+            if (next == null) {
+                return;
+            }
+            batch.add(next);
         }
     }
 

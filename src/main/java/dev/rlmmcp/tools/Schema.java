@@ -9,6 +9,12 @@ import java.util.Map;
 /** A tool's input JSON Schema, built in code: an object of named, described properties. */
 public final class Schema {
 
+    /** The argument naming a session, and the header (after {@code Mcp-Param-}) it travels in too. */
+    public static final String SESSION_ID = "session_id";
+
+    public static final String SESSION_HEADER = "Session-Id";
+    private static final String MCP_HEADER = "x-mcp-header";
+
     private final Map<String, Object> properties = new LinkedHashMap<>();
     private final List<String> required = new ArrayList<>();
 
@@ -93,8 +99,17 @@ public final class Schema {
         return Collections.unmodifiableMap(map);
     }
 
-    /** A property of any shape ({@code spec} its JSON Schema). */
+    /**
+     * A property of any shape ({@code spec} its JSON Schema). A {@code session_id} is declared with
+     * {@code x-mcp-header}, so 2026-07-28 clients repeat it in {@code Mcp-Param-Session-Id} and a load
+     * balancer can route a call to its session's node without reading the body.
+     */
     Schema property(String name, boolean isRequired, Map<String, Object> spec) {
+        if (SESSION_ID.equals(name) && !spec.containsKey(MCP_HEADER)) {
+            Map<String, Object> withHeader = new LinkedHashMap<>(spec);
+            withHeader.put(MCP_HEADER, SESSION_HEADER);
+            spec = Collections.unmodifiableMap(withHeader);
+        }
         properties.put(name, spec);
         if (isRequired) {
             required.add(name);

@@ -3,6 +3,7 @@ package dev.rlmmcp.tools;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.Bytes;
+import java.util.ArrayList;
 import java.util.List;
 
 /** The text of the session listings, rlm_sessions and rlm_get_trace: a header line and a compact table. */
@@ -11,17 +12,26 @@ final class SessionTables {
     private SessionTables() {}
 
     static String sessions(ObjectNode reply) {
-        Table table = new Table(List.of("session_id", "name", "state", "steps", "memory", "last_active"));
+        boolean cluster = reply.path("sessions").findValue("owner_node") != null;
+        List<String> header = new ArrayList<>(List.of("session_id", "name", "state", "steps", "memory", "last_active"));
+        if (cluster) {
+            header.add("owner");
+        }
+        Table table = new Table(header);
         for (JsonNode s : reply.path("sessions")) {
             String state = s.path("state").asText()
                     + (s.has("guardrail_stop") ? " (" + s.path("guardrail_stop").asText() + ")" : "");
-            table.add(List.of(
+            List<String> row = new ArrayList<>(List.of(
                     s.path("session_id").asText(),
                     s.path("name").asText(),
                     state,
                     s.path("steps").asText(),
                     s.path("memory").asText(),
                     time(s.path("last_active").asText())));
+            if (cluster) {
+                row.add(s.path("owner_node").asText("this node") + (s.has("owner_gone") ? " (gone)" : ""));
+            }
+            table.add(row);
         }
         String text = reply.path("count").asInt() + " of " + reply.path("total").asInt() + " sessions\n" + table;
         return reply.has("next_offset") ? text + "\n[" + reply.path("next").asText() + "]" : text;

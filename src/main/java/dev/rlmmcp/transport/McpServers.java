@@ -97,14 +97,24 @@ public final class McpServers {
     }
 
     public McpSyncServer serve(McpServerTransportProvider transport) {
-        return configure(McpServer.sync(transport));
+        return serve(transport, ToolForward.NONE);
     }
 
     public McpSyncServer serve(McpStreamableServerTransportProvider transport) {
-        return configure(McpServer.sync(transport));
+        return serve(transport, ToolForward.NONE);
     }
 
-    private McpSyncServer configure(McpServer.SyncSpecification<?> spec) {
+    /** A server whose tool calls {@code forward} may send to another node (in a cluster). */
+    public McpSyncServer serve(McpServerTransportProvider transport, ToolForward forward) {
+        return configure(McpServer.sync(transport), forward);
+    }
+
+    /** A server whose tool calls {@code forward} may send to another node (in a cluster). */
+    public McpSyncServer serve(McpStreamableServerTransportProvider transport, ToolForward forward) {
+        return configure(McpServer.sync(transport), forward);
+    }
+
+    private McpSyncServer configure(McpServer.SyncSpecification<?> spec, ToolForward forward) {
         spec.serverInfo(NAME, Version.current())
                 .instructions(INSTRUCTIONS)
                 .capabilities(capabilities())
@@ -116,11 +126,22 @@ public final class McpServers {
         List<McpServerFeatures.SyncToolSpecification> tools = new ArrayList<>(catalog.specifications());
         List<McpServerFeatures.SyncPromptSpecification> prompts = new ArrayList<>(List.of(RlmPrompt.specification()));
         tools.addAll(extra.tools());
+        if (forward != ToolForward.NONE) {
+            tools.replaceAll(tool -> forwarding(tool, forward));
+        }
         prompts.addAll(extra.prompts());
         spec.resources(extra.resources())
                 .resourceTemplates(extra.resourceTemplates())
                 .completions(extra.completions());
         return spec.tools(tools).prompts(prompts).build();
+    }
+
+    private static McpServerFeatures.SyncToolSpecification forwarding(
+            McpServerFeatures.SyncToolSpecification tool, ToolForward forward) {
+        return new McpServerFeatures.SyncToolSpecification(
+                tool.tool(),
+                (exchange, request) -> forward.forwarded(exchange, request)
+                        .orElseGet(() -> tool.callHandler().apply(exchange, request)));
     }
 
     private McpSchema.ServerCapabilities capabilities() {

@@ -430,6 +430,11 @@ class StatelessRevisionIT {
         if (name != null) {
             request.header("Mcp-Name", name);
         }
+        // session_id is declared with x-mcp-header: a 2026-07-28 client repeats it in a header
+        JsonNode session = McpDriver.MAPPER.readTree(params).path("arguments").path("session_id");
+        if (session.isTextual()) {
+            request.header("Mcp-Param-Session-Id", session.asText());
+        }
         return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 }

@@ -3,6 +3,7 @@ package dev.rlmmcp.tools.session;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.core.OwnedElsewhere;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.SessionState;
 import dev.rlmmcp.core.Sessions;
@@ -11,7 +12,10 @@ import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
+import java.util.ArrayList;
+import java.time.Instant;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 
 /**
@@ -27,7 +31,16 @@ public final class ListSessionsTool implements RlmTool {
             Arrays.stream(SessionState.values()).map(SessionState::wireName).toList();
     /** The fields of a summary that a compact entry keeps. */
     private static final List<String> COMPACT =
-            List.of("session_id", "name", "state", "guardrail_stop", "steps", "memory_human", "last_active");
+            List.of(
+                    "session_id",
+                    "name",
+                    "state",
+                    "guardrail_stop",
+                    "steps",
+                    "memory_human",
+                    "last_active",
+                    "owner_node",
+                    "owner_gone");
 
     private final Sessions sessions;
 
@@ -42,7 +55,8 @@ public final class ListSessionsTool implements RlmTool {
 
     @Override
     public String description() {
-        return "List the server's sessions, most recently active first, " + DEFAULT_LIMIT + " at a time: id, name, "
+        return "List the server's sessions (in a cluster, every node's, each owned elsewhere with its owner_node), "
+                + "most recently active first, " + DEFAULT_LIMIT + " at a time: id, name, "
                 + "state (active, finalized, stopped, expired), steps, memory of the variables, last active time. "
                 + "state filters; offset pages on (the reply's next_offset); verbose adds limits, counters, "
                 + "snapshot times and kernel status.";
@@ -78,14 +92,13 @@ public final class ListSessionsTool implements RlmTool {
                     "use one of: " + String.join(", ", STATES));
         }
         boolean verbose = args.flag("verbose");
-        List<Session> matching = sessions.all().stream()
-                .filter(s -> state == null || s.state().wireName().equals(state))
+        List<ObjectNode> matching = listed().stream()
+                .filter(s -> state == null || s.path("state").asText().equals(state))
                 .toList();
         ObjectNode body = sessions.json().createObjectNode();
         ArrayNode list = body.putArray("sessions");
         int end = (int) Math.min(matching.size(), (long) offset + limit);
-        for (Session session : matching.subList(Math.min(offset, end), end)) {
-            ObjectNode summary = Replies.summary(session.summary());
+        for (ObjectNode summary : matching.subList(Math.min(offset, end), end)) {
             list.add(verbose ? summary : compact(summary));
         }
         body.put("count", list.size());
@@ -98,6 +111,34 @@ public final class ListSessionsTool implements RlmTool {
                             + matching.size());
         }
         return body;
+    }
+
+    /**
+     * This node's sessions and, in a cluster, those other nodes own (each with its {@code owner_node},
+     * and {@code owner_gone} if that node is gone: the session resumes wherever it is called next),
+     * most recently active first.
+     */
+    private List<ObjectNode> listed() {
+        List<ObjectNode> all = new ArrayList<>();
+        for (Session session : sessions.all()) {
+            all.add(Replies.summary(session.summary()));
+        }
+        for (OwnedElsewhere other : sessions.elsewhere()) {
+            ObjectNode summary = Replies.summary(other.summary());
+            summary.remove("kernel_running");
+            if (other.ownerNode() != null) {
+                summary.put("owner_node", other.ownerNode());
+            }
+            if (!other.ownerLive()) {
+                summary.put("owner_gone", true);
+            }
+            all.add(summary);
+        }
+        if (all.size() > 1) {
+            all.sort(Comparator.comparing((ObjectNode s) -> Instant.parse(s.path("last_active").asText()))
+                    .reversed());
+        }
+        return all;
     }
 
     private static ObjectNode compact(ObjectNode summary) {

@@ -3,6 +3,9 @@ package dev.rlmmcp.transport.http;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.transport.McpServers;
+import dev.rlmmcp.transport.ToolForward;
+import dev.rlmmcp.transport.peer.PeerCall;
+import dev.rlmmcp.transport.peer.PeerProxy;
 import dev.rlmmcp.transport.http.ui.UiServlet;
 import io.modelcontextprotocol.server.McpSyncServer;
 import jakarta.servlet.DispatcherType;
@@ -47,18 +50,21 @@ public final class HttpEndpoint implements AutoCloseable {
     private final List<McpSyncServer> mcp;
     private final AtomicBoolean closed = new AtomicBoolean();
 
+    /** Today's single-node endpoint: one public connector, no routing. */
     public HttpEndpoint(McpServers servers, Sessions sessions, ObjectMapper json, HttpSettings settings) {
+        this(servers, sessions, json, settings, null);
+    }
+
+    /**
+     * The endpoint, with {@code cluster} (null on a single node) a second connector for peers and the routing
+     * of each request to the node that owns its session.
+     */
+    public HttpEndpoint(
+            McpServers servers, Sessions sessions, ObjectMapper json, HttpSettings settings, PeerChannel cluster) {
         QueuedThreadPool threads = new QueuedThreadPool(512, 8);
         threads.setName("http");
         jetty = new Server(threads);
-        HttpConfiguration config = new HttpConfiguration();
-        config.setSendServerVersion(false);
-        ServerConnector connector = new ServerConnector(jetty, new HttpConnectionFactory(config));
-        connector.setHost(settings.host());
-        connector.setPort(settings.port());
-        // longer than the longest SSE keep-alive interval, so an idle /sse stream is never cut by Jetty
-        connector.setIdleTimeout(Math.max(60_000, 2 * settings.sseKeepAlive().toMillis()));
-        jetty.addConnector(connector);
+        connect(settings, cluster);
         jetty.setRequestLog(new AccessLog(System.err));
 
         streamable = new StreamableHttpTransport(
@@ -66,20 +72,19 @@ public final class HttpEndpoint implements AutoCloseable {
                 settings.maxRequestBytes(),
                 settings.sessionIdle(),
                 sessions::connectionClosed,
-                servers.statelessTools());
+                servers.statelessTools(),
+                cluster == null ? null : new McpSessionAdoption(cluster.homes(), servers.mapper()));
         sse = new LegacySseTransport(
                 servers.mapper(), settings.maxRequestBytes(), settings.sseKeepAlive(), sessions::connectionClosed);
-        mcp = List.of(servers.serve(streamable), servers.serve(sse));
+        ToolForward forward = cluster == null
+                ? ToolForward.NONE
+                : new PeerCall(cluster.router(), cluster.auth(), servers.mapper());
+        mcp = List.of(servers.serve(streamable, forward), servers.serve(sse, forward));
 
         context = new ServletContextHandler();
         context.setContextPath("/");
         context.setErrorHandler(new JsonErrorHandler());
-        filter(new HeapReturnFilter());
-        filter(new OriginHostFilter(hostPolicy(settings)));
-        filter(new CorsFilter(settings.corsOrigins()));
-        if (settings.apiKey() != null) {
-            filter(new AuthFilter(settings.apiKey()));
-        }
+        filters(settings, json, cluster);
         addServlet("mcp", streamable, "/mcp");
         addServlet("sse", sse, LegacySseTransport.SSE_PATH, LegacySseTransport.MESSAGE_PATH);
         addServlet("rpc", new PlainRpcServlet(servers.catalog(), json, settings.maxRequestBytes()), "/rpc");
@@ -91,6 +96,54 @@ public final class HttpEndpoint implements AutoCloseable {
         graceful.setHandler(context);
         jetty.setHandler(graceful);
         jetty.setStopTimeout(settings.stopTimeout().toMillis());
+    }
+
+    /** The public connector, and in a cluster the peer connector on the node address. */
+    private void connect(HttpSettings settings, PeerChannel cluster) {
+        HttpConfiguration config = new HttpConfiguration();
+        config.setSendServerVersion(false);
+        // longer than the longest SSE keep-alive interval, so an idle /sse stream is never cut by Jetty
+        long idle = Math.max(60_000, 2 * settings.sseKeepAlive().toMillis());
+        jetty.addConnector(connector(config, settings.host(), settings.port(), idle, "public"));
+        if (cluster != null) {
+            jetty.addConnector(connector(config, cluster.host(), cluster.port(), idle, PeerGate.PEER_CONNECTOR));
+        }
+    }
+
+    private ServerConnector connector(HttpConfiguration config, String host, int port, long idle, String name) {
+        ServerConnector connector = new ServerConnector(jetty, new HttpConnectionFactory(config));
+        connector.setHost(host);
+        connector.setPort(port);
+        connector.setIdleTimeout(idle);
+        connector.setName(name);
+        return connector;
+    }
+
+    /**
+     * The filters every request passes, in order. In a cluster a peer's request passes the peer gate instead of
+     * the client checks, and requests on /mcp and /rpc are routed to their session's node.
+     */
+    private void filters(HttpSettings settings, ObjectMapper json, PeerChannel cluster) {
+        filter(new HeapReturnFilter());
+        if (cluster != null) {
+            filter(new PeerGate(cluster.auth()));
+        }
+        filter(forClients(new OriginHostFilter(hostPolicy(settings)), cluster));
+        filter(forClients(new CorsFilter(settings.corsOrigins()), cluster));
+        if (settings.apiKey() != null) {
+            filter(forClients(new AuthFilter(settings.apiKey()), cluster));
+        }
+        if (cluster != null) {
+            FilterHolder routing = new FilterHolder(new RoutingFilter(
+                    cluster.router(), new PeerProxy(cluster.auth()), json, settings.maxRequestBytes()));
+            routing.setAsyncSupported(true);
+            context.addFilter(routing, "/mcp", EnumSet.of(DispatcherType.REQUEST));
+            context.addFilter(routing, "/rpc", EnumSet.of(DispatcherType.REQUEST));
+        }
+    }
+
+    private static Filter forClients(Filter check, PeerChannel cluster) {
+        return cluster == null ? check : new PublicOnly(check);
     }
 
     /** Adds a servlet at these path specs (before {@link #start}); it sits behind the same filters. */
@@ -145,6 +198,15 @@ public final class HttpEndpoint implements AutoCloseable {
 
     public InetSocketAddress address() {
         ServerConnector connector = (ServerConnector) jetty.getConnectors()[0];
+        return new InetSocketAddress(connector.getHost(), connector.getLocalPort());
+    }
+
+    /** Where peers reach this node, once started; null on a single node. */
+    public InetSocketAddress peerAddress() {
+        if (jetty.getConnectors().length < 2) {
+            return null;
+        }
+        ServerConnector connector = (ServerConnector) jetty.getConnectors()[1];
         return new InetSocketAddress(connector.getHost(), connector.getLocalPort());
     }
 

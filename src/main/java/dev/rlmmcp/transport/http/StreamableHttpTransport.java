@@ -71,19 +71,24 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
     private transient McpStreamableServerSession.Factory sessionFactory;
     private transient McpStreamableServerSession direct;
     private final transient InboundRouter router;
+    /** The cluster's record of MCP sessions, or null on a single node. */
+    private final transient McpSessionAdoption homes;
     private volatile boolean closing;
 
     /**
      * {@code sessionEnded} hears the id of every MCP session that ends (DELETE, idle, shutdown), to
-     * release what it held; a session unused for {@code idle} ends.
+     * release what it held; a session unused for {@code idle} ends. {@code homes} (null on a single node)
+     * records each session in the cluster and adopts those of gone nodes.
      */
     StreamableHttpTransport(
             McpJsonMapper mapper,
             int maxRequestBytes,
             Duration idle,
             Consumer<String> sessionEnded,
-            StatelessTools tools) {
+            StatelessTools tools,
+            McpSessionAdoption homes) {
         this.mapper = mapper;
+        this.homes = homes;
         this.maxRequestBytes = maxRequestBytes;
         this.sessionEnded = sessionEnded;
         this.idleNanos = idle.toNanos();
@@ -111,6 +116,9 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
     }
 
     private void end(String id, McpStreamableServerSession session) {
+        if (homes != null) {
+            homes.ended(id);
+        }
         try {
             session.delete().block();
         } catch (RuntimeException e) {
@@ -371,6 +379,9 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
         sessions.put(started.session().getId(), started.session());
         lastUsed.put(started.session().getId(), System.nanoTime());
         McpSchema.InitializeResult result = started.initResult().block();
+        if (homes != null) {
+            homes.started(started.session().getId(), init);
+        }
         response.setHeader(SESSION_HEADER, started.session().getId());
         writeJson(response, 200, McpSchema.JSONRPCResponse.result(init.id(), result));
     }
@@ -383,6 +394,10 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
             return direct();
         }
         McpStreamableServerSession session = sessions.get(sessionId);
+        if (session == null && homes != null) {
+            // the routing filter sent it here: its home is this node, or its home is gone and this node adopts it
+            session = sessions.computeIfAbsent(sessionId, id -> homes.adopt(id, sessionFactory));
+        }
         if (session == null) {
             error(
                     response,

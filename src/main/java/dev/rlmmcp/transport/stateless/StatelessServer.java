@@ -47,6 +47,11 @@ public final class StatelessServer {
     /** The method that tells a client what this server offers, in place of initialize. */
     public static final String METHOD_DISCOVER = StatelessProtocol.METHOD_DISCOVER;
 
+    /** An {@code Mcp-Param-*} header's value: as sent, or decoded from {@code =?base64?...?=}; null if invalid. */
+    public static String paramHeaderValue(String sent) {
+        return ParamHeaders.decoded(sent.strip());
+    }
+
     private final StatelessProtocol protocol;
     private final Tasks tasks;
     private final InputRounds rounds;

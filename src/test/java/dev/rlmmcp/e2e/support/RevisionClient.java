@@ -131,17 +131,20 @@ public final class RevisionClient {
                     .put("id", id)
                     .put("method", method);
             message.set("params", withMeta);
-            HttpResponse<String> reply = http.send(
-                    HttpRequest.newBuilder(mcpUrl)
-                            .header("Content-Type", "application/json")
-                            .header("Accept", "application/json, text/event-stream")
-                            .header("MCP-Protocol-Version", "2026-07-28")
-                            .header("Mcp-Method", method)
-                            .header("Mcp-Name", name)
-                            .timeout(Duration.ofMinutes(5))
-                            .POST(HttpRequest.BodyPublishers.ofString(MAPPER.writeValueAsString(message)))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpRequest.Builder request = HttpRequest.newBuilder(mcpUrl)
+                    .header("Content-Type", "application/json")
+                    .header("Accept", "application/json, text/event-stream")
+                    .header("MCP-Protocol-Version", "2026-07-28")
+                    .header("Mcp-Method", method)
+                    .header("Mcp-Name", name)
+                    .timeout(Duration.ofMinutes(5))
+                    .POST(HttpRequest.BodyPublishers.ofString(MAPPER.writeValueAsString(message)));
+            // session_id is declared with x-mcp-header: it travels in Mcp-Param-Session-Id too
+            JsonNode session = params.path("arguments").path("session_id");
+            if (session.isTextual()) {
+                request.header("Mcp-Param-Session-Id", session.asText());
+            }
+            HttpResponse<String> reply = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
             if (reply.statusCode() != 200) {
                 throw new AssertionError(method + " answered HTTP " + reply.statusCode() + ": " + reply.body());
             }

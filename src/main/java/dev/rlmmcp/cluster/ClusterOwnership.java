@@ -1,0 +1,80 @@
+package dev.rlmmcp.cluster;
+
+import dev.rlmmcp.base.ErrorCode;
+import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.core.Ownership;
+import dev.rlmmcp.store.StoreException;
+import dev.rlmmcp.store.pg.Leases;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+/**
+ * Sessions' ownership held in the cluster database ({@link Leases}): a node runs a session while it
+ * holds it at the epoch the database has and its own lease is live ({@link NodeLease}); it takes a
+ * session over only when the owner's lease has expired, and takes no new one while handing over.
+ */
+public final class ClusterOwnership implements Ownership {
+
+    private final Leases leases;
+    private final NodeLease lease;
+
+    public ClusterOwnership(Leases leases, NodeLease lease) {
+        this.leases = leases;
+        this.lease = lease;
+    }
+
+    @Override
+    public void claim(String sessionId) {
+        if (!lease.serving()) {
+            throw new StoreException("this node is " + (lease.live() ? "handing its sessions over" : "fenced"), null);
+        }
+        leases.claim(sessionId);
+    }
+
+    @Override
+    public boolean acquire(String sessionId) {
+        return lease.serving() && database(() -> leases.acquire(sessionId)).isPresent();
+    }
+
+    @Override
+    public boolean holds(String sessionId) {
+        return lease.live() && leases.held(sessionId).isPresent();
+    }
+
+    @Override
+    public void release(String sessionId) {
+        leases.release(sessionId);
+    }
+
+    @Override
+    public Optional<String> liveOwnerElsewhere(String sessionId) {
+        return database(() -> leases.owner(sessionId))
+                .filter(o -> o.live() && o.nodeId() != null && !o.nodeId().equals(leases.nodeId()))
+                .map(Leases.Owner::nodeId);
+    }
+
+    @Override
+    public List<Elsewhere> elsewhere() {
+        return database(leases::sessions).stream()
+                .map(s -> new Elsewhere(
+                        s.id(),
+                        s.owner() == null ? null : s.owner().nodeId(),
+                        s.owner() != null && s.owner().live(),
+                        s.record()))
+                .toList();
+    }
+
+    /** A read of the cluster database; one that fails is the caller's to retry. */
+    static <T> T database(Supplier<T> read) {
+        try {
+            return read.get();
+        } catch (StoreException e) {
+            throw new RlmException(
+                    ErrorCode.UPSTREAM_ERROR,
+                    "the cluster database did not answer: " + e.getMessage(),
+                    null,
+                    "retry; if it persists, check the cluster database (--cluster-db) and this node's log");
+        }
+    }
+}

@@ -1,0 +1,25 @@
+package dev.rlmmcp.cluster;
+
+/** Which node serves a request: this one, or a live peer at its peer address ({@link LeaseRouter}). */
+public interface Router {
+
+    /** Where a request goes. */
+    sealed interface Route permits Local, Remote {}
+
+    /** Served here. */
+    record Local() implements Route {}
+
+    /** Served by a live peer; {@code address} is its peer host:port. */
+    record Remote(String nodeId, String address) implements Route {}
+
+    /** Local if this node holds the session or takes it over now (its owner is gone), else its live owner. */
+    Route route(String sessionId);
+
+    /** The home of a 2025 MCP session; Local if it is this node, unknown, or its home is gone (adopted here). */
+    Route routeMcpSession(String mcpSessionId);
+
+    String nodeId();
+
+    /** False while fenced, or once the handover at SIGTERM began. */
+    boolean serving();
+}

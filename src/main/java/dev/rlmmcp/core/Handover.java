@@ -1,0 +1,66 @@
+package dev.rlmmcp.core;
+
+import dev.rlmmcp.store.StateStore;
+import java.time.Duration;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How a cluster node lets go of its sessions: at once and writing nothing when it has lost its lease
+ * ({@link #fence}), or in order at SIGTERM ({@link #handOver}): each session's last snapshot stored,
+ * its record committed, then given up, so that the next node resumes it with every variable.
+ */
+final class Handover {
+
+    private static final Logger log = LoggerFactory.getLogger(Sessions.class);
+
+    private Handover() {}
+
+    /** Every kernel stopped at once, without a snapshot: another node may own these sessions by now. */
+    static void fence(List<Session> all) {
+        stopAll(all);
+        log.warn(
+                "fenced: this node's lease could not be renewed in time; {} sessions dropped from memory, "
+                        + "their kernels stopped, nothing written (another node resumes them from their last snapshot)",
+                all.size());
+    }
+
+    /**
+     * Running calls finish (up to {@code timeout}), each session's changes are snapshotted and its
+     * record committed, then it is released and its kernel stopped.
+     */
+    static void handOver(List<Session> all, StateStore store, Ownership ownership, Duration timeout) {
+        long started = System.nanoTime();
+        try {
+            if (store != null) {
+                ShutdownSnapshots.save(all, timeout);
+                store.flush();
+            }
+        } catch (RuntimeException e) {
+            log.warn("handover snapshots: {}", e.toString());
+        }
+        for (Session session : all) {
+            try {
+                ownership.release(session.id());
+            } catch (RuntimeException e) {
+                log.warn("session {}: not released (its owner's lease ends anyway): {}", session.id(), e.toString());
+            }
+        }
+        stopAll(all);
+        log.info(
+                "handover: {} sessions saved and released in {} ms",
+                all.size(),
+                (System.nanoTime() - started) / 1_000_000);
+    }
+
+    private static void stopAll(List<Session> all) {
+        all.parallelStream().forEach(session -> {
+            try {
+                session.stopKernel();
+            } catch (RuntimeException e) {
+                log.warn("session {}: stopping its kernel: {}", session.id(), e.toString());
+            }
+        });
+    }
+}

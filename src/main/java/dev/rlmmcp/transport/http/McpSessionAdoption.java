@@ -1,0 +1,115 @@
+package dev.rlmmcp.transport.http;
+
+import dev.rlmmcp.cluster.McpSessionHomes;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.TypeRef;
+import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
+import io.modelcontextprotocol.server.McpNotificationHandler;
+import io.modelcontextprotocol.server.McpRequestHandler;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpStreamableServerSession;
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.time.Duration;
+import java.util.Map;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Mono;
+
+/**
+ * The 2025 MCP sessions of a cluster: each one started here is recorded with its initialize request, and one
+ * whose home node is gone is adopted here under the same {@code Mcp-Session-Id}, by replaying that initialize
+ * into a new SDK session, so its client goes on without initializing again. The SDK's session factory always
+ * draws a random id, so the adopted session is built from the factory's parts (read by reflection); should a
+ * later SDK change them, adoption fails, is logged once, and the client gets the 404 the specification gives
+ * for an unknown session, after which it initializes again.
+ */
+final class McpSessionAdoption {
+
+    private static final Logger log = LoggerFactory.getLogger(McpSessionAdoption.class);
+
+    private final McpSessionHomes homes;
+    private final McpJsonMapper mapper;
+    private volatile boolean failed;
+
+    McpSessionAdoption(McpSessionHomes homes, McpJsonMapper mapper) {
+        this.homes = homes;
+        this.mapper = mapper;
+    }
+
+    void started(String id, McpSchema.JSONRPCRequest initialize) {
+        try {
+            homes.record(id, mapper.writeValueAsString(initialize));
+        } catch (IOException | RuntimeException e) {
+            log.warn("recording MCP session {} in the cluster failed: {}", id, e.toString());
+        }
+    }
+
+    void ended(String id) {
+        try {
+            homes.forget(id);
+        } catch (RuntimeException e) {
+            log.debug("forgetting MCP session {}: {}", id, e.toString());
+        }
+    }
+
+    /** The session {@code id}, started again here from its recorded initialize; null if unknown or impossible. */
+    McpStreamableServerSession adopt(String id, McpStreamableServerSession.Factory factory) {
+        if (failed) {
+            return null;
+        }
+        String recorded = homes.initialize(id).orElse(null);
+        if (recorded == null) {
+            return null;
+        }
+        try {
+            McpSchema.JSONRPCRequest init = mapper.readValue(recorded, McpSchema.JSONRPCRequest.class);
+            McpSchema.InitializeRequest params =
+                    mapper.convertValue(init.params(), new TypeRef<McpSchema.InitializeRequest>() {});
+            McpStreamableServerSession session = rebuilt(id, params, factory);
+            session.accept(new McpSchema.JSONRPCNotification(
+                            McpSchema.JSONRPC_VERSION, McpSchema.METHOD_NOTIFICATION_INITIALIZED, null))
+                    .block();
+            log.info("MCP session {} adopted: its home node is gone", id);
+            return session;
+        } catch (IOException | ReflectiveOperationException | RuntimeException e) {
+            failed = true;
+            log.warn("cannot adopt MCP sessions of gone nodes with this MCP SDK ({}): their clients get 404 and "
+                    + "initialize again", e.toString());
+            return null;
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static McpStreamableServerSession rebuilt(
+            String id, McpSchema.InitializeRequest params, McpStreamableServerSession.Factory factory)
+            throws ReflectiveOperationException {
+        Duration timeout = (Duration) field(factory, "requestTimeout");
+        Map<String, McpRequestHandler<?>> requests =
+                (Map<String, McpRequestHandler<?>>) field(factory, "requestHandlers");
+        Map<String, McpNotificationHandler> notifications =
+                (Map<String, McpNotificationHandler>) field(factory, "notificationHandlers");
+        Function<String, Mono<Void>> onClose = (Function<String, Mono<Void>>) field(factory, "onClose");
+        JsonSchemaValidator validator = (JsonSchemaValidator) field(factory, "jsonSchemaValidator");
+        McpStreamableServerSession.InitRequestHandler init =
+                (McpStreamableServerSession.InitRequestHandler) field(factory, "initRequestHandler");
+        McpStreamableServerSession session = new McpStreamableServerSession(
+                id,
+                params.capabilities(),
+                params.clientInfo(),
+                timeout,
+                requests,
+                notifications,
+                () -> onClose.apply(id),
+                validator);
+        init.handle(params).block();
+        return session;
+    }
+
+    private static Object field(Object owner, String name) throws ReflectiveOperationException {
+        Field field = owner.getClass().getDeclaredField(name);
+        field.setAccessible(true);
+        return field.get(owner);
+    }
+}

@@ -1,0 +1,155 @@
+package dev.rlmmcp.transport.http;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.cluster.Router;
+import dev.rlmmcp.transport.peer.PeerProxy;
+import dev.rlmmcp.transport.peer.RouteKey;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpFilter;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sends each request on /mcp and /rpc to the node that serves its session (see {@link RouteKey}). A client's
+ * request for a session another live node owns is streamed to that node ({@link PeerProxy}); a peer's request
+ * is served here if this node owns (or now takes over) the session, else answered 409 naming the owner, and
+ * the sender tries that one, at most {@value #MAX_HOPS} hops in all. A request for no session, or for a
+ * session whose owner is gone, is served here.
+ */
+final class RoutingFilter extends HttpFilter {
+
+    static final int MAX_HOPS = 3;
+    private static final Logger log = LoggerFactory.getLogger(RoutingFilter.class);
+
+    private final transient Router router;
+    private final transient PeerProxy proxy;
+    private final transient ObjectMapper json;
+    private final int maxRequestBytes;
+
+    RoutingFilter(Router router, PeerProxy proxy, ObjectMapper json, int maxRequestBytes) {
+        this.router = router;
+        this.proxy = proxy;
+        this.json = json;
+        this.maxRequestBytes = maxRequestBytes;
+    }
+
+    @Override
+    protected void doFilter(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws IOException, ServletException {
+        String method = request.getMethod();
+        if (!"POST".equals(method) && !"DELETE".equals(method)) {
+            chain.doFilter(request, response);
+            return;
+        }
+        HttpServletRequest routed = request;
+        byte[] body = null;
+        RouteKey key = RouteKey.ofHeaders(request::getHeader);
+        if (key == null && "POST".equals(method)) {
+            BufferedRequest buffered = BufferedRequest.read(request, response, maxRequestBytes);
+            if (buffered == null) {
+                return;
+            }
+            routed = buffered;
+            body = buffered.body();
+            key = RouteKey.ofBody(body, "/rpc".equals(HttpEndpoint.path(request)), json);
+        }
+        if (key == null) {
+            key = new RouteKey.None();
+        }
+        Router.Route route = key.route(router);
+        if (route instanceof Router.Remote owner) {
+            if (PeerGate.peerOf(request) != null) {
+                moved(routed, response, owner);
+            } else {
+                forward(routed, body, response, owner, key, chain);
+            }
+            return;
+        }
+        serveHere(routed, response, chain);
+    }
+
+    private void serveHere(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws IOException, ServletException {
+        if (!router.serving()) {
+            response.setHeader("Retry-After", "2");
+            JsonResponse.refuseUnread(
+                    request,
+                    response,
+                    503,
+                    -32000,
+                    "this node is not serving now (it is shutting down, or cut off from the cluster database); "
+                            + "retry in a few seconds");
+            return;
+        }
+        chain.doFilter(request, response);
+    }
+
+    /** A peer sent a request for a session this node does not own: 409 naming the owner. */
+    private static void moved(HttpServletRequest request, HttpServletResponse response, Router.Remote owner)
+            throws IOException {
+        response.setHeader(PeerProxy.OWNER, PeerProxy.owner(owner));
+        JsonResponse.refuseUnread(
+                request, response, 409, -32000, "the session is owned by node " + owner.nodeId() + "; ask it");
+    }
+
+    /** Streams the request to its owner, following 409s; if the owner is unreachable, routes once more. */
+    private void forward(
+            HttpServletRequest request,
+            byte[] body,
+            HttpServletResponse response,
+            Router.Remote first,
+            RouteKey key,
+            FilterChain chain)
+            throws IOException, ServletException {
+        Router.Remote owner = first;
+        for (int hop = 1; hop <= MAX_HOPS; hop++) {
+            PeerProxy.Answer answer;
+            try {
+                answer = proxy.send(request, body, owner);
+            } catch (PeerProxy.Unreachable e) {
+                Router.Route again = key.route(router);
+                if (again instanceof Router.Local) {
+                    serveHere(request, response, chain); // its owner's lease ran out: taken over here
+                    return;
+                }
+                if (again instanceof Router.Remote other && !other.address().equals(owner.address())) {
+                    owner = other;
+                    continue;
+                }
+                log.warn("{}", e.getMessage());
+                unreachable(request, response, owner);
+                return;
+            }
+            Router.Remote next = answer.redirect();
+            if (next == null) {
+                PeerProxy.relay(answer, response);
+                return;
+            }
+            answer.discard();
+            owner = next;
+        }
+        response.setHeader("Retry-After", "1");
+        JsonResponse.refuseUnread(
+                request,
+                response,
+                503,
+                -32000,
+                "the session moved between nodes " + MAX_HOPS + " times while this request was routed; retry");
+    }
+
+    private static void unreachable(HttpServletRequest request, HttpServletResponse response, Router.Remote owner)
+            throws IOException {
+        response.setHeader("Retry-After", "5");
+        JsonResponse.refuseUnread(
+                request,
+                response,
+                503,
+                -32000,
+                "the node that owns this session (" + owner.nodeId() + ") is unreachable; another node takes the "
+                        + "session over when that node's lease expires: retry in a few seconds");
+    }
+}

@@ -1,0 +1,193 @@
+package dev.rlmmcp.transport.peer;
+
+import dev.rlmmcp.cluster.PeerAuth;
+import dev.rlmmcp.cluster.Router;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Enumeration;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Sends one client request on to the node that owns its session, over the peer channel, and streams the
+ * answer back: status and headers as the owner gave them (hop-by-hop ones aside), the body flushed as it
+ * arrives, so an SSE stream's progress notifications and sampling requests reach the client when the owner
+ * sends them. A body read already (to find its route) is sent from memory; else it is streamed after the
+ * owner's {@code 100 Continue}, so an owner that answers 409 at once has consumed none of it.
+ */
+public final class PeerProxy {
+
+    public static final String FORWARDED_BY = "Rlm-Forwarded-By";
+    public static final String OWNER = "Rlm-Owner";
+    private static final Set<String> NOT_PASSED = Set.of(
+            "connection",
+            "keep-alive",
+            "proxy-connection",
+            "proxy-authenticate",
+            "proxy-authorization",
+            "te",
+            "trailer",
+            "transfer-encoding",
+            "upgrade",
+            "host",
+            "content-length",
+            "expect",
+            "authorization",
+            "date",
+            "server",
+            PeerAuth.HEADER.toLowerCase(Locale.ROOT),
+            FORWARDED_BY.toLowerCase(Locale.ROOT),
+            OWNER.toLowerCase(Locale.ROOT));
+
+    private final PeerAuth auth;
+    private final HttpClient http;
+
+    public PeerProxy(PeerAuth auth) {
+        this.auth = auth;
+        this.http = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(2))
+                .followRedirects(HttpClient.Redirect.NEVER)
+                .build();
+    }
+
+    /** The owner's answer, not yet read; its body must be relayed or closed. */
+    public record Answer(HttpResponse<InputStream> response) {
+
+        public int status() {
+            return response.statusCode();
+        }
+
+        /** The owner an answer 409 names, or null. */
+        public Router.Remote redirect() {
+            String owner = response.headers().firstValue(OWNER).orElse(null);
+            if (response.statusCode() != 409 || owner == null) {
+                return null;
+            }
+            String[] parts = owner.strip().split(" ");
+            return parts.length == 2 ? new Router.Remote(parts[0], parts[1]) : null;
+        }
+
+        public void discard() {
+            try {
+                response.body().close();
+            } catch (IOException e) {
+                // nothing more to read from a connection already given up
+            }
+        }
+    }
+
+    /** The value of {@link #OWNER} naming a node: {@code nodeId host:port}. */
+    public static String owner(Router.Remote remote) {
+        return remote.nodeId() + " " + remote.address();
+    }
+
+    /**
+     * Sends the request to {@code owner}; {@code body} null streams it from the request. Throws
+     * {@link Unreachable} when the owner's address refuses or does not answer the connection.
+     */
+    public Answer send(HttpServletRequest request, byte[] body, Router.Remote owner) throws IOException {
+        String target = target(request);
+        String method = request.getMethod();
+        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create("http://" + owner.address() + target))
+                .method(method, publisher(request, body))
+                .expectContinue(body == null && hasBody(request));
+        for (Enumeration<String> names = request.getHeaderNames(); names.hasMoreElements(); ) {
+            String name = names.nextElement();
+            if (!NOT_PASSED.contains(name.toLowerCase(Locale.ROOT))) {
+                for (Enumeration<String> values = request.getHeaders(name); values.hasMoreElements(); ) {
+                    builder.header(name, values.nextElement());
+                }
+            }
+        }
+        builder.header(PeerAuth.HEADER, auth.sign(method, target));
+        builder.header(FORWARDED_BY, auth.nodeId());
+        try {
+            return new Answer(http.send(builder.build(), HttpResponse.BodyHandlers.ofInputStream()));
+        } catch (ConnectException | HttpConnectTimeoutException e) {
+            throw new Unreachable(owner, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while forwarding to " + owner.nodeId(), e);
+        }
+    }
+
+    /** Writes the owner's answer to the client, flushing whenever the owner has sent nothing more yet. */
+    public static void relay(Answer answer, HttpServletResponse response) throws IOException {
+        HttpResponse<InputStream> from = answer.response();
+        response.setStatus(from.statusCode());
+        from.headers().map().forEach((name, values) -> {
+            if (!name.startsWith(":") && passed(name)) {
+                values.forEach(value -> response.addHeader(name, value));
+            }
+        });
+        from.headers().firstValueAsLong("content-length").ifPresent(response::setContentLengthLong);
+        try (InputStream in = from.body()) {
+            OutputStream out = response.getOutputStream();
+            byte[] buffer = new byte[16 * 1024];
+            for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+                out.write(buffer, 0, n);
+                if (in.available() == 0) {
+                    out.flush();
+                }
+            }
+            out.flush();
+        }
+    }
+
+    private static boolean passed(String name) {
+        return !NOT_PASSED.contains(name.toLowerCase(Locale.ROOT));
+    }
+
+    /** The path with its query, as the client sent them: what a peer request's signature covers. */
+    public static String target(HttpServletRequest request) {
+        String query = request.getQueryString();
+        return request.getRequestURI() + (query == null ? "" : "?" + query);
+    }
+
+    private static boolean hasBody(HttpServletRequest request) {
+        return request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null;
+    }
+
+    private static HttpRequest.BodyPublisher publisher(HttpServletRequest request, byte[] body) {
+        if (body != null) {
+            return HttpRequest.BodyPublishers.ofByteArray(body);
+        }
+        if (!hasBody(request)) {
+            return HttpRequest.BodyPublishers.noBody();
+        }
+        return HttpRequest.BodyPublishers.ofInputStream(() -> {
+            try {
+                return request.getInputStream();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
+    }
+
+    /** The owner node could not be reached: down, or not yet known dead to the cluster. */
+    public static final class Unreachable extends IOException {
+
+        private final transient Router.Remote owner;
+
+        Unreachable(Router.Remote owner, IOException cause) {
+            super("node " + owner.nodeId() + " at " + owner.address() + " is unreachable: " + cause, cause);
+            this.owner = owner;
+        }
+
+        public Router.Remote owner() {
+            return owner;
+        }
+    }
+}

@@ -1,0 +1,71 @@
+package dev.rlmmcp.transport.peer;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.cluster.Router;
+import dev.rlmmcp.transport.stateless.StatelessServer;
+import java.io.IOException;
+import java.util.function.UnaryOperator;
+
+/**
+ * What decides which node serves a request, in this order: its 2025 MCP session ({@code Mcp-Session-Id}, to
+ * that session's home), else the REPL session it names ({@code Mcp-Param-Session-Id}, else the body's
+ * {@code session_id} argument), else nothing: served where it lands.
+ */
+public sealed interface RouteKey {
+
+    String MCP_SESSION_HEADER = "Mcp-Session-Id";
+    String SESSION_PARAM_HEADER = "Mcp-Param-Session-Id";
+
+    /** A 2025 MCP session, served at its home node. */
+    record McpSession(String id) implements RouteKey {}
+
+    /** A REPL session, served by its owner. */
+    record Session(String id) implements RouteKey {}
+
+    /** Nothing names a session: a new one, or the node's default one, is served where the request lands. */
+    record None() implements RouteKey {}
+
+    /** Which node this key routes to. */
+    default Router.Route route(Router router) {
+        return switch (this) {
+            case McpSession m -> router.routeMcpSession(m.id());
+            case Session s -> router.route(s.id());
+            case None n -> new Router.Local();
+        };
+    }
+
+    /** The key the headers give, or null when only the body can tell. */
+    static RouteKey ofHeaders(UnaryOperator<String> headers) {
+        String mcpSession = headers.apply(MCP_SESSION_HEADER);
+        if (mcpSession != null && !mcpSession.isBlank()) {
+            return new McpSession(mcpSession.strip());
+        }
+        String param = headers.apply(SESSION_PARAM_HEADER);
+        String session = param == null ? null : StatelessServer.paramHeaderValue(param);
+        return session == null || session.isEmpty() ? null : new Session(session);
+    }
+
+    /**
+     * The key a JSON-RPC body gives: {@code params.arguments.session_id} of a tools/call on /mcp, or
+     * {@code params.session_id} on the plain /rpc. A body that is not JSON is served locally, which refuses it.
+     */
+    static RouteKey ofBody(byte[] body, boolean plainRpc, ObjectMapper json) {
+        JsonNode message;
+        try {
+            message = json.readTree(body);
+        } catch (IOException e) {
+            return new None();
+        }
+        if (message == null || !message.isObject()) {
+            return new None();
+        }
+        JsonNode params = message.path("params");
+        JsonNode session = plainRpc ? params.path("session_id") : toolArguments(message, params).path("session_id");
+        return session.isTextual() && !session.asText().isEmpty() ? new Session(session.asText()) : new None();
+    }
+
+    private static JsonNode toolArguments(JsonNode message, JsonNode params) {
+        return "tools/call".equals(message.path("method").asText()) ? params.path("arguments") : com.fasterxml.jackson.databind.node.MissingNode.getInstance();
+    }
+}

@@ -1,0 +1,317 @@
+package dev.rlmmcp.transport.peer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.cluster.PeerAuth;
+import dev.rlmmcp.cluster.Router;
+import java.io.BufferedReader;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two real nodes on loopback ports, each with its peer connector, and routers the test steers: a client's
+ * request for a session the other node owns is served there, through the first node, streams included.
+ */
+class PeerRoutingIT {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String CALL = "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":%s}";
+
+    @TempDir
+    Path dir;
+
+    private final HttpClient http =
+            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private PeerNode a;
+    private PeerNode b;
+
+    @BeforeEach
+    void start() throws Exception {
+        Map<String, String> recorded = new ConcurrentHashMap<>();
+        a = new PeerNode("node-a", dir.resolve("a"), recorded);
+        b = new PeerNode("node-b", dir.resolve("b"), recorded);
+    }
+
+    @AfterEach
+    void stop() {
+        a.close();
+        b.close();
+    }
+
+    private HttpRequest.Builder post(String url, String body) {
+        return HttpRequest.newBuilder(URI.create(url + "/mcp"))
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .timeout(Duration.ofSeconds(30))
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+    }
+
+    private HttpResponse<String> send(HttpRequest.Builder request) throws Exception {
+        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static String text(JsonNode answer) {
+        return answer.path("result").path("content").get(0).path("text").asText();
+    }
+
+    /** A 2026-07-28 tools/call, with session_id in the body and in Mcp-Param-Session-Id. */
+    private HttpRequest.Builder stateless(String url, String tool, String session, String extra) {
+        String params = "{\"name\":\"" + tool + "\",\"arguments\":{\"session_id\":\"" + session + "\"}" + extra
+                + ",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                + "\"io.modelcontextprotocol/clientCapabilities\":{\"sampling\":{}}}}";
+        return post(url, CALL.formatted(1, params))
+                .header("MCP-Protocol-Version", "2026-07-28")
+                .header("Mcp-Method", "tools/call")
+                .header("Mcp-Name", tool)
+                .header("Mcp-Param-Session-Id", session);
+    }
+
+    @Test
+    void aCallForASessionOfTheOtherNodeIsServedThereByHeaderOrByBody() throws Exception {
+        b.routes.put("s-b", id -> new Router.Local());
+        a.routes.put("s-b", id -> b.remote());
+
+        HttpResponse<String> byHeader = send(stateless(a.url(), "whoami", "s-b", ""));
+        assertThat(byHeader.statusCode()).as(byHeader.body()).isEqualTo(200);
+        assertThat(text(JSON.readTree(byHeader.body()))).isEqualTo("node-b");
+
+        String direct = CALL.formatted(2, "{\"name\":\"whoami\",\"arguments\":{\"session_id\":\"s-b\"}}");
+        assertThat(text(JSON.readTree(send(post(a.url(), direct)).body()))).isEqualTo("node-b");
+        String own = CALL.formatted(3, "{\"name\":\"whoami\",\"arguments\":{\"session_id\":\"s-a\"}}");
+        assertThat(text(JSON.readTree(send(post(a.url(), own)).body()))).isEqualTo("node-a");
+    }
+
+    @Test
+    void progressStreamsThroughTheProxyEventByEvent() throws Exception {
+        a.routes.put("s-b", id -> b.remote());
+        String params = "{\"name\":\"slow\",\"arguments\":{\"session_id\":\"s-b\"},\"_meta\":{\"progressToken\":\"p\"}}";
+        long start = System.nanoTime();
+        HttpResponse<InputStream> response =
+                http.send(post(a.url(), CALL.formatted(4, params)).build(), HttpResponse.BodyHandlers.ofInputStream());
+        assertThat(response.headers().firstValue("Content-Type").orElse("")).startsWith("text/event-stream");
+        List<Long> progressAt = new ArrayList<>();
+        String last = null;
+        try (BufferedReader lines =
+                new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
+            for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+                if (line.startsWith("data: ")) {
+                    last = line.substring(6);
+                    if (last.contains("notifications/progress")) {
+                        progressAt.add((System.nanoTime() - start) / 1_000_000);
+                    }
+                }
+            }
+        }
+        long doneAt = (System.nanoTime() - start) / 1_000_000;
+        assertThat(progressAt).hasSize(3);
+        // the first event came as it was sent, not with the answer at the end (1.2 s of work)
+        assertThat(progressAt.getFirst()).isLessThan(doneAt - 600);
+        assertThat(text(JSON.readTree(last))).isEqualTo("node-b done");
+    }
+
+    @Test
+    void aSamplingRoundOfAnMcpSessionAtHomeOnTheOtherNodePassesThroughTheProxy() throws Exception {
+        HttpResponse<String> init = send(post(
+                b.url(),
+                "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                        + "\"2025-06-18\",\"capabilities\":{\"sampling\":{}},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}"));
+        String session = init.headers().firstValue("Mcp-Session-Id").orElseThrow();
+        a.mcpRoutes.put(session, b.remote());
+        send(post(a.url(), "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}")
+                .header("Mcp-Session-Id", session));
+
+        HttpResponse<InputStream> call = http.send(
+                post(a.url(), CALL.formatted(5, "{\"name\":\"ask\",\"arguments\":{}}"))
+                        .header("Mcp-Session-Id", session)
+                        .build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+        String answer = null;
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(call.body(), StandardCharsets.UTF_8))) {
+            for (String line = lines.readLine(); line != null && answer == null; line = lines.readLine()) {
+                if (!line.startsWith("data: ")) {
+                    continue;
+                }
+                JsonNode message = JSON.readTree(line.substring(6));
+                if ("sampling/createMessage".equals(message.path("method").asText())) {
+                    ObjectNode reply = JSON.createObjectNode().put("jsonrpc", "2.0");
+                    reply.set("id", message.get("id"));
+                    reply.set("result", JSON.readTree(
+                            "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"Paris\"},\"model\":\"m\"}"));
+                    HttpResponse<String> accepted =
+                            send(post(a.url(), JSON.writeValueAsString(reply)).header("Mcp-Session-Id", session));
+                    assertThat(accepted.statusCode()).as(accepted.body()).isEqualTo(202);
+                } else if (message.has("result")) {
+                    answer = text(message);
+                }
+            }
+        }
+        assertThat(answer).isEqualTo("node-b heard: Paris");
+    }
+
+    @Test
+    void anInputRequiredRoundOfTheStatelessRevisionIsRetriedThroughTheProxy() throws Exception {
+        a.routes.put("s-b", id -> b.remote());
+        JsonNode round = JSON.readTree(send(stateless(a.url(), "ask", "s-b", "")).body());
+        assertThat(round.path("result").path("resultType").asText()).as(round.toString()).isEqualTo("input_required");
+        String key = round.path("result").path("inputRequests").fieldNames().next();
+        String retry = ",\"inputResponses\":{\"" + key + "\":{\"role\":\"assistant\",\"content\":{\"type\":\"text\","
+                + "\"text\":\"Paris\"},\"model\":\"m\"}},\"requestState\":\""
+                + round.path("result").path("requestState").asText() + "\"";
+        JsonNode done = JSON.readTree(send(stateless(a.url(), "ask", "s-b", retry)).body());
+        assertThat(text(done)).as(done.toString()).isEqualTo("node-b heard: Paris");
+    }
+
+    @Test
+    void aStaleRouteIsFollowedByTheOwnersAnswer409AndTooManyMovesEndIn503() throws Exception {
+        AtomicInteger asked = new AtomicInteger();
+        // a believes b owns it; b says a does; a, asked by b's answer, now holds it
+        a.routes.put("moved", id -> asked.getAndIncrement() == 0 ? b.remote() : new Router.Local());
+        b.routes.put("moved", id -> a.remote());
+        assertThat(text(JSON.readTree(send(stateless(a.url(), "whoami", "moved", "")).body())))
+                .isEqualTo("node-a");
+
+        a.routes.put("loop", id -> b.remote());
+        b.routes.put("loop", id -> a.remote());
+        HttpResponse<String> loop = send(stateless(a.url(), "whoami", "loop", ""));
+        assertThat(loop.statusCode()).isEqualTo(503);
+        assertThat(loop.body()).contains("moved between nodes 3 times");
+    }
+
+    @Test
+    void anUnreachableOwnerIsA503SayingToRetryUnlessItsSessionIsTakenOverHere() throws Exception {
+        int closed;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            closed = socket.getLocalPort();
+        }
+        Router.Remote dead = new Router.Remote("node-dead", "127.0.0.1:" + closed);
+        a.routes.put("gone", id -> dead);
+        HttpResponse<String> refused = send(stateless(a.url(), "whoami", "gone", ""));
+        assertThat(refused.statusCode()).isEqualTo(503);
+        assertThat(JSON.readTree(refused.body()).path("error").path("message").asText())
+                .contains("node-dead", "unreachable", "retry in a few seconds");
+
+        AtomicInteger asked = new AtomicInteger();
+        a.routes.put("expired", id -> asked.getAndIncrement() == 0 ? dead : new Router.Local());
+        assertThat(text(JSON.readTree(send(stateless(a.url(), "whoami", "expired", "")).body())))
+                .isEqualTo("node-a");
+    }
+
+    @Test
+    void thePeerPortServesOnlySignedRequestsAndThePublicPortNeverTakesOneAsAPeers() throws Exception {
+        String peerUrl = "http://" + b.peerAddress();
+        HttpResponse<String> unsigned = send(stateless(peerUrl, "whoami", "x", ""));
+        assertThat(unsigned.statusCode()).isEqualTo(401);
+        String forged = new PeerAuth("not the cluster's shared secret", "node-a").sign("POST", "/mcp");
+        assertThat(send(stateless(peerUrl, "whoami", "x", "").header(PeerAuth.HEADER, forged)).statusCode())
+                .isEqualTo(401);
+        String signed = new PeerAuth(PeerNode.SECRET, "node-a").sign("POST", "/mcp");
+        HttpResponse<String> good = send(stateless(peerUrl, "whoami", "x", "").header(PeerAuth.HEADER, signed));
+        assertThat(text(JSON.readTree(good.body()))).isEqualTo("node-b");
+
+        // on the public port a peer's header is nothing: the request is routed as a client's, not answered 409
+        a.routes.put("s-b", id -> b.remote());
+        HttpResponse<String> asClient = send(
+                stateless(a.url(), "whoami", "s-b", "").header(PeerAuth.HEADER, new PeerAuth(PeerNode.SECRET, "x")
+                        .sign("POST", "/mcp")));
+        assertThat(text(JSON.readTree(asClient.body()))).isEqualTo("node-b");
+    }
+
+    @Test
+    void aNodeThatIsNotServingSendsClientsAway() throws Exception {
+        a.serving = false;
+        HttpResponse<String> refused = send(stateless(a.url(), "whoami", "s-a", ""));
+        assertThat(refused.statusCode()).isEqualTo(503);
+        assertThat(refused.headers().firstValue("Retry-After")).contains("2");
+    }
+
+    @Test
+    void anMcpSessionWhoseHomeIsGoneIsAdoptedUnderItsOwnId() throws Exception {
+        HttpResponse<String> init = send(post(
+                b.url(),
+                "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                        + "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}"));
+        String session = init.headers().firstValue("Mcp-Session-Id").orElseThrow();
+        assertThat(b.recorded).containsKey(session);
+        b.close();
+
+        String whoami = CALL.formatted(6, "{\"name\":\"whoami\",\"arguments\":{}}");
+        HttpResponse<String> adopted = send(post(a.url(), whoami).header("Mcp-Session-Id", session));
+        assertThat(adopted.statusCode()).as(adopted.body()).isEqualTo(200);
+        assertThat(text(JSON.readTree(adopted.body()))).isEqualTo("node-a");
+        assertThat(send(post(a.url(), whoami).header("Mcp-Session-Id", "never-started")).statusCode())
+                .isEqualTo(404);
+
+        HttpResponse<String> deleted = send(HttpRequest.newBuilder(URI.create(a.url() + "/mcp"))
+                .header("Mcp-Session-Id", session)
+                .DELETE());
+        assertThat(deleted.statusCode()).isEqualTo(200);
+        assertThat(a.recorded).doesNotContainKey(session);
+    }
+
+    @Test
+    void atTheHomeOfAnMcpSessionACallForAnotherNodesSessionIsForwardedToolLevel() throws Exception {
+        a.routes.put("s-b", id -> b.remote());
+        HttpResponse<String> init = send(post(
+                a.url(),
+                "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                        + "\"2025-06-18\",\"capabilities\":{\"sampling\":{}},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}"));
+        String session = init.headers().firstValue("Mcp-Session-Id").orElseThrow();
+
+        List<String> slow = events(
+                session,
+                CALL.formatted(7, "{\"name\":\"slow\",\"arguments\":{\"session_id\":\"s-b\"},\"_meta\":"
+                        + "{\"progressToken\":\"tok\"}}"));
+        assertThat(slow.stream().filter(m -> m.contains("notifications/progress") && m.contains("\"tok\"")))
+                .hasSize(3);
+        assertThat(text(JSON.readTree(slow.getLast()))).isEqualTo("node-b done");
+
+        List<String> asked = events(session, CALL.formatted(8, "{\"name\":\"ask\",\"arguments\":{\"session_id\":\"s-b\"}}"));
+        assertThat(asked.stream().filter(m -> m.contains("sampling/createMessage"))).hasSize(1);
+        assertThat(text(JSON.readTree(asked.getLast()))).isEqualTo("node-b heard: Paris");
+    }
+
+    /** The messages of a call's event stream on node a, each sampling request answered "Paris". */
+    private List<String> events(String session, String call) throws Exception {
+        HttpResponse<InputStream> response = http.send(
+                post(a.url(), call).header("Mcp-Session-Id", session).build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+        List<String> messages = new ArrayList<>();
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
+            for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+                if (!line.startsWith("data: ")) {
+                    continue;
+                }
+                messages.add(line.substring(6));
+                JsonNode message = JSON.readTree(line.substring(6));
+                if ("sampling/createMessage".equals(message.path("method").asText())) {
+                    ObjectNode reply = JSON.createObjectNode().put("jsonrpc", "2.0");
+                    reply.set("id", message.get("id"));
+                    reply.set("result", JSON.readTree(
+                            "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"Paris\"},\"model\":\"m\"}"));
+                    send(post(a.url(), JSON.writeValueAsString(reply)).header("Mcp-Session-Id", session));
+                }
+            }
+        }
+        return messages;
+    }
+}
