@@ -97,8 +97,8 @@ class ArchitectureTest {
             .mayOnlyBeAccessedByLayers("BridgeSdk", "Rlm", "Core", "Tools", "Transport", "Cli");
 
     /**
-     * Inside transport: stdio and HTTP (with its trace viewer) over the root (the inbound router and the MCP
-     * server assembly), over the stateless revision, over the JSON-RPC messages. The two transports do not
+     * Inside transport: stdio and HTTP (with its trace viewer) over the cluster's peer forwarding, over the
+     * root (the inbound router and the MCP server assembly), over the stateless revision, over the JSON-RPC messages. The two transports do not
      * know each other.
      */
     @ArchTest
@@ -108,6 +108,8 @@ class ArchitectureTest {
             .definedBy("dev.rlmmcp.transport.stdio..")
             .layer("Http")
             .definedBy("dev.rlmmcp.transport.http..")
+            .layer("Peer")
+            .definedBy("dev.rlmmcp.transport.peer..")
             .layer("TransportRoot")
             .definedBy("dev.rlmmcp.transport")
             .layer("Stateless")
@@ -118,12 +120,14 @@ class ArchitectureTest {
             .mayNotBeAccessedByAnyLayer()
             .whereLayer("Http")
             .mayNotBeAccessedByAnyLayer()
+            .whereLayer("Peer")
+            .mayOnlyBeAccessedByLayers("Http")
             .whereLayer("TransportRoot")
-            .mayOnlyBeAccessedByLayers("Stdio", "Http")
+            .mayOnlyBeAccessedByLayers("Peer", "Stdio", "Http")
             .whereLayer("Stateless")
-            .mayOnlyBeAccessedByLayers("TransportRoot", "Stdio", "Http")
+            .mayOnlyBeAccessedByLayers("Peer", "TransportRoot", "Stdio", "Http")
             .whereLayer("JsonRpc")
-            .mayOnlyBeAccessedByLayers("Stateless", "TransportRoot", "Stdio", "Http");
+            .mayOnlyBeAccessedByLayers("Peer", "Stateless", "TransportRoot", "Stdio", "Http");
 
     /** The trace viewer is a part of HTTP that knows nothing of MCP. */
     @ArchTest

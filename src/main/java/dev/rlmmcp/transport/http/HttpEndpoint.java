@@ -67,15 +67,20 @@ public final class HttpEndpoint implements AutoCloseable {
         connect(settings, cluster);
         jetty.setRequestLog(new AccessLog(System.err));
 
+        McpSessionAdoption homes = cluster == null ? null : new McpSessionAdoption(cluster.homes(), servers.mapper());
         streamable = new StreamableHttpTransport(
                 servers.mapper(),
                 settings.maxRequestBytes(),
                 settings.sessionIdle(),
                 sessions::connectionClosed,
                 servers.statelessTools(),
-                cluster == null ? null : new McpSessionAdoption(cluster.homes(), servers.mapper()));
+                homes);
         sse = new LegacySseTransport(
-                servers.mapper(), settings.maxRequestBytes(), settings.sseKeepAlive(), sessions::connectionClosed);
+                servers.mapper(),
+                settings.maxRequestBytes(),
+                settings.sseKeepAlive(),
+                sessions::connectionClosed,
+                homes);
         ToolForward forward = cluster == null
                 ? ToolForward.NONE
                 : new PeerCall(cluster.router(), cluster.auth(), servers.mapper());
@@ -139,6 +144,7 @@ public final class HttpEndpoint implements AutoCloseable {
             routing.setAsyncSupported(true);
             context.addFilter(routing, "/mcp", EnumSet.of(DispatcherType.REQUEST));
             context.addFilter(routing, "/rpc", EnumSet.of(DispatcherType.REQUEST));
+            context.addFilter(routing, LegacySseTransport.MESSAGE_PATH, EnumSet.of(DispatcherType.REQUEST));
         }
     }
 

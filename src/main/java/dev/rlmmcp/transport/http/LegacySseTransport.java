@@ -58,10 +58,17 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
     private final transient ExecutorService calls = Executors.newVirtualThreadPerTaskExecutor();
     private final transient ScheduledExecutorService keepAlive;
     private transient McpServerSession.Factory sessionFactory;
+    /** The cluster's record of where each stream is, or null on a single node. */
+    private final transient McpSessionAdoption homes;
     private volatile boolean closing;
 
     LegacySseTransport(
-            McpJsonMapper mapper, int maxRequestBytes, Duration keepAliveEvery, Consumer<String> sessionEnded) {
+            McpJsonMapper mapper,
+            int maxRequestBytes,
+            Duration keepAliveEvery,
+            Consumer<String> sessionEnded,
+            McpSessionAdoption homes) {
+        this.homes = homes;
         this.mapper = mapper;
         this.maxRequestBytes = maxRequestBytes;
         this.sessionEnded = sessionEnded;
@@ -103,6 +110,9 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
         McpServerSession session = sessionFactory.create(stream);
         stream.session = session;
         streams.put(session.getId(), stream);
+        if (homes != null) {
+            homes.streamStarted(session.getId()); // so other nodes send its POST /message here
+        }
         async.addListener(new AsyncListener() {
             @Override
             public void onComplete(AsyncEvent event) {
@@ -313,6 +323,9 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
             if (s != null && streams.remove(s.getId(), this)) {
                 s.close();
                 sessionEnded.accept(s.getId());
+                if (homes != null) {
+                    homes.ended(s.getId());
+                }
             }
         }
 

@@ -28,6 +28,8 @@ import reactor.core.publisher.Mono;
 final class McpSessionAdoption {
 
     private static final Logger log = LoggerFactory.getLogger(McpSessionAdoption.class);
+    /** What a legacy SSE stream is recorded with in place of an initialize request. */
+    static final String LEGACY_SSE = "{\"jsonrpc\":\"2.0\",\"method\":\"legacy-sse-stream\"}";
 
     private final McpSessionHomes homes;
     private final McpJsonMapper mapper;
@@ -46,6 +48,19 @@ final class McpSessionAdoption {
         }
     }
 
+    /**
+     * A legacy SSE stream opened here: recorded so that other nodes send its {@code POST /message} here. It
+     * cannot be adopted (its stream is a connection to this node): when this node is gone, its client gets 404
+     * and opens a new stream.
+     */
+    void streamStarted(String id) {
+        try {
+            homes.record(id, LEGACY_SSE);
+        } catch (RuntimeException e) {
+            log.warn("recording SSE stream {} in the cluster failed: {}", id, e.toString());
+        }
+    }
+
     void ended(String id) {
         try {
             homes.forget(id);
@@ -60,23 +75,33 @@ final class McpSessionAdoption {
             return null;
         }
         String recorded = homes.initialize(id).orElse(null);
-        if (recorded == null) {
+        McpSchema.InitializeRequest params = recorded == null ? null : initialize(recorded);
+        if (params == null) {
             return null;
         }
         try {
-            McpSchema.JSONRPCRequest init = mapper.readValue(recorded, McpSchema.JSONRPCRequest.class);
-            McpSchema.InitializeRequest params =
-                    mapper.convertValue(init.params(), new TypeRef<McpSchema.InitializeRequest>() {});
             McpStreamableServerSession session = rebuilt(id, params, factory);
             session.accept(new McpSchema.JSONRPCNotification(
                             McpSchema.JSONRPC_VERSION, McpSchema.METHOD_NOTIFICATION_INITIALIZED, null))
                     .block();
             log.info("MCP session {} adopted: its home node is gone", id);
             return session;
-        } catch (IOException | ReflectiveOperationException | RuntimeException e) {
+        } catch (ReflectiveOperationException | RuntimeException e) {
             failed = true;
             log.warn("cannot adopt MCP sessions of gone nodes with this MCP SDK ({}): their clients get 404 and "
                     + "initialize again", e.toString());
+            return null;
+        }
+    }
+
+    /** The params of a recorded initialize request; null for a legacy SSE stream's record or a malformed one. */
+    private McpSchema.InitializeRequest initialize(String recorded) {
+        try {
+            McpSchema.JSONRPCRequest init = mapper.readValue(recorded, McpSchema.JSONRPCRequest.class);
+            return McpSchema.METHOD_INITIALIZE.equals(init.method())
+                    ? mapper.convertValue(init.params(), new TypeRef<McpSchema.InitializeRequest>() {})
+                    : null;
+        } catch (IOException | RuntimeException e) {
             return null;
         }
     }

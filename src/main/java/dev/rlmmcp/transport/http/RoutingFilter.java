@@ -14,7 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Sends each request on /mcp and /rpc to the node that serves its session (see {@link RouteKey}). A client's
+ * Sends each request on /mcp, /rpc and legacy SSE's /message to the node that serves its session (see {@link RouteKey}). A client's
  * request for a session another live node owns is streamed to that node ({@link PeerProxy}); a peer's request
  * is served here if this node owns (or now takes over) the session, else answered 409 naming the owner, and
  * the sender tries that one, at most {@value #MAX_HOPS} hops in all. A request for no session, or for a
@@ -47,7 +47,8 @@ final class RoutingFilter extends HttpFilter {
         }
         HttpServletRequest routed = request;
         byte[] body = null;
-        RouteKey key = RouteKey.ofHeaders(request::getHeader);
+        boolean stream = LegacySseTransport.MESSAGE_PATH.equals(HttpEndpoint.path(request));
+        RouteKey key = stream ? RouteKey.ofStreamQuery(request.getQueryString()) : RouteKey.ofHeaders(request::getHeader);
         if (key == null && "POST".equals(method)) {
             BufferedRequest buffered = BufferedRequest.read(request, response, maxRequestBytes);
             if (buffered == null) {

@@ -5,12 +5,15 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.cluster.Router;
 import dev.rlmmcp.transport.stateless.StatelessServer;
 import java.io.IOException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.util.function.UnaryOperator;
 
 /**
  * What decides which node serves a request, in this order: its 2025 MCP session ({@code Mcp-Session-Id}, to
  * that session's home), else the REPL session it names ({@code Mcp-Param-Session-Id}, else the body's
- * {@code session_id} argument), else nothing: served where it lands.
+ * {@code session_id} argument), else nothing: served where it lands. A legacy SSE {@code POST /message} goes to
+ * the node of its stream.
  */
 public sealed interface RouteKey {
 
@@ -33,6 +36,21 @@ public sealed interface RouteKey {
             case Session s -> router.route(s.id());
             case None n -> new Router.Local();
         };
+    }
+
+    /**
+     * The key of a legacy SSE {@code POST /message?session_id=…}: the stream it answers, which lives on the node
+     * that opened it (recorded like an MCP session).
+     */
+    static RouteKey ofStreamQuery(String query) {
+        if (query != null) {
+            for (String pair : query.split("&")) {
+                if (pair.startsWith("session_id=") && pair.length() > "session_id=".length()) {
+                    return new McpSession(URLDecoder.decode(pair.substring("session_id=".length()), StandardCharsets.UTF_8));
+                }
+            }
+        }
+        return new None();
     }
 
     /** The key the headers give, or null when only the body can tell. */

@@ -48,12 +48,16 @@ final class PeerNode implements AutoCloseable {
     private final HttpEndpoint endpoint;
 
     PeerNode(String name, Path dir, Map<String, String> recorded) throws Exception {
+        this(name, dir, recorded, HttpSettings.local(0, 1 << 20));
+    }
+
+    PeerNode(String name, Path dir, Map<String, String> recorded, HttpSettings http) throws Exception {
         this.name = name;
         this.recorded = recorded;
         sessions = new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(), JSON));
         McpServers servers = new McpServers(new ToolCatalog(List.of(), JSON), JSON, features());
         PeerChannel cluster = new PeerChannel(router(), homes(), new PeerAuth(SECRET, name), "127.0.0.1", 0);
-        endpoint = new HttpEndpoint(servers, sessions, JSON, HttpSettings.local(0, 1 << 20), cluster);
+        endpoint = new HttpEndpoint(servers, sessions, JSON, http, cluster);
         endpoint.start();
     }
 

@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.cluster.PeerAuth;
 import dev.rlmmcp.cluster.Router;
+import dev.rlmmcp.transport.http.ApiKey;
+import dev.rlmmcp.transport.http.HttpSettings;
 import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -21,6 +23,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -313,5 +316,79 @@ class PeerRoutingIT {
             }
         }
         return messages;
+    }
+
+    @Test
+    void aLegacySseMessageIsSentToTheNodeOfItsStream() throws Exception {
+        HttpResponse<InputStream> stream = http.send(
+                HttpRequest.newBuilder(URI.create(b.url() + "/sse"))
+                        .header("Accept", "text/event-stream")
+                        .GET()
+                        .build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(stream.body(), StandardCharsets.UTF_8))) {
+            String endpoint = null;
+            for (String line = lines.readLine(); endpoint == null; line = lines.readLine()) {
+                if (line.startsWith("data:")) {
+                    endpoint = line.substring(5).strip();
+                }
+            }
+            String id = endpoint.substring(endpoint.indexOf("session_id=") + "session_id=".length());
+            assertThat(b.recorded).containsKey(id);
+            a.mcpRoutes.put(id, b.remote());
+            HttpResponse<String> posted = send(HttpRequest.newBuilder(URI.create(a.url() + endpoint))
+                    .header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(
+                            "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                                    + "\"2024-11-05\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}")));
+            assertThat(posted.statusCode()).as(posted.body()).isEqualTo(202);
+            String answer = null;
+            for (String line = lines.readLine(); answer == null && line != null; line = lines.readLine()) {
+                if (line.startsWith("data:") && line.contains("\"id\":9")) {
+                    answer = line;
+                }
+            }
+            assertThat(answer).contains("serverInfo");
+        }
+    }
+
+    @Test
+    void peersPassNeitherTheApiKeyNorTheOriginCheckWhichClientsStillMeet() throws Exception {
+        HttpSettings local = HttpSettings.local(0, 1 << 20);
+        HttpSettings keyed = new HttpSettings(
+                local.host(),
+                0,
+                local.maxRequestBytes(),
+                ApiKey.of("the clients' api key"),
+                Set.of(),
+                Set.of(),
+                local.sessionIdle(),
+                local.sseKeepAlive(),
+                null,
+                local.stopTimeout());
+        try (PeerNode c = new PeerNode("node-c", dir.resolve("c"), new ConcurrentHashMap<>(), keyed)) {
+            assertThat(send(stateless(c.url(), "whoami", "x", "")).statusCode()).isEqualTo(401);
+            assertThat(send(stateless(c.url(), "whoami", "x", "")
+                                    .header("Authorization", "Bearer the clients' api key")
+                                    .header("Origin", "http://evil.example"))
+                            .statusCode())
+                    .isEqualTo(403);
+            HttpResponse<String> keyedClient = send(
+                    stateless(c.url(), "whoami", "x", "").header("Authorization", "Bearer the clients' api key"));
+            assertThat(text(JSON.readTree(keyedClient.body()))).isEqualTo("node-c");
+
+            String signed = new PeerAuth(PeerNode.SECRET, "node-a").sign("POST", "/mcp");
+            HttpResponse<String> peer = send(stateless("http://" + c.peerAddress(), "whoami", "x", "")
+                    .header(PeerAuth.HEADER, signed)
+                    .header("Origin", "http://evil.example"));
+            assertThat(peer.statusCode()).as(peer.body()).isEqualTo(200);
+            assertThat(text(JSON.readTree(peer.body()))).isEqualTo("node-c");
+
+            // a keyed node's clients reach another node's sessions through it without that key going along
+            c.routes.put("s-b", id -> b.remote());
+            HttpResponse<String> forwarded = send(
+                    stateless(c.url(), "whoami", "s-b", "").header("Authorization", "Bearer the clients' api key"));
+            assertThat(text(JSON.readTree(forwarded.body()))).isEqualTo("node-b");
+        }
     }
 }
