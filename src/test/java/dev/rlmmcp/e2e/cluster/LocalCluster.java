@@ -151,8 +151,11 @@ public final class LocalCluster implements AutoCloseable {
         StringBuilder all = new StringBuilder();
         for (ClusterNode node : nodes) {
             all.append("\n===== node ").append(node.index()).append(" (").append(node.publicAddress()).append(")\n");
-            String log = node.log();
-            all.append(log, Math.max(0, log.length() - 20_000), log.length());
+            String log = node.log()
+                    .lines()
+                    .filter(line -> !line.contains("\"event\":\"http_request\"") || !line.contains("\"status\":200"))
+                    .collect(java.util.stream.Collectors.joining("\n"));
+            all.append(log, Math.max(0, log.length() - 30_000), log.length());
         }
         return all.toString();
     }
