@@ -12,12 +12,19 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -40,6 +47,8 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
     private static final Logger log = LoggerFactory.getLogger(S3ClusterSnapshotStore.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern EPOCH_KEY = Pattern.compile("e(\\d+)/(.+)");
+    /** Transfers of one snapshot at once: enough to hide S3's latency, few enough to bound the buffers. */
+    private static final int PARALLEL = 8;
 
     /**
      * What this process last put in (or took into) a session's local directory at an epoch, and which
@@ -58,7 +67,11 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
     private volatile boolean bucketReady;
 
     S3ClusterSnapshotStore(
-            Path root, S3Store s3, S3SnapshotStore.Location location, ClusterSessionDatabase database, long maxFileBytes) {
+            Path root,
+            S3Store s3,
+            S3SnapshotStore.Location location,
+            ClusterSessionDatabase database,
+            long maxFileBytes) {
         this.local = new DirectorySnapshotStore(root);
         this.staging = root.resolve(".staging");
         this.maxFileBytes = maxFileBytes;
@@ -114,15 +127,24 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
             bytes += download(files, base + file.getKey(), file.getKey(), file.getValue());
         }
         files.put(S3SnapshotStore.MANIFEST, new ByteArrayInputStream(manifest));
-        log.info("session {}: snapshot generation {} of epoch {} taken from {} ({} files, {} bytes, {} ms)",
-                sessionId, from.generation(), from.epoch(), location, wanted.size(), bytes,
+        log.info(
+                "session {}: snapshot generation {} of epoch {} taken from {} ({} files, {} bytes, {} ms)",
+                sessionId,
+                from.generation(),
+                from.epoch(),
+                location,
+                wanted.size(),
+                bytes,
                 (System.nanoTime() - started) / 1_000_000);
     }
 
     private long download(UntrustedDir files, String key, String name, long size) throws IOException {
         try (Download download = s3.open(location.bucket(), key);
-                InputStream in = new CappedInputStream(download.body(), size, cap -> new TransferException(
-                        ErrorCode.TOO_LARGE, "larger than its manifest says", null, null))) {
+                InputStream in = new CappedInputStream(
+                        download.body(),
+                        size,
+                        cap -> new TransferException(
+                                ErrorCode.TOO_LARGE, "larger than its manifest says", null, null))) {
             long n = files.put(name, in);
             if (n != size) {
                 throw new IOException(key + " has " + n + " bytes, the manifest says " + size);
@@ -164,54 +186,101 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
             try {
                 upload(sessionId, epoch, dir, manifest, generation, sameEpoch ? before : null);
             } catch (RlmException | StoreException e) {
-                throw new IOException("cannot store the snapshot of session " + sessionId + " in " + location
-                        + ": " + e.getMessage(), e);
+                throw new IOException(
+                        "cannot store the snapshot of session " + sessionId + " in " + location + ": " + e.getMessage(),
+                        e);
             }
         }
     }
 
     /**
      * Uploads under {@code epoch} what {@code before} (this epoch's last upload, or null) does not hold,
-     * points at it, and removes what is obsolete. The first upload of an epoch (and every 32nd
-     * generation, for what a zombie left) lists the session's keys; the others know what is there.
+     * points at it, and removes what is obsolete. The files and the manifest go up together (nothing
+     * reads a manifest before a pointer names it), then the pointer is set, then the obsolete keys go.
+     * The first upload of an epoch (and every 32nd generation, for what a zombie left) lists the
+     * session's keys; the others know what is there.
      */
-    private void upload(String sessionId, long epoch, UntrustedDir dir, byte[] manifest, long generation,
-            Synced before) throws IOException {
+    private void upload(String sessionId, long epoch, UntrustedDir dir, byte[] manifest, long generation, Synced before)
+            throws IOException {
         ensureBucket();
         Map<String, Long> files = S3SnapshotStore.files(manifest, maxFileBytes);
         String base = base(sessionId, epoch);
         boolean known = before != null && before.uploaded() != null && generation % 32 != 0;
         Map<String, Long> there = known ? Map.of() : listed(sessionId);
         Set<String> up = known ? before.uploaded() : Set.of();
+        List<Transfer> puts = new ArrayList<>();
         for (Map.Entry<String, Long> file : files.entrySet()) {
             String key = base + file.getKey();
-            if (up.contains(file.getKey()) || file.getValue().equals(there.get(key))) {
-                continue; // a file name is written once per epoch: the kernel names files by generation
-            }
-            held(sessionId, "its snapshot is not uploaded");
-            try (UntrustedDir.Staged staged = dir.open(file.getKey(), file.getValue())) {
-                s3.uploadFile(location.bucket(), key, staged.path());
+            if (!up.contains(file.getKey()) && !file.getValue().equals(there.get(key))) {
+                // a file name is written once per epoch: the kernel names files by generation
+                puts.add(() -> {
+                    held(sessionId, "its snapshot is not uploaded");
+                    try (UntrustedDir.Staged staged = dir.open(file.getKey(), file.getValue())) {
+                        s3.uploadFile(location.bucket(), key, staged.path());
+                    }
+                });
             }
         }
-        held(sessionId, "its snapshot is not uploaded");
         String manifestKey = base + manifestName(generation);
-        s3.upload(location.bucket(), manifestKey, new ByteArrayInputStream(manifest), manifest.length);
+        puts.add(() -> s3.upload(location.bucket(), manifestKey, new ByteArrayInputStream(manifest), manifest.length));
+        inParallel(puts);
         database.point(sessionId, new Pointer(epoch, generation));
         synced.put(sessionId, new Synced(epoch, generation, Set.copyOf(files.keySet())));
         // the pointer is ours (fenced): nothing else can name what goes now
+        List<String> obsolete = new ArrayList<>();
         if (known) {
-            s3.delete(location.bucket(), base + manifestName(before.generation()));
-            for (String name : before.uploaded()) {
-                if (!files.containsKey(name)) {
-                    s3.delete(location.bucket(), base + name);
-                }
-            }
+            obsolete.add(base + manifestName(before.generation()));
+            before.uploaded().stream().filter(n -> !files.containsKey(n)).forEach(n -> obsolete.add(base + n));
         } else {
-            for (String key : there.keySet()) {
-                if (!key.equals(manifestKey) && obsolete(key.substring(prefix(sessionId).length()), epoch, files)) {
-                    s3.delete(location.bucket(), key);
-                }
+            there.keySet().stream()
+                    .filter(key -> !key.equals(manifestKey))
+                    .filter(key -> obsolete(key.substring(prefix(sessionId).length()), epoch, files))
+                    .forEach(obsolete::add);
+        }
+        inParallel(obsolete.stream()
+                .map(key -> (Transfer) () -> s3.delete(location.bucket(), key))
+                .toList());
+    }
+
+    /** One request to S3. */
+    @FunctionalInterface
+    private interface Transfer {
+        void run() throws IOException;
+    }
+
+    /** Runs the transfers, at most {@value #PARALLEL} at a time; the first failure is thrown once all ended. */
+    private static void inParallel(List<Transfer> transfers) throws IOException {
+        if (transfers.size() <= 1) {
+            for (Transfer t : transfers) {
+                t.run();
             }
+            return;
+        }
+        Semaphore slots = new Semaphore(PARALLEL);
+        List<Future<Void>> done = new ArrayList<>();
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (Transfer t : transfers) {
+                done.add(threads.submit(() -> {
+                    slots.acquire();
+                    try {
+                        t.run();
+                        return null;
+                    } finally {
+                        slots.release();
+                    }
+                }));
+            }
+            for (Future<Void> f : done) {
+                f.get();
+            }
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
         }
     }
 

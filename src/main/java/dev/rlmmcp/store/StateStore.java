@@ -147,8 +147,10 @@ public final class StateStore implements AutoCloseable {
             snapshots.committed(sessionId);
             return null;
         } catch (IOException | RuntimeException e) {
-            log.warn("session {}: the step's snapshot did not reach the cluster before its reply: {}",
-                    sessionId, e.getMessage());
+            log.warn(
+                    "session {}: the step's snapshot did not reach the cluster before its reply: {}",
+                    sessionId,
+                    e.getMessage());
             return e.getMessage();
         }
     }

@@ -49,10 +49,18 @@ class ClusterPersistenceIT {
     }
 
     private Sessions node(String name, PgCluster cluster, S3ProxyServer s3, S3SnapshotStore.Location location) {
-        StateStore store = StateStore.openCluster(dir.resolve(name), Duration.ofSeconds(2), false, cluster.sessions(),
-                new S3Store(S3Settings.fromEnv(s3.env(), "unused"), T, T), location, 1L << 30);
+        StateStore store = StateStore.openCluster(
+                dir.resolve(name),
+                Duration.ofSeconds(2),
+                false,
+                cluster.sessions(),
+                new S3Store(S3Settings.fromEnv(s3.env(), "unused"), T, T),
+                location,
+                1L << 30);
         return open(new Sessions(
-                new KernelFactory(TestSettings.in(dir.resolve(name + "-kernel"), 1L << 30), new ProcessLauncher(),
+                new KernelFactory(
+                        TestSettings.in(dir.resolve(name + "-kernel"), 1L << 30),
+                        new ProcessLauncher(),
                         new ObjectMapper()),
                 store));
     }
@@ -64,7 +72,7 @@ class ClusterPersistenceIT {
     }
 
     @Test
-    void whatAReplyReportsIsInTheClusterWhenItComes() throws IOException {
+    void whatAReplyReportsIsInTheClusterWhenItComes() throws IOException, InterruptedException {
         PostgresServer pg = open(PostgresServer.start());
         S3ProxyServer s3 = open(S3ProxyServer.start(dir.resolve("s3")));
         S3SnapshotStore.Location location = S3SnapshotStore.Location.parse("s3://snapshots/cluster");
@@ -85,6 +93,7 @@ class ClusterPersistenceIT {
                 .isGreaterThan(after.generation());
 
         clusterA.leases().renew(Duration.ofMillis(1)); // node A stops renewing: its lease lapses
+        Thread.sleep(20);
         assertThat(clusterB.leases().acquire(session.id())).hasValue(2);
         Session there = b.get(session.id());
         assertThat(out(there, "print(x, words)")).isEqualTo("42 ['alpha', 'beta', 'gamma']\n");

@@ -25,16 +25,17 @@ final class Connections implements AutoCloseable {
     }
 
     static final int STATEMENT_TIMEOUT_MS = 1500;
-    private static final int MAX = 16;
 
     private final PgUrl url;
     private final Properties properties;
     private final ConcurrentLinkedDeque<Connection> idle = new ConcurrentLinkedDeque<>();
-    private final Semaphore permits = new Semaphore(MAX);
+    private final Semaphore permits;
     private volatile boolean closed;
 
-    Connections(PgUrl url) {
+    /** At most {@code max} connections to {@code url}. */
+    Connections(PgUrl url, int max) {
         this.url = url;
+        this.permits = new Semaphore(max);
         this.properties = url.properties();
         properties.setProperty("connectTimeout", "2");
         properties.setProperty("loginTimeout", "2");

@@ -39,12 +39,14 @@ public final class Leases {
             FROM rlm_sessions s LEFT JOIN rlm_nodes n ON n.node_id = s.owner_node""";
 
     private final Connections db;
+    private final Connections heartbeat;
     private final String nodeId;
     private final String address;
     private final Map<String, Long> held = new ConcurrentHashMap<>();
 
-    Leases(Connections db, String nodeId, String address) {
+    Leases(Connections db, Connections heartbeat, String nodeId, String address) {
         this.db = db;
+        this.heartbeat = heartbeat;
         this.nodeId = nodeId;
         this.address = address;
     }
@@ -55,7 +57,7 @@ public final class Leases {
 
     /** Upserts this node's row with {@code lease_until = now() + lease}; throws StoreException if the DB fails. */
     public void renew(Duration lease) {
-        db.call("renew this node's lease", c -> {
+        heartbeat.call("renew this node's lease", c -> {
             try (PreparedStatement s = c.prepareStatement("""
                     INSERT INTO rlm_nodes (node_id, address, lease_until)
                     VALUES (?, ?, now() + ? * interval '1 millisecond')
@@ -95,10 +97,11 @@ public final class Leases {
             held.put(sessionId, 1L);
             return 1;
         }
-        return acquire(sessionId).orElseThrow(() -> new StoreException(
-                "cannot claim session " + sessionId + ": it exists and a live node owns it, "
-                        + "or this node's lease is not live",
-                null));
+        return acquire(sessionId)
+                .orElseThrow(() -> new StoreException(
+                        "cannot claim session " + sessionId + ": it exists and a live node owns it, "
+                                + "or this node's lease is not live",
+                        null));
     }
 
     /**
@@ -197,8 +200,8 @@ public final class Leases {
     /** A node and its address if its lease is live (epoch 0). */
     public Optional<Owner> liveNode(String node) {
         return db.call("read node " + node, c -> {
-            try (PreparedStatement s = c.prepareStatement(
-                    "SELECT address FROM rlm_nodes WHERE node_id = ? AND lease_until > now()")) {
+            try (PreparedStatement s =
+                    c.prepareStatement("SELECT address FROM rlm_nodes WHERE node_id = ? AND lease_until > now()")) {
                 s.setString(1, node);
                 try (ResultSet r = s.executeQuery()) {
                     return r.next() ? Optional.of(new Owner(node, r.getString(1), 0, true)) : Optional.empty();

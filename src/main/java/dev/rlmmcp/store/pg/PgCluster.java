@@ -14,13 +14,18 @@ public final class PgCluster implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PgCluster.class);
     private static final int OPEN_ATTEMPTS = 5;
 
+    /** Connections for everything but the heartbeat. */
+    private static final int POOL = 16;
+
     private final Connections db;
+    private final Connections heartbeat;
     private final Leases leases;
     private final PgSessionDatabase sessions;
 
-    private PgCluster(Connections db, String nodeId, String nodeAddress) {
+    private PgCluster(Connections db, Connections heartbeat, String nodeId, String nodeAddress) {
         this.db = db;
-        this.leases = new Leases(db, nodeId, nodeAddress);
+        this.heartbeat = heartbeat;
+        this.leases = new Leases(db, heartbeat, nodeId, nodeAddress);
         this.sessions = new PgSessionDatabase(db, leases);
     }
 
@@ -31,14 +36,15 @@ public final class PgCluster implements AutoCloseable {
      */
     public static PgCluster open(String url, String nodeId, String nodeAddress) {
         PgUrl parsed = PgUrl.parse(url);
-        Connections db = new Connections(parsed);
+        Connections db = new Connections(parsed, POOL);
         try {
             int had = migrate(db);
             if (had < Schema.current()) {
                 log.info("cluster database {}: schema version {} created (was {})", parsed, Schema.current(), had);
             }
             log.info("cluster database {}: this is node {} at {}", parsed, nodeId, nodeAddress);
-            return new PgCluster(db, nodeId, nodeAddress);
+            // the heartbeat has a connection of its own: a busy pool must not make a node fence itself
+            return new PgCluster(db, new Connections(parsed, 1), nodeId, nodeAddress);
         } catch (RuntimeException e) {
             db.close();
             throw e;
@@ -75,6 +81,7 @@ public final class PgCluster implements AutoCloseable {
 
     @Override
     public void close() {
+        heartbeat.close();
         db.close();
     }
 }

@@ -33,6 +33,7 @@ public final class PgSessionDatabase implements ClusterSessionDatabase {
     private final Leases leases;
     /** The connection of the batch {@link #inOneTransaction} runs on this thread, if any. */
     private final ThreadLocal<Connection> batch = new ThreadLocal<>();
+
     private final Set<String> reportedFenced = ConcurrentHashMap.newKeySet();
 
     PgSessionDatabase(Connections db, Leases leases) {
@@ -57,7 +58,8 @@ public final class PgSessionDatabase implements ClusterSessionDatabase {
                 s.executeUpdate();
             }
             if (index >= keep && index % 1000 == 0) {
-                try (PreparedStatement s = c.prepareStatement("DELETE FROM rlm_trace WHERE session_id = ? AND idx <= ?")) {
+                try (PreparedStatement s =
+                        c.prepareStatement("DELETE FROM rlm_trace WHERE session_id = ? AND idx <= ?")) {
                     s.setString(1, id);
                     s.setInt(2, index - keep);
                     s.executeUpdate();
@@ -236,7 +238,8 @@ public final class PgSessionDatabase implements ClusterSessionDatabase {
         if (reportedFenced.add(id)) {
             log.warn("session {}: {} not written: this node no longer owns it (fenced)", id, what);
         }
-        return new StoreException("session " + id + " is owned by another node now: " + what + " was not written", null);
+        return new StoreException(
+                "session " + id + " is owned by another node now: " + what + " was not written", null);
     }
 
     /** Runs a write on this thread's batch, or else in a transaction of its own. */

@@ -67,8 +67,7 @@ record PgUrl(String jdbc, String user, String password, String shown) {
 
     /** The URL with the password in its user info replaced by {@code ***}. */
     static String masked(String url) {
-        return url.replaceAll("^([a-z]+://[^:/@]*):[^@/]*@", "$1:***@")
-                .replaceAll("(?i)(password=)[^&]*", "$1***");
+        return url.replaceAll("^([a-z]+://[^:/@]*):[^@/]*@", "$1:***@").replaceAll("(?i)(password=)[^&]*", "$1***");
     }
 
     @Override

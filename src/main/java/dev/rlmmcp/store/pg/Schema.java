@@ -16,22 +16,19 @@ final class Schema {
     /** A lock id of our own for pg_advisory_xact_lock ("rlm-mcp" in ASCII). */
     private static final long LOCK = 0x726c6d2d6d6370L;
 
-    /** Version n's statements are {@code VERSIONS.get(n - 1)}; append, never edit. */
-    private static final List<List<String>> VERSIONS = List.of(List.of(
-            """
+    /** Version n's statements, separated by ';', are {@code VERSIONS.get(n - 1)}; append, never edit. */
+    private static final List<String> VERSIONS = List.of("""
             CREATE TABLE rlm_nodes (node_id text PRIMARY KEY, address text NOT NULL,
-                lease_until timestamptz NOT NULL, draining boolean NOT NULL DEFAULT false)""",
-            """
+                lease_until timestamptz NOT NULL, draining boolean NOT NULL DEFAULT false);
             CREATE TABLE rlm_sessions (id text PRIMARY KEY, owner_node text, epoch bigint NOT NULL,
                 record text, snapshot_epoch bigint, snapshot_generation bigint,
-                updated_at timestamptz NOT NULL DEFAULT now())""",
-            "CREATE INDEX rlm_sessions_owner ON rlm_sessions (owner_node)",
-            """
+                updated_at timestamptz NOT NULL DEFAULT now());
+            CREATE INDEX rlm_sessions_owner ON rlm_sessions (owner_node);
             CREATE TABLE rlm_trace (session_id text NOT NULL, idx integer NOT NULL, entry text NOT NULL,
-                PRIMARY KEY (session_id, idx))""",
-            """
+                PRIMARY KEY (session_id, idx));
             CREATE TABLE rlm_mcp_sessions (id text PRIMARY KEY, node_id text NOT NULL, initialize text,
-                created_at timestamptz NOT NULL DEFAULT now())"""));
+                created_at timestamptz NOT NULL DEFAULT now());
+            """);
 
     private Schema() {}
 
@@ -49,13 +46,15 @@ final class Schema {
             }
             int had = version(c);
             if (had > current()) {
-                throw new SQLException("the database has schema version " + had
-                        + ", newer than this server's " + current() + ": upgrade this node");
+                throw new SQLException("the database has schema version " + had + ", newer than this server's "
+                        + current() + ": upgrade this node");
             }
             try (Statement s = c.createStatement()) {
                 for (int v = had + 1; v <= current(); v++) {
-                    for (String sql : VERSIONS.get(v - 1)) {
-                        s.execute(sql);
+                    for (String sql : VERSIONS.get(v - 1).split(";")) {
+                        if (!sql.isBlank()) {
+                            s.execute(sql);
+                        }
                     }
                 }
                 s.execute("DELETE FROM rlm_schema");

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 /** Leases, ownership and fencing against a real PostgreSQL, two "nodes" sharing one database. */
 class PgClusterIT {
 
-        static final Duration LONG = Duration.ofSeconds(30);
+    static final Duration LONG = Duration.ofSeconds(30);
 
     static PostgresServer pg;
     static int run;
@@ -80,7 +80,8 @@ class PgClusterIT {
         } finally {
             pool.shutdown();
         }
-        assertThat(query("SELECT count(*) || ':' || max(version) FROM rlm_schema")).isEqualTo("1:" + Schema.current());
+        assertThat(query("SELECT count(*) || ':' || max(version) FROM rlm_schema"))
+                .isEqualTo("1:" + Schema.current());
     }
 
     @Test
@@ -193,11 +194,33 @@ class PgClusterIT {
                         new Leases.Listed("s2", new Leases.Owner("node-b", "10.0.0.2:7001", 1, true), "{\"n\":2}"),
                         new Leases.Listed("s3", new Leases.Owner("node-b", "10.0.0.2:7001", 1, true), null));
         assertThat(a.sessions().records()).containsExactly(new SessionDatabase.StoredRecord("s1", "{\"n\":1}"));
-        assertThat(b.sessions().records()).extracting(SessionDatabase.StoredRecord::id).containsExactly("s2");
+        assertThat(b.sessions().records())
+                .extracting(SessionDatabase.StoredRecord::id)
+                .containsExactly("s2");
         b.sessions().delete("s2");
         assertThat(b.leases().held("s2")).isEmpty();
         assertThat(a.leases().sessions()).extracting(Leases.Listed::id).containsExactly("s1", "s3");
-        assertThat(query("SELECT count(*) FROM rlm_trace WHERE session_id = 's2'")).isEqualTo("0");
+        assertThat(query("SELECT count(*) FROM rlm_trace WHERE session_id = 's2'"))
+                .isEqualTo("0");
+    }
+
+    @Test
+    void keepsTheLastTraceEntriesAsTheSqliteDatabaseDoes() {
+        a.leases().renew(LONG);
+        a.leases().claim("s1");
+        List<Consumer<SessionDatabase>> steps = new ArrayList<>();
+        for (int i = 0; i <= 1000; i++) {
+            int index = i;
+            steps.add(db -> db.append("s1", "{\"steps\":" + index + "}", index, "{\"index\":" + index + "}", 10));
+        }
+        a.sessions().inOneTransaction(steps);
+        assertThat(a.sessions().find("s1", 3).orElseThrow())
+                .isEqualTo(new SessionDatabase.StoredSession(
+                        "s1", "{\"steps\":1000}", List.of("{\"index\":998}", "{\"index\":999}", "{\"index\":1000}")));
+        assertThat(a.sessions().trace("s1", 100)).hasSize(10); // trimmed at index 1000 to the last 10
+        a.sessions().adopt(new SessionDatabase.StoredSession("s1", "{\"adopted\":true}", List.of()));
+        assertThat(b.sessions().find("s1", 100).orElseThrow().record()).isEqualTo("{\"adopted\":true}");
+        assertThat(b.sessions().trace("s1", 100)).hasSize(10);
     }
 
     @Test

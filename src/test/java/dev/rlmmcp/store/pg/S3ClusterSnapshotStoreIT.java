@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class S3ClusterSnapshotStoreIT {
 
-        static final Duration LONG = Duration.ofSeconds(30);
+    static final Duration LONG = Duration.ofSeconds(30);
 
     @TempDir
     static Path tmp;
@@ -212,24 +212,32 @@ class S3ClusterSnapshotStoreIT {
             String file = v.getKey() + "." + generation;
             byte[] bytes = v.getValue().getBytes(StandardCharsets.UTF_8);
             if (Files.exists(dir.resolve(v.getKey() + "." + (generation - 1)))
-                    && Files.readString(dir.resolve(v.getKey() + "." + (generation - 1))).equals(v.getValue())) {
+                    && Files.readString(dir.resolve(v.getKey() + "." + (generation - 1)))
+                            .equals(v.getValue())) {
                 file = v.getKey() + "." + (generation - 1); // unchanged: the kernel keeps its file
             } else {
                 Files.write(dir.resolve(file), bytes);
             }
             entries.append(entries.isEmpty() ? "" : ", ")
-                    .append("\"").append(v.getKey()).append("\": {\"kind\": \"bytes\", \"file\": \"")
-                    .append(file).append("\", \"lengths\": [").append(bytes.length).append("]}");
+                    .append("\"")
+                    .append(v.getKey())
+                    .append("\": {\"kind\": \"bytes\", \"file\": \"")
+                    .append(file)
+                    .append("\", \"lengths\": [")
+                    .append(bytes.length)
+                    .append("]}");
         }
-        Files.writeString(dir.resolve("manifest.json"), "{\"version\": 1, \"generation\": " + generation
-                + ", \"variables\": {" + entries + "}, \"modules\": {}, \"not_persisted\": {}}");
+        Files.writeString(
+                dir.resolve("manifest.json"),
+                "{\"version\": 1, \"generation\": " + generation + ", \"variables\": {" + entries
+                        + "}, \"modules\": {}, \"not_persisted\": {}}");
     }
 
     private Map<String, Long> remote(String id) {
         String prefix = location.prefix() + id + "/";
         return s3.listAll(location.bucket(), prefix).stream()
-                .collect(Collectors.toMap(e -> e.key().substring(prefix.length()), S3Store.Entry::size,
-                        (x, y) -> x, TreeMap::new));
+                .collect(Collectors.toMap(
+                        e -> e.key().substring(prefix.length()), S3Store.Entry::size, (x, y) -> x, TreeMap::new));
     }
 
     /** Lets a node's lease lapse in the database, as when its heartbeats stop. */
