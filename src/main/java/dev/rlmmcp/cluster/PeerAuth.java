@@ -22,6 +22,7 @@ public final class PeerAuth {
     public static final String HEADER = "Rlm-Peer";
     static final Duration WINDOW = Duration.ofSeconds(30);
     private static final String HMAC = "HmacSHA256";
+    private static final String TAG = "~";
 
     private final SecretKeySpec key;
     private final String nodeId;
@@ -33,8 +34,8 @@ public final class PeerAuth {
             throw new IllegalArgumentException(
                     "the cluster secret (RLM_CLUSTER_SECRET or --cluster-secret-file) must be at least 16 bytes");
         }
-        if (nodeId.isEmpty() || nodeId.contains(".") || nodeId.contains(" ")) {
-            throw new IllegalArgumentException("a node id must be non-empty, without dots or spaces: " + nodeId);
+        if (nodeId.isEmpty() || nodeId.contains(".") || nodeId.contains(" ") || nodeId.contains(TAG)) {
+            throw new IllegalArgumentException("a node id must be non-empty, without dots, spaces or ~: " + nodeId);
         }
         this.key = new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), HMAC);
         this.nodeId = nodeId;
@@ -85,13 +86,47 @@ public final class PeerAuth {
     }
 
     private byte[] mac(String signed, String method, String target) {
+        return mac(signed + "." + method + " " + target);
+    }
+
+    private byte[] mac(String message) {
         try {
             Mac mac = Mac.getInstance(HMAC);
             mac.init(key);
-            return mac.doFinal((signed + "." + method + " " + target).getBytes(StandardCharsets.UTF_8));
+            return mac.doFinal(message.getBytes(StandardCharsets.UTF_8));
         } catch (NoSuchAlgorithmException | InvalidKeyException e) {
             throw new IllegalStateException("HMAC-SHA256 is unavailable", e);
         }
+    }
+
+    /**
+     * A prefix naming this node and its peer {@code address}, sealed with the secret, for the ids this node
+     * hands out (task ids, request states): {@code nodeId~address~mac~}. Any node can read it back with
+     * {@link #tagged} and route a request naming such an id here; no client can make one name another address.
+     */
+    public String tag(String address) {
+        String named = nodeId + TAG + address;
+        return named + TAG + tagMac(named) + TAG;
+    }
+
+    /** The node a tagged id names, if its tag was sealed with this secret. */
+    public Optional<Router.Remote> tagged(String id) {
+        if (id == null) {
+            return Optional.empty();
+        }
+        String[] parts = id.split(TAG, 4);
+        if (parts.length < 4 || parts[0].isEmpty() || parts[1].isEmpty()) {
+            return Optional.empty();
+        }
+        byte[] expected = tagMac(parts[0] + TAG + parts[1]).getBytes(StandardCharsets.US_ASCII);
+        return MessageDigest.isEqual(expected, parts[2].getBytes(StandardCharsets.US_ASCII))
+                ? Optional.of(new Router.Remote(parts[0], parts[1]))
+                : Optional.empty();
+    }
+
+    private String tagMac(String named) {
+        // a message no request signature has (those start with a node id, which has no newline)
+        return HexFormat.of().formatHex(mac("tag\n" + named)).substring(0, 32);
     }
 
     @Override

@@ -64,4 +64,16 @@ class PeerAuthTest {
         assertThatThrownBy(() -> new PeerAuth(SECRET, "a.b")).hasMessageContaining("node id");
         assertThat(new PeerAuth(SECRET, "a").toString()).doesNotContain(SECRET);
     }
+
+    @Test
+    void aTagNamesItsNodeToEveryNodeOfTheClusterAndToNoOther() {
+        String tag = at(SECRET, "node-a", NOW).tag("10.0.0.5:7001");
+        assertThat(tag).startsWith("node-a~10.0.0.5:7001~").endsWith("~");
+        String taskId = tag + "5b1c-uuid";
+        assertThat(at(SECRET, "node-b", NOW).tagged(taskId)).contains(new Router.Remote("node-a", "10.0.0.5:7001"));
+        assertThat(at("another secret of the cluster", "b", NOW).tagged(taskId)).isEmpty();
+        assertThat(at(SECRET, "b", NOW).tagged(taskId.replace("10.0.0.5", "10.6.6.6"))).isEmpty();
+        assertThat(at(SECRET, "b", NOW).tagged("5b1c-uuid")).isEmpty();
+        assertThat(at(SECRET, "b", NOW).tagged(null)).isEmpty();
+    }
 }

@@ -6,6 +6,7 @@ import dev.rlmmcp.transport.McpServers;
 import dev.rlmmcp.transport.ToolForward;
 import dev.rlmmcp.transport.peer.PeerCall;
 import dev.rlmmcp.transport.peer.PeerProxy;
+import dev.rlmmcp.transport.peer.Reroute;
 import dev.rlmmcp.transport.http.ui.UiServlet;
 import io.modelcontextprotocol.server.McpSyncServer;
 import jakarta.servlet.DispatcherType;
@@ -49,6 +50,7 @@ public final class HttpEndpoint implements AutoCloseable {
     private final StreamableHttpTransport streamable;
     private final List<McpSyncServer> mcp;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final PeerChannel cluster;
 
     /** Today's single-node endpoint: one public connector, no routing. */
     public HttpEndpoint(McpServers servers, Sessions sessions, ObjectMapper json, HttpSettings settings) {
@@ -61,6 +63,7 @@ public final class HttpEndpoint implements AutoCloseable {
      */
     public HttpEndpoint(
             McpServers servers, Sessions sessions, ObjectMapper json, HttpSettings settings, PeerChannel cluster) {
+        this.cluster = cluster;
         QueuedThreadPool threads = new QueuedThreadPool(512, 8);
         threads.setName("http");
         jetty = new Server(threads);
@@ -140,7 +143,12 @@ public final class HttpEndpoint implements AutoCloseable {
         }
         if (cluster != null) {
             FilterHolder routing = new FilterHolder(new RoutingFilter(
-                    cluster.router(), new PeerProxy(cluster.auth()), json, settings.maxRequestBytes()));
+                    cluster.router(),
+                    new PeerProxy(cluster.auth()),
+                    json,
+                    settings.maxRequestBytes(),
+                    cluster.auth()::tagged,
+                    Reroute.PATIENCE));
             routing.setAsyncSupported(true);
             context.addFilter(routing, "/mcp", EnumSet.of(DispatcherType.REQUEST));
             context.addFilter(routing, "/rpc", EnumSet.of(DispatcherType.REQUEST));
@@ -200,6 +208,10 @@ public final class HttpEndpoint implements AutoCloseable {
 
     public void start() throws Exception {
         jetty.start();
+        if (cluster != null) {
+            // the ids of tasks and input_required rounds name this node, so that any node routes them here
+            streamable.tagIds(cluster.auth().tag(cluster.host() + ":" + peerAddress().getPort()));
+        }
     }
 
     public InetSocketAddress address() {

@@ -3,6 +3,7 @@ package dev.rlmmcp.transport.http;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.cluster.Router;
 import dev.rlmmcp.transport.peer.PeerProxy;
+import dev.rlmmcp.transport.peer.Reroute;
 import dev.rlmmcp.transport.peer.RouteKey;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -10,6 +11,9 @@ import jakarta.servlet.http.HttpFilter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,20 +22,32 @@ import org.slf4j.LoggerFactory;
  * request for a session another live node owns is streamed to that node ({@link PeerProxy}); a peer's request
  * is served here if this node owns (or now takes over) the session, else answered 409 naming the owner, and
  * the sender tries that one, at most {@value #MAX_HOPS} hops in all. A request for no session, or for a
- * session whose owner is gone, is served here.
+ * session whose owner is gone, is served here; an owner that does not answer is waited for (up to the
+ * patience) until the cluster routes its sessions elsewhere, as it does once its lease has run out.
  */
 final class RoutingFilter extends HttpFilter {
 
     static final int MAX_HOPS = 3;
+    private static final int SMALL_BODY = 64 * 1024;
     private static final Logger log = LoggerFactory.getLogger(RoutingFilter.class);
 
     private final transient Router router;
     private final transient PeerProxy proxy;
     private final transient ObjectMapper json;
     private final int maxRequestBytes;
+    private final transient Function<String, Optional<Router.Remote>> tags;
+    private final Duration patience;
 
-    RoutingFilter(Router router, PeerProxy proxy, ObjectMapper json, int maxRequestBytes) {
+    RoutingFilter(
+            Router router,
+            PeerProxy proxy,
+            ObjectMapper json,
+            int maxRequestBytes,
+            Function<String, Optional<Router.Remote>> tags,
+            Duration patience) {
         this.router = router;
+        this.patience = patience;
+        this.tags = tags;
         this.proxy = proxy;
         this.json = json;
         this.maxRequestBytes = maxRequestBytes;
@@ -56,7 +72,7 @@ final class RoutingFilter extends HttpFilter {
             }
             routed = buffered;
             body = buffered.body();
-            key = RouteKey.ofBody(body, "/rpc".equals(HttpEndpoint.path(request)), json);
+            key = RouteKey.ofBody(body, "/rpc".equals(HttpEndpoint.path(request)), json, tags);
         }
         if (key == null) {
             key = new RouteKey.None();
@@ -65,12 +81,24 @@ final class RoutingFilter extends HttpFilter {
         if (route instanceof Router.Remote owner) {
             if (PeerGate.peerOf(request) != null) {
                 moved(routed, response, owner);
+            } else if (body == null && small(request)) {
+                // sent from memory: no wait for the owner's 100 Continue, and a 409 can be followed at once
+                BufferedRequest buffered = BufferedRequest.read(request, response, maxRequestBytes);
+                if (buffered != null) {
+                    forward(buffered, buffered.body(), response, owner, key, chain);
+                }
             } else {
                 forward(routed, body, response, owner, key, chain);
             }
             return;
         }
         serveHere(routed, response, chain);
+    }
+
+    /** A body of known length small enough to hold while it is forwarded. */
+    private static boolean small(HttpServletRequest request) {
+        long length = request.getContentLengthLong();
+        return length > 0 && length <= SMALL_BODY;
     }
 
     private void serveHere(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
@@ -112,12 +140,12 @@ final class RoutingFilter extends HttpFilter {
             try {
                 answer = proxy.send(request, body, owner);
             } catch (PeerProxy.Unreachable e) {
-                Router.Route again = key.route(router);
+                Router.Route again = Reroute.after(() -> key.route(router), owner, patience);
                 if (again instanceof Router.Local) {
                     serveHere(request, response, chain); // its owner's lease ran out: taken over here
                     return;
                 }
-                if (again instanceof Router.Remote other && !other.address().equals(owner.address())) {
+                if (again instanceof Router.Remote other && !other.equals(owner)) {
                     owner = other;
                     continue;
                 }

@@ -459,6 +459,11 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
         return session == null ? Mono.empty() : session.sendNotification(method, params);
     }
 
+    /** Starts every task id and request state of protocol 2026-07-28 with {@code tag} (see StatelessServer). */
+    void tagIds(String tag) {
+        router.stateless().tagIds(tag);
+    }
+
     /** Ends the subscription streams of protocol 2026-07-28, each with its listen request's result. */
     void endStreams() {
         router.stateless().endSubscriptions();

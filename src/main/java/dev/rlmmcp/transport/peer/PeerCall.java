@@ -138,12 +138,13 @@ public final class PeerCall implements ToolForward {
             try {
                 response = http.send(request(owner, tool, session, body), HttpResponse.BodyHandlers.ofInputStream());
             } catch (ConnectException | HttpConnectTimeoutException e) {
-                if (router.route(session) instanceof Router.Remote other && !other.address().equals(owner.address())) {
+                Router.Route again = Reroute.after(() -> router.route(session), owner, Reroute.PATIENCE);
+                if (again instanceof Router.Local) {
+                    return new Exchange(null, owner);
+                }
+                if (again instanceof Router.Remote other && !other.equals(owner)) {
                     owner = other;
                     continue;
-                }
-                if (router.route(session) instanceof Router.Local) {
-                    return new Exchange(null, owner);
                 }
                 throw unreachable(owner);
             } catch (InterruptedException e) {

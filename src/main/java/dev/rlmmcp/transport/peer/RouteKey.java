@@ -4,7 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.cluster.Router;
 import dev.rlmmcp.transport.stateless.StatelessServer;
+import dev.rlmmcp.cluster.PeerAuth;
 import java.io.IOException;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.function.UnaryOperator;
@@ -12,7 +16,8 @@ import java.util.function.UnaryOperator;
 /**
  * What decides which node serves a request, in this order: its 2025 MCP session ({@code Mcp-Session-Id}, to
  * that session's home), else the REPL session it names ({@code Mcp-Param-Session-Id}, else the body's
- * {@code session_id} argument), else nothing: served where it lands. A legacy SSE {@code POST /message} goes to
+ * {@code session_id} argument), else the node a task id or request state names, else nothing: served where it
+ * lands. A legacy SSE {@code POST /message} goes to
  * the node of its stream.
  */
 public sealed interface RouteKey {
@@ -26,6 +31,9 @@ public sealed interface RouteKey {
     /** A REPL session, served by its owner. */
     record Session(String id) implements RouteKey {}
 
+    /** A task id or request state this node handed out names its node (see {@link PeerAuth#tag}). */
+    record Node(String nodeId, String address) implements RouteKey {}
+
     /** Nothing names a session: a new one, or the node's default one, is served where the request lands. */
     record None() implements RouteKey {}
 
@@ -34,6 +42,9 @@ public sealed interface RouteKey {
         return switch (this) {
             case McpSession m -> router.routeMcpSession(m.id());
             case Session s -> router.route(s.id());
+            case Node n -> n.nodeId().equals(router.nodeId())
+                    ? new Router.Local()
+                    : new Router.Remote(n.nodeId(), n.address());
             case None n -> new Router.Local();
         };
     }
@@ -68,7 +79,8 @@ public sealed interface RouteKey {
      * The key a JSON-RPC body gives: {@code params.arguments.session_id} of a tools/call on /mcp, or
      * {@code params.session_id} on the plain /rpc. A body that is not JSON is served locally, which refuses it.
      */
-    static RouteKey ofBody(byte[] body, boolean plainRpc, ObjectMapper json) {
+    static RouteKey ofBody(
+            byte[] body, boolean plainRpc, ObjectMapper json, Function<String, Optional<Router.Remote>> tags) {
         JsonNode message;
         try {
             message = json.readTree(body);
@@ -80,7 +92,17 @@ public sealed interface RouteKey {
         }
         JsonNode params = message.path("params");
         JsonNode session = plainRpc ? params.path("session_id") : toolArguments(message, params).path("session_id");
-        return session.isTextual() && !session.asText().isEmpty() ? new Session(session.asText()) : new None();
+        if (session.isTextual() && !session.asText().isEmpty()) {
+            return new Session(session.asText());
+        }
+        for (JsonNode id : List.of(
+                params.path("requestState"), params.path("taskId"), params.path("notifications").path("taskIds").path(0))) {
+            Optional<Router.Remote> node = id.isTextual() ? tags.apply(id.asText()) : Optional.empty();
+            if (node.isPresent()) {
+                return new Node(node.get().nodeId(), node.get().address());
+            }
+        }
+        return new None();
     }
 
     private static JsonNode toolArguments(JsonNode message, JsonNode params) {

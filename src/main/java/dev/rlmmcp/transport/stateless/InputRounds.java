@@ -55,8 +55,14 @@ final class InputRounds {
     private final Tasks tasks;
     private final byte[] key = new byte[32];
     private final Map<String, ResumableCall> waiting = new ConcurrentHashMap<>();
+    /** What every request state starts with: in a cluster, this node's sealed name, so any node can route to it. */
+    private volatile String tag = "";
     private final ExecutorService threads = Executors.newCachedThreadPool(
             Thread.ofPlatform().daemon().name("mcp-resumable-", 1).factory());
+
+    void tag(String tag) {
+        this.tag = tag;
+    }
 
     InputRounds(McpJsonMapper mapper, ServedRequests served, Tasks tasks) {
         this.mapper = mapper;
@@ -184,7 +190,7 @@ final class InputRounds {
             case ResumableCall.Waiting asked -> {
                 waiting.put(resumed.id(), resumed);
                 yield McpSchema.JSONRPCResponse.result(
-                        call.id(), inputRequired(asked.asked(), state(resumed.id(), resumed.round(), call)));
+                        call.id(), inputRequired(asked.asked(), tag + state(resumed.id(), resumed.round(), call)));
             }
             case ResumableCall.Running running -> {
                 waiting.remove(resumed.id());
@@ -214,7 +220,8 @@ final class InputRounds {
     }
 
     /** The call a request state names, if the state is this server's for this request and its next round. */
-    private ResumableCall claim(String state, McpSchema.JSONRPCRequest call) {
+    private ResumableCall claim(String tagged, McpSchema.JSONRPCRequest call) {
+        String state = tagged.startsWith(tag) ? tagged.substring(tag.length()) : tagged;
         var match = STATE.matcher(state);
         if (!match.matches()) {
             return null;

@@ -189,6 +189,15 @@ public final class StatelessServer {
     }
 
     /** Forgets what has waited too long: calls whose client did not come back, tasks past their time to live. */
+    /**
+     * Starts every task id and request state this server hands out with {@code tag} (in a cluster: this node's
+     * sealed name and peer address), so that a retry or a tasks/get landing on another node is routed here.
+     */
+    public void tagIds(String tag) {
+        tasks.tag(tag);
+        rounds.tag(tag);
+    }
+
     public void sweep() {
         rounds.sweep();
         tasks.sweep();

@@ -60,10 +60,16 @@ final class Tasks {
 
     private final McpJsonMapper mapper;
     private final Map<String, Task> tasks = new ConcurrentHashMap<>();
+    /** What every task id starts with: in a cluster, this node's sealed name, so any node can route to it. */
+    private volatile String tag = "";
     private final List<Watch> watches = new CopyOnWriteArrayList<>();
     /** Looks again a moment after a change: a call's requests show as input_required once it has been quiet. */
     private final ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().daemon().name("mcp-task-status").factory());
+
+    void tag(String tag) {
+        this.tag = tag;
+    }
 
     Tasks(McpJsonMapper mapper) {
         this.mapper = mapper;
@@ -146,7 +152,7 @@ final class Tasks {
 
     /** Makes {@code call}, still running, a task: the CreateTaskResult to answer with. */
     Map<String, Object> adopt(ResumableCall call) {
-        Task task = new Task(UUID.randomUUID().toString(), call);
+        Task task = new Task(tag + UUID.randomUUID(), call);
         tasks.put(task.id, task);
         call.onChange(() -> changed(task));
         Map<String, Object> created = new LinkedHashMap<>();

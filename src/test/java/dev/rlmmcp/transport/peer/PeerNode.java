@@ -14,6 +14,7 @@ import dev.rlmmcp.transport.McpServers;
 import dev.rlmmcp.transport.http.HttpEndpoint;
 import dev.rlmmcp.transport.http.HttpSettings;
 import dev.rlmmcp.transport.http.PeerChannel;
+import dev.rlmmcp.transport.stateless.TaskSupport;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -128,7 +129,7 @@ final class PeerNode implements AutoCloseable {
                 List.of(),
                 List.of(),
                 false,
-                Map.of());
+                Map.of("slow", TaskSupport.OPTIONAL));
     }
 
     /** Three progress notifications, 400 ms apart, then the answer. */

@@ -208,13 +208,16 @@ class PeerRoutingIT {
         }
         Router.Remote dead = new Router.Remote("node-dead", "127.0.0.1:" + closed);
         a.routes.put("gone", id -> dead);
+        long start = System.nanoTime();
         HttpResponse<String> refused = send(stateless(a.url(), "whoami", "gone", ""));
         assertThat(refused.statusCode()).isEqualTo(503);
+        // it waited for the owner's lease to run out (the database still named the dead node after 10 s)
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Reroute.PATIENCE);
         assertThat(JSON.readTree(refused.body()).path("error").path("message").asText())
                 .contains("node-dead", "unreachable", "retry in a few seconds");
 
         AtomicInteger asked = new AtomicInteger();
-        a.routes.put("expired", id -> asked.getAndIncrement() == 0 ? dead : new Router.Local());
+        a.routes.put("expired", id -> asked.getAndIncrement() < 5 ? dead : new Router.Local());
         assertThat(text(JSON.readTree(send(stateless(a.url(), "whoami", "expired", "")).body())))
                 .isEqualTo("node-a");
     }
@@ -390,5 +393,61 @@ class PeerRoutingIT {
                     stateless(c.url(), "whoami", "s-b", "").header("Authorization", "Bearer the clients' api key"));
             assertThat(text(JSON.readTree(forwarded.body()))).isEqualTo("node-b");
         }
+    }
+
+    @Test
+    void aTaskOfTheOtherNodeIsFollowedThroughAnyNodeByItsId() throws Exception {
+        a.routes.put("s-b", id -> b.remote());
+        String meta = ",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                + "\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}}";
+        JsonNode created = JSON.readTree(send(post(
+                                a.url(),
+                                CALL.formatted(10, "{\"name\":\"slow\",\"arguments\":{\"session_id\":\"s-b\"}" + meta + "}"))
+                        .header("MCP-Protocol-Version", "2026-07-28")
+                        .header("Mcp-Method", "tools/call")
+                        .header("Mcp-Name", "slow")
+                        .header("Mcp-Param-Session-Id", "s-b"))
+                .body());
+        assertThat(created.path("result").path("resultType").asText()).as(created.toString()).isEqualTo("task");
+        String task = created.path("result").path("taskId").asText();
+        assertThat(task).startsWith("node-b~" + b.peerAddress() + "~");
+
+        JsonNode got = null;
+        for (int i = 0; i < 100 && (got == null || "working".equals(got.path("status").asText())); i++) {
+            Thread.sleep(100);
+            HttpResponse<String> polled = send(post(
+                            a.url(), "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tasks/get\",\"params\":{\"taskId\":\""
+                                    + task + "\"" + meta + "}}")
+                    .header("MCP-Protocol-Version", "2026-07-28")
+                    .header("Mcp-Method", "tasks/get")
+                    .header("Mcp-Name", task));
+            assertThat(polled.statusCode()).as(polled.body()).isEqualTo(200);
+            got = JSON.readTree(polled.body()).path("result");
+        }
+        assertThat(got.path("status").asText()).as(got.toString()).isEqualTo("completed");
+        assertThat(got.path("result").path("content").toString()).contains("node-b done");
+    }
+
+    @Test
+    void aRetryOfASessionlessRoundIsRoutedByItsRequestStateToTheNodeThatAsked() throws Exception {
+        String meta = ",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                + "\"io.modelcontextprotocol/clientCapabilities\":{\"sampling\":{}}}";
+        String ask = "{\"name\":\"ask\",\"arguments\":{}%s" + meta + "}";
+        JsonNode round = JSON.readTree(send(statelessHeaders(post(b.url(), CALL.formatted(12, ask.formatted(""))), "ask"))
+                .body());
+        String state = round.path("result").path("requestState").asText();
+        assertThat(state).as(round.toString()).startsWith("node-b~");
+        String key = round.path("result").path("inputRequests").fieldNames().next();
+        String retry = ",\"inputResponses\":{\"" + key + "\":{\"role\":\"assistant\",\"content\":{\"type\":\"text\","
+                + "\"text\":\"Paris\"},\"model\":\"m\"}},\"requestState\":\"" + state + "\"";
+        JsonNode done = JSON.readTree(send(statelessHeaders(post(a.url(), CALL.formatted(13, ask.formatted(retry))), "ask"))
+                .body());
+        assertThat(text(done)).as(done.toString()).isEqualTo("node-b heard: Paris");
+    }
+
+    private static HttpRequest.Builder statelessHeaders(HttpRequest.Builder request, String tool) {
+        return request.header("MCP-Protocol-Version", "2026-07-28")
+                .header("Mcp-Method", "tools/call")
+                .header("Mcp-Name", tool);
     }
 }

@@ -3,6 +3,7 @@ package dev.rlmmcp.transport.peer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.cluster.PeerAuth;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -16,7 +17,7 @@ class RouteKeyTest {
     }
 
     private static RouteKey body(String body, boolean rpc) {
-        return RouteKey.ofBody(body.getBytes(StandardCharsets.UTF_8), rpc, JSON);
+        return RouteKey.ofBody(body.getBytes(StandardCharsets.UTF_8), rpc, JSON, id -> java.util.Optional.empty());
     }
 
     @Test
@@ -56,5 +57,33 @@ class RouteKeyTest {
         assertThat(RouteKey.ofStreamQuery("x=1&session_id=s")).isEqualTo(new RouteKey.McpSession("s"));
         assertThat(RouteKey.ofStreamQuery(null)).isEqualTo(new RouteKey.None());
         assertThat(RouteKey.ofStreamQuery("session_id=")).isEqualTo(new RouteKey.None());
+    }
+
+    @Test
+    void aTaskIdOrRequestStateNamesTheNodeThatHandedItOut() {
+        PeerAuth auth = new PeerAuth("a shared secret of the cluster", "node-b");
+        String tag = auth.tag("10.0.0.2:7001");
+        RouteKey.Node b = new RouteKey.Node("node-b", "10.0.0.2:7001");
+        assertThat(RouteKey.ofBody(bytes("{\"method\":\"tasks/get\",\"params\":{\"taskId\":\"" + tag + "x\"}}"), false, JSON, auth::tagged))
+                .isEqualTo(b);
+        assertThat(RouteKey.ofBody(
+                        bytes("{\"method\":\"tools/call\",\"params\":{\"name\":\"t\",\"requestState\":\"" + tag + "s\"}}"),
+                        false,
+                        JSON,
+                        auth::tagged))
+                .isEqualTo(b);
+        assertThat(RouteKey.ofBody(
+                        bytes("{\"method\":\"subscriptions/listen\",\"params\":{\"notifications\":{\"taskIds\":[\"" + tag
+                                + "x\"]}}}"),
+                        false,
+                        JSON,
+                        auth::tagged))
+                .isEqualTo(b);
+        assertThat(RouteKey.ofBody(bytes("{\"method\":\"tasks/get\",\"params\":{\"taskId\":\"node-b~10.6.6.6:1~00~x\"}}"), false, JSON, auth::tagged))
+                .isEqualTo(new RouteKey.None());
+    }
+
+    private static byte[] bytes(String body) {
+        return body.getBytes(StandardCharsets.UTF_8);
     }
 }

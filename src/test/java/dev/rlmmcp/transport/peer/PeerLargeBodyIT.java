@@ -1,0 +1,66 @@
+package dev.rlmmcp.transport.peer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.cluster.Router;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A body too large to hold is streamed to its owner, after the owner's 100 Continue, 409s included. */
+class PeerLargeBodyIT {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aLargeBodyIsStreamedToTheOwnerEvenAfterA409() throws Exception {
+        Map<String, String> recorded = new ConcurrentHashMap<>();
+        try (PeerNode a = new PeerNode("node-a", dir.resolve("a"), recorded);
+                PeerNode b = new PeerNode("node-b", dir.resolve("b"), recorded)) {
+            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            String pad = "x".repeat(300_000);
+            a.routes.put("big", id -> b.remote());
+            assertThat(whoami(http, a, "big", pad)).isEqualTo("node-b");
+
+            AtomicInteger asked = new AtomicInteger();
+            a.routes.put("back", id -> asked.getAndIncrement() == 0 ? b.remote() : new Router.Local());
+            b.routes.put("back", id -> a.remote());
+            assertThat(whoami(http, a, "back", pad)).isEqualTo("node-a");
+        }
+    }
+
+    private static String whoami(HttpClient http, PeerNode node, String session, String pad) throws Exception {
+        String body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"whoami\","
+                + "\"arguments\":{\"session_id\":\"" + session + "\",\"pad\":\"" + pad + "\"},\"_meta\":{"
+                + "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                + "\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
+        HttpResponse<String> response = http.send(
+                HttpRequest.newBuilder(URI.create(node.url() + "/mcp"))
+                        .header("Content-Type", "application/json")
+                        .header("Accept", "application/json, text/event-stream")
+                        .header("MCP-Protocol-Version", "2026-07-28")
+                        .header("Mcp-Method", "tools/call")
+                        .header("Mcp-Name", "whoami")
+                        .header("Mcp-Param-Session-Id", session)
+                        .timeout(Duration.ofSeconds(30))
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        JsonNode answer = JSON.readTree(response.body());
+        return answer.path("result").path("content").get(0).path("text").asText();
+    }
+}
