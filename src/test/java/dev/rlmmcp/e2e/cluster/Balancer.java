@@ -44,21 +44,36 @@ public final class Balancer implements AutoCloseable {
         Files.createDirectories(dir);
         int port = freePort();
         Files.writeString(dir.resolve("rlm-mcp.conf"), render(Files.readString(SHIPPED), upstreams, hashing, port));
-        Files.writeString(dir.resolve("nginx.conf"), String.join("\n",
-                "pid " + dir.resolve("nginx.pid") + ";",
-                "error_log " + dir.resolve("error.log") + " warn;",
-                "worker_processes 2;",
-                "events { worker_connections 8192; }",
-                "http {",
-                "  access_log off;",
-                "  client_body_temp_path " + dir.resolve("body") + ";",
-                "  proxy_temp_path " + dir.resolve("proxy") + ";",
-                "  include " + dir.resolve("rlm-mcp.conf") + ";",
-                "}",
-                ""));
-        Shell.must("/usr/sbin/nginx", "-q", "-t", "-p", dir.toString(), "-c", dir.resolve("nginx.conf").toString());
+        Files.writeString(
+                dir.resolve("nginx.conf"),
+                String.join(
+                        "\n",
+                        "pid " + dir.resolve("nginx.pid") + ";",
+                        "error_log " + dir.resolve("error.log") + " warn;",
+                        "worker_processes 2;",
+                        "events { worker_connections 8192; }",
+                        "http {",
+                        "  access_log off;",
+                        "  client_body_temp_path " + dir.resolve("body") + ";",
+                        "  proxy_temp_path " + dir.resolve("proxy") + ";",
+                        "  include " + dir.resolve("rlm-mcp.conf") + ";",
+                        "}",
+                        ""));
+        Shell.must(
+                "/usr/sbin/nginx",
+                "-q",
+                "-t",
+                "-p",
+                dir.toString(),
+                "-c",
+                dir.resolve("nginx.conf").toString());
         Process process = new ProcessBuilder(
-                        "/usr/sbin/nginx", "-p", dir.toString(), "-c", dir.resolve("nginx.conf").toString(), "-g",
+                        "/usr/sbin/nginx",
+                        "-p",
+                        dir.toString(),
+                        "-c",
+                        dir.resolve("nginx.conf").toString(),
+                        "-g",
                         "daemon off;")
                 .redirectErrorStream(true)
                 .redirectOutput(dir.resolve("stdout.log").toFile())

@@ -28,8 +28,8 @@ public final class ClusterDb implements AutoCloseable {
 
     /** The session's row: epoch, snapshot_epoch, snapshot_generation (-1 where null). */
     public long[] epochs(String session) {
-        try (PreparedStatement s = connection().prepareStatement(
-                "SELECT epoch, snapshot_epoch, snapshot_generation FROM rlm_sessions WHERE id = ?")) {
+        try (PreparedStatement s = connection()
+                .prepareStatement("SELECT epoch, snapshot_epoch, snapshot_generation FROM rlm_sessions WHERE id = ?")) {
             s.setString(1, session);
             try (ResultSet rs = s.executeQuery()) {
                 if (!rs.next()) {

@@ -87,7 +87,8 @@ class ClusterIT {
                 owners.add(cluster.owner(session));
             }
             assertThat(owners).as("owners through " + balancer.url()).containsExactlyInAnyOrder(0, 1, 2);
-            for (StatelessClient other : List.of(new StatelessClient(hashing.url()), new StatelessClient(roundRobin.url()))) {
+            for (StatelessClient other :
+                    List.of(new StatelessClient(hashing.url()), new StatelessClient(roundRobin.url()))) {
                 for (int i = 0; i < sessions.size(); i++) {
                     assertThat(other.print(sessions.get(i), "print(v)")).contains(String.valueOf(i));
                 }
@@ -236,9 +237,9 @@ class ClusterIT {
         List<Path> found = new ArrayList<>();
         try (Stream<Path> files = Files.walk(cluster.s3Dir())) {
             for (Path file : files.filter(Files::isRegularFile).toList()) {
-                if (file.toString().contains(session) && new String(Files.readAllBytes(file),
-                                java.nio.charset.StandardCharsets.ISO_8859_1)
-                        .contains(text)) {
+                if (file.toString().contains(session)
+                        && new String(Files.readAllBytes(file), java.nio.charset.StandardCharsets.ISO_8859_1)
+                                .contains(text)) {
                     found.add(file);
                 }
             }
@@ -287,6 +288,8 @@ class ClusterIT {
             }
         }
         assertThat(failures).isEmpty();
-        assertThat(java.util.Arrays.stream(calls).min().orElse(0)).as("fewest calls of a client").isPositive();
+        assertThat(java.util.Arrays.stream(calls).min().orElse(0))
+                .as("fewest calls of a client")
+                .isPositive();
     }
 }

@@ -57,9 +57,12 @@ public final class ClusterNode implements AutoCloseable {
         }
         List<String> args = new ArrayList<>(List.of(
                 "serve",
-                "--host", host,
-                "--port", String.valueOf(port),
-                "--state-dir", stateDir.toString(),
+                "--host",
+                host,
+                "--port",
+                String.valueOf(port),
+                "--state-dir",
+                stateDir.toString(),
                 "--allow-no-auth"));
         args.addAll(options);
         List<String> command = new ArrayList<>(prefix);
@@ -85,8 +88,8 @@ public final class ClusterNode implements AutoCloseable {
     private CompletableFuture<Void> follow(Process started) {
         CompletableFuture<Void> listening = new CompletableFuture<>();
         Thread.ofPlatform().daemon().start(() -> {
-            try (BufferedReader reader = new BufferedReader(
-                    new InputStreamReader(started.getInputStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader reader =
+                    new BufferedReader(new InputStreamReader(started.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = reader.readLine()) != null) {
                     log.append(line).append('\n');

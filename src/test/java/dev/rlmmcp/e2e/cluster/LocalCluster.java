@@ -107,7 +107,8 @@ public final class LocalCluster implements AutoCloseable {
     /** nginx in front of these nodes. */
     public Balancer balancer(List<ClusterNode> upstream, boolean hashing) throws IOException {
         Path where = Files.createTempDirectory(dir, "nginx-");
-        Balancer balancer = Balancer.start(where, upstream.stream().map(ClusterNode::publicAddress).toList(), hashing);
+        Balancer balancer = Balancer.start(
+                where, upstream.stream().map(ClusterNode::publicAddress).toList(), hashing);
         open.add(balancer);
         return balancer;
     }
@@ -131,7 +132,10 @@ public final class LocalCluster implements AutoCloseable {
 
     /** The node whose peer address is {@code nodeAddress}, or null. */
     public ClusterNode byNodeAddress(String nodeAddress) {
-        return nodes.stream().filter(n -> n.nodeAddress().equals(nodeAddress)).findFirst().orElse(null);
+        return nodes.stream()
+                .filter(n -> n.nodeAddress().equals(nodeAddress))
+                .findFirst()
+                .orElse(null);
     }
 
     /** The index of the node that owns the session now, per PostgreSQL; -1 if none does. */
@@ -150,7 +154,11 @@ public final class LocalCluster implements AutoCloseable {
     public String logs() {
         StringBuilder all = new StringBuilder();
         for (ClusterNode node : nodes) {
-            all.append("\n===== node ").append(node.index()).append(" (").append(node.publicAddress()).append(")\n");
+            all.append("\n===== node ")
+                    .append(node.index())
+                    .append(" (")
+                    .append(node.publicAddress())
+                    .append(")\n");
             String log = node.log()
                     .lines()
                     .filter(line -> !line.contains("\"event\":\"http_request\"") || !line.contains("\"status\":200"))

@@ -25,7 +25,8 @@ final class Rpc {
 
     /** A JSON-RPC request. */
     static ObjectNode request(long id, String method, ObjectNode params) {
-        ObjectNode message = JSON.createObjectNode().put("jsonrpc", "2.0").put("id", id).put("method", method);
+        ObjectNode message =
+                JSON.createObjectNode().put("jsonrpc", "2.0").put("id", id).put("method", method);
         message.set("params", params);
         return message;
     }

@@ -39,8 +39,8 @@ public final class SessionClient {
         sessionId = reply.headers()
                 .firstValue("Mcp-Session-Id")
                 .orElseThrow(() -> new Rpc.CallFailed("initialize answered no Mcp-Session-Id"));
-        ObjectNode initialized = Rpc.JSON.createObjectNode().put("jsonrpc", "2.0").put("method",
-                "notifications/initialized");
+        ObjectNode initialized =
+                Rpc.JSON.createObjectNode().put("jsonrpc", "2.0").put("method", "notifications/initialized");
         HttpResponse<String> ack = send(initialized);
         if (ack.statusCode() != 202 && ack.statusCode() != 200) {
             throw new Rpc.CallFailed("notifications/initialized answered HTTP " + ack.statusCode() + ": " + ack.body());

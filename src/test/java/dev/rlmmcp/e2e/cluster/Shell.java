@@ -13,7 +13,8 @@ final class Shell {
     /** Runs the command; its exit status and output when it fails. */
     static Result run(String... command) {
         try {
-            Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+            Process process =
+                    new ProcessBuilder(command).redirectErrorStream(true).start();
             byte[] out = process.getInputStream().readAllBytes();
             if (!process.waitFor(30, TimeUnit.SECONDS)) {
                 process.destroyForcibly();

@@ -34,7 +34,9 @@ public final class StatelessClient {
 
     /** A new session (rlm_init_context); its id. */
     public String newSession() throws IOException, InterruptedException {
-        return Rpc.content(call("rlm_init_context", Map.of())).path("session_id").asText();
+        return Rpc.content(call("rlm_init_context", Map.of()))
+                .path("session_id")
+                .asText();
     }
 
     /** rlm_execute of {@code code} in the session; the reply's content (stdout and more) as JSON. */
@@ -64,8 +66,8 @@ public final class StatelessClient {
                 .header("Mcp-Method", "tools/call")
                 .header("Mcp-Name", tool)
                 .timeout(Duration.ofSeconds(60))
-                .POST(HttpRequest.BodyPublishers.ofString(Rpc.JSON.writeValueAsString(
-                        Rpc.request(id, "tools/call", params))));
+                .POST(HttpRequest.BodyPublishers.ofString(
+                        Rpc.JSON.writeValueAsString(Rpc.request(id, "tools/call", params))));
         Object session = arguments.get("session_id");
         if (session != null) {
             request.header("Mcp-Param-Session-Id", session.toString());
