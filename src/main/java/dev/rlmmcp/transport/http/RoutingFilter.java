@@ -77,7 +77,21 @@ final class RoutingFilter extends HttpFilter {
         if (key == null) {
             key = new RouteKey.None();
         }
-        Router.Route route = key.route(router);
+        Router.Route route;
+        try {
+            route = key.route(router);
+        } catch (RuntimeException e) {
+            log.warn("routing a request failed: {}", e.toString());
+            response.setHeader("Retry-After", "2");
+            JsonResponse.refuseUnread(
+                    routed,
+                    response,
+                    503,
+                    -32000,
+                    "this node cannot tell which node serves the session now (the cluster database did not "
+                            + "answer); retry in a few seconds");
+            return;
+        }
         if (route instanceof Router.Remote owner) {
             if (PeerGate.peerOf(request) != null) {
                 moved(routed, response, owner);
@@ -105,6 +119,7 @@ final class RoutingFilter extends HttpFilter {
             throws IOException, ServletException {
         if (!router.serving()) {
             response.setHeader("Retry-After", "2");
+            response.setHeader(PeerProxy.NOT_SERVING, "true"); // a peer waits for the session to move
             JsonResponse.refuseUnread(
                     request,
                     response,
@@ -125,7 +140,11 @@ final class RoutingFilter extends HttpFilter {
                 request, response, 409, -32000, "the session is owned by node " + owner.nodeId() + "; ask it");
     }
 
-    /** Streams the request to its owner, following 409s; if the owner is unreachable, routes once more. */
+    /**
+     * Streams the request to its owner, following 409s. An owner that does not answer, or answers that it is
+     * not serving (shutting down and handing its sessions over, or fenced), is waited for until the cluster
+     * routes the session elsewhere.
+     */
     private void forward(
             HttpServletRequest request,
             byte[] body,
@@ -136,30 +155,34 @@ final class RoutingFilter extends HttpFilter {
             throws IOException, ServletException {
         Router.Remote owner = first;
         for (int hop = 1; hop <= MAX_HOPS; hop++) {
-            PeerProxy.Answer answer;
+            PeerProxy.Answer answer = null;
             try {
                 answer = proxy.send(request, body, owner);
             } catch (PeerProxy.Unreachable e) {
-                Router.Route again = Reroute.after(() -> key.route(router), owner, patience);
-                if (again instanceof Router.Local) {
-                    serveHere(request, response, chain); // its owner's lease ran out: taken over here
-                    return;
-                }
-                if (again instanceof Router.Remote other && !other.equals(owner)) {
-                    owner = other;
-                    continue;
-                }
-                log.warn("{}", e.getMessage());
-                unreachable(request, response, owner);
-                return;
+                log.info("{}", e.getMessage());
             }
-            Router.Remote next = answer.redirect();
-            if (next == null) {
+            if (answer != null && answer.redirect() != null) {
+                answer.discard();
+                owner = answer.redirect();
+                continue;
+            }
+            if (answer != null && !answer.notServing()) {
                 PeerProxy.relay(answer, response);
                 return;
             }
-            answer.discard();
-            owner = next;
+            if (answer != null) {
+                answer.discard();
+            }
+            Router.Route again = Reroute.after(() -> key.route(router), owner, patience);
+            if (again instanceof Router.Local) {
+                serveHere(request, response, chain); // the owner let the session go, or its lease ran out
+                return;
+            }
+            if (!(again instanceof Router.Remote other) || other.equals(owner)) {
+                unreachable(request, response, owner);
+                return;
+            }
+            owner = other;
         }
         response.setHeader("Retry-After", "1");
         JsonResponse.refuseUnread(
@@ -178,7 +201,7 @@ final class RoutingFilter extends HttpFilter {
                 response,
                 503,
                 -32000,
-                "the node that owns this session (" + owner.nodeId() + ") is unreachable; another node takes the "
-                        + "session over when that node's lease expires: retry in a few seconds");
+                "the node that owns this session (" + owner.nodeId() + ") is unreachable or not serving; another "
+                        + "node takes the session over when that node's lease expires: retry in a few seconds");
     }
 }

@@ -134,29 +134,35 @@ public final class PeerCall implements ToolForward {
         byte[] body = json.writeValueAsBytes(message);
         Router.Remote owner = first;
         for (int hop = 0; hop < MAX_HOPS; hop++) {
-            HttpResponse<InputStream> response;
+            PeerProxy.Answer answer = null;
             try {
-                response = http.send(request(owner, tool, session, body), HttpResponse.BodyHandlers.ofInputStream());
+                answer = new PeerProxy.Answer(
+                        http.send(request(owner, tool, session, body), HttpResponse.BodyHandlers.ofInputStream()));
             } catch (ConnectException | HttpConnectTimeoutException e) {
-                Router.Route again = Reroute.after(() -> router.route(session), owner, Reroute.PATIENCE);
-                if (again instanceof Router.Local) {
-                    return new Exchange(null, owner);
-                }
-                if (again instanceof Router.Remote other && !other.equals(owner)) {
-                    owner = other;
-                    continue;
-                }
-                throw unreachable(owner);
+                // the owner is down: its sessions move when its lease runs out
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IOException("interrupted while calling node " + owner.nodeId(), e);
             }
-            Router.Remote next = new PeerProxy.Answer(response).redirect();
-            if (next == null) {
-                return new Exchange(response, owner);
+            if (answer != null && answer.redirect() != null) {
+                answer.discard();
+                owner = answer.redirect();
+                continue;
             }
-            response.body().close();
-            owner = next;
+            if (answer != null && !answer.notServing()) {
+                return new Exchange(answer.response(), owner);
+            }
+            if (answer != null) {
+                answer.discard();
+            }
+            Router.Route again = Reroute.after(() -> router.route(session), owner, Reroute.PATIENCE);
+            if (again instanceof Router.Local) {
+                return new Exchange(null, owner);
+            }
+            if (!(again instanceof Router.Remote other) || other.equals(owner)) {
+                throw unreachable(owner);
+            }
+            owner = other;
         }
         throw new McpError(new McpSchema.JSONRPCResponse.JSONRPCError(
                 McpSchema.ErrorCodes.INTERNAL_ERROR,
@@ -211,7 +217,7 @@ public final class PeerCall implements ToolForward {
     private static McpError unreachable(Router.Remote owner) {
         return new McpError(new McpSchema.JSONRPCResponse.JSONRPCError(
                 -32000,
-                "the node that owns this session (" + owner.nodeId() + ") is unreachable; another node takes the "
+                "the node that owns this session (" + owner.nodeId() + ") is unreachable or not serving; another node takes the "
                         + "session over when that node's lease expires: retry in a few seconds",
                 null));
     }

@@ -30,6 +30,8 @@ public final class PeerProxy {
 
     public static final String FORWARDED_BY = "Rlm-Forwarded-By";
     public static final String OWNER = "Rlm-Owner";
+    /** On a 503 of a node that is shutting down or fenced: the sender waits for the session to move. */
+    public static final String NOT_SERVING = "Rlm-Not-Serving";
     private static final Set<String> NOT_PASSED = Set.of(
             "connection",
             "keep-alive",
@@ -48,7 +50,8 @@ public final class PeerProxy {
             "server",
             PeerAuth.HEADER.toLowerCase(Locale.ROOT),
             FORWARDED_BY.toLowerCase(Locale.ROOT),
-            OWNER.toLowerCase(Locale.ROOT));
+            OWNER.toLowerCase(Locale.ROOT),
+            NOT_SERVING.toLowerCase(Locale.ROOT));
 
     private final PeerAuth auth;
     private final HttpClient http;
@@ -77,6 +80,11 @@ public final class PeerProxy {
             }
             String[] parts = owner.strip().split(" ");
             return parts.length == 2 ? new Router.Remote(parts[0], parts[1]) : null;
+        }
+
+        /** The owner is shutting down or fenced: its sessions are about to move. */
+        public boolean notServing() {
+            return response.statusCode() == 503 && response.headers().firstValue(NOT_SERVING).isPresent();
         }
 
         public void discard() {

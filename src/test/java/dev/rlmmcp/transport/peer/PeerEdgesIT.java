@@ -17,8 +17,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** A body too large to hold is streamed to its owner, after the owner's 100 Continue, 409s included. */
-class PeerLargeBodyIT {
+/** Routing at its edges: a body too large to hold streams to its owner (409s included); a failing router. */
+class PeerEdgesIT {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -62,5 +62,38 @@ class PeerLargeBodyIT {
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
         JsonNode answer = JSON.readTree(response.body());
         return answer.path("result").path("content").get(0).path("text").asText();
+    }
+
+    @Test
+    void aRouterThatFailsIsA503SayingToRetry() throws Exception {
+        try (PeerNode a = new PeerNode("node-a", dir.resolve("a"), new ConcurrentHashMap<>())) {
+            a.routes.put("db-down", id -> {
+                throw new IllegalStateException("the cluster database is unreachable");
+            });
+            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            HttpResponse<String> refused = http.send(
+                    HttpRequest.newBuilder(URI.create(a.url() + "/rpc"))
+                            .header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString(
+                                    "{\"method\":\"whoami\",\"params\":{\"session_id\":\"db-down\"}}"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(refused.statusCode()).isEqualTo(503);
+            assertThat(refused.body()).contains("retry in a few seconds").doesNotContain("IllegalStateException");
+        }
+    }
+
+    @Test
+    void aCallForASessionBeingHandedOverWaitsUntilItMovesInsteadOfFailing() throws Exception {
+        Map<String, String> recorded = new ConcurrentHashMap<>();
+        try (PeerNode a = new PeerNode("node-a", dir.resolve("a"), recorded);
+                PeerNode b = new PeerNode("node-b", dir.resolve("b"), recorded)) {
+            b.serving = false; // b got SIGTERM: it finishes its calls and hands its sessions over
+            AtomicInteger asked = new AtomicInteger();
+            a.routes.put("handed", id -> asked.getAndIncrement() < 4 ? b.remote() : new Router.Local());
+            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            assertThat(whoami(http, a, "handed", "")).isEqualTo("node-a");
+            assertThat(asked.get()).isGreaterThanOrEqualTo(5);
+        }
     }
 }
