@@ -2,6 +2,7 @@ package dev.rlmmcp.cli;
 
 import dev.rlmmcp.cluster.ClusterNode;
 import dev.rlmmcp.cluster.ClusterSettings;
+import dev.rlmmcp.store.S3SnapshotStore;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -64,6 +65,11 @@ final class ClusterOptions {
                 spec,
                 !blank(kernel.snapshotS3),
                 "--cluster-db needs --snapshot-s3 s3://bucket/prefix: the nodes share sessions' variables there");
+        try {
+            S3SnapshotStore.Location.parse(kernel.snapshotS3); // before the database is joined
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), "--snapshot-s3: " + e.getMessage());
+        }
         KernelOptions.require(spec, !kernel.ephemeral, "--cluster-db keeps sessions; it cannot be combined with --ephemeral");
         KernelOptions.require(
                 spec,

@@ -62,4 +62,9 @@ public final class LeaseRouter implements Router {
     public boolean serving() {
         return lease.serving();
     }
+
+    @Override
+    public boolean serves(String sessionId) {
+        return lease.serving() || lease.live() && sessionId != null && leases.held(sessionId).isPresent();
+    }
 }

@@ -20,6 +20,15 @@ public interface Router {
 
     String nodeId();
 
-    /** False while fenced, or once the handover at SIGTERM began. */
+    /** Whether this node takes new work: false while fenced, or once the handover at SIGTERM began. */
     boolean serving();
+
+    /**
+     * Whether a request this node would serve itself may be served now: never while fenced; during the
+     * handover at SIGTERM only one for a session this node still holds (it runs until it is released);
+     * otherwise always. {@code sessionId} null: the request names no session (new work).
+     */
+    default boolean serves(String sessionId) {
+        return serving();
+    }
 }

@@ -2,7 +2,9 @@ package dev.rlmmcp.core;
 
 import dev.rlmmcp.store.StateStore;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,31 +29,50 @@ final class Handover {
     }
 
     /**
-     * Running calls finish (up to {@code timeout}), each session's changes are snapshotted and its
-     * record committed, then it is released and its kernel stopped.
+     * Each session on a thread of its own: its call under way finishes (up to {@code timeout}), its
+     * changes are snapshotted and its record committed, then it is released at once (so that another
+     * node takes it over without waiting for the others) and its kernel stopped.
      */
     static void handOver(List<Session> all, StateStore store, Ownership ownership, Duration timeout) {
         long started = System.nanoTime();
-        try {
-            if (store != null) {
-                ShutdownSnapshots.save(all, timeout);
-                store.flush();
-            }
-        } catch (RuntimeException e) {
-            log.warn("handover snapshots: {}", e.toString());
-        }
-        for (Session session : all) {
+        Instant deadline = Instant.now().plus(timeout);
+        List<Thread> threads = all.stream()
+                .map(session -> Thread.ofVirtual()
+                        .name("handover-" + session.id())
+                        .start(() -> handOver(session, store, ownership, deadline)))
+                .toList();
+        for (Thread thread : threads) {
             try {
-                ownership.release(session.id());
-            } catch (RuntimeException e) {
-                log.warn("session {}: not released (its owner's lease ends anyway): {}", session.id(), e.toString());
+                thread.join(Duration.between(Instant.now(), deadline).plusSeconds(1));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
             }
         }
-        stopAll(all);
         log.info(
                 "handover: {} sessions saved and released in {} ms",
                 all.size(),
                 (System.nanoTime() - started) / 1_000_000);
+    }
+
+    private static void handOver(Session session, StateStore store, Ownership ownership, Instant deadline) {
+        try {
+            if (store != null) {
+                Map<String, String> unsaved = session.saveBeforeStop(deadline);
+                if (!unsaved.isEmpty()) {
+                    log.warn("session {}: not saved at handover: {}", session.id(), unsaved);
+                }
+                store.flush();
+            }
+        } catch (RuntimeException e) {
+            log.warn("session {}: its snapshot at handover: {}", session.id(), e.toString());
+        }
+        try {
+            ownership.release(session.id());
+        } catch (RuntimeException e) {
+            log.warn("session {}: not released (its owner's lease ends anyway): {}", session.id(), e.toString());
+        }
+        stopAll(List.of(session));
     }
 
     private static void stopAll(List<Session> all) {

@@ -39,30 +39,37 @@ class ClusterOptionsTest {
         assertThat(errors("--cluster-db", "postgresql://rlm:pw@db/rlm").getFirst())
                 .isEqualTo("rlm-mcp serve: --cluster-db needs --snapshot-s3 s3://bucket/prefix: the nodes share "
                         + "sessions' variables there");
-        assertThat(errors("--cluster-db", "postgresql://db/rlm", "--snapshot-s3", "s3://b/p")
+        assertThat(errors("--cluster-db", "postgresql://db/rlm", "--snapshot-s3", "s3://rlm-sessions/p")
                         .getFirst())
                 .contains("--cluster-db needs --node-address host:port");
         assertThat(errors(
                                 "--cluster-db", "postgresql://db/rlm",
-                                "--snapshot-s3", "s3://b/p",
+                                "--snapshot-s3", "s3://rlm-sessions/p",
                                 "--node-address", "10.0.0.5")
                         .getFirst())
                 .contains("--node-address: '10.0.0.5' is not host:port");
         assertThat(errors(
                                 "--cluster-db", "postgresql://db/rlm",
-                                "--snapshot-s3", "s3://b/p",
+                                "--snapshot-s3", "s3://rlm-sessions/p",
                                 "--node-address", "127.0.0.1:9000",
                                 "--cluster-secret-file", secretFile("short"))
                         .getFirst())
                 .contains("must have at least 16 characters");
         assertThat(errors(
                                 "--cluster-db", "postgresql://db/rlm",
-                                "--snapshot-s3", "s3://b/p",
+                                "--snapshot-s3", "s3://rlm-sessions/p",
                                 "--node-address", "127.0.0.1:9000",
                                 "--cluster-secret-file", secretFile("a-long-enough-secret"),
                                 "--cluster-lease-ms", "10")
                         .getFirst())
                 .contains("--cluster-lease-ms must be 400..600000, not 10");
+    }
+
+    @Test
+    void aBadSnapshotStoreIsNamedBeforeTheDatabaseIsJoined() {
+        assertThat(errors("--cluster-db", "postgresql://db/rlm", "--snapshot-s3", "s3://b/p")
+                        .getFirst())
+                .isEqualTo("rlm-mcp serve: --snapshot-s3: 'b' in 's3://b/p' is not a valid bucket name");
     }
 
     @Test
@@ -75,7 +82,7 @@ class ClusterOptionsTest {
     void aBadDatabaseUrlIsNamedWithItsPasswordMasked() throws Exception {
         List<String> err = errors(
                 "--cluster-db", "mysql://rlm:hunter2@db/rlm",
-                "--snapshot-s3", "s3://b/p",
+                "--snapshot-s3", "s3://rlm-sessions/p",
                 "--node-address", "127.0.0.1:9000",
                 "--cluster-secret-file", secretFile("a-long-enough-secret"));
         assertThat(err.getFirst()).startsWith("rlm-mcp serve: --cluster-db mysql://rlm:***@db/rlm: ");

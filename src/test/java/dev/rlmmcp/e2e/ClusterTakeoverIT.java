@@ -1,0 +1,130 @@
+package dev.rlmmcp.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.rlmmcp.e2e.support.ClosedAfterEach;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.PostgresServer;
+import dev.rlmmcp.e2e.support.ServerProcess;
+import dev.rlmmcp.e2e.support.SessionCalls;
+import dev.rlmmcp.testsupport.S3ProxyServer;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two real {@code serve} nodes of one cluster on loopback ports, sharing a real PostgreSQL and a real S3
+ * (S3Proxy): a session created on node A is served through node B while A lives (its owner is A), and
+ * after A is killed with SIGKILL and its lease has expired, B takes it over with every variable a reply
+ * reported; a node stopped with SIGTERM hands its sessions over, so another takes them at once.
+ */
+class ClusterTakeoverIT {
+
+    private static final long LEASE_MS = 1000;
+
+    @TempDir
+    Path tmp;
+
+    @RegisterExtension
+    final ClosedAfterEach open = new ClosedAfterEach();
+
+    private Map<String, String> env;
+    private String database;
+
+    private ServerProcess node(String name) throws IOException {
+        ServerProcess server = ServerProcess.http(
+                env,
+                "--state-dir", tmp.resolve(name).toString(),
+                "--snapshot-s3", "s3://rlm-snapshots/cluster",
+                "--cluster-db", database,
+                "--node-address", "127.0.0.1:" + freePort(),
+                "--cluster-lease-ms", String.valueOf(LEASE_MS));
+        return open.add(server);
+    }
+
+    private SessionCalls client(ServerProcess server) {
+        return new SessionCalls(open.add(McpDriver.http(server.mcpUrl())));
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    private static JsonNode listed(SessionCalls calls, String id) {
+        for (JsonNode s : calls.ok("rlm_sessions", Map.of()).path("sessions")) {
+            if (s.path("session_id").asText().equals(id)) {
+                return s;
+            }
+        }
+        throw new AssertionError("session " + id + " not listed");
+    }
+
+    @Test
+    void aSessionOfAKilledNodeIsTakenOverWithItsVariables() throws Exception {
+        PostgresServer postgres = open.add(PostgresServer.start());
+        postgres.createDatabase("rlm");
+        database = postgres.url("rlm");
+        S3ProxyServer s3 = open.add(S3ProxyServer.start(tmp.resolve("s3")));
+        env = new HashMap<>(s3.env());
+        env.put("RLM_CLUSTER_SECRET", "cluster-takeover-it-secret");
+
+        ServerProcess a = node("a");
+        ServerProcess b = node("b");
+        SessionCalls onA = client(a);
+        SessionCalls onB = client(b);
+        String id = onA.ok("rlm_init_context", Map.of("context_text", "alpha\nbeta\n", "data_type", "lines"))
+                .path("session_id")
+                .asText();
+        onA.run(id, "x = 41\nrows = [len(l) for l in context]");
+
+        JsonNode elsewhere = listed(onB, id);
+        assertThat(elsewhere.path("owner_node").asText()).as(elsewhere.toString()).startsWith("n-");
+        assertThat(onB.run(id, "print(x + 1, rows)"))
+                .as("served by its live owner A through B")
+                .isEqualTo("42 [5, 4]\n");
+        onA.run(id, "x = 99");
+
+        a.kill();
+        Thread.sleep(LEASE_MS + 500);
+        assertThat(onB.run(id, "print(x, rows)")).isEqualTo("99 [5, 4]\n");
+        assertThat(listed(onB, id).has("owner_node")).as("now B's own").isFalse();
+        assertThat(b.log()).contains("taken from the snapshot store").doesNotContain("cluster-takeover-it-secret");
+    }
+
+    @Test
+    void aNodeStoppedWithSigtermHandsItsSessionsOverAtOnce() throws Exception {
+        PostgresServer postgres = open.add(PostgresServer.start());
+        postgres.createDatabase("rlm");
+        database = postgres.url("rlm");
+        S3ProxyServer s3 = open.add(S3ProxyServer.start(tmp.resolve("s3")));
+        env = new HashMap<>(s3.env());
+        env.put("RLM_CLUSTER_SECRET", "cluster-takeover-it-secret");
+
+        ServerProcess a = node("a");
+        ServerProcess b = node("b");
+        SessionCalls onA = client(a);
+        SessionCalls onB = client(b);
+        String id = onA.ok("rlm_init_context", Map.of("context_text", "one\n", "data_type", "lines"))
+                .path("session_id")
+                .asText();
+        onA.run(id, "y = {'k': [1, 2, 3]}");
+
+        long stopping = System.nanoTime();
+        assertThat(a.terminate()).isIn(0, 143);
+        // its log after SIGTERM cannot be read here: Process.destroy() closes the pipe
+        assertThat(listed(onB, id).has("owner_node")).as("released: no owner").isFalse();
+        assertThat(onB.run(id, "print(y['k'])")).isEqualTo("[1, 2, 3]\n");
+        assertThat(Duration.ofNanos(System.nanoTime() - stopping))
+                .as("taken over at once, not after the lease expired")
+                .isLessThan(Duration.ofSeconds(20));
+    }
+}
