@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * overwritten). After the manifest is up, the session's pointer in the cluster database is set to
  * (e, generation) by a fenced write; a checkout reads the pointer and downloads that manifest and its
  * files. A new owner's first snapshot uploads every file under its own epoch; once its pointer is set
- * it deletes the older epochs' keys and the files its own manifest no longer names. A node that lost
+ * it deletes (in the background) the older epochs' keys and the files its own manifest no longer names. A node that lost
  * the session (a zombie) can only write under its own, older epoch, which no pointer names again and
  * whose keys it never deletes unless its fenced pointer write succeeded. Records and traces live in
  * the database, not here.
@@ -65,6 +65,9 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
     private final Map<String, Synced> synced = new ConcurrentHashMap<>();
     private final Map<String, Object> locks = new ConcurrentHashMap<>();
     private volatile boolean bucketReady;
+    /** Removes what snapshots made obsolete, one snapshot's keys after another's, off the reply's path. */
+    private final ExecutorService cleanup = Executors.newSingleThreadExecutor(
+            Thread.ofVirtual().name("snapshot-cleanup").factory());
 
     S3ClusterSnapshotStore(
             Path root,
@@ -237,9 +240,17 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
                     .filter(key -> obsolete(key.substring(prefix(sessionId).length()), epoch, files))
                     .forEach(obsolete::add);
         }
-        inParallel(obsolete.stream()
+        List<Transfer> deletes = obsolete.stream()
                 .map(key -> (Transfer) () -> s3.delete(location.bucket(), key))
-                .toList());
+                .toList();
+        // after the reply: the snapshot is up and pointed at, and no later snapshot names these keys again
+        cleanup.execute(() -> {
+            try {
+                inParallel(deletes);
+            } catch (IOException | RuntimeException e) {
+                log.info("session {}: obsolete snapshot keys not all removed: {}", sessionId, e.getMessage());
+            }
+        });
     }
 
     /** One request to S3. */
@@ -326,6 +337,14 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
 
     @Override
     public void close() {
+        cleanup.shutdown();
+        try {
+            if (!cleanup.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                log.info("obsolete snapshot keys still being removed after 10 s; left for the next owner's listing");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         s3.close();
     }
 

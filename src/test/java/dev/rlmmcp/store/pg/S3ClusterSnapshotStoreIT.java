@@ -104,7 +104,7 @@ class S3ClusterSnapshotStoreIT {
         a.snapshots().committed("s1");
         snapshot(dir, 2, Map.of("x", "two"));
         a.snapshots().committed("s1");
-        assertThat(remote("s1")).containsOnlyKeys("e1/manifest-2.json", "e1/x.2");
+        eventually(() -> assertThat(remote("s1")).containsOnlyKeys("e1/manifest-2.json", "e1/x.2"));
         assertThat(clusterA.sessions().pointer("s1")).hasValue(new Pointer(1, 2));
 
         lapse(clusterA);
@@ -116,7 +116,7 @@ class S3ClusterSnapshotStoreIT {
 
         snapshot(there, 3, Map.of("x", "two", "z", "zed"));
         b.snapshots().committed("s1");
-        assertThat(remote("s1")).containsOnlyKeys("e2/manifest-3.json", "e2/x.2", "e2/z.3");
+        eventually(() -> assertThat(remote("s1")).containsOnlyKeys("e2/manifest-3.json", "e2/x.2", "e2/z.3"));
         assertThat(clusterB.sessions().pointer("s1")).hasValue(new Pointer(2, 3));
     }
 
@@ -145,7 +145,7 @@ class S3ClusterSnapshotStoreIT {
 
         snapshot(there, 2, Map.of("x", "new owner"));
         b.snapshots().committed("s1");
-        assertThat(remote("s1")).containsOnlyKeys("e2/manifest-2.json", "e2/x.2");
+        eventually(() -> assertThat(remote("s1")).containsOnlyKeys("e2/manifest-2.json", "e2/x.2"));
         assertThatThrownBy(() -> a.snapshots().committed("s1")).isInstanceOf(IOException.class);
         assertThat(clusterB.sessions().pointer("s1")).hasValue(new Pointer(2, 2));
         // what the zombie uploaded under its epoch is read by nothing, and gone when the owner lists the keys
@@ -154,7 +154,7 @@ class S3ClusterSnapshotStoreIT {
         assertThat(remote("s1")).containsKeys("e1/x.2").containsEntry("e2/x.2", 9L);
         snapshot(there, 32, Map.of("x", "new owner"));
         b.snapshots().committed("s1");
-        assertThat(remote("s1")).containsOnlyKeys("e2/manifest-32.json", "e2/x.32");
+        eventually(() -> assertThat(remote("s1")).containsOnlyKeys("e2/manifest-32.json", "e2/x.32"));
 
         // the zombie, given the session back later, does not trust its own older local copy
         b.snapshots().close();
@@ -244,5 +244,21 @@ class S3ClusterSnapshotStoreIT {
     static void lapse(PgCluster node) throws InterruptedException {
         node.leases().renew(Duration.ofMillis(1));
         Thread.sleep(20);
+    }
+
+    /** Obsolete keys are removed in the background, after the snapshot that made them obsolete. */
+    private static void eventually(Runnable assertion) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (true) {
+            try {
+                assertion.run();
+                return;
+            } catch (AssertionError notYet) {
+                if (System.nanoTime() > deadline) {
+                    throw notYet;
+                }
+                Thread.sleep(50);
+            }
+        }
     }
 }
