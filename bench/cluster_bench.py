@@ -11,7 +11,7 @@ import time
 from urllib.parse import urlparse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LEASE_MS = 4000
+LEASE_MS = 3000  # the default --cluster-lease-ms
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 
 
