@@ -47,7 +47,7 @@ final class ClusterOptions {
     @Option(
             names = "--cluster-lease-ms",
             paramLabel = "MS",
-            defaultValue = "${env:RLM_CLUSTER_LEASE_MS:-4000}",
+            defaultValue = "${env:RLM_CLUSTER_LEASE_MS:-3000}",
             description = "Cluster mode: how long a node's lease lasts; it renews it every quarter of that, and a "
                     + "dead node's sessions are taken over once it has expired (RLM_CLUSTER_LEASE_MS; "
                     + "default: ${DEFAULT-VALUE}).")

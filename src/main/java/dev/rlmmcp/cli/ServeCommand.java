@@ -189,7 +189,7 @@ final class ServeCommand implements Callable<Integer> {
                 new ClusterRun(node, endpoint, app),
                 portFile == null ? null : PortFile.write(portFile, bound),
                 shutdownTimeout);
-        logListening(app, bound, apiKey);
+        logListening(app, bound, apiKey, node);
         endpoint.join();
         return 0;
     }
@@ -217,16 +217,19 @@ final class ServeCommand implements Callable<Integer> {
                 shutdownTimeout);
     }
 
-    private void logListening(Assembly app, int bound, ApiKey apiKey) {
+    private void logListening(Assembly app, int bound, ApiKey apiKey, ClusterNode node) {
         log.info(
                 "rlm-mcp listening on http://{}:{}/mcp (also /sse, /rpc, /healthz, /health; auth: {}, data root: {}, "
-                        + "sandbox: {}{})",
+                        + "sandbox: {}{}{})",
                 host,
                 bound,
                 apiKey == null ? "off" : "bearer key",
                 app.sessions().kernels().settings().dataRoot(),
                 app.sessions().kernels().launcherName(),
-                extra.equals(McpServers.Features.NONE) ? "" : ", extra MCP features on");
+                extra.equals(McpServers.Features.NONE) ? "" : ", extra MCP features on",
+                node == null
+                        ? ""
+                        : ", cluster node " + node.nodeId() + ", peers at " + node.settings().nodeAddress());
     }
 
     private void checkRanges() {

@@ -34,6 +34,13 @@ public final class ClusterOwnership implements Ownership {
 
     @Override
     public boolean acquire(String sessionId) {
+        if (!lease.live()) {
+            throw new RlmException(
+                    ErrorCode.UPSTREAM_ERROR,
+                    "this node cannot renew its lease in the cluster database now, so it runs no session",
+                    null,
+                    "retry: the request is routed to a node that can (or here, once the database answers)");
+        }
         return lease.serving() && database(() -> leases.acquire(sessionId)).isPresent();
     }
 

@@ -9,9 +9,6 @@ import java.time.Duration;
  */
 public record ClusterSettings(String databaseUrl, String nodeAddress, String secret, Duration lease) {
 
-    /** The default lease: a dead node's sessions are taken over about this long after it stops renewing. */
-    public static final Duration DEFAULT_LEASE = Duration.ofMillis(4000);
-
     /** The host of the node address (brackets of an IPv6 literal removed). */
     public String peerHost() {
         String host = nodeAddress.substring(0, nodeAddress.lastIndexOf(':'));

@@ -21,7 +21,7 @@ final class Handover {
 
     /** Every kernel stopped at once, without a snapshot: another node may own these sessions by now. */
     static void fence(List<Session> all) {
-        stopAll(all);
+        stop(all);
         log.warn(
                 "fenced: this node's lease could not be renewed in time; {} sessions dropped from memory, "
                         + "their kernels stopped, nothing written (another node resumes them from their last snapshot)",
@@ -72,10 +72,11 @@ final class Handover {
         } catch (RuntimeException e) {
             log.warn("session {}: not released (its owner's lease ends anyway): {}", session.id(), e.toString());
         }
-        stopAll(List.of(session));
+        stop(List.of(session));
     }
 
-    private static void stopAll(List<Session> all) {
+    /** Stops the sessions' kernels at once, without a snapshot, a call under way or not. */
+    static void stop(List<Session> all) {
         all.parallelStream().forEach(session -> {
             try {
                 session.stopKernel();

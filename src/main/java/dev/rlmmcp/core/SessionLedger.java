@@ -112,7 +112,7 @@ final class SessionLedger {
                 "finalize with rlm_finalize (final_text or final_var_name), or start a new session with higher limits");
     }
 
-    void record(
+    String record(
             Integer step,
             String kind,
             String input,
@@ -124,11 +124,14 @@ final class SessionLedger {
             String tripped,
             LlmUsage usage,
             Object llmCalls) {
-        record(step, kind, input, status, output, changed, ms, io, tripped, usage, llmCalls, null);
+        return record(step, kind, input, status, output, changed, ms, io, tripped, usage, llmCalls, null);
     }
 
-    /** Appends an entry to the trace, and to the store's copy of it. */
-    void record(
+    /**
+     * Appends an entry to the trace, and to the store's copy of it. Returns why the step did not reach
+     * the cluster before its reply (cluster mode only), else null.
+     */
+    String record(
             Integer step,
             String kind,
             String input,
@@ -156,10 +159,11 @@ final class SessionLedger {
                 llmCalls == null ? null : json.valueToTree(llmCalls),
                 rlm);
         snapshots.recorded();
-        if (store != null) {
-            SessionRecords.append(store, json, stored(snapshots.at()), entry);
-            store.beforeReply(id); // cluster mode: the step reaches the cluster first; else nothing
+        if (store == null) {
+            return null;
         }
+        SessionRecords.append(store, json, stored(snapshots.at()), entry);
+        return store.beforeReply(id); // cluster mode: the step reaches the cluster first; else nothing
     }
 
     /** The session as stored: everything but the trace and the variables. */

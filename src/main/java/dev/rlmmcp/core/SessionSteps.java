@@ -98,7 +98,7 @@ final class SessionSteps {
                 accepted == null ? null : accepted.replaced());
         List<String> changed = exec == null ? List.of() : exec.variablesChanged();
         Supplier<JsonNode> rlm = step.extras().rlm();
-        ledger.record(
+        String unshared = ledger.record(
                 index,
                 "exec",
                 step.code(),
@@ -111,6 +111,6 @@ final class SessionSteps {
                 usage,
                 usage == null ? null : llmStep.calls(),
                 rlm == null ? null : rlm.get());
-        return result;
+        return unshared == null ? result : result.alsoNotSaved(changed);
     }
 }

@@ -38,7 +38,9 @@ import org.slf4j.LoggerFactory;
  * session whose connection is gone and that holds no variables is dropped instead). With a
  * {@link StateStore}, sessions are written to it as they change and read back at start: a restarted
  * server has them all, under the same ids; an idle session's kernel is released after a snapshot and
- * its state stays as it was.
+ * its state stays as it was. In a cluster, only the sessions {@link Ownership} says this node holds are
+ * run here: a new one is claimed, one another node held is taken over if that node is gone, and the
+ * sessions are dropped at once when the node loses its lease ({@link #fence}) or handed over at SIGTERM.
  */
 public final class Sessions implements AutoCloseable {
 
@@ -231,7 +233,7 @@ public final class Sessions implements AutoCloseable {
         if (byId.remove(session.id(), session)) {
             byConnection.values().remove(session);
             log.warn("session {}: this node no longer holds it (another node took it over): dropped", session.id());
-            Handover.fence(List.of(session));
+            Handover.stop(List.of(session));
         }
     }
 

@@ -40,6 +40,29 @@ public record StepResult(
                         .formatted(interruptedAfterMs / 1000.0, Text.seconds(timeout));
     }
 
+    /** This result with {@code names} added to what could not be saved (the step did not reach the cluster). */
+    StepResult alsoNotSaved(List<String> names) {
+        if (names.isEmpty()) {
+            return this;
+        }
+        java.util.Set<String> all = new java.util.LinkedHashSet<>(notSaved == null ? List.of() : notSaved);
+        all.addAll(names);
+        return new StepResult(
+                sessionId,
+                status,
+                step,
+                exec,
+                timeout,
+                interruptedAfterMs,
+                llmUsage,
+                guardrail,
+                List.copyOf(all),
+                stillWriting,
+                lostAtStop,
+                loss,
+                replacedBefore);
+    }
+
     /** What the step's trace entry shows of its output: stdout, the error, and {@link #message()}. */
     String traceOutput() {
         StringBuilder out = new StringBuilder(exec == null ? "" : exec.stdout());

@@ -98,5 +98,10 @@ class ClusterPersistenceIT {
         Session there = b.get(session.id());
         assertThat(out(there, "print(x, words)")).isEqualTo("42 ['alpha', 'beta', 'gamma']\n");
         assertThat(TestReplies.trace(there.trace(0, 100)).path("steps")).hasSize(3);
+
+        // node A, which lost the session but has not noticed, says that its step was not saved
+        ObjectNode stale = TestReplies.step(session.execute(StepRequest.of("y = 5", T)));
+        assertThat(stale.path("not_saved").toString()).isEqualTo("[\"y\"]");
+        assertThat(out(there, "print('y' in dir())")).isEqualTo("False\n");
     }
 }

@@ -92,7 +92,8 @@ public final class ListSessionsTool implements RlmTool {
                     "use one of: " + String.join(", ", STATES));
         }
         boolean verbose = args.flag("verbose");
-        List<ObjectNode> matching = listed().stream()
+        List<String> unlisted = new ArrayList<>();
+        List<ObjectNode> matching = listed(unlisted).stream()
                 .filter(s -> state == null || s.path("state").asText().equals(state))
                 .toList();
         ObjectNode body = sessions.json().createObjectNode();
@@ -102,6 +103,7 @@ public final class ListSessionsTool implements RlmTool {
             list.add(verbose ? summary : compact(summary));
         }
         body.put("count", list.size());
+        unlisted.forEach(why -> body.put("other_nodes_unlisted", why));
         body.put("total", matching.size());
         if (end < matching.size()) {
             body.put("next_offset", end);
@@ -116,14 +118,20 @@ public final class ListSessionsTool implements RlmTool {
     /**
      * This node's sessions and, in a cluster, those other nodes own (each with its {@code owner_node},
      * and {@code owner_gone} if that node is gone: the session resumes wherever it is called next),
-     * most recently active first.
+     * most recently active first; if the cluster's could not be read, why goes into {@code unlisted}.
      */
-    private List<ObjectNode> listed() {
+    private List<ObjectNode> listed(List<String> unlisted) {
         List<ObjectNode> all = new ArrayList<>();
         for (Session session : sessions.all()) {
             all.add(Replies.summary(session.summary()));
         }
-        for (OwnedElsewhere other : sessions.elsewhere()) {
+        List<OwnedElsewhere> elsewhere = List.of();
+        try {
+            elsewhere = sessions.elsewhere();
+        } catch (RlmException e) { // the cluster database did not answer: this node's sessions still are listed
+            unlisted.add(e.getMessage());
+        }
+        for (OwnedElsewhere other : elsewhere) {
             ObjectNode summary = Replies.summary(other.summary());
             summary.remove("kernel_running");
             if (other.ownerNode() != null) {

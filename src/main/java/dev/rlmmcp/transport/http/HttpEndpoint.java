@@ -210,7 +210,10 @@ public final class HttpEndpoint implements AutoCloseable {
         jetty.start();
         if (cluster != null) {
             // the ids of tasks and input_required rounds name this node, so that any node routes them here
-            streamable.tagIds(cluster.auth().tag(cluster.host() + ":" + peerAddress().getPort()));
+            String host = cluster.host().contains(":") && !cluster.host().startsWith("[")
+                    ? "[" + cluster.host() + "]"
+                    : cluster.host();
+            streamable.tagIds(cluster.auth().tag(host + ":" + peerAddress().getPort()));
         }
     }
 

@@ -77,36 +77,54 @@ final class RoutingFilter extends HttpFilter {
         if (key == null) {
             key = new RouteKey.None();
         }
-        Router.Route route;
+        Router.Route route = route(key, routed, response);
+        if (route instanceof Router.Remote owner) {
+            toOwner(request, routed, body, response, owner, key, chain);
+        } else if (route != null) {
+            serveHere(routed, response, chain);
+        }
+    }
+
+    /** Where the key routes to; null after answering 503 when the router fails (the cluster database is down). */
+    private Router.Route route(RouteKey key, HttpServletRequest request, HttpServletResponse response)
+            throws IOException {
         try {
-            route = key.route(router);
+            return key.route(router);
         } catch (RuntimeException e) {
             log.warn("routing a request failed: {}", e.toString());
             response.setHeader("Retry-After", "2");
             JsonResponse.refuseUnread(
-                    routed,
+                    request,
                     response,
                     503,
                     -32000,
                     "this node cannot tell which node serves the session now (the cluster database did not "
                             + "answer); retry in a few seconds");
-            return;
+            return null;
         }
-        if (route instanceof Router.Remote owner) {
-            if (PeerGate.peerOf(request) != null) {
-                moved(routed, response, owner);
-            } else if (body == null && small(request)) {
-                // sent from memory: no wait for the owner's 100 Continue, and a 409 can be followed at once
-                BufferedRequest buffered = BufferedRequest.read(request, response, maxRequestBytes);
-                if (buffered != null) {
-                    forward(buffered, buffered.body(), response, owner, key, chain);
-                }
-            } else {
-                forward(routed, body, response, owner, key, chain);
+    }
+
+    /** A peer's request is answered 409 naming the owner; a client's is forwarded to it. */
+    private void toOwner(
+            HttpServletRequest request,
+            HttpServletRequest routed,
+            byte[] body,
+            HttpServletResponse response,
+            Router.Remote owner,
+            RouteKey key,
+            FilterChain chain)
+            throws IOException, ServletException {
+        if (PeerGate.peerOf(request) != null) {
+            moved(routed, response, owner);
+        } else if (body == null && small(request)) {
+            // sent from memory: no wait for the owner's 100 Continue, and a 409 can be followed at once
+            BufferedRequest buffered = BufferedRequest.read(request, response, maxRequestBytes);
+            if (buffered != null) {
+                forward(buffered, buffered.body(), response, owner, key, chain);
             }
-            return;
+        } else {
+            forward(routed, body, response, owner, key, chain);
         }
-        serveHere(routed, response, chain);
     }
 
     /** A body of known length small enough to hold while it is forwarded. */

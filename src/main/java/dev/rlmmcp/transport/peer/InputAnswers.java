@@ -7,7 +7,6 @@ import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
-import java.util.Iterator;
 import java.util.Map;
 
 /** The answers to an input_required round, each asked of this call's own client. */
@@ -18,8 +17,7 @@ final class InputAnswers {
     /** Asks the client every input request of the round (by key); returns the answers by the same keys. */
     static ObjectNode ask(McpSyncServerExchange exchange, JsonNode requests, McpJsonMapper mapper, ObjectMapper json) {
         ObjectNode answers = json.createObjectNode();
-        for (Iterator<Map.Entry<String, JsonNode>> it = requests.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> asked = it.next();
+        for (Map.Entry<String, JsonNode> asked : requests.properties()) {
             String method = asked.getValue().path("method").asText();
             Map<?, ?> params = json.convertValue(asked.getValue().path("params"), Map.class);
             Object answer =

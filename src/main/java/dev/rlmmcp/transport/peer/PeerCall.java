@@ -92,6 +92,16 @@ public final class PeerCall implements ToolForward {
             if (!"input_required".equals(result.path("resultType").asText())) {
                 ObjectNode complete = result.deepCopy();
                 complete.remove("resultType");
+                if (complete.get("_meta") instanceof ObjectNode meta) {
+                    // the stateless revision's own fields (the owner's identity) are not this client's revision's
+                    meta.remove(meta.properties().stream()
+                            .map(Map.Entry::getKey)
+                            .filter(name -> name.startsWith("io.modelcontextprotocol/"))
+                            .toList());
+                    if (meta.isEmpty()) {
+                        complete.remove("_meta");
+                    }
+                }
                 return mapper.convertValue(json.convertValue(complete, Map.class), McpSchema.CallToolResult.class);
             }
             params.set("inputResponses", InputAnswers.ask(exchange, result.path("inputRequests"), mapper, json));
@@ -209,7 +219,8 @@ public final class PeerCall implements ToolForward {
                         token,
                         p.path("progress").asDouble(),
                         p.hasNonNull("total") ? p.get("total").asDouble() : null,
-                        p.hasNonNull("message") ? p.get("message").asText() : null));
+                        p.hasNonNull("message") ? p.get("message").asText() : null,
+                        null));
             }
         });
     }

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.ErrorCode;
+import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Ownership;
 import dev.rlmmcp.core.Session;
@@ -53,7 +55,7 @@ class ClusterListingTest {
         return sessions;
     }
 
-    /** Everything claimed here is held; the cluster also has {@code elsewhere}. */
+    /** Everything claimed here is held; the cluster also has {@code elsewhere} (null: its database is down). */
     private static Ownership cluster(List<Ownership.Elsewhere> elsewhere) {
         return new Ownership() {
             @Override
@@ -79,6 +81,9 @@ class ClusterListingTest {
 
             @Override
             public List<Elsewhere> elsewhere() {
+                if (elsewhere == null) {
+                    throw new RlmException(ErrorCode.UPSTREAM_ERROR, "the cluster database did not answer", null, "retry");
+                }
                 return elsewhere;
             }
         };
@@ -115,5 +120,15 @@ class ClusterListingTest {
         assertThat(reply.path("sessions").get(0).path("session_id").asText())
                 .as("most recently active first")
                 .isEqualTo(mine.id());
+    }
+
+    @Test
+    void withTheClusterDatabaseDownThisNodesSessionsAreStillListed() {
+        Sessions b = node("b", cluster(null));
+        Session mine = b.create("mine", Limits.NONE);
+        ListSessionsTool tool = new ListSessionsTool(b);
+        ObjectNode reply = tool.call(new Args(tool.name(), Map.of(), tool.schema().names()), new Caller("c"));
+        assertThat(reply.path("sessions").get(0).path("session_id").asText()).isEqualTo(mine.id());
+        assertThat(reply.path("other_nodes_unlisted").asText()).contains("did not answer");
     }
 }

@@ -290,6 +290,8 @@ class PeerRoutingIT {
         assertThat(slow.stream().filter(m -> m.contains("notifications/progress") && m.contains("\"tok\"")))
                 .hasSize(3);
         assertThat(text(JSON.readTree(slow.getLast()))).isEqualTo("node-b done");
+        assertThat(JSON.readTree(slow.getLast()).path("result").has("resultType")).isFalse();
+        assertThat(slow.getLast()).doesNotContain("io.modelcontextprotocol/");
 
         List<String> asked = events(session, CALL.formatted(8, "{\"name\":\"ask\",\"arguments\":{\"session_id\":\"s-b\"}}"));
         assertThat(asked.stream().filter(m -> m.contains("sampling/createMessage"))).hasSize(1);
