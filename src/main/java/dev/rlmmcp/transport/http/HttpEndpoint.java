@@ -5,6 +5,7 @@ import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.transport.McpServers;
 import dev.rlmmcp.transport.ToolForward;
 import dev.rlmmcp.transport.peer.PeerCall;
+import dev.rlmmcp.transport.peer.PeerClients;
 import dev.rlmmcp.transport.peer.PeerProxy;
 import dev.rlmmcp.transport.peer.Reroute;
 import dev.rlmmcp.transport.http.ui.UiServlet;
@@ -144,7 +145,7 @@ public final class HttpEndpoint implements AutoCloseable {
         if (cluster != null) {
             FilterHolder routing = new FilterHolder(new RoutingFilter(
                     cluster.router(),
-                    new PeerProxy(cluster.auth()),
+                    new PeerProxy(cluster.auth(), new PeerClients()),
                     json,
                     settings.maxRequestBytes(),
                     cluster.auth()::tagged,

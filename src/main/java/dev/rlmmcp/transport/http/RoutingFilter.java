@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.cluster.Router;
 import dev.rlmmcp.transport.peer.PeerProxy;
 import dev.rlmmcp.transport.peer.Reroute;
+import dev.rlmmcp.transport.peer.RouteCache;
 import dev.rlmmcp.transport.peer.RouteKey;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -32,6 +33,7 @@ final class RoutingFilter extends HttpFilter {
     private static final Logger log = LoggerFactory.getLogger(RoutingFilter.class);
 
     private final transient Router router;
+    private final transient RouteCache routes;
     private final transient PeerProxy proxy;
     private final transient ObjectMapper json;
     private final int maxRequestBytes;
@@ -46,6 +48,7 @@ final class RoutingFilter extends HttpFilter {
             Function<String, Optional<Router.Remote>> tags,
             Duration patience) {
         this.router = router;
+        this.routes = new RouteCache(router);
         this.patience = patience;
         this.tags = tags;
         this.proxy = proxy;
@@ -81,7 +84,7 @@ final class RoutingFilter extends HttpFilter {
         if (route instanceof Router.Remote owner) {
             toOwner(request, routed, body, response, owner, key, chain);
         } else if (route != null) {
-            serveHere(routed, response, chain);
+            serveHere(routed, response, chain, key);
         }
     }
 
@@ -89,7 +92,7 @@ final class RoutingFilter extends HttpFilter {
     private Router.Route route(RouteKey key, HttpServletRequest request, HttpServletResponse response)
             throws IOException {
         try {
-            return key.route(router);
+            return routes.route(key);
         } catch (RuntimeException e) {
             log.warn("routing a request failed: {}", e.toString());
             response.setHeader("Retry-After", "2");
@@ -133,9 +136,9 @@ final class RoutingFilter extends HttpFilter {
         return length > 0 && length <= SMALL_BODY;
     }
 
-    private void serveHere(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+    private void serveHere(HttpServletRequest request, HttpServletResponse response, FilterChain chain, RouteKey key)
             throws IOException, ServletException {
-        if (!router.serving()) {
+        if (!router.serves(key instanceof RouteKey.Session session ? session.id() : null)) {
             response.setHeader("Retry-After", "2");
             response.setHeader(PeerProxy.NOT_SERVING, "true"); // a peer waits for the session to move
             JsonResponse.refuseUnread(
@@ -171,36 +174,39 @@ final class RoutingFilter extends HttpFilter {
             RouteKey key,
             FilterChain chain)
             throws IOException, ServletException {
-        Router.Remote owner = first;
-        for (int hop = 1; hop <= MAX_HOPS; hop++) {
+        Router.Route next = first;
+        for (int hop = 0; hop < MAX_HOPS && next instanceof Router.Remote owner; hop++) {
             PeerProxy.Answer answer = null;
             try {
-                answer = proxy.send(request, body, owner);
+                answer = proxy.send(request, body, owner, () -> routes.stillNames(key, owner));
             } catch (PeerProxy.Unreachable e) {
                 log.info("{}", e.getMessage());
             }
             if (answer != null && answer.redirect() != null) {
                 answer.discard();
-                owner = answer.redirect();
+                routes.forget(key);
+                Router.Remote named = answer.redirect();
+                next = named.nodeId().equals(router.nodeId()) ? routes.fresh(key) : named;
                 continue;
             }
             if (answer != null && !answer.notServing()) {
+                routes.remember(key, owner);
                 PeerProxy.relay(answer, response);
                 return;
             }
             if (answer != null) {
                 answer.discard();
             }
-            Router.Route again = Reroute.after(() -> key.route(router), owner, patience);
-            if (again instanceof Router.Local) {
-                serveHere(request, response, chain); // the owner let the session go, or its lease ran out
-                return;
-            }
-            if (!(again instanceof Router.Remote other) || other.equals(owner)) {
+            routes.forget(key);
+            next = Reroute.after(() -> routes.fresh(key), owner, patience);
+            if (next.equals(owner)) {
                 unreachable(request, response, owner);
                 return;
             }
-            owner = other;
+        }
+        if (next instanceof Router.Local) {
+            serveHere(request, response, chain, key); // the owner let the session go, or its lease ran out
+            return;
         }
         response.setHeader("Retry-After", "1");
         JsonResponse.refuseUnread(

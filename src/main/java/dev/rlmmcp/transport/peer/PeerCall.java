@@ -13,14 +13,10 @@ import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.ConnectException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Base64;
 import java.util.Map;
 import java.util.Optional;
@@ -43,10 +39,7 @@ public final class PeerCall implements ToolForward {
     private final PeerAuth auth;
     private final McpJsonMapper mapper;
     private final ObjectMapper json = new ObjectMapper();
-    private final HttpClient http = HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(2))
-            .build();
+    private final PeerClients peers = new PeerClients();
 
     public PeerCall(Router router, PeerAuth auth, McpJsonMapper mapper) {
         this.router = router;
@@ -145,14 +138,12 @@ public final class PeerCall implements ToolForward {
         Router.Remote owner = first;
         for (int hop = 0; hop < MAX_HOPS; hop++) {
             PeerProxy.Answer answer = null;
+            Router.Remote asked = owner;
             try {
-                answer = new PeerProxy.Answer(
-                        http.send(request(owner, tool, session, body), HttpResponse.BodyHandlers.ofInputStream()));
-            } catch (ConnectException | HttpConnectTimeoutException e) {
-                // the owner is down: its sessions move when its lease runs out
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted while calling node " + owner.nodeId(), e);
+                answer = new PeerProxy.Answer(peers.send(
+                        request(owner, tool, session, body), owner, () -> stillNames(session, asked)));
+            } catch (PeerProxy.Unreachable e) {
+                // the owner is down or cut off: its sessions move when its lease runs out
             }
             if (answer != null && answer.redirect() != null) {
                 answer.discard();
@@ -178,6 +169,14 @@ public final class PeerCall implements ToolForward {
                 McpSchema.ErrorCodes.INTERNAL_ERROR,
                 "the session moved between nodes " + MAX_HOPS + " times while this call was routed; retry",
                 null));
+    }
+
+    private boolean stillNames(String session, Router.Remote owner) {
+        try {
+            return owner.equals(router.route(session));
+        } catch (RuntimeException e) {
+            return true; // the cluster database did not answer: the owner's lease is not known to have run out
+        }
     }
 
     private HttpRequest request(Router.Remote owner, String tool, String session, byte[] body) {

@@ -8,16 +8,13 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.net.ConnectException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.Enumeration;
 import java.util.Locale;
 import java.util.Set;
+import java.util.function.BooleanSupplier;
 
 /**
  * Sends one client request on to the node that owns its session, over the peer channel, and streams the
@@ -54,15 +51,11 @@ public final class PeerProxy {
             NOT_SERVING.toLowerCase(Locale.ROOT));
 
     private final PeerAuth auth;
-    private final HttpClient http;
+    private final PeerClients peers;
 
-    public PeerProxy(PeerAuth auth) {
+    public PeerProxy(PeerAuth auth, PeerClients peers) {
         this.auth = auth;
-        this.http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(2))
-                .followRedirects(HttpClient.Redirect.NEVER)
-                .build();
+        this.peers = peers;
     }
 
     /** The owner's answer, not yet read; its body must be relayed or closed. */
@@ -103,9 +96,11 @@ public final class PeerProxy {
 
     /**
      * Sends the request to {@code owner}; {@code body} null streams it from the request. Throws
-     * {@link Unreachable} when the owner's address refuses or does not answer the connection.
+     * {@link Unreachable} when the owner's address refuses or does not answer the connection, or when
+     * {@code stillOwner} stops naming it before it answered (see {@link PeerClients}).
      */
-    public Answer send(HttpServletRequest request, byte[] body, Router.Remote owner) throws IOException {
+    public Answer send(HttpServletRequest request, byte[] body, Router.Remote owner, BooleanSupplier stillOwner)
+            throws IOException {
         String target = target(request);
         String method = request.getMethod();
         HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create("http://" + owner.address() + target))
@@ -121,14 +116,7 @@ public final class PeerProxy {
         }
         builder.header(PeerAuth.HEADER, auth.sign(method, target));
         builder.header(FORWARDED_BY, auth.nodeId());
-        try {
-            return new Answer(http.send(builder.build(), HttpResponse.BodyHandlers.ofInputStream()));
-        } catch (ConnectException | HttpConnectTimeoutException e) {
-            throw new Unreachable(owner, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while forwarding to " + owner.nodeId(), e);
-        }
+        return new Answer(peers.send(builder.build(), owner, stillOwner));
     }
 
     /** Writes the owner's answer to the client, flushing whenever the owner has sent nothing more yet. */

@@ -5,6 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.cluster.Router;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -17,7 +23,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Routing at its edges: a body too large to hold streams to its owner (409s included); a failing router. */
+/**
+ * Routing at its edges: a body too large to hold streams to its owner (409s included); a failing router; an
+ * owner that never answers, given up once the cluster names another.
+ */
 class PeerEdgesIT {
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -94,6 +103,39 @@ class PeerEdgesIT {
             HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
             assertThat(whoami(http, a, "handed", "")).isEqualTo("node-a");
             assertThat(asked.get()).isGreaterThanOrEqualTo(5);
+        }
+    }
+
+    @Test
+    void anOwnerThatTakesTheRequestAndNeverAnswersIsGivenUpOnceTheClusterNamesAnother() throws Exception {
+        try (PeerNode a = new PeerNode("node-a", dir.resolve("a"), new ConcurrentHashMap<>());
+                ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            Thread.ofVirtual().start(() -> swallow(silent)); // a peer cut off after the connection was made
+            Router.Remote cutOff = new Router.Remote("node-c", "127.0.0.1:" + silent.getLocalPort());
+            long leaseEnds = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+            a.routes.put("cut", id -> System.nanoTime() < leaseEnds ? cutOff : new Router.Local());
+            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            long start = System.nanoTime();
+            assertThat(whoami(http, a, "cut", "")).isEqualTo("node-a");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+        }
+    }
+
+    /** Accepts connections and reads what comes, answering nothing. */
+    private static void swallow(ServerSocket server) {
+        try {
+            while (true) {
+                Socket socket = server.accept();
+                Thread.ofVirtual().start(() -> {
+                    try (InputStream in = socket.getInputStream()) {
+                        in.transferTo(OutputStream.nullOutputStream());
+                    } catch (IOException e) {
+                        // the proxy gave up on this connection
+                    }
+                });
+            }
+        } catch (IOException e) {
+            // the test is over
         }
     }
 }
