@@ -40,7 +40,8 @@ import org.junit.jupiter.api.extension.TestWatcher;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterIT {
 
-    private static final long LEASE_MS = 5000; // above the default: a 2-core CI box under 200 clients starves heartbeats
+    private static final long LEASE_MS =
+            5000; // above the default: a 2-core CI box under 200 clients starves heartbeats
 
     private LocalCluster cluster;
     private Balancer hashing;
