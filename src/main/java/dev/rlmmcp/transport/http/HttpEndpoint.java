@@ -6,6 +6,7 @@ import dev.rlmmcp.transport.McpServers;
 import dev.rlmmcp.transport.ToolForward;
 import dev.rlmmcp.transport.peer.PeerCall;
 import dev.rlmmcp.transport.peer.PeerClients;
+import dev.rlmmcp.transport.peer.PeerConnections;
 import dev.rlmmcp.transport.peer.PeerProxy;
 import dev.rlmmcp.transport.peer.Reroute;
 import dev.rlmmcp.transport.http.ui.UiServlet;
@@ -145,7 +146,7 @@ public final class HttpEndpoint implements AutoCloseable {
         if (cluster != null) {
             FilterHolder routing = new FilterHolder(new RoutingFilter(
                     cluster.router(),
-                    new PeerProxy(cluster.auth(), new PeerClients()),
+                    new PeerProxy(cluster.auth(), new PeerClients(), new PeerConnections()),
                     json,
                     settings.maxRequestBytes(),
                     cluster.auth()::tagged,

@@ -137,11 +137,12 @@ public final class PeerCall implements ToolForward {
         byte[] body = json.writeValueAsBytes(message);
         Router.Remote owner = first;
         for (int hop = 0; hop < MAX_HOPS; hop++) {
+            HttpResponse<InputStream> response = null;
             PeerProxy.Answer answer = null;
             Router.Remote asked = owner;
             try {
-                answer = new PeerProxy.Answer(peers.send(
-                        request(owner, tool, session, body), owner, () -> stillNames(session, asked)));
+                response = peers.send(request(owner, tool, session, body), owner, () -> stillNames(session, asked));
+                answer = PeerProxy.Answer.of(response);
             } catch (PeerProxy.Unreachable e) {
                 // the owner is down or cut off: its sessions move when its lease runs out
             }
@@ -151,7 +152,7 @@ public final class PeerCall implements ToolForward {
                 continue;
             }
             if (answer != null && !answer.notServing()) {
-                return new Exchange(answer.response(), owner);
+                return new Exchange(response, owner);
             }
             if (answer != null) {
                 answer.discard();

@@ -11,7 +11,11 @@ import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpHeaders;
+import java.util.ArrayList;
 import java.util.Enumeration;
+import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
@@ -52,23 +56,25 @@ public final class PeerProxy {
 
     private final PeerAuth auth;
     private final PeerClients peers;
+    private final PeerConnections connections;
 
-    public PeerProxy(PeerAuth auth, PeerClients peers) {
+    public PeerProxy(PeerAuth auth, PeerClients peers, PeerConnections connections) {
         this.auth = auth;
         this.peers = peers;
+        this.connections = connections;
     }
 
-    /** The owner's answer, not yet read; its body must be relayed or closed. */
-    public record Answer(HttpResponse<InputStream> response) {
+    /** The owner's answer, its body not yet read: it must be relayed or closed. */
+    public record Answer(int status, HttpHeaders headers, InputStream body) {
 
-        public int status() {
-            return response.statusCode();
+        public static Answer of(HttpResponse<InputStream> response) {
+            return new Answer(response.statusCode(), response.headers(), response.body());
         }
 
         /** The owner an answer 409 names, or null. */
         public Router.Remote redirect() {
-            String owner = response.headers().firstValue(OWNER).orElse(null);
-            if (response.statusCode() != 409 || owner == null) {
+            String owner = headers.firstValue(OWNER).orElse(null);
+            if (status != 409 || owner == null) {
                 return null;
             }
             String[] parts = owner.strip().split(" ");
@@ -77,12 +83,12 @@ public final class PeerProxy {
 
         /** The owner is shutting down or fenced: its sessions are about to move. */
         public boolean notServing() {
-            return response.statusCode() == 503 && response.headers().firstValue(NOT_SERVING).isPresent();
+            return status == 503 && headers.firstValue(NOT_SERVING).isPresent();
         }
 
         public void discard() {
             try {
-                response.body().close();
+                body.close();
             } catch (IOException e) {
                 // nothing more to read from a connection already given up
             }
@@ -103,35 +109,45 @@ public final class PeerProxy {
             throws IOException {
         String target = target(request);
         String method = request.getMethod();
-        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create("http://" + owner.address() + target))
-                .method(method, publisher(request, body))
-                .expectContinue(body == null && hasBody(request));
+        List<Map.Entry<String, String>> headers = new ArrayList<>(16);
         for (Enumeration<String> names = request.getHeaderNames(); names.hasMoreElements(); ) {
             String name = names.nextElement();
             if (!NOT_PASSED.contains(name.toLowerCase(Locale.ROOT))) {
                 for (Enumeration<String> values = request.getHeaders(name); values.hasMoreElements(); ) {
-                    builder.header(name, values.nextElement());
+                    headers.add(Map.entry(name, values.nextElement()));
                 }
             }
         }
-        builder.header(PeerAuth.HEADER, auth.sign(method, target));
-        builder.header(FORWARDED_BY, auth.nodeId());
-        return new Answer(peers.send(builder.build(), owner, stillOwner));
+        headers.add(Map.entry(PeerAuth.HEADER, auth.sign(method, target)));
+        headers.add(Map.entry(FORWARDED_BY, auth.nodeId()));
+        if (body != null || !hasBody(request)) { // in memory: written in one piece on a pooled connection
+            return connections.send(
+                    new PeerConnections.Request(method, target, headers, body == null ? new byte[0] : body),
+                    owner,
+                    stillOwner);
+        }
+        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create("http://" + owner.address() + target))
+                .method(method, publisher(request))
+                .expectContinue(true);
+        headers.forEach(header -> builder.header(header.getKey(), header.getValue()));
+        return Answer.of(peers.send(builder.build(), owner, stillOwner));
     }
 
     /** Writes the owner's answer to the client, flushing whenever the owner has sent nothing more yet. */
     public static void relay(Answer answer, HttpServletResponse response) throws IOException {
-        HttpResponse<InputStream> from = answer.response();
-        response.setStatus(from.statusCode());
-        from.headers().map().forEach((name, values) -> {
+        response.setStatus(answer.status());
+        answer.headers().map().forEach((name, values) -> {
             if (!name.startsWith(":") && passed(name)) {
                 values.forEach(value -> response.addHeader(name, value));
             }
         });
-        from.headers().firstValueAsLong("content-length").ifPresent(response::setContentLengthLong);
-        try (InputStream in = from.body()) {
+        long length = answer.headers().firstValueAsLong("content-length").orElse(-1);
+        if (length >= 0) {
+            response.setContentLengthLong(length);
+        }
+        try (InputStream in = answer.body()) {
             OutputStream out = response.getOutputStream();
-            byte[] buffer = new byte[16 * 1024];
+            byte[] buffer = new byte[length >= 0 && length < 8192 ? (int) Math.max(length, 1) : 8192];
             for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
                 out.write(buffer, 0, n);
                 if (in.available() == 0) {
@@ -156,13 +172,7 @@ public final class PeerProxy {
         return request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null;
     }
 
-    private static HttpRequest.BodyPublisher publisher(HttpServletRequest request, byte[] body) {
-        if (body != null) {
-            return HttpRequest.BodyPublishers.ofByteArray(body);
-        }
-        if (!hasBody(request)) {
-            return HttpRequest.BodyPublishers.noBody();
-        }
+    private static HttpRequest.BodyPublisher publisher(HttpServletRequest request) {
         return HttpRequest.BodyPublishers.ofInputStream(() -> {
             try {
                 return request.getInputStream();
