@@ -27,6 +27,7 @@ public final class ClusterNode implements AutoCloseable {
     private final PgCluster pg;
     private final NodeLease lease;
     private final AtomicReference<Sessions> sessions = new AtomicReference<>();
+    private final SessionAffinity affinity = new SessionAffinity();
 
     private ClusterNode(ClusterSettings settings, PgCluster pg) {
         this.settings = settings;
@@ -64,7 +65,7 @@ public final class ClusterNode implements AutoCloseable {
     }
 
     public Router router() {
-        return new LeaseRouter(pg.leases(), lease);
+        return new LeaseRouter(pg.leases(), lease, affinity);
     }
 
     public McpSessionHomes homes() {
@@ -82,6 +83,7 @@ public final class ClusterNode implements AutoCloseable {
     /** Joins the cluster: the first renewal of the lease (thrown if it fails), then the heartbeat. */
     public void start(Sessions served) {
         sessions.set(served);
+        affinity.start(served::moveOut);
         lease.start();
         log.info("cluster node {} at {}: lease {} ms", nodeId(), settings.nodeAddress(), settings.lease().toMillis());
     }

@@ -14,10 +14,16 @@ public final class LeaseRouter implements Router {
 
     private final Leases leases;
     private final NodeLease lease;
+    private final SessionAffinity affinity;
 
     public LeaseRouter(Leases leases, NodeLease lease) {
+        this(leases, lease, new SessionAffinity());
+    }
+
+    LeaseRouter(Leases leases, NodeLease lease, SessionAffinity affinity) {
         this.leases = leases;
         this.lease = lease;
+        this.affinity = affinity;
     }
 
     @Override
@@ -65,6 +71,14 @@ public final class LeaseRouter implements Router {
 
     @Override
     public boolean serves(String sessionId) {
+        if (sessionId != null && affinity.moving(sessionId)) {
+            return false;
+        }
         return lease.serving() || lease.live() && sessionId != null && leases.held(sessionId).isPresent();
+    }
+
+    @Override
+    public void served(String sessionId, String forwardedBy) {
+        affinity.served(sessionId, forwardedBy);
     }
 }

@@ -31,4 +31,10 @@ public interface Router {
     default boolean serves(String sessionId) {
         return serving();
     }
+
+    /**
+     * A request for {@code sessionId} was served here, forwarded by the peer {@code forwardedBy} (null:
+     * it came from a client), so that a session whose requests keep arriving at another node moves there.
+     */
+    default void served(String sessionId, String forwardedBy) {}
 }

@@ -72,7 +72,6 @@ public final class Sessions implements AutoCloseable {
         this(kernels, llm, CompletableFuture.completedFuture(null));
     }
 
-    /** Sessions kept in {@code store} (null: in memory only), those already there read back. */
     public Sessions(KernelFactory kernels, StateStore store) {
         this(kernels, LlmService.samplingOnly(kernels.json()), store);
     }
@@ -409,6 +408,11 @@ public final class Sessions implements AutoCloseable {
         Handover.handOver(all, store, ownership, timeout);
         all.forEach(session -> byId.remove(session.id(), session));
         byConnection.clear();
+    }
+
+    /** Hands one idle session to another node (cluster mode): see {@link Handover#moveOut}. */
+    public boolean moveOut(String sessionId, Duration timeout) {
+        return clustered() && Handover.moveOut(byId, byConnection.values(), sessionId, store, ownership, timeout);
     }
 
     /** The cluster's sessions this node does not run, with their owner nodes (none for one node). */
