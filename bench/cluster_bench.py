@@ -150,7 +150,8 @@ def forwarded_latency(cluster, calls):
                        lambda: via.tool("rlm_execute", sid, code="pass"), calls)
     p50a, p50b, p90a, p90b = statistics.median(a), statistics.median(b), percentile(a, 90), percentile(b, 90)
     print(f"forwarded call (rlm_execute 'pass', sent to node 1, owner node 0) vs direct, {calls} each interleaved: "
-          f"p50 {p50b:.2f} vs {p50a:.2f} ms (+{p50b - p50a:.2f}), p90 {p90b:.2f} vs {p90a:.2f} ms (+{p90b - p90a:.2f})")
+          f"p50 {p50b:.2f} vs {p50a:.2f} ms (+{p50b - p50a:.2f}), p90 {p90b:.2f} vs {p90a:.2f} ms (+{p90b - p90a:.2f})"
+          f"; owner at the end: node {cluster.ask(f'owner {sid}')}")
     direct.close()
     via.close()
 
