@@ -1567,7 +1567,7 @@ def restart_after_many(state, total, one, busy):
 
 SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "loads", "sandbox", "llm", "bridge", "s3",
             "snapshot", "snapshot-s3", "durable", "context", "new-session", "burst", "at-capacity", "lean",
-            "http-floor", "many-sessions", "rlm"]
+            "http-floor", "many-sessions", "rlm", "cluster"]
 
 
 def context_run(client, calls, log, csv_text, response_format=None):
@@ -1708,6 +1708,10 @@ def main():
     os.chmod(workdir, 0o755)  # a data root as users have them: the sandboxed kernel (another uid) reads it
     os.environ.setdefault("RLM_STATE_DIR", os.path.join(workdir, "state-default"))  # not the user's
 
+    def cluster():
+        import cluster_bench
+        cluster_bench.bench_cluster()
+
     def rlm():
         import rlm_bench
         rlm_bench.bench_rlm(workdir, args.rlm_tokens, args.rlm_real_tokens)
@@ -1735,6 +1739,7 @@ def main():
         "http-floor": bench_http_floor,
         "many-sessions": bench_many_sessions,
         "rlm": rlm,
+        "cluster": cluster,
     }
     command = " ".join(["bin/bench"] + sys.argv[1:])
     try:

@@ -28,8 +28,11 @@ public final class S3ProxyServer implements AutoCloseable {
     private final int port;
     private final Path log;
 
-    private S3ProxyServer(Process process, Path baseDir, int port, Path log) {
+    private final String address;
+
+    private S3ProxyServer(Process process, Path baseDir, String address, int port, Path log) {
         this.process = process;
+        this.address = address;
         this.baseDir = baseDir;
         this.port = port;
         this.log = log;
@@ -37,6 +40,11 @@ public final class S3ProxyServer implements AutoCloseable {
 
     /** Starts S3Proxy with its objects under {@code baseDir}; returns once it accepts connections. */
     public static S3ProxyServer start(Path baseDir) throws IOException {
+        return start(baseDir, "127.0.0.1");
+    }
+
+    /** Starts S3Proxy listening on {@code address} (an address of this host, e.g. a bridge's). */
+    public static S3ProxyServer start(Path baseDir, String address) throws IOException {
         Path jar = jar();
         if (!Files.isRegularFile(jar)) {
             throw new IllegalStateException(jar + " is missing: run ./mvnw process-test-resources to fetch S3Proxy");
@@ -48,7 +56,7 @@ public final class S3ProxyServer implements AutoCloseable {
                 config,
                 String.join(
                         "\n",
-                        "s3proxy.endpoint=http://127.0.0.1:" + port,
+                        "s3proxy.endpoint=http://" + address + ":" + port,
                         "s3proxy.authorization=aws-v2-or-v4",
                         "s3proxy.identity=" + ACCESS_KEY,
                         "s3proxy.credential=" + SECRET_KEY,
@@ -63,7 +71,7 @@ public final class S3ProxyServer implements AutoCloseable {
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();
-        S3ProxyServer server = new S3ProxyServer(process, baseDir, port, log);
+        S3ProxyServer server = new S3ProxyServer(process, baseDir, address, port, log);
         server.awaitListening();
         return server;
     }
@@ -74,7 +82,7 @@ public final class S3ProxyServer implements AutoCloseable {
     }
 
     public String endpoint() {
-        return "http://127.0.0.1:" + port;
+        return "http://" + address + ":" + port;
     }
 
     public int port() {
@@ -109,7 +117,7 @@ public final class S3ProxyServer implements AutoCloseable {
                 throw new IllegalStateException("S3Proxy exited: " + Files.readString(log));
             }
             try (Socket socket = new Socket()) {
-                socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
+                socket.connect(new InetSocketAddress(address, port), 200);
                 return;
             } catch (IOException notYet) {
                 sleep(100);

@@ -1,0 +1,32 @@
+package dev.rlmmcp.e2e.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The shipped nginx configuration, rewritten for the test cluster: its nodes, its port, with or without hashing. */
+class BalancerTest {
+
+    @Test
+    void theShippedConfigurationGetsTheNodesAndPortAndLosesOnlyTheHashLineForRoundRobin() throws Exception {
+        String shipped = Files.readString(Balancer.SHIPPED);
+        List<String> nodes = List.of("10.9.9.11:8765", "10.9.9.12:8765");
+
+        String hashing = Balancer.render(shipped, nodes, true, 4321);
+        assertThat(hashing)
+                .contains("server 10.9.9.11:8765 max_fails=1 fail_timeout=2s;\n")
+                .contains("server 10.9.9.12:8765 max_fails=1 fail_timeout=2s;\n")
+                .doesNotContain("10.0.0.1")
+                .contains("listen 127.0.0.1:4321;")
+                .contains("hash $rlm_route consistent;")
+                .contains("map \"$http_mcp_session_id|$http_mcp_param_session_id|$arg_session_id\" $rlm_route");
+        assertThat(hashing).doesNotContainPattern("proxy_next_upstream[^;]*error[^;]*non_idempotent");
+
+        String roundRobin = Balancer.render(shipped, nodes, false, 4321);
+        assertThat(roundRobin)
+                .doesNotContain("hash $rlm_route")
+                .isEqualTo(hashing.replace("    hash $rlm_route consistent;\n", ""));
+    }
+}

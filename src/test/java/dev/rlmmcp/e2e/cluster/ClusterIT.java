@@ -1,0 +1,297 @@
+package dev.rlmmcp.e2e.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.TestWatcher;
+
+/**
+ * Three real nodes, each in a network namespace of its own, behind Debian's nginx with the shipped
+ * configuration (consistent hashing, and round robin), on a real PostgreSQL and S3Proxy: sessions spread
+ * over the nodes, survive kill -9 and a partition (fenced: the cut-off node overwrites nothing), a rolling
+ * restart fails no call, and 200 clients each get their own answers.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ClusterIT {
+
+    private static final long LEASE_MS =
+            5000; // above the default: a 2-core CI box under 200 clients starves heartbeats
+
+    private LocalCluster cluster;
+    private Balancer hashing;
+    private Balancer roundRobin;
+
+    /** On a failed test, the nodes' and nginx's logs. */
+    @RegisterExtension
+    final TestWatcher logs = new TestWatcher() {
+        @Override
+        public void testFailed(ExtensionContext context, Throwable cause) {
+            if (cluster != null && roundRobin != null) {
+                System.err.println("==== cluster logs after " + context.getDisplayName() + cluster.logs()
+                        + "\n===== nginx (hash)\n" + hashing.errorLog() + "\n===== nginx (rr)\n"
+                        + roundRobin.errorLog());
+            }
+        }
+    };
+
+    @BeforeAll
+    void startCluster() throws Exception {
+        cluster = LocalCluster.start(3, LEASE_MS, List.of());
+        hashing = cluster.balancer(true);
+        roundRobin = cluster.balancer(false);
+    }
+
+    @AfterAll
+    void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    @Order(1)
+    void sessionsCreatedThroughEitherBalancerLandOnEveryNodeAndEveryCallWorks() throws Exception {
+        for (Balancer balancer : List.of(hashing, roundRobin)) {
+            StatelessClient client = new StatelessClient(balancer.url());
+            Set<Integer> owners = new HashSet<>();
+            List<String> sessions = new ArrayList<>();
+            for (int i = 0; i < 9; i++) {
+                String session = client.newSession();
+                client.execute(session, "v = " + i);
+                sessions.add(session);
+                owners.add(cluster.owner(session));
+            }
+            assertThat(owners).as("owners through " + balancer.url()).containsExactlyInAnyOrder(0, 1, 2);
+            for (StatelessClient other :
+                    List.of(new StatelessClient(hashing.url()), new StatelessClient(roundRobin.url()))) {
+                for (int i = 0; i < sessions.size(); i++) {
+                    assertThat(other.print(sessions.get(i), "print(v)")).contains(String.valueOf(i));
+                }
+            }
+        }
+        SessionClient mcp = new SessionClient(roundRobin.url());
+        mcp.initialize();
+        mcp.print("n = 0");
+        for (int i = 1; i <= 6; i++) {
+            assertThat(mcp.print("n += 1\nprint('n', n)")).contains("n " + i);
+        }
+    }
+
+    @Test
+    @Order(2)
+    void twoHundredClientsOfFiftyCallsEachGetTheirOwnAnswers() throws Exception {
+        StatelessClient setup = new StatelessClient(hashing.url());
+        List<String> sessions = new ArrayList<>();
+        for (int i = 0; i < 24; i++) {
+            sessions.add(setup.newSession());
+        }
+        ConcurrentLinkedQueue<String> wrong = new ConcurrentLinkedQueue<>();
+        try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            var http = Rpc.http();
+            List<Future<?>> clients = new ArrayList<>();
+            for (int c = 0; c < 200; c++) {
+                String session = sessions.get(c % sessions.size());
+                int me = c;
+                clients.add(pool.submit(() -> {
+                    StatelessClient client = new StatelessClient(hashing.url(), http);
+                    for (int k = 0; k < 50; k++) {
+                        String token = "c" + me + "k" + k;
+                        String out = client.print(session, "print('" + token + "')");
+                        if (!out.strip().equals(token) && !out.contains("\"" + token + "\"")) {
+                            wrong.add(token + " got " + out);
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> client : clients) {
+                client.get(5, TimeUnit.MINUTES);
+            }
+        }
+        assertThat(wrong).isEmpty();
+    }
+
+    @Test
+    @Order(3)
+    void afterKillDashNineTheNextCallsResumeEverySessionElsewhereWithEveryVariableItsRepliesReported()
+            throws Exception {
+        StatelessClient client = new StatelessClient(hashing.url());
+        Map<String, String> sessions = new LinkedHashMap<>();
+        for (int i = 0; i < 9; i++) {
+            String session = client.newSession();
+            client.execute(session, "a = " + i);
+            client.execute(session, "b = 'b" + i + "' * 3");
+            client.execute(session, "c = list(range(" + i + "))\nd = {'k': a}");
+            sessions.put(session, "%d b%db%db%d %s {'k': %d}".formatted(i, i, i, i, range(i), i));
+        }
+        int victim = mostOwning(sessions.keySet());
+        cluster.node(victim).kill();
+        try {
+            for (var entry : sessions.entrySet()) {
+                String out = client.print(entry.getKey(), "print(a, b, c, d)");
+                assertThat(out).as(entry.getKey()).contains(entry.getValue());
+                assertThat(cluster.owner(entry.getKey())).isNotEqualTo(victim);
+            }
+        } finally {
+            cluster.node(victim).start();
+        }
+    }
+
+    private static String range(int n) {
+        return java.util.stream.IntStream.range(0, n)
+                .mapToObj(String::valueOf)
+                .collect(java.util.stream.Collectors.joining(", ", "[", "]"));
+    }
+
+    /** The node that owns most of these sessions. */
+    private int mostOwning(Set<String> sessions) {
+        int[] count = new int[3];
+        for (String s : sessions) {
+            count[cluster.owner(s)]++;
+        }
+        int best = 0;
+        for (int i = 1; i < 3; i++) {
+            best = count[i] > count[best] ? i : best;
+        }
+        return best;
+    }
+
+    @Test
+    @Order(4)
+    void aNodeCutOffWhileItOwnsSessionsLosesThemAndOverwritesNothingWhenItComesBack() throws Exception {
+        Assumptions.assumeTrue(cluster.network().isolated(), "no network namespaces: a link cannot go down");
+        StatelessClient client = new StatelessClient(hashing.url());
+        String session = sessionOwnedBy(client, 2);
+        client.execute(session, "x = 'before'");
+        long[] before = cluster.db().epochs(session);
+        CountDownLatch sent = new CountDownLatch(1);
+        Thread zombie = Thread.ofVirtual().start(() -> {
+            try {
+                sent.countDown();
+                new StatelessClient(cluster.node(2).url())
+                        .execute(session, "import time\ntime.sleep(2)\nx = 'zombie'\nprint('zombie')");
+            } catch (Exception expected) {
+                // the node is cut off: this call gets no answer
+            }
+        });
+        sent.await();
+        Thread.sleep(300);
+        cluster.network().linkDown(2);
+        try {
+            assertThat(client.print(session, "print(repr(x))")).contains("'before'");
+            assertThat(cluster.owner(session)).isIn(0, 1);
+            client.execute(session, "x = 'after'");
+        } finally {
+            cluster.network().linkUp(2);
+        }
+        Thread.sleep(3 * LEASE_MS);
+        zombie.join(TimeUnit.SECONDS.toMillis(10));
+        assertThat(client.print(session, "print(repr(x))")).contains("'after'");
+        assertThat(new StatelessClient(cluster.node(2).url()).print(session, "print(repr(x))"))
+                .contains("'after'");
+        long[] after = cluster.db().epochs(session);
+        assertThat(after[0]).as("epoch").isGreaterThan(before[0]);
+        assertThat(after[1]).as("snapshot epoch").isEqualTo(after[0]);
+        assertThat(String.join("\n", cluster.db().trace(session))).doesNotContain("zombie");
+        assertThat(cluster.db().record(session)).doesNotContain("zombie");
+        assertThat(s3FilesContaining(session, "zombie")).isEmpty();
+    }
+
+    /** A new session that node {@code node} owns (sessions are created where the request lands). */
+    private String sessionOwnedBy(StatelessClient client, int node) throws Exception {
+        for (int i = 0; i < 30; i++) {
+            String session = client.newSession();
+            if (cluster.owner(session) == node) {
+                return session;
+            }
+        }
+        throw new AssertionError("30 new sessions and none on node " + node);
+    }
+
+    private List<Path> s3FilesContaining(String session, String text) throws Exception {
+        List<Path> found = new ArrayList<>();
+        try (Stream<Path> files = Files.walk(cluster.s3Dir())) {
+            for (Path file : files.filter(Files::isRegularFile).toList()) {
+                if (file.toString().contains(session)
+                        && new String(Files.readAllBytes(file), java.nio.charset.StandardCharsets.ISO_8859_1)
+                                .contains(text)) {
+                    found.add(file);
+                }
+            }
+        }
+        return found;
+    }
+
+    @Test
+    @Order(5)
+    void aRollingRestartOfEveryNodeWhileClientsKeepCallingFailsNoCall() throws Exception {
+        AtomicBoolean restarting = new AtomicBoolean(true);
+        ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
+        List<Thread> clients = new ArrayList<>();
+        int[] calls = new int[6];
+        for (int c = 0; c < calls.length; c++) {
+            int me = c;
+            StatelessClient client = new StatelessClient(c % 2 == 0 ? hashing.url() : roundRobin.url());
+            String session = client.newSession();
+            client.execute(session, "i = 0");
+            clients.add(Thread.ofPlatform().start(() -> {
+                while (restarting.get()) {
+                    try {
+                        String out = client.print(session, "i += 1\nprint('i', i)");
+                        calls[me]++;
+                        if (!out.contains("i " + calls[me])) {
+                            failures.add("client " + me + " call " + calls[me] + " (a reply's change lost?): " + out);
+                            calls[me] = Integer.parseInt(out.replaceAll("(?s).*\\bi (\\d+).*", "$1"));
+                        }
+                    } catch (Exception e) {
+                        failures.add("client " + me + " call " + (calls[me] + 1) + ": " + e.getMessage());
+                        return;
+                    }
+                }
+            }));
+        }
+        try {
+            for (ClusterNode node : cluster.nodes()) {
+                Thread.sleep(1000);
+                node.stop();
+                node.start();
+            }
+            Thread.sleep(1000);
+        } finally {
+            restarting.set(false);
+            for (Thread client : clients) {
+                client.join(TimeUnit.MINUTES.toMillis(2));
+            }
+        }
+        assertThat(failures).isEmpty();
+        assertThat(java.util.Arrays.stream(calls).min().orElse(0))
+                .as("fewest calls of a client")
+                .isPositive();
+    }
+}
