@@ -2,9 +2,7 @@ package dev.rlmmcp.cluster;
 
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * The requests this node serves itself, counted from their admission until they end, so that a session
@@ -17,13 +15,12 @@ final class Admissions {
     private static final String NO_SESSION = "";
 
     private final Map<String, Integer> running = new HashMap<>();
-    private final Set<String> closedSessions = new HashSet<>();
     private boolean closed;
 
     /** Admits a request for {@code sessionId} (null: none), or returns null if this node no longer takes it. */
     synchronized Router.Admission admit(String sessionId) {
         String key = sessionId == null ? NO_SESSION : sessionId;
-        if (closed || closedSessions.contains(key)) {
+        if (closed) {
             return null;
         }
         running.merge(key, 1, Integer::sum);
@@ -35,27 +32,19 @@ final class Admissions {
         notifyAll();
     }
 
-    /** Admits nothing more, and waits up to {@code timeout} for what was admitted; false if some still run. */
-    synchronized boolean closeAll(Duration timeout) {
+    /** Admits nothing more (the handover at SIGTERM has begun). */
+    synchronized void close() {
         closed = true;
-        return await(null, timeout);
     }
 
-    /** Admits no more requests for the session, and waits up to {@code timeout} for those admitted. */
-    synchronized boolean closeSession(String sessionId, Duration timeout) {
-        closedSessions.add(sessionId);
-        return await(sessionId, timeout);
-    }
-
-    /** Admits requests for the session again (it was handed over, or could not be). */
-    synchronized void reopen(String sessionId) {
-        closedSessions.remove(sessionId);
-    }
-
-    private boolean await(String sessionId, Duration timeout) {
+    /**
+     * Waits up to {@code timeout} until no admitted request for the session, nor one that names no
+     * session (a 2025 MCP session's call names its session only in its body), still runs; false if some do.
+     */
+    synchronized boolean awaitQuiet(String sessionId, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         try {
-            while (sessionId == null ? !running.isEmpty() : running.containsKey(sessionId)) {
+            while (running.containsKey(sessionId) || running.containsKey(NO_SESSION)) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     return false;

@@ -27,7 +27,6 @@ public final class ClusterNode implements AutoCloseable {
     private final PgCluster pg;
     private final NodeLease lease;
     private final AtomicReference<Sessions> sessions = new AtomicReference<>();
-    private final SessionAffinity affinity = new SessionAffinity();
     private final Admissions admissions = new Admissions();
 
     private ClusterNode(ClusterSettings settings, PgCluster pg) {
@@ -62,11 +61,11 @@ public final class ClusterNode implements AutoCloseable {
     }
 
     public Ownership ownership() {
-        return new ClusterOwnership(pg.leases(), lease);
+        return new ClusterOwnership(pg.leases(), lease, admissions);
     }
 
     public Router router() {
-        return new LeaseRouter(pg.leases(), lease, affinity, admissions);
+        return new LeaseRouter(pg.leases(), lease, admissions);
     }
 
     public McpSessionHomes homes() {
@@ -84,13 +83,6 @@ public final class ClusterNode implements AutoCloseable {
     /** Joins the cluster: the first renewal of the lease (thrown if it fails), then the heartbeat. */
     public void start(Sessions served) {
         sessions.set(served);
-        affinity.start((id, timeout) -> {
-            try {
-                return admissions.closeSession(id, timeout) && served.moveOut(id, timeout);
-            } finally {
-                admissions.reopen(id);
-            }
-        });
         lease.start();
         log.info("cluster node {} at {}: lease {} ms", nodeId(), settings.nodeAddress(), settings.lease().toMillis());
     }
@@ -116,13 +108,10 @@ public final class ClusterNode implements AutoCloseable {
         } catch (RuntimeException e) {
             log.warn("marking this node draining: {}", e.getMessage());
         }
-        if (!admissions.closeAll(timeout)) {
-            log.warn("handover: requests still running after {} ms; their sessions are saved as they are", timeout.toMillis());
-        }
+        admissions.close(); // each session is handed over once the requests already let in for it have ended
         Sessions served = sessions.get();
         if (served != null) {
-            Duration spent = Duration.ofNanos(System.nanoTime() - started);
-            served.handOver(timeout.minus(spent).compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : timeout.minus(spent));
+            served.handOver(timeout);
         }
         lease.close(); // no heartbeat may renew the lease once it has ended
         try {

@@ -5,6 +5,7 @@ import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Ownership;
 import dev.rlmmcp.store.StoreException;
 import dev.rlmmcp.store.pg.Leases;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -18,10 +19,16 @@ public final class ClusterOwnership implements Ownership {
 
     private final Leases leases;
     private final NodeLease lease;
+    private final Admissions admissions;
 
     public ClusterOwnership(Leases leases, NodeLease lease) {
+        this(leases, lease, new Admissions());
+    }
+
+    ClusterOwnership(Leases leases, NodeLease lease, Admissions admissions) {
         this.leases = leases;
         this.lease = lease;
+        this.admissions = admissions;
     }
 
     @Override
@@ -47,6 +54,11 @@ public final class ClusterOwnership implements Ownership {
     @Override
     public boolean holds(String sessionId) {
         return lease.live() && leases.held(sessionId).isPresent();
+    }
+
+    @Override
+    public boolean quiesce(String sessionId, Duration timeout) {
+        return admissions.awaitQuiet(sessionId, timeout);
     }
 
     @Override

@@ -14,17 +14,15 @@ public final class LeaseRouter implements Router {
 
     private final Leases leases;
     private final NodeLease lease;
-    private final SessionAffinity affinity;
     private final Admissions admissions;
 
     public LeaseRouter(Leases leases, NodeLease lease) {
-        this(leases, lease, new SessionAffinity(), new Admissions());
+        this(leases, lease, new Admissions());
     }
 
-    LeaseRouter(Leases leases, NodeLease lease, SessionAffinity affinity, Admissions admissions) {
+    LeaseRouter(Leases leases, NodeLease lease, Admissions admissions) {
         this.leases = leases;
         this.lease = lease;
-        this.affinity = affinity;
         this.admissions = admissions;
     }
 
@@ -73,19 +71,11 @@ public final class LeaseRouter implements Router {
 
     @Override
     public boolean serves(String sessionId) {
-        if (sessionId != null && affinity.moving(sessionId)) {
-            return false;
-        }
         return lease.serving() || lease.live() && sessionId != null && leases.held(sessionId).isPresent();
     }
 
     @Override
     public Admission admit(String sessionId) {
         return lease.live() ? admissions.admit(sessionId) : null;
-    }
-
-    @Override
-    public void served(String sessionId, String forwardedBy) {
-        affinity.served(sessionId, forwardedBy);
     }
 }

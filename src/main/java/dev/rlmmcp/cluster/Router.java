@@ -32,11 +32,6 @@ public interface Router {
         return serving();
     }
 
-    /**
-     * A request for {@code sessionId} was served here, forwarded by the peer {@code forwardedBy} (null:
-     * it came from a client), so that a session whose requests keep arriving at another node moves there.
-     */
-    default void served(String sessionId, String forwardedBy) {}
 
     /** A request this node serves itself, counted until it ends (closing it twice is harmless only once). */
     interface Admission extends AutoCloseable {

@@ -3,7 +3,6 @@ package dev.rlmmcp.core;
 import dev.rlmmcp.store.StateStore;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -57,6 +56,9 @@ final class Handover {
     }
 
     private static void handOver(Session session, StateStore store, Ownership ownership, Instant deadline) {
+        if (!ownership.quiesce(session.id(), Duration.between(Instant.now(), deadline))) {
+            log.warn("session {}: requests still running at handover; saved as it is", session.id());
+        }
         try {
             if (store != null) {
                 Map<String, String> unsaved = session.saveBeforeStop(deadline);
@@ -74,28 +76,6 @@ final class Handover {
             log.warn("session {}: not released (its owner's lease ends anyway): {}", session.id(), e.toString());
         }
         stop(List.of(session));
-    }
-
-    /**
-     * One session handed over while this node runs on, so that the node a balancer sends its requests
-     * to takes it: saved, released, then dropped from {@code byId} and {@code defaults}. False if it is
-     * not here or a call is running on it.
-     */
-    static boolean moveOut(
-            Map<String, Session> byId,
-            Collection<Session> defaults,
-            String id,
-            StateStore store,
-            Ownership ownership,
-            Duration timeout) {
-        Session session = byId.get(id);
-        if (session == null || session.busy()) {
-            return false;
-        }
-        handOver(List.of(session), store, ownership, timeout);
-        byId.remove(id, session);
-        defaults.remove(session);
-        return true;
     }
 
     /** Stops the sessions' kernels at once, without a snapshot, a call under way or not. */

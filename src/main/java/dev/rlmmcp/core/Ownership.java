@@ -1,6 +1,7 @@
 package dev.rlmmcp.core;
 
 import java.util.List;
+import java.time.Duration;
 import java.util.Optional;
 
 /**
@@ -48,6 +49,14 @@ public interface Ownership {
     void release(String sessionId);
 
     /** The live node that owns the session if that is another one (to name it in the refusal). */
+    /**
+     * Waits until no request already let in for the session can still reach it (up to {@code timeout}),
+     * before it is saved and handed over; false if some still run then. One node: nothing to wait for.
+     */
+    default boolean quiesce(String sessionId, Duration timeout) {
+        return true;
+    }
+
     default Optional<String> liveOwnerElsewhere(String sessionId) {
         return Optional.empty();
     }

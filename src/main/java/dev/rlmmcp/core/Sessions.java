@@ -410,11 +410,6 @@ public final class Sessions implements AutoCloseable {
         byConnection.clear();
     }
 
-    /** Hands one idle session to another node (cluster mode): see {@link Handover#moveOut}. */
-    public boolean moveOut(String sessionId, Duration timeout) {
-        return clustered() && Handover.moveOut(byId, byConnection.values(), sessionId, store, ownership, timeout);
-    }
-
     /** The cluster's sessions this node does not run, with their owner nodes (none for one node). */
     public List<OwnedElsewhere> elsewhere() {
         if (!clustered()) {

@@ -11,29 +11,28 @@ class AdmissionsTest {
     private final Admissions admissions = new Admissions();
 
     @Test
-    void aClosedSessionAdmitsNothingAndItsCloseWaitsForWhatWasAdmitted() throws Exception {
+    void aSessionIsQuietOnceTheRequestsAdmittedForItHaveEnded() throws Exception {
         Router.Admission running = admissions.admit("s-1");
         Router.Admission other = admissions.admit("s-2");
-        CompletableFuture<Boolean> closing =
-                CompletableFuture.supplyAsync(() -> admissions.closeSession("s-1", Duration.ofSeconds(5)));
+        admissions.close();
+        CompletableFuture<Boolean> quiet =
+                CompletableFuture.supplyAsync(() -> admissions.awaitQuiet("s-1", Duration.ofSeconds(5)));
         Thread.sleep(100);
-        assertThat(closing).isNotDone();
+        assertThat(quiet).isNotDone();
         assertThat(admissions.admit("s-1")).isNull();
-        assertThat(admissions.admit("s-2")).isNotNull();
+        assertThat(admissions.admit(null)).isNull();
         running.close();
-        assertThat(closing.get()).isTrue();
-        admissions.reopen("s-1");
-        assertThat(admissions.admit("s-1")).isNotNull();
+        assertThat(quiet.get()).isTrue();
+        assertThat(admissions.awaitQuiet("s-2", Duration.ofMillis(50))).isFalse();
         other.close();
+        assertThat(admissions.awaitQuiet("s-2", Duration.ofMillis(50))).isTrue();
     }
 
     @Test
-    void closingAllAdmitsNothingMoreAndGivesUpAfterItsTimeout() {
-        Router.Admission stuck = admissions.admit(null);
-        assertThat(admissions.closeAll(Duration.ofMillis(100))).isFalse();
-        assertThat(admissions.admit(null)).isNull();
-        assertThat(admissions.admit("s-3")).isNull();
-        stuck.close();
-        assertThat(admissions.closeAll(Duration.ofMillis(100))).isTrue();
+    void aRequestThatNamesNoSessionKeepsEverySessionBusy() {
+        Router.Admission initialize = admissions.admit(null);
+        assertThat(admissions.awaitQuiet("s-3", Duration.ofMillis(100))).isFalse();
+        initialize.close();
+        assertThat(admissions.awaitQuiet("s-3", Duration.ofMillis(100))).isTrue();
     }
 }

@@ -235,6 +235,7 @@ public final class PgSessionDatabase implements ClusterSessionDatabase {
     }
 
     private StoreException refused(String id, String what) {
+        leases.forget(id); // the epoch held is stale: the next request for the session asks the database again
         if (reportedFenced.add(id)) {
             log.warn("session {}: {} not written: this node no longer owns it (fenced)", id, what);
         }

@@ -139,19 +139,27 @@ final class RoutingFilter extends HttpFilter {
 
     private void serveHere(HttpServletRequest request, HttpServletResponse response, FilterChain chain, RouteKey key)
             throws IOException, ServletException {
-        if (!router.serves(key instanceof RouteKey.Session session ? session.id() : null)) {
-            response.setHeader("Retry-After", "2");
-            response.setHeader(PeerProxy.NOT_SERVING, "true"); // a peer waits for the session to move
-            JsonResponse.refuseUnread(
-                    request,
-                    response,
-                    503,
-                    -32000,
-                    "this node is not serving now (it is shutting down, or cut off from the cluster database); "
-                            + "retry in a few seconds");
-            return;
+        String sessionId = key instanceof RouteKey.Session session ? session.id() : null;
+        // admitted and counted until served, so that a handover waits for it (see Router#admit)
+        try (Router.Admission admitted = router.admit(sessionId)) {
+            if (admitted == null) {
+                notServing(request, response);
+                return;
+            }
+            chain.doFilter(request, response);
         }
-        chain.doFilter(request, response);
+    }
+
+    private static void notServing(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        response.setHeader("Retry-After", "2");
+        response.setHeader(PeerProxy.NOT_SERVING, "true"); // a peer waits for the session to move
+        JsonResponse.refuseUnread(
+                request,
+                response,
+                503,
+                -32000,
+                "this node is not serving now (it is shutting down, or cut off from the cluster database); "
+                        + "retry in a few seconds");
     }
 
     /** A peer sent a request for a session this node does not own: 409 naming the owner. */
