@@ -56,7 +56,8 @@ final class ClusterOptions {
     /** The cluster settings, or null without --cluster-db (one node, as ever); bad or missing pieces: one line. */
     ClusterSettings settings(CommandSpec spec, KernelOptions kernel, Map<String, String> env) {
         if (blank(clusterDb)) {
-            KernelOptions.require(spec, blank(nodeAddress), "--node-address is for cluster mode: it needs --cluster-db");
+            KernelOptions.require(
+                    spec, blank(nodeAddress), "--node-address is for cluster mode: it needs --cluster-db");
             KernelOptions.require(
                     spec, secretFile == null, "--cluster-secret-file is for cluster mode: it needs --cluster-db");
             return null;
@@ -70,7 +71,8 @@ final class ClusterOptions {
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), "--snapshot-s3: " + e.getMessage());
         }
-        KernelOptions.require(spec, !kernel.ephemeral, "--cluster-db keeps sessions; it cannot be combined with --ephemeral");
+        KernelOptions.require(
+                spec, !kernel.ephemeral, "--cluster-db keeps sessions; it cannot be combined with --ephemeral");
         KernelOptions.require(
                 spec,
                 !blank(nodeAddress),
@@ -78,9 +80,7 @@ final class ClusterOptions {
         String bad = ClusterSettings.checkAddress(nodeAddress.strip());
         KernelOptions.require(spec, bad == null, "--node-address: " + bad + "; give host:port, e.g. 10.0.0.5:8766");
         KernelOptions.require(
-                spec,
-                leaseMs >= 400 && leaseMs <= 600_000,
-                "--cluster-lease-ms must be 400..600000, not " + leaseMs);
+                spec, leaseMs >= 400 && leaseMs <= 600_000, "--cluster-lease-ms must be 400..600000, not " + leaseMs);
         return new ClusterSettings(
                 clusterDb.strip(), nodeAddress.strip(), secret(spec, env), Duration.ofMillis(leaseMs));
     }

@@ -229,7 +229,8 @@ final class ServeCommand implements Callable<Integer> {
                 extra.equals(McpServers.Features.NONE) ? "" : ", extra MCP features on",
                 node == null
                         ? ""
-                        : ", cluster node " + node.nodeId() + ", peers at " + node.settings().nodeAddress());
+                        : ", cluster node " + node.nodeId() + ", peers at "
+                                + node.settings().nodeAddress());
     }
 
     private void checkRanges() {

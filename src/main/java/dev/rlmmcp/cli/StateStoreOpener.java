@@ -37,7 +37,13 @@ final class StateStoreOpener {
                         cluster == null
                                 ? StateStore.open(dir, snapshotDebounce, durableReplies, s3, mirror, fileSizeLimitBytes)
                                 : StateStore.openCluster(
-                                        dir, snapshotDebounce, durableReplies, cluster, s3, mirror, fileSizeLimitBytes));
+                                        dir,
+                                        snapshotDebounce,
+                                        durableReplies,
+                                        cluster,
+                                        s3,
+                                        mirror,
+                                        fileSizeLimitBytes));
                 log.info(
                         "state directory: {}{}",
                         dir,

@@ -84,7 +84,11 @@ public final class ClusterNode implements AutoCloseable {
     public void start(Sessions served) {
         sessions.set(served);
         lease.start();
-        log.info("cluster node {} at {}: lease {} ms", nodeId(), settings.nodeAddress(), settings.lease().toMillis());
+        log.info(
+                "cluster node {} at {}: lease {} ms",
+                nodeId(),
+                settings.nodeAddress(),
+                settings.lease().toMillis());
     }
 
     /** Self-fence: every epoch forgotten first (later writes are refused), then every kernel stopped. */

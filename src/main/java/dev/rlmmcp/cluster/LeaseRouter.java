@@ -71,7 +71,8 @@ public final class LeaseRouter implements Router {
 
     @Override
     public boolean serves(String sessionId) {
-        return lease.serving() || lease.live() && sessionId != null && leases.held(sessionId).isPresent();
+        return lease.serving()
+                || lease.live() && sessionId != null && leases.held(sessionId).isPresent();
     }
 
     @Override

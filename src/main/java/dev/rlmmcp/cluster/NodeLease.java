@@ -30,6 +30,7 @@ public final class NodeLease implements AutoCloseable {
     private final Object lock = new Object();
     /** When the last renewal that succeeded was sent, in {@link #nanos}. */
     private long renewedSentAt;
+
     private boolean fenced;
     private volatile boolean live;
     private volatile boolean draining;

@@ -32,7 +32,6 @@ public interface Router {
         return serving();
     }
 
-
     /** A request this node serves itself, counted until it ends (closing it twice is harmless only once). */
     interface Admission extends AutoCloseable {
         @Override

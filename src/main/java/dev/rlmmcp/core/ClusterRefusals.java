@@ -32,7 +32,8 @@ final class ClusterRefusals {
     static RlmException moved(String sessionId, String ownerNode) {
         return new RlmException(
                 ErrorCode.SESSION_MOVED,
-                "session " + sessionId + " is owned by node " + ownerNode + ", which is live; this node does not run it",
+                "session " + sessionId + " is owned by node " + ownerNode
+                        + ", which is live; this node does not run it",
                 "session_id",
                 RETRY);
     }

@@ -67,7 +67,9 @@ final class IdleKernels {
     void reclaim() {
         try {
             for (int i = 0;
-                    i < sessions.get().size() && restored.getAsBoolean() && kernels.budget().over();
+                    i < sessions.get().size()
+                            && restored.getAsBoolean()
+                            && kernels.budget().over();
                     i++) {
                 if (!releaseIdlest(Duration.ZERO)) {
                     return;

@@ -33,8 +33,7 @@ public record OwnedElsewhere(SessionSummary summary, String ownerNode, boolean o
             }
             try {
                 SessionRecord record = SessionRecords.read(json, e.sessionId(), e.record(), llmDefaults);
-                SessionSummary summary =
-                        SessionSummary.of(record, 0, 0, 0, false, true, null, defaultTimeout);
+                SessionSummary summary = SessionSummary.of(record, 0, 0, 0, false, true, null, defaultTimeout);
                 found.add(new OwnedElsewhere(summary, e.ownerNode(), e.live()));
             } catch (IOException | RuntimeException ex) {
                 log.debug("session {} of the cluster: its record is unreadable: {}", e.sessionId(), ex.toString());

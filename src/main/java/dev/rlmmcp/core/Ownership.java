@@ -1,7 +1,7 @@
 package dev.rlmmcp.core;
 
-import java.util.List;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 /**

@@ -112,8 +112,7 @@ public final class Sessions implements AutoCloseable {
         this.defaultLimits = defaultLimits;
         IdleKernels idleKernels = new IdleKernels(kernels, byId::values, () -> store != null, () -> restored);
         kernels.budget().releaseWith(idleKernels::releaseIdlest);
-        sweeper.scheduleWithFixedDelay(
-                idleKernels::reclaim, RECLAIM_EVERY_S, RECLAIM_EVERY_S, TimeUnit.SECONDS);
+        sweeper.scheduleWithFixedDelay(idleKernels::reclaim, RECLAIM_EVERY_S, RECLAIM_EVERY_S, TimeUnit.SECONDS);
         Duration idle = kernels.settings().idleTimeout();
         long every = Math.max(1, Math.min(60, idle.toSeconds() / 4));
         sweeper.scheduleWithFixedDelay(() -> sweep(idle), every, every, TimeUnit.SECONDS);
@@ -370,8 +369,8 @@ public final class Sessions implements AutoCloseable {
         }
         String id = newId();
         ClusterRefusals.claim(ownership, id);
-        Session session = Session.create(
-                id, name, limits, kernels, llm, llmLimits, store, sweeper, !DEFAULT_NAME.equals(name));
+        Session session =
+                Session.create(id, name, limits, kernels, llm, llmLimits, store, sweeper, !DEFAULT_NAME.equals(name));
         byId.put(session.id(), session);
         return session;
     }
@@ -417,7 +416,11 @@ public final class Sessions implements AutoCloseable {
         }
         store();
         return OwnedElsewhere.of(
-                ownership.elsewhere(), byId.keySet(), json(), llm.defaults(), kernels.settings().defaultTimeout());
+                ownership.elsewhere(),
+                byId.keySet(),
+                json(),
+                llm.defaults(),
+                kernels.settings().defaultTimeout());
     }
 
     /** At shutdown, how long the sessions' last snapshots may take when no other time is given. */

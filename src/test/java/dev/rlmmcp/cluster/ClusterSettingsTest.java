@@ -17,7 +17,8 @@ class ClusterSettingsTest {
         assertThat(settings.toString())
                 .doesNotContain("hunter2", "other", "s3cr3t-value")
                 .contains("postgresql://rlm:***@db:5432/rlm", "10.0.0.5:9000");
-        assertThat(ClusterSettings.masked("jdbc:postgresql://db/rlm?user=a&password=b")).doesNotContain("=b");
+        assertThat(ClusterSettings.masked("jdbc:postgresql://db/rlm?user=a&password=b"))
+                .doesNotContain("=b");
     }
 
     @Test

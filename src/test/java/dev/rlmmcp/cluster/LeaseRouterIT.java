@@ -55,12 +55,10 @@ class LeaseRouterIT {
         assertThat(b.router().route("s-unknown")).as("new or not found: here").isEqualTo(new Router.Local());
         assertThat(b.ownership().acquire("s-one")).isFalse();
         assertThat(b.ownership().liveOwnerElsewhere("s-one")).contains(a.nodeId());
-        assertThat(b.ownership().elsewhere())
-                .singleElement()
-                .satisfies(e -> {
-                    assertThat(e.ownerNode()).isEqualTo(a.nodeId());
-                    assertThat(e.live()).isTrue();
-                });
+        assertThat(b.ownership().elsewhere()).singleElement().satisfies(e -> {
+            assertThat(e.ownerNode()).isEqualTo(a.nodeId());
+            assertThat(e.live()).isTrue();
+        });
 
         a.lease().close(); // a dead node: no more heartbeats, nothing released
         assertThat(b.router().route("s-one")).isInstanceOf(Router.Remote.class);
@@ -72,8 +70,7 @@ class LeaseRouterIT {
         ClusterNode cutOff = ClusterNode.open(
                 new ClusterSettings(url, "127.0.0.1:" + next++, "a-secret-of-the-test-cluster", LEASE));
         nodes.add(cutOff); // never renewed its lease, as a node fenced from the database
-        assertThatThrownBy(() -> cutOff.ownership().acquire("s-one"))
-                .hasMessageContaining("cannot renew its lease");
+        assertThatThrownBy(() -> cutOff.ownership().acquire("s-one")).hasMessageContaining("cannot renew its lease");
         assertThat(cutOff.ownership().holds("s-one")).isFalse();
         assertThat(cutOff.router().serves("s-one")).isFalse();
     }
@@ -90,7 +87,9 @@ class LeaseRouterIT {
         assertThat(a.router().serves("s-held")).isTrue();
         assertThat(a.router().serves(null)).isFalse();
         assertThat(a.router().serves("s-theirs")).isFalse();
-        assertThat(a.ownership().acquire("s-theirs")).as("a draining node takes nothing").isFalse();
+        assertThat(a.ownership().acquire("s-theirs"))
+                .as("a draining node takes nothing")
+                .isFalse();
 
         ClusterNode c = node();
         assertThat(c.router().route("s-theirs")).as("released: taken at once").isEqualTo(new Router.Local());

@@ -17,6 +17,7 @@ class NodeLeaseTest {
     private final AtomicBoolean databaseUp = new AtomicBoolean(true);
     /** How long a renewal takes (the clock moves while it is under way). */
     private final AtomicLong renewalMs = new AtomicLong();
+
     private final AtomicInteger fences = new AtomicInteger();
     private final NodeLease lease = new NodeLease(
             d -> {
@@ -40,7 +41,8 @@ class NodeLeaseTest {
 
     @Test
     void aNodeThatRenewsInTimeIsNeverFenced() throws Exception {
-        try (NodeLease started = new NodeLease(d -> {}, fences::incrementAndGet, Duration.ofMillis(200), System::nanoTime)) {
+        try (NodeLease started =
+                new NodeLease(d -> {}, fences::incrementAndGet, Duration.ofMillis(200), System::nanoTime)) {
             started.start();
             Thread.sleep(600);
             assertThat(started.live()).isTrue();

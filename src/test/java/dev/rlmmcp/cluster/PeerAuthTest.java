@@ -28,21 +28,27 @@ class PeerAuthTest {
     @Test
     void aHeaderIsGoodOnlyWithinThirtySecondsEitherSide() {
         String header = at(SECRET, "node-a", NOW).sign("POST", "/mcp");
-        assertThat(at(SECRET, "b", NOW.plusSeconds(29)).verify(header, "POST", "/mcp")).isPresent();
-        assertThat(at(SECRET, "b", NOW.minusSeconds(29)).verify(header, "POST", "/mcp")).isPresent();
-        assertThat(at(SECRET, "b", NOW.plus(Duration.ofMillis(30_001))).verify(header, "POST", "/mcp")).isEmpty();
-        assertThat(at(SECRET, "b", NOW.minusSeconds(31)).verify(header, "POST", "/mcp")).isEmpty();
+        assertThat(at(SECRET, "b", NOW.plusSeconds(29)).verify(header, "POST", "/mcp"))
+                .isPresent();
+        assertThat(at(SECRET, "b", NOW.minusSeconds(29)).verify(header, "POST", "/mcp"))
+                .isPresent();
+        assertThat(at(SECRET, "b", NOW.plus(Duration.ofMillis(30_001))).verify(header, "POST", "/mcp"))
+                .isEmpty();
+        assertThat(at(SECRET, "b", NOW.minusSeconds(31)).verify(header, "POST", "/mcp"))
+                .isEmpty();
     }
 
     @Test
     void anotherSecretATamperedTargetMethodNodeOrTimeIsRefused() {
         String header = at(SECRET, "node-a", NOW).sign("POST", "/mcp?x=1");
         PeerAuth receiver = at(SECRET, "b", NOW);
-        assertThat(at("another secret of the cluster", "b", NOW).verify(header, "POST", "/mcp?x=1")).isEmpty();
+        assertThat(at("another secret of the cluster", "b", NOW).verify(header, "POST", "/mcp?x=1"))
+                .isEmpty();
         assertThat(receiver.verify(header, "POST", "/rpc?x=1")).isEmpty();
         assertThat(receiver.verify(header, "POST", "/mcp?x=2")).isEmpty();
         assertThat(receiver.verify(header, "DELETE", "/mcp?x=1")).isEmpty();
-        assertThat(receiver.verify(header.replace("node-a.", "node-c."), "POST", "/mcp?x=1")).isEmpty();
+        assertThat(receiver.verify(header.replace("node-a.", "node-c."), "POST", "/mcp?x=1"))
+                .isEmpty();
         String[] parts = header.split("\\.");
         String earlier = parts[0] + "." + (Long.parseLong(parts[1]) - 1) + "." + parts[2];
         assertThat(receiver.verify(earlier, "POST", "/mcp?x=1")).isEmpty();
@@ -72,7 +78,8 @@ class PeerAuthTest {
         String taskId = tag + "5b1c-uuid";
         assertThat(at(SECRET, "node-b", NOW).tagged(taskId)).contains(new Router.Remote("node-a", "10.0.0.5:7001"));
         assertThat(at("another secret of the cluster", "b", NOW).tagged(taskId)).isEmpty();
-        assertThat(at(SECRET, "b", NOW).tagged(taskId.replace("10.0.0.5", "10.6.6.6"))).isEmpty();
+        assertThat(at(SECRET, "b", NOW).tagged(taskId.replace("10.0.0.5", "10.6.6.6")))
+                .isEmpty();
         assertThat(at(SECRET, "b", NOW).tagged("5b1c-uuid")).isEmpty();
         assertThat(at(SECRET, "b", NOW).tagged(null)).isEmpty();
     }

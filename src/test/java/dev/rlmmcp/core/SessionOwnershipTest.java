@@ -130,12 +130,11 @@ class SessionOwnershipTest {
         out(session, "x = 41");
 
         ownership.takenBy(session.id(), "node-b");
-        assertThatThrownBy(() -> sessions.get(session.id()))
-                .isInstanceOfSatisfying(RlmException.class, e -> {
-                    assertThat(e.code()).isEqualTo(ErrorCode.SESSION_MOVED);
-                    assertThat(e.getMessage()).contains("node-b");
-                    assertThat(e.fix()).contains("routed to its owner");
-                });
+        assertThatThrownBy(() -> sessions.get(session.id())).isInstanceOfSatisfying(RlmException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.SESSION_MOVED);
+            assertThat(e.getMessage()).contains("node-b");
+            assertThat(e.fix()).contains("routed to its owner");
+        });
         assertThat(session.hasKernel()).as("a lost session's kernel stops").isFalse();
         assertThat(sessions.all()).isEmpty();
     }
@@ -208,7 +207,8 @@ class SessionOwnershipTest {
         Session session = one.create("theirs", Limits.NONE);
         out(session, "x = 1");
         stores.forEach(StateStore::flush);
-        String record = stores.getFirst().database().find(session.id(), 1).orElseThrow().record();
+        String record =
+                stores.getFirst().database().find(session.id(), 1).orElseThrow().record();
 
         FakeOwnership ownership = new FakeOwnership();
         ownership.listed.add(new Ownership.Elsewhere(session.id(), "node-a", true, record));

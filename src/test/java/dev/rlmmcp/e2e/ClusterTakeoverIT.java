@@ -41,11 +41,16 @@ class ClusterTakeoverIT {
     private ServerProcess node(String name) throws IOException {
         ServerProcess server = ServerProcess.http(
                 env,
-                "--state-dir", tmp.resolve(name).toString(),
-                "--snapshot-s3", "s3://rlm-snapshots/cluster",
-                "--cluster-db", database,
-                "--node-address", "127.0.0.1:" + freePort(),
-                "--cluster-lease-ms", String.valueOf(LEASE_MS));
+                "--state-dir",
+                tmp.resolve(name).toString(),
+                "--snapshot-s3",
+                "s3://rlm-snapshots/cluster",
+                "--cluster-db",
+                database,
+                "--node-address",
+                "127.0.0.1:" + freePort(),
+                "--cluster-lease-ms",
+                String.valueOf(LEASE_MS));
         return open.add(server);
     }
 
@@ -87,7 +92,9 @@ class ClusterTakeoverIT {
         onA.run(id, "x = 41\nrows = [len(l) for l in context]");
 
         JsonNode elsewhere = listed(onB, id);
-        assertThat(elsewhere.path("owner_node").asText()).as(elsewhere.toString()).startsWith("n-");
+        assertThat(elsewhere.path("owner_node").asText())
+                .as(elsewhere.toString())
+                .startsWith("n-");
         assertThat(onB.run(id, "print(x + 1, rows)"))
                 .as("served by its live owner A through B")
                 .isEqualTo("42 [5, 4]\n");

@@ -10,10 +10,12 @@ class SchemaTest {
     @Test
     void everySessionIdTravelsInTheSessionIdParamHeader() {
         Map<String, Object> optional = property(Schema.object().sessionId(), "session_id");
-        Map<String, Object> required = property(Schema.object().string("session_id", "The session.", true), "session_id");
+        Map<String, Object> required =
+                property(Schema.object().string("session_id", "The session.", true), "session_id");
         assertThat(optional).containsEntry("x-mcp-header", "Session-Id").containsEntry("type", "string");
         assertThat(required).containsEntry("x-mcp-header", "Session-Id");
-        assertThat(property(Schema.object().string("code", "Code.", true), "code")).doesNotContainKey("x-mcp-header");
+        assertThat(property(Schema.object().string("code", "Code.", true), "code"))
+                .doesNotContainKey("x-mcp-header");
     }
 
     @SuppressWarnings("unchecked")

@@ -12,8 +12,8 @@ import dev.rlmmcp.tools.Caller;
 import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
-import java.util.ArrayList;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
@@ -30,17 +30,16 @@ public final class ListSessionsTool implements RlmTool {
     private static final List<String> STATES =
             Arrays.stream(SessionState.values()).map(SessionState::wireName).toList();
     /** The fields of a summary that a compact entry keeps. */
-    private static final List<String> COMPACT =
-            List.of(
-                    "session_id",
-                    "name",
-                    "state",
-                    "guardrail_stop",
-                    "steps",
-                    "memory_human",
-                    "last_active",
-                    "owner_node",
-                    "owner_gone");
+    private static final List<String> COMPACT = List.of(
+            "session_id",
+            "name",
+            "state",
+            "guardrail_stop",
+            "steps",
+            "memory_human",
+            "last_active",
+            "owner_node",
+            "owner_gone");
 
     private final Sessions sessions;
 
@@ -143,7 +142,8 @@ public final class ListSessionsTool implements RlmTool {
             all.add(summary);
         }
         if (all.size() > 1) {
-            all.sort(Comparator.comparing((ObjectNode s) -> Instant.parse(s.path("last_active").asText()))
+            all.sort(Comparator.comparing((ObjectNode s) ->
+                            Instant.parse(s.path("last_active").asText()))
                     .reversed());
         }
         return all;

@@ -4,12 +4,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.transport.McpServers;
 import dev.rlmmcp.transport.ToolForward;
+import dev.rlmmcp.transport.http.ui.UiServlet;
 import dev.rlmmcp.transport.peer.PeerCall;
 import dev.rlmmcp.transport.peer.PeerClients;
 import dev.rlmmcp.transport.peer.PeerConnections;
 import dev.rlmmcp.transport.peer.PeerProxy;
 import dev.rlmmcp.transport.peer.Reroute;
-import dev.rlmmcp.transport.http.ui.UiServlet;
 import io.modelcontextprotocol.server.McpSyncServer;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
@@ -86,9 +86,8 @@ public final class HttpEndpoint implements AutoCloseable {
                 settings.sseKeepAlive(),
                 sessions::connectionClosed,
                 homes);
-        ToolForward forward = cluster == null
-                ? ToolForward.NONE
-                : new PeerCall(cluster.router(), cluster.auth(), servers.mapper());
+        ToolForward forward =
+                cluster == null ? ToolForward.NONE : new PeerCall(cluster.router(), cluster.auth(), servers.mapper());
         mcp = List.of(servers.serve(streamable, forward), servers.serve(sse, forward));
 
         context = new ServletContextHandler();

@@ -60,6 +60,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
     private transient McpServerSession.Factory sessionFactory;
     /** The cluster's record of where each stream is, or null on a single node. */
     private final transient McpSessionAdoption homes;
+
     private volatile boolean closing;
 
     LegacySseTransport(

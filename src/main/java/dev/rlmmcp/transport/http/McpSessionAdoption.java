@@ -88,8 +88,10 @@ final class McpSessionAdoption {
             return session;
         } catch (ReflectiveOperationException | RuntimeException e) {
             failed = true;
-            log.warn("cannot adopt MCP sessions of gone nodes with this MCP SDK ({}): their clients get 404 and "
-                    + "initialize again", e.toString());
+            log.warn(
+                    "cannot adopt MCP sessions of gone nodes with this MCP SDK ({}): their clients get 404 and "
+                            + "initialize again",
+                    e.toString());
             return null;
         }
     }

@@ -67,7 +67,8 @@ final class RoutingFilter extends HttpFilter {
         HttpServletRequest routed = request;
         byte[] body = null;
         boolean stream = LegacySseTransport.MESSAGE_PATH.equals(HttpEndpoint.path(request));
-        RouteKey key = stream ? RouteKey.ofStreamQuery(request.getQueryString()) : RouteKey.ofHeaders(request::getHeader);
+        RouteKey key =
+                stream ? RouteKey.ofStreamQuery(request.getQueryString()) : RouteKey.ofHeaders(request::getHeader);
         if (key == null && "POST".equals(method)) {
             BufferedRequest buffered = BufferedRequest.read(request, response, maxRequestBytes);
             if (buffered == null) {

@@ -73,6 +73,7 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
     private final transient InboundRouter router;
     /** The cluster's record of MCP sessions, or null on a single node. */
     private final transient McpSessionAdoption homes;
+
     private volatile boolean closing;
 
     /**

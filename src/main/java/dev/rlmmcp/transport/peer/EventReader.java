@@ -15,13 +15,13 @@ final class EventReader {
     private EventReader() {}
 
     /** The stream's JSON-RPC response; every other message goes to {@code before} as it arrives. */
-    static JsonNode finalResponse(InputStream stream, ObjectMapper json, Consumer<JsonNode> before)
-            throws IOException {
+    static JsonNode finalResponse(InputStream stream, ObjectMapper json, Consumer<JsonNode> before) throws IOException {
         try (BufferedReader lines = new BufferedReader(new InputStreamReader(stream, StandardCharsets.UTF_8))) {
             StringBuilder data = new StringBuilder();
             for (String line = lines.readLine(); line != null; line = lines.readLine()) {
                 if (line.startsWith("data:")) {
-                    data.append(line.substring(line.startsWith("data: ") ? 6 : 5)).append('\n');
+                    data.append(line.substring(line.startsWith("data: ") ? 6 : 5))
+                            .append('\n');
                 } else if (line.isEmpty() && !data.isEmpty()) {
                     JsonNode message = json.readTree(data.toString());
                     data.setLength(0);

@@ -20,17 +20,16 @@ final class InputAnswers {
         for (Map.Entry<String, JsonNode> asked : requests.properties()) {
             String method = asked.getValue().path("method").asText();
             Map<?, ?> params = json.convertValue(asked.getValue().path("params"), Map.class);
-            Object answer =
-                    switch (method) {
-                        case McpSchema.METHOD_SAMPLING_CREATE_MESSAGE -> exchange.createMessage(
-                                mapper.convertValue(params, McpSchema.CreateMessageRequest.class));
-                        case McpSchema.METHOD_ROOTS_LIST -> exchange.listRoots();
-                        default -> throw new McpError(new McpSchema.JSONRPCResponse.JSONRPCError(
-                                McpSchema.ErrorCodes.INTERNAL_ERROR,
-                                "the node running this call asked the client " + method
-                                        + ", which this node cannot relay",
-                                null));
-                    };
+            Object answer = switch (method) {
+                case McpSchema.METHOD_SAMPLING_CREATE_MESSAGE ->
+                    exchange.createMessage(mapper.convertValue(params, McpSchema.CreateMessageRequest.class));
+                case McpSchema.METHOD_ROOTS_LIST -> exchange.listRoots();
+                default ->
+                    throw new McpError(new McpSchema.JSONRPCResponse.JSONRPCError(
+                            McpSchema.ErrorCodes.INTERNAL_ERROR,
+                            "the node running this call asked the client " + method + ", which this node cannot relay",
+                            null));
+            };
             answers.set(asked.getKey(), json.valueToTree(mapper.convertValue(answer, Map.class)));
         }
         return answers;

@@ -51,7 +51,8 @@ public final class PeerCall implements ToolForward {
     public Optional<McpSchema.CallToolResult> forwarded(
             McpSyncServerExchange exchange, McpSchema.CallToolRequest request) {
         Object named = request.arguments() == null ? null : request.arguments().get("session_id");
-        if (!(named instanceof String session) || session.isEmpty()
+        if (!(named instanceof String session)
+                || session.isEmpty()
                 || !(router.route(session) instanceof Router.Remote owner)) {
             return Optional.empty();
         }
@@ -132,7 +133,8 @@ public final class PeerCall implements ToolForward {
 
     /** Posts the call to its owner, following 409s; an unreachable owner routes once more. */
     private Exchange send(Router.Remote first, String tool, String session, ObjectNode params) throws IOException {
-        ObjectNode message = json.createObjectNode().put("jsonrpc", "2.0").put("id", 1).put("method", "tools/call");
+        ObjectNode message =
+                json.createObjectNode().put("jsonrpc", "2.0").put("id", 1).put("method", "tools/call");
         message.set("params", params);
         byte[] body = json.writeValueAsBytes(message);
         Router.Remote owner = first;
@@ -196,9 +198,8 @@ public final class PeerCall implements ToolForward {
 
     /** A header value as is if plain printable ASCII, else as =?base64?...?= (as 2026-07-28 gives). */
     static String headerValue(String value) {
-        boolean plain = !value.isEmpty()
-                && value.chars().allMatch(c -> c > 0x20 && c < 0x7f)
-                && !value.startsWith("=?");
+        boolean plain =
+                !value.isEmpty() && value.chars().allMatch(c -> c > 0x20 && c < 0x7f) && !value.startsWith("=?");
         return plain
                 ? value
                 : "=?base64?" + Base64.getEncoder().encodeToString(value.getBytes(StandardCharsets.UTF_8)) + "?=";
@@ -213,7 +214,9 @@ public final class PeerCall implements ToolForward {
             }
         }
         return EventReader.finalResponse(response.body(), json, notification -> {
-            if (token != null && "notifications/progress".equals(notification.path("method").asText())) {
+            if (token != null
+                    && "notifications/progress"
+                            .equals(notification.path("method").asText())) {
                 JsonNode p = notification.path("params");
                 exchange.progressNotification(new McpSchema.ProgressNotification(
                         token,
@@ -228,7 +231,8 @@ public final class PeerCall implements ToolForward {
     private static McpError unreachable(Router.Remote owner) {
         return new McpError(new McpSchema.JSONRPCResponse.JSONRPCError(
                 -32000,
-                "the node that owns this session (" + owner.nodeId() + ") is unreachable or not serving; another node takes the "
+                "the node that owns this session (" + owner.nodeId()
+                        + ") is unreachable or not serving; another node takes the "
                         + "session over when that node's lease expires: retry in a few seconds",
                 null));
     }

@@ -101,8 +101,12 @@ public final class PeerConnections {
 
     private static byte[] encode(Request request, String address) {
         StringBuilder head = new StringBuilder(512)
-                .append(request.method()).append(' ').append(request.target()).append(" HTTP/1.1\r\nHost: ")
-                .append(address).append("\r\n");
+                .append(request.method())
+                .append(' ')
+                .append(request.target())
+                .append(" HTTP/1.1\r\nHost: ")
+                .append(address)
+                .append("\r\n");
         for (Map.Entry<String, String> header : request.headers()) {
             head.append(header.getKey()).append(": ").append(header.getValue()).append("\r\n");
         }
@@ -218,7 +222,8 @@ public final class PeerConnections {
                 }
             } while (status >= 100 && status < 200);
             boolean keep = !headers.getOrDefault("Connection", List.of()).contains("close");
-            return new PeerProxy.Answer(status, HttpHeaders.of(headers, (n, v) -> true), body(method, status, headers, keep));
+            return new PeerProxy.Answer(
+                    status, HttpHeaders.of(headers, (n, v) -> true), body(method, status, headers, keep));
         }
 
         private InputStream body(String method, int status, Map<String, List<String>> headers, boolean keep) {

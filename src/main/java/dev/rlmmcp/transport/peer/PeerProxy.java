@@ -9,14 +9,14 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.net.http.HttpHeaders;
 import java.util.ArrayList;
 import java.util.Enumeration;
 import java.util.List;
-import java.util.Map;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
 
@@ -33,6 +33,7 @@ public final class PeerProxy {
     public static final String OWNER = "Rlm-Owner";
     /** On a 503 of a node that is shutting down or fenced: the sender waits for the session to move. */
     public static final String NOT_SERVING = "Rlm-Not-Serving";
+
     private static final Set<String> NOT_PASSED = Set.of(
             "connection",
             "keep-alive",

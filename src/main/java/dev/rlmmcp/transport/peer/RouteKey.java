@@ -2,15 +2,15 @@ package dev.rlmmcp.transport.peer;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.rlmmcp.cluster.PeerAuth;
 import dev.rlmmcp.cluster.Router;
 import dev.rlmmcp.transport.stateless.StatelessServer;
-import dev.rlmmcp.cluster.PeerAuth;
 import java.io.IOException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.util.function.UnaryOperator;
 
 /**
@@ -42,9 +42,8 @@ public sealed interface RouteKey {
         return switch (this) {
             case McpSession m -> router.routeMcpSession(m.id());
             case Session s -> router.route(s.id());
-            case Node n -> n.nodeId().equals(router.nodeId())
-                    ? new Router.Local()
-                    : new Router.Remote(n.nodeId(), n.address());
+            case Node n ->
+                n.nodeId().equals(router.nodeId()) ? new Router.Local() : new Router.Remote(n.nodeId(), n.address());
             case None n -> new Router.Local();
         };
     }
@@ -57,7 +56,8 @@ public sealed interface RouteKey {
         if (query != null) {
             for (String pair : query.split("&")) {
                 if (pair.startsWith("session_id=") && pair.length() > "session_id=".length()) {
-                    return new McpSession(URLDecoder.decode(pair.substring("session_id=".length()), StandardCharsets.UTF_8));
+                    return new McpSession(
+                            URLDecoder.decode(pair.substring("session_id=".length()), StandardCharsets.UTF_8));
                 }
             }
         }
@@ -91,12 +91,16 @@ public sealed interface RouteKey {
             return new None();
         }
         JsonNode params = message.path("params");
-        JsonNode session = plainRpc ? params.path("session_id") : toolArguments(message, params).path("session_id");
+        JsonNode session = plainRpc
+                ? params.path("session_id")
+                : toolArguments(message, params).path("session_id");
         if (session.isTextual() && !session.asText().isEmpty()) {
             return new Session(session.asText());
         }
         for (JsonNode id : List.of(
-                params.path("requestState"), params.path("taskId"), params.path("notifications").path("taskIds").path(0))) {
+                params.path("requestState"),
+                params.path("taskId"),
+                params.path("notifications").path("taskIds").path(0))) {
             Optional<Router.Remote> node = id.isTextual() ? tags.apply(id.asText()) : Optional.empty();
             if (node.isPresent()) {
                 return new Node(node.get().nodeId(), node.get().address());
@@ -106,6 +110,8 @@ public sealed interface RouteKey {
     }
 
     private static JsonNode toolArguments(JsonNode message, JsonNode params) {
-        return "tools/call".equals(message.path("method").asText()) ? params.path("arguments") : com.fasterxml.jackson.databind.node.MissingNode.getInstance();
+        return "tools/call".equals(message.path("method").asText())
+                ? params.path("arguments")
+                : com.fasterxml.jackson.databind.node.MissingNode.getInstance();
     }
 }

@@ -57,6 +57,7 @@ final class InputRounds {
     private final Map<String, ResumableCall> waiting = new ConcurrentHashMap<>();
     /** What every request state starts with: in a cluster, this node's sealed name, so any node can route to it. */
     private volatile String tag = "";
+
     private final ExecutorService threads = Executors.newCachedThreadPool(
             Thread.ofPlatform().daemon().name("mcp-resumable-", 1).factory());
 

@@ -62,6 +62,7 @@ final class Tasks {
     private final Map<String, Task> tasks = new ConcurrentHashMap<>();
     /** What every task id starts with: in a cluster, this node's sealed name, so any node can route to it. */
     private volatile String tag = "";
+
     private final List<Watch> watches = new CopyOnWriteArrayList<>();
     /** Looks again a moment after a change: a call's requests show as input_required once it has been quiet. */
     private final ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor(

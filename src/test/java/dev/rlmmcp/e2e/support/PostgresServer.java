@@ -64,8 +64,19 @@ public final class PostgresServer implements AutoCloseable {
         PostgresServer server = new PostgresServer(dir, address, freePort(address), password);
         try {
             server.init(bin);
-            server.run(bin, "pg_ctl", "-D", server.data(), "-l", dir.resolve("log").toString(), "-w", "-t", "60",
-                    "-o", server.options(), "start");
+            server.run(
+                    bin,
+                    "pg_ctl",
+                    "-D",
+                    server.data(),
+                    "-l",
+                    dir.resolve("log").toString(),
+                    "-w",
+                    "-t",
+                    "60",
+                    "-o",
+                    server.options(),
+                    "start");
             server.running = true;
             return server;
         } catch (IOException | RuntimeException e) {
@@ -75,8 +86,8 @@ public final class PostgresServer implements AutoCloseable {
     }
 
     private void init(Path bin) throws IOException {
-        List<String> args = new ArrayList<>(List.of("initdb", "-D", data(), "-U", USER, "-E", "UTF8",
-                "--no-locale", "--auth-local=trust"));
+        List<String> args = new ArrayList<>(
+                List.of("initdb", "-D", data(), "-U", USER, "-E", "UTF8", "--no-locale", "--auth-local=trust"));
         if (password == null) {
             args.add("--auth-host=trust");
         } else {
@@ -90,20 +101,29 @@ public final class PostgresServer implements AutoCloseable {
         run(bin, args.toArray(String[]::new));
         Files.deleteIfExists(dir.resolve("pwfile"));
         // initdb lets TCP in from loopback only; a server on a bridge's address takes its subnet's clients too
-        Files.writeString(dir.resolve("data/pg_hba.conf"),
+        Files.writeString(
+                dir.resolve("data/pg_hba.conf"),
                 "host all all samenet " + (password == null ? "trust" : "scram-sha-256") + "\n",
                 StandardOpenOption.APPEND);
     }
 
     private String options() {
-        return String.join(" ",
-                "-p", String.valueOf(port),
-                "-c", "listen_addresses=" + address,
-                "-c", "unix_socket_directories=" + dir,
-                "-c", "max_connections=300",
-                "-c", "fsync=off",
-                "-c", "synchronous_commit=off",
-                "-c", "full_page_writes=off");
+        return String.join(
+                " ",
+                "-p",
+                String.valueOf(port),
+                "-c",
+                "listen_addresses=" + address,
+                "-c",
+                "unix_socket_directories=" + dir,
+                "-c",
+                "max_connections=300",
+                "-c",
+                "fsync=off",
+                "-c",
+                "synchronous_commit=off",
+                "-c",
+                "full_page_writes=off");
     }
 
     /** {@code jdbc:postgresql://address:port/postgres?user=postgres[&password=...]}. */
@@ -123,8 +143,7 @@ public final class PostgresServer implements AutoCloseable {
     }
 
     public String url(String database) {
-        String credentials =
-                password == null ? USER : USER + ":" + encode(password);
+        String credentials = password == null ? USER : USER + ":" + encode(password);
         return "postgresql://" + credentials + "@" + address + ":" + port + "/" + database;
     }
 
@@ -190,8 +209,8 @@ public final class PostgresServer implements AutoCloseable {
             throw new IOException("interrupted", e);
         }
         if (p.exitValue() != 0) {
-            throw new IOException(String.join(" ", command) + " failed (" + p.exitValue() + "): "
-                    + Files.readString(output));
+            throw new IOException(
+                    String.join(" ", command) + " failed (" + p.exitValue() + "): " + Files.readString(output));
         }
     }
 

@@ -82,7 +82,8 @@ class ClusterListingTest {
             @Override
             public List<Elsewhere> elsewhere() {
                 if (elsewhere == null) {
-                    throw new RlmException(ErrorCode.UPSTREAM_ERROR, "the cluster database did not answer", null, "retry");
+                    throw new RlmException(
+                            ErrorCode.UPSTREAM_ERROR, "the cluster database did not answer", null, "retry");
                 }
                 return elsewhere;
             }
@@ -96,7 +97,8 @@ class ClusterListingTest {
         Session gone = a.create("orphan", Limits.NONE);
         a.close();
         StateStore aStore = StateStore.open(dir.resolve("a"), Duration.ofHours(1));
-        String theirsRecord = aStore.database().find(theirs.id(), 1).orElseThrow().record();
+        String theirsRecord =
+                aStore.database().find(theirs.id(), 1).orElseThrow().record();
         String goneRecord = aStore.database().find(gone.id(), 1).orElseThrow().record();
         aStore.close();
 
@@ -107,7 +109,8 @@ class ClusterListingTest {
                         new Ownership.Elsewhere(gone.id(), "node-c", false, goneRecord))));
         Session mine = b.create("mine", Limits.NONE);
         ListSessionsTool tool = new ListSessionsTool(b);
-        ObjectNode reply = tool.call(new Args(tool.name(), Map.of(), tool.schema().names()), new Caller("c"));
+        ObjectNode reply =
+                tool.call(new Args(tool.name(), Map.of(), tool.schema().names()), new Caller("c"));
 
         assertThat(reply.path("total").asInt()).isEqualTo(3);
         Map<String, JsonNode> byId = new java.util.HashMap<>();
@@ -127,7 +130,8 @@ class ClusterListingTest {
         Sessions b = node("b", cluster(null));
         Session mine = b.create("mine", Limits.NONE);
         ListSessionsTool tool = new ListSessionsTool(b);
-        ObjectNode reply = tool.call(new Args(tool.name(), Map.of(), tool.schema().names()), new Caller("c"));
+        ObjectNode reply =
+                tool.call(new Args(tool.name(), Map.of(), tool.schema().names()), new Caller("c"));
         assertThat(reply.path("sessions").get(0).path("session_id").asText()).isEqualTo(mine.id());
         assertThat(reply.path("other_nodes_unlisted").asText()).contains("did not answer");
     }

@@ -99,7 +99,8 @@ class PeerConnectionsTest {
             AtomicInteger accepted = serve(server, (in, out) -> {
                 request(in);
                 // as Jetty does: a chunk's closing CRLF goes out with the next chunk
-                out.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello".getBytes(StandardCharsets.US_ASCII));
+                out.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello"
+                        .getBytes(StandardCharsets.US_ASCII));
                 out.flush();
                 more.await(5, TimeUnit.SECONDS);
                 out.write("\r\n6\r\n world\r\n0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));

@@ -39,7 +39,8 @@ class PeerEdgesIT {
         Map<String, String> recorded = new ConcurrentHashMap<>();
         try (PeerNode a = new PeerNode("node-a", dir.resolve("a"), recorded);
                 PeerNode b = new PeerNode("node-b", dir.resolve("b"), recorded)) {
-            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            HttpClient http =
+                    HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
             String pad = "x".repeat(300_000);
             a.routes.put("big", id -> b.remote());
             assertThat(whoami(http, a, "big", pad)).isEqualTo("node-b");
@@ -79,7 +80,8 @@ class PeerEdgesIT {
             a.routes.put("db-down", id -> {
                 throw new IllegalStateException("the cluster database is unreachable");
             });
-            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            HttpClient http =
+                    HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
             HttpResponse<String> refused = http.send(
                     HttpRequest.newBuilder(URI.create(a.url() + "/rpc"))
                             .header("Content-Type", "application/json")
@@ -100,7 +102,8 @@ class PeerEdgesIT {
             b.serving = false; // b got SIGTERM: it finishes its calls and hands its sessions over
             AtomicInteger asked = new AtomicInteger();
             a.routes.put("handed", id -> asked.getAndIncrement() < 4 ? b.remote() : new Router.Local());
-            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            HttpClient http =
+                    HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
             assertThat(whoami(http, a, "handed", "")).isEqualTo("node-a");
             assertThat(asked.get()).isGreaterThanOrEqualTo(5);
         }
@@ -114,7 +117,8 @@ class PeerEdgesIT {
             Router.Remote cutOff = new Router.Remote("node-c", "127.0.0.1:" + silent.getLocalPort());
             long leaseEnds = System.nanoTime() + Duration.ofSeconds(1).toNanos();
             a.routes.put("cut", id -> System.nanoTime() < leaseEnds ? cutOff : new Router.Local());
-            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            HttpClient http =
+                    HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
             long start = System.nanoTime();
             assertThat(whoami(http, a, "cut", "")).isEqualTo("node-a");
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));

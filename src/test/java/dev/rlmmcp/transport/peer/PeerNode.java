@@ -44,6 +44,7 @@ final class PeerNode implements AutoCloseable {
     final Map<String, Router.Route> mcpRoutes = new ConcurrentHashMap<>();
     /** The cluster's record of MCP sessions, shared by the nodes of a test. */
     final Map<String, String> recorded;
+
     volatile boolean serving = true;
     private final Sessions sessions;
     private final HttpEndpoint endpoint;
@@ -137,7 +138,8 @@ final class PeerNode implements AutoCloseable {
         Object token = request.meta() == null ? null : request.meta().get("progressToken");
         for (int i = 1; i <= 3; i++) {
             if (token != null) {
-                exchange.progressNotification(new McpSchema.ProgressNotification(token, (double) i, 3.0, "step " + i, null));
+                exchange.progressNotification(
+                        new McpSchema.ProgressNotification(token, (double) i, 3.0, "step " + i, null));
             }
             try {
                 Thread.sleep(400);
@@ -161,11 +163,9 @@ final class PeerNode implements AutoCloseable {
             String name, BiFunction<McpSyncServerExchange, McpSchema.CallToolRequest, McpSchema.CallToolResult> call) {
         Map<String, Object> schema;
         try {
-            schema = JSON.readValue(
-                    """
+            schema = JSON.readValue("""
                     {"type": "object", "properties": {"session_id": {"type": "string", "x-mcp-header": "Session-Id"}}}
-                    """,
-                    new TypeReference<>() {});
+                    """, new TypeReference<>() {});
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

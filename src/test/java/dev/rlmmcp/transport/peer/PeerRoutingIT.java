@@ -107,7 +107,8 @@ class PeerRoutingIT {
     @Test
     void progressStreamsThroughTheProxyEventByEvent() throws Exception {
         a.routes.put("s-b", id -> b.remote());
-        String params = "{\"name\":\"slow\",\"arguments\":{\"session_id\":\"s-b\"},\"_meta\":{\"progressToken\":\"p\"}}";
+        String params =
+                "{\"name\":\"slow\",\"arguments\":{\"session_id\":\"s-b\"},\"_meta\":{\"progressToken\":\"p\"}}";
         long start = System.nanoTime();
         HttpResponse<InputStream> response =
                 http.send(post(a.url(), CALL.formatted(4, params)).build(), HttpResponse.BodyHandlers.ofInputStream());
@@ -134,10 +135,11 @@ class PeerRoutingIT {
 
     @Test
     void aSamplingRoundOfAnMcpSessionAtHomeOnTheOtherNodePassesThroughTheProxy() throws Exception {
-        HttpResponse<String> init = send(post(
-                b.url(),
-                "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
-                        + "\"2025-06-18\",\"capabilities\":{\"sampling\":{}},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}"));
+        HttpResponse<String> init = send(
+                post(
+                        b.url(),
+                        "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                                + "\"2025-06-18\",\"capabilities\":{\"sampling\":{}},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}"));
         String session = init.headers().firstValue("Mcp-Session-Id").orElseThrow();
         a.mcpRoutes.put(session, b.remote());
         send(post(a.url(), "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}")
@@ -158,8 +160,10 @@ class PeerRoutingIT {
                 if ("sampling/createMessage".equals(message.path("method").asText())) {
                     ObjectNode reply = JSON.createObjectNode().put("jsonrpc", "2.0");
                     reply.set("id", message.get("id"));
-                    reply.set("result", JSON.readTree(
-                            "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"Paris\"},\"model\":\"m\"}"));
+                    reply.set(
+                            "result",
+                            JSON.readTree(
+                                    "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"Paris\"},\"model\":\"m\"}"));
                     HttpResponse<String> accepted =
                             send(post(a.url(), JSON.writeValueAsString(reply)).header("Mcp-Session-Id", session));
                     assertThat(accepted.statusCode()).as(accepted.body()).isEqualTo(202);
@@ -174,13 +178,17 @@ class PeerRoutingIT {
     @Test
     void anInputRequiredRoundOfTheStatelessRevisionIsRetriedThroughTheProxy() throws Exception {
         a.routes.put("s-b", id -> b.remote());
-        JsonNode round = JSON.readTree(send(stateless(a.url(), "ask", "s-b", "")).body());
-        assertThat(round.path("result").path("resultType").asText()).as(round.toString()).isEqualTo("input_required");
+        JsonNode round =
+                JSON.readTree(send(stateless(a.url(), "ask", "s-b", "")).body());
+        assertThat(round.path("result").path("resultType").asText())
+                .as(round.toString())
+                .isEqualTo("input_required");
         String key = round.path("result").path("inputRequests").fieldNames().next();
         String retry = ",\"inputResponses\":{\"" + key + "\":{\"role\":\"assistant\",\"content\":{\"type\":\"text\","
                 + "\"text\":\"Paris\"},\"model\":\"m\"}},\"requestState\":\""
                 + round.path("result").path("requestState").asText() + "\"";
-        JsonNode done = JSON.readTree(send(stateless(a.url(), "ask", "s-b", retry)).body());
+        JsonNode done =
+                JSON.readTree(send(stateless(a.url(), "ask", "s-b", retry)).body());
         assertThat(text(done)).as(done.toString()).isEqualTo("node-b heard: Paris");
     }
 
@@ -190,7 +198,8 @@ class PeerRoutingIT {
         // a believes b owns it; b says a does; a, asked by b's answer, now holds it
         a.routes.put("moved", id -> asked.getAndIncrement() == 0 ? b.remote() : new Router.Local());
         b.routes.put("moved", id -> a.remote());
-        assertThat(text(JSON.readTree(send(stateless(a.url(), "whoami", "moved", "")).body())))
+        assertThat(text(JSON.readTree(
+                        send(stateless(a.url(), "whoami", "moved", "")).body())))
                 .isEqualTo("node-a");
 
         a.routes.put("loop", id -> b.remote());
@@ -218,7 +227,8 @@ class PeerRoutingIT {
 
         AtomicInteger asked = new AtomicInteger();
         a.routes.put("expired", id -> asked.getAndIncrement() < 5 ? dead : new Router.Local());
-        assertThat(text(JSON.readTree(send(stateless(a.url(), "whoami", "expired", "")).body())))
+        assertThat(text(JSON.readTree(
+                        send(stateless(a.url(), "whoami", "expired", "")).body())))
                 .isEqualTo("node-a");
     }
 
@@ -228,7 +238,8 @@ class PeerRoutingIT {
         HttpResponse<String> unsigned = send(stateless(peerUrl, "whoami", "x", ""));
         assertThat(unsigned.statusCode()).isEqualTo(401);
         String forged = new PeerAuth("not the cluster's shared secret", "node-a").sign("POST", "/mcp");
-        assertThat(send(stateless(peerUrl, "whoami", "x", "").header(PeerAuth.HEADER, forged)).statusCode())
+        assertThat(send(stateless(peerUrl, "whoami", "x", "").header(PeerAuth.HEADER, forged))
+                        .statusCode())
                 .isEqualTo(401);
         String signed = new PeerAuth(PeerNode.SECRET, "node-a").sign("POST", "/mcp");
         HttpResponse<String> good = send(stateless(peerUrl, "whoami", "x", "").header(PeerAuth.HEADER, signed));
@@ -236,9 +247,8 @@ class PeerRoutingIT {
 
         // on the public port a peer's header is nothing: the request is routed as a client's, not answered 409
         a.routes.put("s-b", id -> b.remote());
-        HttpResponse<String> asClient = send(
-                stateless(a.url(), "whoami", "s-b", "").header(PeerAuth.HEADER, new PeerAuth(PeerNode.SECRET, "x")
-                        .sign("POST", "/mcp")));
+        HttpResponse<String> asClient = send(stateless(a.url(), "whoami", "s-b", "")
+                .header(PeerAuth.HEADER, new PeerAuth(PeerNode.SECRET, "x").sign("POST", "/mcp")));
         assertThat(text(JSON.readTree(asClient.body()))).isEqualTo("node-b");
     }
 
@@ -264,7 +274,8 @@ class PeerRoutingIT {
         HttpResponse<String> adopted = send(post(a.url(), whoami).header("Mcp-Session-Id", session));
         assertThat(adopted.statusCode()).as(adopted.body()).isEqualTo(200);
         assertThat(text(JSON.readTree(adopted.body()))).isEqualTo("node-a");
-        assertThat(send(post(a.url(), whoami).header("Mcp-Session-Id", "never-started")).statusCode())
+        assertThat(send(post(a.url(), whoami).header("Mcp-Session-Id", "never-started"))
+                        .statusCode())
                 .isEqualTo(404);
 
         HttpResponse<String> deleted = send(HttpRequest.newBuilder(URI.create(a.url() + "/mcp"))
@@ -277,24 +288,30 @@ class PeerRoutingIT {
     @Test
     void atTheHomeOfAnMcpSessionACallForAnotherNodesSessionIsForwardedToolLevel() throws Exception {
         a.routes.put("s-b", id -> b.remote());
-        HttpResponse<String> init = send(post(
-                a.url(),
-                "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
-                        + "\"2025-06-18\",\"capabilities\":{\"sampling\":{}},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}"));
+        HttpResponse<String> init = send(
+                post(
+                        a.url(),
+                        "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                                + "\"2025-06-18\",\"capabilities\":{\"sampling\":{}},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}"));
         String session = init.headers().firstValue("Mcp-Session-Id").orElseThrow();
 
         List<String> slow = events(
                 session,
-                CALL.formatted(7, "{\"name\":\"slow\",\"arguments\":{\"session_id\":\"s-b\"},\"_meta\":"
-                        + "{\"progressToken\":\"tok\"}}"));
+                CALL.formatted(
+                        7,
+                        "{\"name\":\"slow\",\"arguments\":{\"session_id\":\"s-b\"},\"_meta\":"
+                                + "{\"progressToken\":\"tok\"}}"));
         assertThat(slow.stream().filter(m -> m.contains("notifications/progress") && m.contains("\"tok\"")))
                 .hasSize(3);
         assertThat(text(JSON.readTree(slow.getLast()))).isEqualTo("node-b done");
-        assertThat(JSON.readTree(slow.getLast()).path("result").has("resultType")).isFalse();
+        assertThat(JSON.readTree(slow.getLast()).path("result").has("resultType"))
+                .isFalse();
         assertThat(slow.getLast()).doesNotContain("io.modelcontextprotocol/");
 
-        List<String> asked = events(session, CALL.formatted(8, "{\"name\":\"ask\",\"arguments\":{\"session_id\":\"s-b\"}}"));
-        assertThat(asked.stream().filter(m -> m.contains("sampling/createMessage"))).hasSize(1);
+        List<String> asked =
+                events(session, CALL.formatted(8, "{\"name\":\"ask\",\"arguments\":{\"session_id\":\"s-b\"}}"));
+        assertThat(asked.stream().filter(m -> m.contains("sampling/createMessage")))
+                .hasSize(1);
         assertThat(text(JSON.readTree(asked.getLast()))).isEqualTo("node-b heard: Paris");
     }
 
@@ -304,7 +321,8 @@ class PeerRoutingIT {
                 post(a.url(), call).header("Mcp-Session-Id", session).build(),
                 HttpResponse.BodyHandlers.ofInputStream());
         List<String> messages = new ArrayList<>();
-        try (BufferedReader lines = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
+        try (BufferedReader lines =
+                new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
             for (String line = lines.readLine(); line != null; line = lines.readLine()) {
                 if (!line.startsWith("data: ")) {
                     continue;
@@ -314,8 +332,10 @@ class PeerRoutingIT {
                 if ("sampling/createMessage".equals(message.path("method").asText())) {
                     ObjectNode reply = JSON.createObjectNode().put("jsonrpc", "2.0");
                     reply.set("id", message.get("id"));
-                    reply.set("result", JSON.readTree(
-                            "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"Paris\"},\"model\":\"m\"}"));
+                    reply.set(
+                            "result",
+                            JSON.readTree(
+                                    "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"Paris\"},\"model\":\"m\"}"));
                     send(post(a.url(), JSON.writeValueAsString(reply)).header("Mcp-Session-Id", session));
                 }
             }
@@ -341,11 +361,13 @@ class PeerRoutingIT {
             String id = endpoint.substring(endpoint.indexOf("session_id=") + "session_id=".length());
             assertThat(b.recorded).containsKey(id);
             a.mcpRoutes.put(id, b.remote());
-            HttpResponse<String> posted = send(HttpRequest.newBuilder(URI.create(a.url() + endpoint))
-                    .header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(
-                            "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
-                                    + "\"2024-11-05\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}")));
+            HttpResponse<String> posted = send(
+                    HttpRequest.newBuilder(URI.create(a.url() + endpoint))
+                            .header("Content-Type", "application/json")
+                            .POST(
+                                    HttpRequest.BodyPublishers.ofString(
+                                            "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                                                    + "\"2024-11-05\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}")));
             assertThat(posted.statusCode()).as(posted.body()).isEqualTo(202);
             String answer = null;
             for (String line = lines.readLine(); answer == null && line != null; line = lines.readLine()) {
@@ -378,8 +400,8 @@ class PeerRoutingIT {
                                     .header("Origin", "http://evil.example"))
                             .statusCode())
                     .isEqualTo(403);
-            HttpResponse<String> keyedClient = send(
-                    stateless(c.url(), "whoami", "x", "").header("Authorization", "Bearer the clients' api key"));
+            HttpResponse<String> keyedClient =
+                    send(stateless(c.url(), "whoami", "x", "").header("Authorization", "Bearer the clients' api key"));
             assertThat(text(JSON.readTree(keyedClient.body()))).isEqualTo("node-c");
 
             String signed = new PeerAuth(PeerNode.SECRET, "node-a").sign("POST", "/mcp");
@@ -404,22 +426,28 @@ class PeerRoutingIT {
                 + "\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}}";
         JsonNode created = JSON.readTree(send(post(
                                 a.url(),
-                                CALL.formatted(10, "{\"name\":\"slow\",\"arguments\":{\"session_id\":\"s-b\"}" + meta + "}"))
+                                CALL.formatted(
+                                        10, "{\"name\":\"slow\",\"arguments\":{\"session_id\":\"s-b\"}" + meta + "}"))
                         .header("MCP-Protocol-Version", "2026-07-28")
                         .header("Mcp-Method", "tools/call")
                         .header("Mcp-Name", "slow")
                         .header("Mcp-Param-Session-Id", "s-b"))
                 .body());
-        assertThat(created.path("result").path("resultType").asText()).as(created.toString()).isEqualTo("task");
+        assertThat(created.path("result").path("resultType").asText())
+                .as(created.toString())
+                .isEqualTo("task");
         String task = created.path("result").path("taskId").asText();
         assertThat(task).startsWith("node-b~" + b.peerAddress() + "~");
 
         JsonNode got = null;
-        for (int i = 0; i < 100 && (got == null || "working".equals(got.path("status").asText())); i++) {
+        for (int i = 0;
+                i < 100 && (got == null || "working".equals(got.path("status").asText()));
+                i++) {
             Thread.sleep(100);
             HttpResponse<String> polled = send(post(
-                            a.url(), "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tasks/get\",\"params\":{\"taskId\":\""
-                                    + task + "\"" + meta + "}}")
+                            a.url(),
+                            "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"" + task
+                                    + "\"" + meta + "}}")
                     .header("MCP-Protocol-Version", "2026-07-28")
                     .header("Mcp-Method", "tasks/get")
                     .header("Mcp-Name", task));
@@ -435,15 +463,17 @@ class PeerRoutingIT {
         String meta = ",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
                 + "\"io.modelcontextprotocol/clientCapabilities\":{\"sampling\":{}}}";
         String ask = "{\"name\":\"ask\",\"arguments\":{}%s" + meta + "}";
-        JsonNode round = JSON.readTree(send(statelessHeaders(post(b.url(), CALL.formatted(12, ask.formatted(""))), "ask"))
-                .body());
+        JsonNode round =
+                JSON.readTree(send(statelessHeaders(post(b.url(), CALL.formatted(12, ask.formatted(""))), "ask"))
+                        .body());
         String state = round.path("result").path("requestState").asText();
         assertThat(state).as(round.toString()).startsWith("node-b~");
         String key = round.path("result").path("inputRequests").fieldNames().next();
         String retry = ",\"inputResponses\":{\"" + key + "\":{\"role\":\"assistant\",\"content\":{\"type\":\"text\","
                 + "\"text\":\"Paris\"},\"model\":\"m\"}},\"requestState\":\"" + state + "\"";
-        JsonNode done = JSON.readTree(send(statelessHeaders(post(a.url(), CALL.formatted(13, ask.formatted(retry))), "ask"))
-                .body());
+        JsonNode done =
+                JSON.readTree(send(statelessHeaders(post(a.url(), CALL.formatted(13, ask.formatted(retry))), "ask"))
+                        .body());
         assertThat(text(done)).as(done.toString()).isEqualTo("node-b heard: Paris");
     }
 

@@ -32,7 +32,9 @@ class RouteKeyTest {
 
     @Test
     void theBodyNamesTheSessionOfAToolCallOrOfAPlainRpcCall() {
-        assertThat(body("{\"method\":\"tools/call\",\"params\":{\"name\":\"x\",\"arguments\":{\"session_id\":\"s2\"}}}", false))
+        assertThat(body(
+                        "{\"method\":\"tools/call\",\"params\":{\"name\":\"x\",\"arguments\":{\"session_id\":\"s2\"}}}",
+                        false))
                 .isEqualTo(new RouteKey.Session("s2"));
         assertThat(body("{\"method\":\"rlm_execute\",\"params\":{\"session_id\":\"s3\",\"code\":\"1\"}}", true))
                 .isEqualTo(new RouteKey.Session("s3"));
@@ -64,22 +66,31 @@ class RouteKeyTest {
         PeerAuth auth = new PeerAuth("a shared secret of the cluster", "node-b");
         String tag = auth.tag("10.0.0.2:7001");
         RouteKey.Node b = new RouteKey.Node("node-b", "10.0.0.2:7001");
-        assertThat(RouteKey.ofBody(bytes("{\"method\":\"tasks/get\",\"params\":{\"taskId\":\"" + tag + "x\"}}"), false, JSON, auth::tagged))
-                .isEqualTo(b);
         assertThat(RouteKey.ofBody(
-                        bytes("{\"method\":\"tools/call\",\"params\":{\"name\":\"t\",\"requestState\":\"" + tag + "s\"}}"),
+                        bytes("{\"method\":\"tasks/get\",\"params\":{\"taskId\":\"" + tag + "x\"}}"),
                         false,
                         JSON,
                         auth::tagged))
                 .isEqualTo(b);
         assertThat(RouteKey.ofBody(
-                        bytes("{\"method\":\"subscriptions/listen\",\"params\":{\"notifications\":{\"taskIds\":[\"" + tag
-                                + "x\"]}}}"),
+                        bytes("{\"method\":\"tools/call\",\"params\":{\"name\":\"t\",\"requestState\":\"" + tag
+                                + "s\"}}"),
                         false,
                         JSON,
                         auth::tagged))
                 .isEqualTo(b);
-        assertThat(RouteKey.ofBody(bytes("{\"method\":\"tasks/get\",\"params\":{\"taskId\":\"node-b~10.6.6.6:1~00~x\"}}"), false, JSON, auth::tagged))
+        assertThat(RouteKey.ofBody(
+                        bytes("{\"method\":\"subscriptions/listen\",\"params\":{\"notifications\":{\"taskIds\":[\""
+                                + tag + "x\"]}}}"),
+                        false,
+                        JSON,
+                        auth::tagged))
+                .isEqualTo(b);
+        assertThat(RouteKey.ofBody(
+                        bytes("{\"method\":\"tasks/get\",\"params\":{\"taskId\":\"node-b~10.6.6.6:1~00~x\"}}"),
+                        false,
+                        JSON,
+                        auth::tagged))
                 .isEqualTo(new RouteKey.None());
     }
 
