@@ -76,7 +76,7 @@ public final class Schema {
     }
 
     public Schema sessionId() {
-        return string("session_id", "Session to use; omit it for this connection's default session.", false);
+        return string("session_id", "Session to use; omit for this connection's default.", false);
     }
 
     public Schema responseFormat(ResponseFormat defaultFormat) {
