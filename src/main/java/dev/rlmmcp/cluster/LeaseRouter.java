@@ -70,12 +70,6 @@ public final class LeaseRouter implements Router {
     }
 
     @Override
-    public boolean serves(String sessionId) {
-        return lease.serving()
-                || lease.live() && sessionId != null && leases.held(sessionId).isPresent();
-    }
-
-    @Override
     public Admission admit(String sessionId) {
         return lease.live() ? admissions.admit(sessionId) : null;
     }

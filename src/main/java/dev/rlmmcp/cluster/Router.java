@@ -23,16 +23,7 @@ public interface Router {
     /** Whether this node takes new work: false while fenced, or once the handover at SIGTERM began. */
     boolean serving();
 
-    /**
-     * Whether a request this node would serve itself may be served now: never while fenced; during the
-     * handover at SIGTERM only one for a session this node still holds (it runs until it is released);
-     * otherwise always. {@code sessionId} null: the request names no session (new work).
-     */
-    default boolean serves(String sessionId) {
-        return serving();
-    }
-
-    /** A request this node serves itself, counted until it ends (closing it twice is harmless only once). */
+    /** A request this node serves itself, counted until it is closed (once, when the request has ended). */
     interface Admission extends AutoCloseable {
         @Override
         void close();
@@ -40,10 +31,10 @@ public interface Router {
 
     /**
      * Lets in a request this node serves itself, for {@code sessionId} (null: it names none), counted
-     * until the admission is closed; null if it may not be served here now ({@link #serves}). A session
+     * until the admission is closed; null if this node is not serving ({@link #serving}). A session
      * is saved and handed over only once every admitted request for it has ended.
      */
     default Admission admit(String sessionId) {
-        return serves(sessionId) ? () -> {} : null;
+        return serving() ? () -> {} : null;
     }
 }

@@ -72,11 +72,11 @@ class LeaseRouterIT {
         nodes.add(cutOff); // never renewed its lease, as a node fenced from the database
         assertThatThrownBy(() -> cutOff.ownership().acquire("s-one")).hasMessageContaining("cannot renew its lease");
         assertThat(cutOff.ownership().holds("s-one")).isFalse();
-        assertThat(cutOff.router().serves("s-one")).isFalse();
+        assertThat(cutOff.router().admit("s-one")).isNull();
     }
 
     @Test
-    void aDrainingNodeServesWhatItHoldsAndTakesNothingNewThenHandsOver() {
+    void aDrainingNodeTakesNothingNewThenHandsOver() {
         ClusterNode a = node();
         ClusterNode b = node();
         a.ownership().claim("s-held");
@@ -84,9 +84,6 @@ class LeaseRouterIT {
         b.handOver(Duration.ofSeconds(5)); // b leaves at once, its session released
         a.lease().drain();
         assertThat(a.router().serving()).isFalse();
-        assertThat(a.router().serves("s-held")).isTrue();
-        assertThat(a.router().serves(null)).isFalse();
-        assertThat(a.router().serves("s-theirs")).isFalse();
         assertThat(a.ownership().acquire("s-theirs"))
                 .as("a draining node takes nothing")
                 .isFalse();
