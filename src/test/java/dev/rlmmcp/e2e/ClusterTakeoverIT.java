@@ -73,15 +73,19 @@ class ClusterTakeoverIT {
         throw new AssertionError("session " + id + " not listed");
     }
 
-    @Test
-    void aSessionOfAKilledNodeIsTakenOverWithItsVariables() throws Exception {
+    /** PostgreSQL and S3, as the nodes of both tests share them. */
+    private void startSharedState() throws Exception {
         PostgresServer postgres = open.add(PostgresServer.start());
         postgres.createDatabase("rlm");
         database = postgres.url("rlm");
         S3ProxyServer s3 = open.add(S3ProxyServer.start(tmp.resolve("s3")));
         env = new HashMap<>(s3.env());
         env.put("RLM_CLUSTER_SECRET", "cluster-takeover-it-secret");
+    }
 
+    @Test
+    void aSessionOfAKilledNodeIsTakenOverWithItsVariables() throws Exception {
+        startSharedState();
         ServerProcess a = node("a");
         ServerProcess b = node("b");
         SessionCalls onA = client(a);
@@ -109,13 +113,7 @@ class ClusterTakeoverIT {
 
     @Test
     void aNodeStoppedWithSigtermHandsItsSessionsOverAtOnce() throws Exception {
-        PostgresServer postgres = open.add(PostgresServer.start());
-        postgres.createDatabase("rlm");
-        database = postgres.url("rlm");
-        S3ProxyServer s3 = open.add(S3ProxyServer.start(tmp.resolve("s3")));
-        env = new HashMap<>(s3.env());
-        env.put("RLM_CLUSTER_SECRET", "cluster-takeover-it-secret");
-
+        startSharedState();
         ServerProcess a = node("a");
         ServerProcess b = node("b");
         SessionCalls onA = client(a);
