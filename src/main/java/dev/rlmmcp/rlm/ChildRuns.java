@@ -103,7 +103,11 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
         if (!prompts.isArray() || prompts.isEmpty()) {
             throw new CallbackRefused("INVALID_ARGUMENT", "prompts must be a non-empty list of str");
         }
-        List<ObjectNode> answers = runAll(prompts, contexts, asked, maxIterations, concurrency);
+        return answered(env, request, runAll(prompts, contexts, asked, maxIterations, concurrency));
+    }
+
+    /** The callback's answer: each answer in its place, or, for a single rlm_query that failed, its error. */
+    static JsonNode answered(RlmRuns.Env env, JsonNode request, List<ObjectNode> answers) throws CallbackRefused {
         if (!request.path("batched").asBoolean() && answers.getFirst().has("error")) {
             JsonNode error = answers.getFirst().path("error");
             throw new CallbackRefused(
@@ -297,7 +301,7 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
                 node));
     }
 
-    private static void load(Session child, Path file, byte[] inline) throws ChildFailed {
+    static void load(Session child, Path file, byte[] inline) throws ChildFailed {
         try {
             if (file != null) {
                 child.loadPickle("context", file, CallContext.NONE);
