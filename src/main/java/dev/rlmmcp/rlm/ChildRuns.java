@@ -11,6 +11,8 @@ import dev.rlmmcp.core.Session;
 import dev.rlmmcp.data.Download;
 import dev.rlmmcp.llm.LlmAnswer;
 import dev.rlmmcp.llm.LlmException;
+import dev.rlmmcp.llm.LlmMessage;
+import dev.rlmmcp.llm.LlmRequest;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -228,6 +230,8 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
     private Trajectory.Node start(
             String prompt, JsonNode context, Path file, byte[] inline, String asked, Integer maxIterations)
             throws InterruptedException, ChildFailed {
+        String info = file != null || inline != null ? describe("The variable `context`", context) : null;
+        fits(prompt, info, asked);
         admit();
         long t0 = System.nanoTime();
         String id = parentLoop != null ? parentLoop.nextChildId() : "child-" + (++started);
@@ -239,10 +243,8 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
         Session child = env.sessions().scratch(parent);
         try {
             child.beginLoop();
-            String info = null;
-            if (file != null || inline != null) {
+            if (info != null) {
                 load(child, file, inline);
-                info = describe("The variable `context`", context);
             }
             RlmLoop loop = new RlmLoop(env, run, child, id, depth + 1, prompt, asked, info, maxIterations);
             running.add(loop);
@@ -269,6 +271,23 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
             throw new InterruptedException("the child's parent stopped");
         }
         return node;
+    }
+
+    /**
+     * Refuses a child whose first message cannot fit its model's context window: no turn of it could be
+     * sent, so it fails once, before it takes a kernel.
+     */
+    private void fits(String prompt, String info, String asked) throws ChildFailed {
+        LlmRequest opening = new LlmRequest(
+                List.of(LlmMessage.user(LoopPrompt.first(prompt, info))),
+                LoopPrompt.system(run.limits.outputCap(), depth + 2 < run.limits.maxDepth()),
+                null,
+                asked);
+        try {
+            ContextWindow.check(run.config, opening, asked);
+        } catch (LlmException e) {
+            throw new ChildFailed(e.code(), "the child RLM's first message cannot be sent: " + e.getMessage());
+        }
     }
 
     /** Counts a child in against the run's limits; refused once the run has stopped or a limit is reached. */

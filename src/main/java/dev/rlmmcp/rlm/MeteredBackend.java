@@ -9,8 +9,8 @@ import java.time.Duration;
 import java.util.function.Consumer;
 
 /**
- * The session's backend as a run uses it: refused once the run has stopped, bounded by the time the
- * run has left, every call's tokens and cost charged to the run; for sub-calls (llm_query, and
+ * The session's backend as a run uses it: refused once the run has stopped, or when the prompt cannot
+ * fit the model's context window, bounded by the time the run has left, every call's tokens and cost charged to the run; for sub-calls (llm_query, and
  * rlm_query past the depth limit) identical calls answered from the run's cache, and each call told
  * to {@code recorder} for the trajectory.
  */
@@ -110,6 +110,7 @@ final class MeteredBackend implements LlmBackend {
     record Charged(LlmAnswer answer, long in, long out, Double cost) {}
 
     private Charged call(LlmRequest request, Duration timeout) throws LlmException, InterruptedException {
+        ContextWindow.check(run.config, request, request.model());
         LlmAnswer a = base.complete(request, timeout);
         long in = a.inputTokens() != null ? a.inputTokens() : (request.chars() + 3) / 4;
         long out = a.outputTokens() != null ? a.outputTokens() : (a.text().length() + 3) / 4;
