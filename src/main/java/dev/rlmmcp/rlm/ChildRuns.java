@@ -9,7 +9,6 @@ import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.core.HostCallbacks;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.data.Download;
-import dev.rlmmcp.llm.LlmAnswer;
 import dev.rlmmcp.llm.LlmException;
 import dev.rlmmcp.llm.LlmMessage;
 import dev.rlmmcp.llm.LlmRequest;
@@ -36,8 +35,8 @@ import java.util.function.Consumer;
 /**
  * The rlm_query and rlm_query_batched calls of one code block (kernel callbacks of kind "rlm"): each
  * prompt a child RLM in a kernel of its own, with the context its parent handed over as {@code
- * context}, run in parallel (bounded), its kernel freed when it answers. Past the depth limit a call
- * is a plain sub-LLM call. A failed child is an error in its place, never a failed batch. Other kinds
+ * context}, run in parallel (bounded), its kernel freed when it answers. At the depth limit the kernel
+ * is told to make the call an llm_query instead. A failed child is an error in its place, never a failed batch. Other kinds
  * of request go to {@code others}. Closing deletes the contexts handed over.
  */
 final class ChildRuns implements HostCallbacks, AutoCloseable {
@@ -105,6 +104,9 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
         if (!prompts.isArray() || prompts.isEmpty()) {
             throw new CallbackRefused("INVALID_ARGUMENT", "prompts must be a non-empty list of str");
         }
+        if (depth + 1 >= run.limits.maxDepth()) {
+            return atDepthLimit();
+        }
         List<ObjectNode> answers = runAll(prompts, contexts, asked, maxIterations, concurrency);
         if (!request.path("batched").asBoolean() && answers.getFirst().has("error")) {
             JsonNode error = answers.getFirst().path("error");
@@ -154,12 +156,7 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
     private ObjectNode one(String prompt, JsonNode context, String asked, Integer maxIterations)
             throws InterruptedException {
         try {
-            return text(
-                    depth + 1 >= run.limits.maxDepth()
-                            ? plain(prompt, context, asked)
-                            : child(prompt, context, asked, maxIterations));
-        } catch (LlmException e) {
-            return error(e.code(), e.getMessage());
+            return text(child(prompt, context, asked, maxIterations));
         } catch (ChildFailed e) {
             return error(e.code, e.getMessage());
         } catch (RuntimeException e) {
@@ -167,12 +164,13 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
         }
     }
 
-    /** rlm_query past the depth limit: a plain completion of the prompt, the context described after it. */
-    private String plain(String prompt, JsonNode context, String asked) throws LlmException, InterruptedException {
-        String text = context == null ? prompt : prompt + "\n\n" + describe("The context", context);
-        LlmAnswer a = MeteredBackend.subCalls(run, env.backend(), depth + 1, recorder)
-                .complete(MeteredBackend.plain(text, asked), parent.llmLimits().callTimeout());
-        return a.text();
+    /**
+     * rlm_query at the depth limit: the kernel is told to make it an llm_query of the prompt with the
+     * context's value as text (only the kernel can render the value), so that it meets llm_query's
+     * checks (prompt size, calls per step, the model's window) and is counted as one.
+     */
+    private ObjectNode atDepthLimit() {
+        return env.json().createObjectNode().put("depth_limit", true);
     }
 
     private String child(String prompt, JsonNode context, String asked, Integer maxIterations)
