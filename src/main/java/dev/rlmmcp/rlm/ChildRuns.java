@@ -230,6 +230,7 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
             throws InterruptedException, ChildFailed {
         String info = file != null || inline != null ? describe("The variable `context`", context) : null;
         fits(prompt, info, asked);
+        placeLeft();
         admit();
         long t0 = System.nanoTime();
         String id = parentLoop != null ? parentLoop.nextChildId() : "child-" + (++started);
@@ -238,7 +239,7 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
             active++;
         }
         starting.add(Thread.currentThread());
-        Session child = env.sessions().scratch(parent);
+        Session child = env.sessions().scratch(parent, run.timeLeft(null));
         try {
             child.beginLoop();
             if (info != null) {
@@ -253,7 +254,7 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
                 running.remove(loop);
             }
         } catch (RlmException e) {
-            throw new ChildFailed(e.code().name(), "the child RLM could not run: " + e.getMessage());
+            throw new ChildFailed(e.code().name(), "the child RLM could not run: " + whyNot(e));
         } finally {
             starting.remove(Thread.currentThread());
             child.close();
@@ -286,6 +287,33 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
         } catch (LlmException e) {
             throw new ChildFailed(e.code(), "the child RLM's first message cannot be sent: " + e.getMessage());
         }
+    }
+
+    /**
+     * Refuses a child whose ancestors hold every kernel place: each of them waits for its child, so no
+     * place would ever come free for it.
+     */
+    private void placeLeft() throws ChildFailed {
+        int places = parent.kernelPlaces();
+        int ancestors = depth + 1;
+        if (ancestors >= places) {
+            throw new ChildFailed(
+                    "CAPACITY",
+                    ("the child RLM at depth %d cannot get a kernel: its %d ancestors hold all %d places that "
+                                    + "--max-kernels (RLM_MAX_KERNELS) allows, each waiting for its child. Raise "
+                                    + "--max-kernels above %d, or pass max_depth %d so that rlm_query at this depth is "
+                                    + "an llm_query")
+                            .formatted(depth + 1, ancestors, places, ancestors, depth + 1));
+        }
+    }
+
+    /** What a child that could not start met; a wait for a kernel place cut by the run's time says so. */
+    private String whyNot(RlmException e) {
+        if (e.code() == dev.rlmmcp.base.ErrorCode.CAPACITY && run.stopped() == StopReason.MAX_TIME) {
+            return "no kernel place came free within the run's time: " + run.stopMessage() + " (" + e.getMessage()
+                    + ")";
+        }
+        return e.getMessage();
     }
 
     /** Counts a child in against the run's limits; refused once the run has stopped or a limit is reached. */
