@@ -111,16 +111,43 @@ final class MeteredBackend implements LlmBackend {
 
     private Charged call(LlmRequest request, Duration timeout) throws LlmException, InterruptedException {
         ContextWindow.check(run.config, request, request.model());
-        LlmAnswer a = base.complete(request, timeout);
-        long in = a.inputTokens() != null ? a.inputTokens() : (request.chars() + 3) / 4;
+        long estimate = ContextWindow.estimate(request);
+        Run.Reservation held = run.reserve(
+                request.model(), estimate, request.maxTokens() == null ? 0 : request.maxTokens(), depth < 0);
+        LlmAnswer a = sent(request, timeout, held, estimate);
+        long in = a.inputTokens() != null ? a.inputTokens() : estimate;
         long out = a.outputTokens() != null ? a.outputTokens() : (a.text().length() + 3) / 4;
         String model = request.model() != null ? request.model() : a.model();
-        run.charge(model, in, out);
+        run.settle(held, model, in, out);
         if (depth >= 0) {
             run.llmCall(depth);
         }
         ModelPrice price = run.config.price(model);
         return new Charged(a, in, out, price == null ? null : price.cost(in, out));
+    }
+
+    /**
+     * The answer to a request sent; one abandoned after it went (cancelled, timed out) is charged its
+     * prompt as estimated, as the provider bills it, and one that failed otherwise releases its estimate.
+     */
+    private LlmAnswer sent(LlmRequest request, Duration timeout, Run.Reservation held, long estimate)
+            throws LlmException, InterruptedException {
+        try {
+            return base.complete(request, timeout);
+        } catch (InterruptedException e) {
+            run.settle(held, request.model(), estimate, 0);
+            throw e;
+        } catch (LlmException e) {
+            if ("TIMEOUT".equals(e.code())) {
+                run.settle(held, request.model(), estimate, 0);
+            } else {
+                run.release(held);
+            }
+            throw e;
+        } catch (RuntimeException e) {
+            run.release(held);
+            throw e;
+        }
     }
 
     private static SubCallCache.Key key(LlmRequest r) {
