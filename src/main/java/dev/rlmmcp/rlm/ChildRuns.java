@@ -36,8 +36,8 @@ import java.util.function.Consumer;
  * The rlm_query and rlm_query_batched calls of one code block (kernel callbacks of kind "rlm"): each
  * prompt a child RLM in a kernel of its own, with the context its parent handed over as {@code
  * context}, run in parallel (bounded), its kernel freed when it answers. At the depth limit the kernel
- * is told to make the call an llm_query instead. A failed child is an error in its place, never a failed batch. Other kinds
- * of request go to {@code others}. Closing deletes the contexts handed over.
+ * is told to make the call an llm_query instead. A failed child is an error in its place, never a
+ * failed batch. Other kinds of request go to {@code others}. Closing deletes the contexts handed over.
  */
 final class ChildRuns implements HostCallbacks, AutoCloseable {
 

@@ -3,7 +3,6 @@ package dev.rlmmcp.rlm;
 import dev.rlmmcp.llm.LlmAnswer;
 import dev.rlmmcp.llm.LlmBackend;
 import dev.rlmmcp.llm.LlmException;
-import dev.rlmmcp.llm.LlmMessage;
 import dev.rlmmcp.llm.LlmRequest;
 import java.time.Duration;
 import java.util.function.Consumer;
@@ -162,9 +161,5 @@ final class MeteredBackend implements LlmBackend {
 
     private static double ms(long started) {
         return Math.round((System.nanoTime() - started) / 1e4) / 100.0;
-    }
-
-    static LlmRequest plain(String prompt, String model) {
-        return new LlmRequest(java.util.List.of(LlmMessage.user(prompt)), null, null, model);
     }
 }

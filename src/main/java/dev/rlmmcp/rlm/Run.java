@@ -162,18 +162,24 @@ final class Run {
         String priced = model != null ? model : answeredBy();
         ModelPrice price = config.price(priced);
         Reservation r = new Reservation(priced, in, out, price == null ? 0 : price.cost(in, out));
-        synchronized (this) {
-            for (LlmException full = full(); full != null; full = full()) {
-                if (!wait || stopped() != null || reservedIn + reservedOut == 0) {
+        while (true) {
+            if (wait) {
+                stopped(); // a passed deadline stops the run here, outside the lock held below: stopping cancels
+            }
+            synchronized (this) {
+                LlmException full = full();
+                if (full == null) {
+                    reservedIn += r.in();
+                    reservedOut += r.out();
+                    reservedCost += r.cost();
+                    return r;
+                }
+                if (!wait || stop != null || reservedIn + reservedOut == 0) {
                     throw full;
                 }
                 wait(50);
             }
-            reservedIn += r.in();
-            reservedOut += r.out();
-            reservedCost += r.cost();
         }
-        return r;
     }
 
     private synchronized String answeredBy() {

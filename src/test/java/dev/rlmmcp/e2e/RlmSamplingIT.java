@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
  * request (stdio, Streamable HTTP, legacy SSE) or in an input_required round (protocol 2026-07-28, HTTP and stdio),
  * carrying the child's whole conversation, and the client answers it from a scripted chat completions
  * endpoint. The children run in parallel, answer from what their code computed in their own kernels, and
- * their own rlm_query (past the depth limit: a plain completion) goes to the client too.
+ * their own rlm_query (at the depth limit: an llm_query of the prompt with the context's value) goes to the client too.
  */
 class RlmSamplingIT {
 
@@ -260,7 +260,7 @@ class RlmSamplingIT {
     /**
      * Each child's turns reached the client with its conversation: the RLM system prompt, its question with
      * the context described first, then (second turn) the model's code and the REPL's output of it, which
-     * holds the answer to the child's own rlm_query: a plain request (no RLM system prompt) past the depth limit.
+     * holds the answer to the child's own rlm_query: a plain request (no RLM system prompt) at the depth limit.
      */
     private static void conversationsCarried(List<JsonNode> all) {
         List<JsonNode> requests = all.stream()
@@ -274,7 +274,7 @@ class RlmSamplingIT {
             assertThat(p.path("messages").size()).isEqualTo(1);
             assertThat(p.path("messages").path(0).path("content").path("text").asText())
                     .startsWith("Reply with the count " + PER_CHUNK + " from ")
-                    .contains("The context holds a str");
+                    .endsWith("The context:\nthe chunk's tail");
         });
         for (int c = 0; c < CHUNKS; c++) {
             String question = "Question: Count and sum the numbers of chunk " + c;
