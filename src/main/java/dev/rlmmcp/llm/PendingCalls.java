@@ -78,41 +78,69 @@ public final class PendingCalls {
         return o == null ? Optional.empty() : Optional.of(o.call());
     }
 
+    /** One answer given: {@code text}, or a refusal ({@code code} and {@code message}) when text is null. */
+    public record Reply(String id, String text, String code, String message) {}
+
+    /** What answers given together did: how many calls they closed, and what was still open right after. */
+    public record Given(int closed, List<Call> openAfter) {
+
+        /** Whether these answers closed the last open call, so the step goes on (one giver only, however many race). */
+        public boolean closedTheLast() {
+            return closed > 0 && openAfter.isEmpty();
+        }
+    }
+
+    /**
+     * Gives answers together: the calls are closed, and what is open after them taken, under one lock, so
+     * that of two givers racing for the last answers exactly one learns it closed the last.
+     */
+    public Given give(List<Reply> replies) {
+        List<Open> closed = new ArrayList<>();
+        List<Reply> used = new ArrayList<>();
+        List<Call> after;
+        synchronized (this) {
+            for (Reply r : replies) {
+                Open o = open.remove(r.id());
+                if (o != null) {
+                    closed.add(o);
+                    used.add(r);
+                }
+            }
+            after = open.values().stream().map(Open::call).toList();
+        }
+        for (int i = 0; i < closed.size(); i++) {
+            Reply r = used.get(i);
+            if (r.text() != null) {
+                closed.get(i).answer().complete(r.text());
+            } else {
+                closed.get(i).answer().completeExceptionally(new LlmException(r.code(), r.message()));
+            }
+        }
+        if (!closed.isEmpty()) {
+            listener.run();
+        }
+        return new Given(closed.size(), after);
+    }
+
     /** Answers a call; false if no call with that id is open. */
     public boolean answer(String id, String text) {
-        return complete(id, text, null);
+        return give(List.of(new Reply(id, text, null, null))).closed() == 1;
     }
 
     /** Refuses a call: the code's llm_query (or rlm_query) raises with {@code code}; false if it is not open. */
     public boolean refuse(String id, String code, String message) {
-        return complete(id, null, new LlmException(code, message));
+        return give(List.of(new Reply(id, null, code, message))).closed() == 1;
     }
 
-    /** Refuses every open call (the agent cancels them, or the server stops); how many there were. */
-    public int refuseAll(String code, String message) {
-        List<String> ids;
+    /** Refuses every open call (the agent cancels them). */
+    public Given refuseAll(String code, String message) {
+        List<Reply> all;
         synchronized (this) {
-            ids = List.copyOf(open.keySet());
+            all = open.keySet().stream()
+                    .map(id -> new Reply(id, null, code, message))
+                    .toList();
         }
-        ids.forEach(id -> refuse(id, code, message));
-        return ids.size();
-    }
-
-    private boolean complete(String id, String text, LlmException refusal) {
-        Open o;
-        synchronized (this) {
-            o = open.remove(id);
-        }
-        if (o == null) {
-            return false;
-        }
-        if (refusal != null) {
-            o.answer().completeExceptionally(refusal);
-        } else {
-            o.answer().complete(text);
-        }
-        listener.run();
-        return true;
+        return give(all);
     }
 
     /** Forgets a call whose step no longer waits for it (given up, or the step ended). */

@@ -31,7 +31,7 @@ class PendingCallsTest {
         assertThat(calls.answer("q1", "one")).isTrue();
         assertThat(calls.answer("q1", "again")).isFalse();
         assertThat(tickets.get(0).answer().get()).isEqualTo("one");
-        assertThat(calls.refuseAll("CANCELLED", "given up")).isEqualTo(1);
+        assertThat(calls.refuseAll("CANCELLED", "given up").closedTheLast()).isTrue();
         try {
             tickets.get(1).answer().get();
         } catch (ExecutionException e) {
@@ -43,6 +43,38 @@ class PendingCallsTest {
                         .id())
                 .as("ids go on within the session")
                 .isEqualTo("q3");
+    }
+
+    @Test
+    void ofTwoGiversRacingForTheLastAnswersExactlyOneClosesTheLast() throws Exception {
+        for (int round = 0; round < 200; round++) {
+            PendingCalls calls = new PendingCalls();
+            calls.ask(
+                    "llm",
+                    List.of(new PendingCalls.Asked("a", null, null), new PendingCalls.Asked("b", null, null)),
+                    null);
+            var start = new java.util.concurrent.CountDownLatch(1);
+            var first = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                await(start);
+                return calls.give(List.of(new PendingCalls.Reply("q1", "A", null, null)));
+            });
+            var second = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                await(start);
+                return calls.give(List.of(new PendingCalls.Reply("q2", "B", null, null)));
+            });
+            start.countDown();
+            assertThat(first.get().closedTheLast() ^ second.get().closedTheLast())
+                    .as("round %d: exactly one of the two gets the rest of the step", round)
+                    .isTrue();
+        }
+    }
+
+    private static void await(java.util.concurrent.CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Test

@@ -87,31 +87,25 @@ public final class AnswerTool implements RlmTool {
         if (answers.isEmpty() && !cancel) {
             throw RlmException.invalid("answers", "rlm_answer needs answers or cancel: true", FIX);
         }
-        Map<String, Given> given = check(session, steps.calls(), answers);
-        given.forEach((id, g) -> {
-            if (g.error() != null) {
-                steps.calls().refuse(id, "REFUSED", g.error());
-            } else {
-                steps.calls().answer(id, g.text());
-            }
-        });
+        List<PendingCalls.Reply> replies = new ArrayList<>(check(session, steps.calls(), answers));
+        PendingCalls.Given given = steps.calls().give(replies);
         if (cancel) {
-            steps.calls().refuseAll("CANCELLED", "the agent gave this call up (rlm_answer cancel)");
+            PendingCalls.Given rest =
+                    steps.calls().refuseAll("CANCELLED", "the agent gave this call up (rlm_answer cancel)");
+            given = new PendingCalls.Given(given.closed() + rest.closed(), rest.openAfter());
         }
-        List<PendingCalls.Call> open = steps.calls().open();
-        if (!open.isEmpty()) {
-            ObjectNode reply = Replies.suspended(new StepOutcome.Suspended(session.id(), open, ""));
-            reply.put("answered", given.size());
+        if (!given.closedTheLast()) {
+            // another call's answers closed the last one, or some are still open: that call gets the rest of the step
+            ObjectNode reply = Replies.suspended(new StepOutcome.Suspended(session.id(), given.openAfter(), ""));
+            reply.put("answered", given.closed());
             return reply;
         }
         return Replies.outcome(steps.resume(caller.context()), sessions.settings());
     }
 
-    private record Given(String text, String error) {}
-
     /** Each answer checked (its id open, exactly one of text, var, error), a var read: all or none are given. */
-    private Map<String, Given> check(Session session, PendingCalls calls, List<Map<String, Object>> answers) {
-        Map<String, Given> given = new LinkedHashMap<>();
+    private List<PendingCalls.Reply> check(Session session, PendingCalls calls, List<Map<String, Object>> answers) {
+        Map<String, PendingCalls.Reply> given = new LinkedHashMap<>();
         List<String> unknown = new ArrayList<>();
         for (Map<String, Object> a : answers) {
             if (!(a.get("id") instanceof String id)) {
@@ -122,7 +116,7 @@ public final class AnswerTool implements RlmTool {
                 unknown.add(id);
                 continue;
             }
-            given.put(id, given(session, call, a));
+            given.put(id, reply(call, a));
         }
         if (!unknown.isEmpty()) {
             List<PendingCalls.Call> open = calls.open();
@@ -139,10 +133,10 @@ public final class AnswerTool implements RlmTool {
                     "answers",
                     "answer the ids a suspended reply (or rlm_pending) lists, in the session it names");
         }
-        return given;
+        return List.copyOf(given.values());
     }
 
-    private Given given(Session session, PendingCalls.Call call, Map<String, Object> a) {
+    private PendingCalls.Reply reply(PendingCalls.Call call, Map<String, Object> a) {
         List<String> kinds = new ArrayList<>();
         for (String k : List.of("text", "var", "error")) {
             if (a.get(k) != null) {
@@ -160,9 +154,9 @@ public final class AnswerTool implements RlmTool {
                     FIX);
         }
         return switch (kinds.getFirst()) {
-            case "text" -> new Given((String) a.get("text"), null);
-            case "error" -> new Given(null, (String) a.get("error"));
-            default -> new Given(variable(call, (String) a.get("var")), null);
+            case "text" -> new PendingCalls.Reply(call.id(), (String) a.get("text"), null, null);
+            case "error" -> new PendingCalls.Reply(call.id(), null, "REFUSED", (String) a.get("error"));
+            default -> new PendingCalls.Reply(call.id(), variable(call, (String) a.get("var")), null, null);
         };
     }
 
