@@ -117,6 +117,19 @@ def test_a_callback_round_trip_and_the_close_handshake(host):
         callbacks.call("echo", {})
 
 
+def test_llm_and_rlm_requests_carry_what_the_step_printed_since_the_last_one(host):
+    h = host(lambda kind, request: {"ok": True, "result": {}})
+    printed = iter(["first\n", "", "second\n"])
+    callbacks = Callbacks(h.channel)
+    callbacks.begin(lambda: next(printed))
+    callbacks.call("llm", {"prompts": ["a"]})
+    callbacks.call("mcp", {"tool": "t"})
+    callbacks.call("rlm", {"prompts": ["b"]})
+    callbacks.call("llm", {"prompts": ["c"]})
+    callbacks.end()
+    assert [m["request"].get("printed") for m in h.seen[:4]] == ["first\n", None, "", "second\n"]
+
+
 def test_answers_may_come_in_any_order(host):
     h = host(lambda kind, request: None)  # the test answers, last first
     callbacks = Callbacks(h.channel)

@@ -14,6 +14,18 @@ def test_capture_collects_and_take_resets():
     assert c.take() == ("", 0)
 
 
+def test_since_shown_gives_each_part_once_and_take_still_gives_all():
+    c = Capture()
+    c.add("a\n")
+    assert c.since_shown() == "a\n"
+    assert c.since_shown() == ""
+    c.add("b\n")
+    assert c.since_shown() == "b\n"
+    assert c.take() == ("a\nb\n", 0)
+    c.add("c")
+    assert c.since_shown() == "c"
+
+
 def test_capture_keeps_at_most_full_output_keep(monkeypatch):
     monkeypatch.setattr(capture, "FULL_OUTPUT_KEEP", 5)
     c = Capture()

@@ -56,10 +56,14 @@ class Callbacks:
         self.reader = None
         self.pending = {}
         self.next_id = 0
+        self.printed = None
 
-    def begin(self):
+    def begin(self, printed=None):
+        """printed: what the step has printed since it was last asked, sent with each llm and rlm request, so
+        that a step waiting on the agent's answers can show its output so far."""
         with self.lock:
             self.open = True
+            self.printed = printed
 
     def submit(self, kind, request):
         """Sends one request; returns its Pending at once."""
@@ -74,6 +78,8 @@ class Callbacks:
                 import threading
                 self.reader = threading.Thread(target=self._read, name="rlm-callbacks", daemon=True)
                 self.reader.start()
+        if self.printed is not None and kind in ("llm", "rlm"):
+            request = dict(request, printed=self.printed())
         self.channel.send({"cb": pending.cid, "kind": kind, "request": request})
         return pending
 

@@ -7,6 +7,7 @@ import select
 import sys
 
 FULL_OUTPUT_KEEP = 16 * 1024 * 1024
+PRINTED_KEEP = 100_000  # the host shows far less of a step's output so far
 
 
 class Capture:
@@ -17,7 +18,16 @@ class Capture:
         self.reset()
 
     def reset(self):
-        self.chunks, self.chars, self.dropped = [], 0, 0
+        self.chunks, self.chars, self.dropped, self.shown = [], 0, 0, 0
+
+    def since_shown(self):
+        """What was written since the last call (the whole request's output the first time); the request's
+        reply still carries all of it."""
+        with self.lock:
+            if self.chars == self.shown:
+                return ""
+            text, self.shown = "".join(self.chunks)[self.shown:], self.chars
+        return text if len(text) <= PRINTED_KEEP else "[...]" + text[-PRINTED_KEEP:]
 
     def add(self, text):
         with self.lock:
@@ -128,3 +138,8 @@ class Output:
     def take(self):
         self.drain_now()
         return self.out.take(), self.err.take()
+
+    def printed(self):
+        """stdout written since the last call, for a request that may keep the step waiting on the agent."""
+        self.drain_now()
+        return self.out.since_shown()

@@ -99,7 +99,7 @@ class Kernel(Memory, Snapshots):
         started = time.perf_counter()
         if program is not None:
             output.reattach()
-            self.callbacks.begin()
+            self.callbacks.begin(output.printed)
             try:
                 error = self.run(program)
             finally:

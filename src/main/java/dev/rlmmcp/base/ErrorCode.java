@@ -26,6 +26,8 @@ public enum ErrorCode {
     URL_REFUSED,
     UPSTREAM_ERROR,
     TIMEOUT,
+    /** The session's step waits for the agent to answer its sub-calls (rlm_answer); other calls wait for that. */
+    STEP_SUSPENDED,
     TRANSFER_ABORTED,
     INTERNAL_ERROR;
 

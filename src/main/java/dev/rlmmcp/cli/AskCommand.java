@@ -197,7 +197,8 @@ final class AskCommand implements Callable<Integer> {
                 llm.baseUrl != null
                         && !llm.baseUrl.isBlank()
                         && service.mode() != LlmService.Mode.OFF
-                        && service.mode() != LlmService.Mode.SAMPLING,
+                        && service.mode() != LlmService.Mode.SAMPLING
+                        && service.mode() != LlmService.Mode.AGENT,
                 "rlm-mcp ask runs the model through an OpenAI-compatible API (there is no MCP client here to sample): "
                         + "set --llm-base-url / RLM_LLM_BASE_URL, --llm-model / RLM_LLM_MODEL and, if the API needs one, "
                         + "RLM_LLM_API_KEY; --llm-backend must be auto or openai");

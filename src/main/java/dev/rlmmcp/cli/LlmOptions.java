@@ -26,8 +26,16 @@ final class LlmOptions {
             paramLabel = "MODE",
             defaultValue = "${env:RLM_LLM_BACKEND:-auto}",
             description =
-                    "Where llm_query goes: auto (the OpenAI-compatible API if configured, else the client's MCP sampling), sampling, openai or off (RLM_LLM_BACKEND; default: ${DEFAULT-VALUE}).")
+                    "Where llm_query and rlm_query go: auto (the OpenAI-compatible API if configured, else the client's MCP sampling, else the agent itself), sampling, openai, agent or off (RLM_LLM_BACKEND; default: ${DEFAULT-VALUE}).")
     String backend;
+
+    @Option(
+            names = "--agent-wait-s",
+            paramLabel = "S",
+            defaultValue = "${env:RLM_AGENT_WAIT_S:-900}",
+            description =
+                    "How long a step suspended for the agent's answers waits for each sub-call before the call raises TIMEOUT in the code (RLM_AGENT_WAIT_S; default: ${DEFAULT-VALUE}).")
+    long agentWaitS;
 
     @Option(
             names = "--llm-base-url",
@@ -99,6 +107,8 @@ final class LlmOptions {
         KernelOptions.require(spec, maxPromptChars >= 1, "--llm-max-prompt-chars must be at least 1");
         KernelOptions.require(spec, tokenBudget == null || tokenBudget >= 1, "--llm-token-budget must be at least 1");
         KernelOptions.require(spec, timeoutS >= 1, "--llm-timeout-s must be at least 1");
+        KernelOptions.require(
+                spec, agentWaitS >= 1 && agentWaitS <= 86_400, "--agent-wait-s must be 1..86400 (seconds)");
         LlmService.Mode mode;
         try {
             mode = LlmService.Mode.of(backend);
@@ -122,12 +132,17 @@ final class LlmOptions {
                         tokenBudget,
                         Duration.ofSeconds(timeoutS),
                         maxDepth),
-                json);
+                json,
+                Duration.ofSeconds(agentWaitS));
     }
 
     /** The OpenAI-compatible API at --llm-base-url, or null if none is set or {@code mode} does not use one. */
     private OpenAiBackend openAi(CommandSpec spec, ObjectMapper json, LlmService.Mode mode) {
-        if (baseUrl == null || baseUrl.isBlank() || mode == LlmService.Mode.OFF || mode == LlmService.Mode.SAMPLING) {
+        if (baseUrl == null
+                || baseUrl.isBlank()
+                || mode == LlmService.Mode.OFF
+                || mode == LlmService.Mode.SAMPLING
+                || mode == LlmService.Mode.AGENT) {
             return null;
         }
         URI uri;
@@ -152,10 +167,12 @@ final class LlmOptions {
                     case OFF -> "off";
                     case SAMPLING -> "MCP sampling of the calling client";
                     case OPENAI -> "OpenAI-compatible API at " + baseUrl;
+                    case AGENT -> "the calling agent answers (steps suspend until it does)";
                     case AUTO ->
                         api != null
                                 ? "OpenAI-compatible API at " + baseUrl
-                                : "MCP sampling when the client offers it (no OpenAI-compatible API configured)";
+                                : "MCP sampling when the client offers it, else the calling agent answers "
+                                        + "(no OpenAI-compatible API configured)";
                 });
     }
 }

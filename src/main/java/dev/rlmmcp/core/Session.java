@@ -57,6 +57,7 @@ public final class Session implements AutoCloseable {
     private final SessionLoads loads;
     private final KernelRelease release;
     private final SessionSteps steps;
+    private final AgentSteps agentSteps;
     private final String name;
 
     Session(String id, String name, Limits limits, KernelFactory kernels, LlmService llm, LlmLimits llmLimits) {
@@ -91,6 +92,9 @@ public final class Session implements AutoCloseable {
         this.loads = new SessionLoads(id, settings, guardrails, calls, ledger);
         this.release = new KernelRelease(id, lock, kernel, snapshots, calls, ledger, store);
         this.steps = new SessionSteps(id, guardrails, llm, llmAccount, calls, ledger);
+        this.agentSteps =
+                new AgentSteps(id, store == null ? null : store.directory().resolve("suspended"));
+        lock.refuseWhile(agentSteps::refusal);
     }
 
     private void snapshotWhenDue() {
@@ -169,6 +173,11 @@ public final class Session implements AutoCloseable {
         session.guardrails.restore(r.steps(), r.runtimeMs(), r.ioBytes());
         session.trace.restore(() -> SessionRecords.steps(kernels.json(), trace.get()), r.traceLength());
         return session;
+    }
+
+    /** The steps of this session whose sub-calls the calling agent answers. */
+    public AgentSteps agentSteps() {
+        return agentSteps;
     }
 
     public String id() {

@@ -22,6 +22,8 @@ final class SessionLock extends ReentrantLock {
     private final String sessionId;
     /** Whether the holder is a call (taken by {@link #acquire}), not a snapshot or a look at the variables. */
     private volatile boolean call;
+    /** Why a call is refused at once rather than wait (a step waits for the agent), or null: see {@link #refuseWhile}. */
+    private volatile java.util.function.Supplier<RlmException> refusal = () -> null;
 
     SessionLock(String sessionId) {
         this.sessionId = sessionId;
@@ -65,12 +67,21 @@ final class SessionLock extends ReentrantLock {
         return tryLockUnlessCall(wait) ? this::unlock : null;
     }
 
+    /** Calls that would wait are refused at once with what {@code why} gives, while it gives one. */
+    void refuseWhile(java.util.function.Supplier<RlmException> why) {
+        this.refusal = why;
+    }
+
     /** Takes the lock, waiting at most {@code wait}; re-entrant for the thread that holds it. */
     void acquire(Duration wait) {
         if (isHeldByCurrentThread()) {
             lock();
             call = true;
             return;
+        }
+        RlmException refused = refusal.get();
+        if (refused != null) {
+            throw refused;
         }
         if (getQueueLength() >= MAX_WAITING) {
             throw busy("%d calls are already waiting for it".formatted(getQueueLength()));

@@ -2,6 +2,7 @@ package dev.rlmmcp.core;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.base.Text;
+import dev.rlmmcp.kernel.channel.CallbackException;
 import dev.rlmmcp.kernel.channel.KernelCallbacks;
 import dev.rlmmcp.kernel.protocol.ExecResult;
 import dev.rlmmcp.kernel.protocol.KernelRequest;
@@ -55,9 +56,7 @@ final class SessionSteps {
             LlmStep llmStep = extras.llm() != null
                     ? llm.step(llmAccount, extras.llm(), extras.depth())
                     : llm.step(llmAccount, extras.clientSampling());
-            KernelCallbacks callbacks = WireRecords.callbacks(extras.callbacks());
-            KernelCallbacks answering = (kind, request) ->
-                    "llm".equals(kind) ? llmStep.handle(kind, request) : callbacks.handle(kind, request);
+            KernelCallbacks answering = answering(llmStep, WireRecords.callbacks(extras.callbacks()));
             KernelCalls.Ran ran = calls.exec(
                     new KernelRequest.Exec(step.code(), WireRecords.mcp(extras.mcp()), extras.loopAnswer()),
                     limit,
@@ -65,6 +64,21 @@ final class SessionSteps {
                     step.context());
             return done(step, ran, limit, (System.nanoTime() - started) / 1e6, llmStep);
         }
+    }
+
+    /** llm requests to the step's llm_query calls, the others to {@code others}; the clock stands still while the agent answers. */
+    private static KernelCallbacks answering(LlmStep llmStep, KernelCallbacks others) {
+        return new KernelCallbacks() {
+            @Override
+            public JsonNode handle(String kind, JsonNode request) throws CallbackException, InterruptedException {
+                return "llm".equals(kind) ? llmStep.handle(kind, request) : others.handle(kind, request);
+            }
+
+            @Override
+            public boolean holdsClock(String kind) {
+                return "llm".equals(kind) ? llmStep.answeredByAgent() : others.holdsClock(kind);
+            }
+        };
     }
 
     /** A step that ran: counted, recorded, and told as core's record. */

@@ -1,13 +1,15 @@
 package dev.rlmmcp.llm;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.time.Duration;
 import java.util.Locale;
 
 /**
  * Sub-LLM calls for llm_query: which backend a step uses, and the limits sessions start with. The
  * mode decides: {@code auto} uses the OpenAI-compatible API when one is configured, else the calling
- * client's MCP sampling when it declared that capability; {@code sampling} and {@code openai} use
- * only that one; {@code off} refuses every call.
+ * client's MCP sampling when it declared that capability, else the calling agent itself ({@code
+ * agent}: the step suspends and the agent answers its sub-calls with tool calls); {@code sampling},
+ * {@code openai} and {@code agent} use only that one; {@code off} refuses every call.
  */
 public final class LlmService {
 
@@ -15,6 +17,7 @@ public final class LlmService {
         AUTO,
         SAMPLING,
         OPENAI,
+        AGENT,
         OFF;
 
         public static Mode of(String name) {
@@ -22,7 +25,7 @@ public final class LlmService {
                 return valueOf(name.strip().toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(
-                        "unknown llm backend '" + name + "': use auto, sampling, openai or off");
+                        "unknown llm backend '" + name + "': use auto, sampling, openai, agent or off");
             }
         }
     }
@@ -31,9 +34,15 @@ public final class LlmService {
     private final LlmBackend api;
     private final LlmLimits defaults;
     private final ObjectMapper json;
+    private final Duration agentWait;
 
     /** {@code api} is the OpenAI-compatible backend, or null when none is configured. */
     public LlmService(Mode mode, LlmBackend api, LlmLimits defaults, ObjectMapper json) {
+        this(mode, api, defaults, json, DEFAULT_AGENT_WAIT);
+    }
+
+    /** {@code agentWait}: how long a step suspended for the agent's answers waits for each before it gives up. */
+    public LlmService(Mode mode, LlmBackend api, LlmLimits defaults, ObjectMapper json, Duration agentWait) {
         if (mode == Mode.OPENAI && api == null) {
             throw new IllegalArgumentException("--llm-backend openai needs --llm-base-url / RLM_LLM_BASE_URL");
         }
@@ -41,6 +50,23 @@ public final class LlmService {
         this.api = api;
         this.defaults = defaults;
         this.json = json;
+        this.agentWait = agentWait;
+    }
+
+    /** How long a suspended step waits for the agent's answer to each of its sub-calls, by default. */
+    public static final Duration DEFAULT_AGENT_WAIT = Duration.ofMinutes(15);
+
+    /**
+     * Whether the calling agent answers this caller's sub-calls itself ({@code clientSampling} may be null):
+     * {@code agent} mode, or {@code auto} with neither an API nor a client that samples.
+     */
+    public boolean agentAnswers(LlmBackend clientSampling) {
+        return mode == Mode.AGENT || (mode == Mode.AUTO && api == null && clientSampling == null);
+    }
+
+    /** A backend that hands sub-calls to the agent through {@code calls}. */
+    public AgentBackend agent(PendingCalls calls) {
+        return new AgentBackend(calls, agentWait);
     }
 
     /** No configured API; sampling when the client offers it. */
@@ -86,20 +112,20 @@ public final class LlmService {
     private Object backend(LlmBackend clientSampling) {
         return switch (mode) {
             case OFF -> "llm_query is switched off on this server (--llm-backend off / RLM_LLM_BACKEND=off)";
+            case AGENT -> AGENT_ONLY;
             case OPENAI -> api;
             case SAMPLING ->
                 clientSampling != null
                         ? clientSampling
                         : "llm_query needs MCP sampling here (--llm-backend sampling), and this MCP client did not declare "
                                 + "the sampling capability";
-            case AUTO ->
-                api != null
-                        ? api
-                        : clientSampling != null
-                                ? clientSampling
-                                : "llm_query has no backend: this MCP client did not declare the sampling capability and the server "
-                                        + "has no OpenAI-compatible API configured (set RLM_LLM_BASE_URL, RLM_LLM_MODEL and, if "
-                                        + "needed, RLM_LLM_API_KEY where the server starts)";
+            case AUTO -> api != null ? api : clientSampling != null ? clientSampling : AGENT_ONLY;
         };
     }
+
+    /** Why a loop that needs a model of its own (rlm_solve) cannot run where the agent answers sub-calls. */
+    private static final String AGENT_ONLY = "no model API is configured and this MCP client does not sample, so the "
+            + "agent itself answers sub-calls: run code with rlm_execute, whose llm_query and rlm_query calls come back "
+            + "to you to answer (rlm_answer); or set RLM_LLM_BASE_URL, RLM_LLM_MODEL and, if needed, RLM_LLM_API_KEY "
+            + "where the server starts";
 }

@@ -76,7 +76,9 @@ public final class LlmStep implements KernelCallbacks {
             refusal(e);
             throw new CallbackException(e.code(), e.getMessage());
         }
-        List<ObjectNode> answers = runAll(prompts, concurrency);
+        List<ObjectNode> answers = backend instanceof AgentBackend agent
+                ? askAgent(prompts, agent, request.path("printed").asText(null))
+                : runAll(prompts, concurrency);
         if (!request.path("batched").asBoolean() && answers.getFirst().has("error")) {
             JsonNode error = answers.getFirst().path("error");
             throw new CallbackException(
@@ -165,6 +167,40 @@ public final class LlmStep implements KernelCallbacks {
             }
             return answers;
         }
+    }
+
+    /** Whether the calling agent answers these calls (the step's clock stands still while it waits for it). */
+    public boolean answeredByAgent() {
+        return backend instanceof AgentBackend;
+    }
+
+    /** The whole batch asked of the agent at once, then each answer awaited in turn. */
+    private List<ObjectNode> askAgent(List<LlmRequest> prompts, AgentBackend agent, String printed)
+            throws InterruptedException {
+        List<PendingCalls.Ticket> tickets = agent.ask(
+                "llm",
+                prompts.stream()
+                        .map(p -> new PendingCalls.Asked(p.prompt(), p.system(), null))
+                        .toList(),
+                printed);
+        List<ObjectNode> answers = new ArrayList<>();
+        try {
+            for (int i = 0; i < tickets.size(); i++) {
+                LlmRequest request = prompts.get(i);
+                long started = System.nanoTime();
+                started();
+                try {
+                    String text = agent.await(tickets.get(i), null);
+                    finished(request, new LlmAnswer(text, null, null, "agent"), started);
+                    answers.add(json.createObjectNode().put("text", text));
+                } catch (LlmException e) {
+                    answers.add(failed(request, started, e));
+                }
+            }
+        } finally {
+            agent.dropAll(tickets);
+        }
+        return answers;
     }
 
     private ObjectNode one(LlmRequest request, ExecutorService threads) throws InterruptedException {

@@ -6,12 +6,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.ErrorCode;
 import dev.rlmmcp.base.RlmException;
+import dev.rlmmcp.core.AgentSteps;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.StepExtras;
+import dev.rlmmcp.core.StepOutcome;
 import dev.rlmmcp.core.StepRequest;
-import dev.rlmmcp.core.StepResult;
 import dev.rlmmcp.core.Variable;
+import dev.rlmmcp.llm.AgentBackend;
 import dev.rlmmcp.llm.LlmAnswer;
 import dev.rlmmcp.llm.LlmBackend;
 import dev.rlmmcp.llm.LlmException;
@@ -19,6 +21,7 @@ import dev.rlmmcp.llm.LlmRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 /**
@@ -35,6 +38,7 @@ public final class RlmRuns {
     private final Sessions sessions;
     private final RlmConfig config;
     private final ObjectMapper json;
+    private final AgentTrees agentTrees = new AgentTrees();
 
     public RlmRuns(Sessions sessions, RlmConfig config) {
         this.sessions = sessions;
@@ -105,10 +109,16 @@ public final class RlmRuns {
     /**
      * Runs an agent's step whose code may call rlm_query: each call starts child RLMs under a run of its
      * own (the server's default limits) with this session as their root; their trees go into the step's
-     * trace entry. Other requests go where the request's extras send them.
+     * trace entry. Other requests go where the request's extras send them. Where the calling agent is
+     * the model ({@link dev.rlmmcp.llm.LlmService#agentAnswers}), the step's sub-calls are the agent's to
+     * answer, and the step suspends while it waits for them ({@link AgentSteps}).
      */
-    public StepResult execute(Session session, StepRequest request) {
+    public StepOutcome execute(Session session, StepRequest request) {
         StepExtras extras = request.extras();
+        String lost = session.agentSteps().takeLostAtStop();
+        if (sessions.llm().agentAnswers(extras.clientSampling())) {
+            return agentStep(session, request, lost);
+        }
         Run run = new Run(config.defaults(), config, RunProgress.NONE);
         List<Trajectory.SubCall> calls = new ArrayList<>();
         ChildRuns children = new ChildRuns(
@@ -118,15 +128,72 @@ public final class RlmRuns {
                 session,
                 0,
                 null,
-                call -> {
-                    synchronized (calls) {
-                        calls.add(call);
-                    }
-                },
+                recorder(calls),
                 extras.callbacks());
         try (children) {
-            return session.execute(request.with(extras.withRlm(children, () -> stepTrace(run, calls))));
+            return new StepOutcome.Done(
+                    session.execute(request.with(extras.withRlm(children, () -> stepTrace(run, calls)))),
+                    lostNotice(lost));
         }
+    }
+
+    /** A step whose sub-calls the agent answers: in a child session, counted in the tree that made it. */
+    private StepOutcome agentStep(Session session, StepRequest request, String lost) {
+        StepExtras extras = request.extras();
+        AgentTrees.Tree known = agentTrees.of(session.id());
+        AgentTrees.Tree tree =
+                known != null ? known : new AgentTrees.Tree(new Run(config.defaults(), config, RunProgress.NONE), 0);
+        AgentBackend agent = sessions.llm().agent(session.agentSteps().calls());
+        StepOutcome outcome = session.agentSteps()
+                .run(
+                        context -> {
+                            List<Trajectory.SubCall> calls = new ArrayList<>();
+                            Env env = new Env(sessions, json, agent);
+                            ChildRuns atLimit = new ChildRuns(
+                                    env,
+                                    tree.run(),
+                                    null,
+                                    session,
+                                    tree.depth(),
+                                    null,
+                                    recorder(calls),
+                                    extras.callbacks());
+                            AgentChildRuns children =
+                                    new AgentChildRuns(env, tree, session, agent, recorder(calls), atLimit, agentTrees);
+                            try (atLimit;
+                                    children) {
+                                StepExtras asAgent = new StepExtras(
+                                        null,
+                                        agent,
+                                        tree.depth(),
+                                        children,
+                                        extras.mcp(),
+                                        false,
+                                        () -> stepTrace(tree.run(), calls));
+                                return session.execute(
+                                        new StepRequest(request.code(), request.timeout(), asAgent, context));
+                            }
+                        },
+                        request.context());
+        return outcome instanceof StepOutcome.Done done && lost != null
+                ? new StepOutcome.Done(done.result(), lostNotice(lost))
+                : outcome;
+    }
+
+    private static Consumer<Trajectory.SubCall> recorder(List<Trajectory.SubCall> calls) {
+        return call -> {
+            synchronized (calls) {
+                calls.add(call);
+            }
+        };
+    }
+
+    /** What the reply says of a step that waited for the agent when the server last stopped, or null. */
+    private static String lostNotice(String lost) {
+        return lost == null
+                ? null
+                : "a step that waited for your answers" + (lost.isEmpty() ? "" : " to " + lost)
+                        + " was lost when the server stopped; the variables are as the step before it left them";
     }
 
     private JsonNode stepTrace(Run run, List<Trajectory.SubCall> calls) {

@@ -102,6 +102,24 @@ public final class Args {
         return list.stream().map(String.class::cast).toList();
     }
 
+    /** An optional array of JSON objects; empty when absent. */
+    public List<Map<String, Object>> objectList(String name, String fix) {
+        Object value = values.get(name);
+        if (value == null) {
+            return List.of();
+        }
+        if (!(value instanceof List<?> list) || !list.stream().allMatch(Map.class::isInstance)) {
+            throw RlmException.invalid(name, name + " must be an array of objects, not " + jsonType(value), fix);
+        }
+        List<Map<String, Object>> objects = new java.util.ArrayList<>();
+        for (Object o : list) {
+            Map<String, Object> object = new java.util.LinkedHashMap<>();
+            ((Map<?, ?>) o).forEach((k, v) -> object.put(String.valueOf(k), v));
+            objects.add(object);
+        }
+        return objects;
+    }
+
     public String sessionId() {
         String id = optionalString("session_id");
         if (id != null && id.isBlank()) {

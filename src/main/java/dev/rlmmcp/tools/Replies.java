@@ -12,9 +12,11 @@ import dev.rlmmcp.core.KernelSettings;
 import dev.rlmmcp.core.LoadResult;
 import dev.rlmmcp.core.MemoryReport;
 import dev.rlmmcp.core.SessionSummary;
+import dev.rlmmcp.core.StepOutcome;
 import dev.rlmmcp.core.StepResult;
 import dev.rlmmcp.core.TraceView;
 import dev.rlmmcp.core.VariablesView;
+import dev.rlmmcp.llm.PendingCalls;
 import java.util.List;
 
 /**
@@ -38,6 +40,48 @@ public final class Replies {
     public static ObjectNode step(StepResult result, KernelSettings settings) {
         return tree(StepReply.of(result, settings));
     }
+
+    /**
+     * A call that ran a step: the step's reply (without the output a suspended step's earlier replies
+     * showed), or the step suspended with the sub-calls it waits for the agent to answer.
+     */
+    public static ObjectNode outcome(StepOutcome outcome, KernelSettings settings) {
+        return switch (outcome) {
+            case StepOutcome.Done done -> {
+                ObjectNode reply = step(done.result(), settings);
+                String stdout = reply.path("stdout").asText("");
+                if (!done.shown().isEmpty() && stdout.startsWith(done.shown())) {
+                    reply.put("stdout", stdout.substring(done.shown().length()));
+                }
+                if (done.notice() != null) {
+                    reply.put("notice", done.notice());
+                }
+                yield reply;
+            }
+            case StepOutcome.Suspended suspended -> suspended(suspended);
+        };
+    }
+
+    /** A step waiting for the agent: what it waits for, what it printed, and how to answer. */
+    public static ObjectNode suspended(StepOutcome.Suspended s) {
+        ObjectNode reply = JSON.createObjectNode().put("status", "suspended").put("session_id", s.sessionId());
+        var pending = reply.putArray("pending");
+        for (PendingCalls.Call c : s.pending()) {
+            ObjectNode call = pending.addObject()
+                    .put("id", c.id())
+                    .put("kind", c.kind())
+                    .put("chars", c.chars())
+                    .put("preview", c.preview(PREVIEW_CHARS));
+            if (c.childSession() != null) {
+                call.put("child_session_id", c.childSession());
+            }
+        }
+        reply.put("stdout", s.printed());
+        return reply;
+    }
+
+    /** How much of each pending prompt a suspended reply shows. */
+    static final int PREVIEW_CHARS = 160;
 
     /** A kernel's answer that is no step: the session, the body's fields, and what the agent must know. */
     public static ObjectNode answer(KernelAnswer<?> answer) {

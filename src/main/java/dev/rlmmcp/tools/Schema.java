@@ -66,6 +66,28 @@ public final class Schema {
                         false));
     }
 
+    /** An array of objects whose properties are {@code item} (name to JSON Schema, in order), none other. */
+    public Schema objectList(String name, String description, Map<String, Object> item, List<String> itemRequired) {
+        return property(
+                name,
+                false,
+                ordered(
+                        "type",
+                        "array",
+                        "items",
+                        ordered(
+                                "type",
+                                "object",
+                                "properties",
+                                item,
+                                "required",
+                                itemRequired,
+                                "additionalProperties",
+                                false),
+                        "description",
+                        description));
+    }
+
     public Schema stringList(String name, String description) {
         return property(
                 name, false, ordered("type", "array", "items", ordered("type", "string"), "description", description));

@@ -40,6 +40,9 @@ public final class TextRenderer {
         if (reply.path("error").has("code") && !reply.has("status")) {
             return refusal(reply.path("error"));
         }
+        if ("suspended".equals(reply.path("status").asText())) {
+            return SuspendedText.render(reply);
+        }
         if (reply.path("stdout").isTextual() && reply.has("status")) {
             String text = step(reply, view);
             return text.isEmpty() ? "[ok]" : text;
@@ -56,6 +59,7 @@ public final class TextRenderer {
             case "rlm_get_trace" -> reply.has("jsonl") ? SessionTables.export(reply) : SessionTables.trace(reply);
             case "rlm_solve" -> solved(reply);
             case "rlm_get_var" -> value(reply);
+            case "rlm_pending" -> SuspendedText.prompt(reply);
             case "rlm_finalize" ->
                 "finalized " + reply.path("session_id").asText() + "; answer: "
                         + clip(reply.path("final_answer").asText(), 200);
@@ -182,6 +186,9 @@ public final class TextRenderer {
         if (llm.isObject()) {
             items.add(llmUsage(llm));
         }
+        if (reply.hasNonNull("notice")) {
+            items.add(reply.path("notice").asText());
+        }
         return items;
     }
 
@@ -189,7 +196,8 @@ public final class TextRenderer {
     private static String llmUsage(JsonNode llm) {
         long tokens =
                 llm.path("input_tokens").asLong() + llm.path("output_tokens").asLong();
-        return "llm_query " + llm.path("calls").asInt() + " calls, " + tokens + " tokens"
+        return "llm_query " + llm.path("calls").asInt() + " calls"
+                + ("agent".equals(llm.path("backend").asText()) ? " answered by you, ~" : ", ") + tokens + " tokens"
                 + (llm.path("failed").asInt() > 0 ? ", " + llm.path("failed").asInt() + " failed" : "")
                 + (llm.path("refused").asInt() > 0 ? ", " + llm.path("refused").asInt() + " refused" : "");
     }

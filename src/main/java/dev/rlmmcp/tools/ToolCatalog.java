@@ -61,6 +61,7 @@ public final class ToolCatalog {
 
     private static final Set<String> LONG = Set.of(
             "rlm_execute",
+            "rlm_answer",
             "rlm_run_repl",
             "rlm_load_data",
             "rlm_load_file",

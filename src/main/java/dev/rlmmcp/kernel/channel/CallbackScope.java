@@ -25,7 +25,7 @@ final class CallbackScope implements AutoCloseable {
         void write(ObjectNode frame) throws IOException;
     }
 
-    /** Stops the call's clock while a request of kind "rlm" (child RLMs, limited on their own) is handled. */
+    /** Stops the call's clock while a request the callbacks say hold it is handled ({@link KernelCallbacks#holdsClock}). */
     interface Clock {
         dev.rlmmcp.base.CallContext.Registration hold();
     }
@@ -67,7 +67,8 @@ final class CallbackScope implements AutoCloseable {
                 .name("kernel-callback-" + kind + "-" + cb)
                 .unstarted(() -> {
                     DEPTH.set(depth);
-                    try (dev.rlmmcp.base.CallContext.Registration held = "rlm".equals(kind) ? clock.hold() : () -> {}) {
+                    try (dev.rlmmcp.base.CallContext.Registration held =
+                            callbacks.holdsClock(kind) ? clock.hold() : () -> {}) {
                         answer(cb, handle(cb, kind, request));
                     } finally {
                         running.remove(cb);

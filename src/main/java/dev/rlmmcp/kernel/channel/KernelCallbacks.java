@@ -24,6 +24,15 @@ public interface KernelCallbacks {
      */
     JsonNode handle(String kind, JsonNode request) throws CallbackException, InterruptedException;
 
+    /**
+     * Whether the call's clock stands still while a request of this kind is handled: child RLMs ("rlm")
+     * have limits of their own, and a request the calling agent answers waits on a person's or a model's
+     * own pace, not on the code.
+     */
+    default boolean holdsClock(String kind) {
+        return "rlm".equals(kind);
+    }
+
     /** Callbacks that dispatch on kind; kinds not listed are refused as {@link #NONE} does. */
     static KernelCallbacks byKind(java.util.Map<String, KernelCallbacks> handlers) {
         java.util.Map<String, KernelCallbacks> copy = java.util.Map.copyOf(handlers);

@@ -16,12 +16,14 @@ import dev.rlmmcp.core.McpCallbacks;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.core.StepExtras;
+import dev.rlmmcp.core.StepOutcome;
 import dev.rlmmcp.core.StepOutput;
 import dev.rlmmcp.core.StepRequest;
 import dev.rlmmcp.core.StepResult;
 import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.Replies;
 import dev.rlmmcp.tools.ResponseFormat;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
@@ -175,14 +177,21 @@ public final class RunPythonTool implements RlmTool {
             // a throwaway kernel is given back at once: at capacity, waiting for one beats a refusal
             session.queueForKernel(Duration.ofSeconds(timeout));
         }
+        boolean suspended = false;
         try {
-            ObjectNode reply = fromStep(runs.execute(session, step), servers, timeout);
+            StepOutcome outcome = runs.execute(session, step);
+            if (outcome instanceof StepOutcome.Suspended waiting) {
+                // the agent answers with rlm_answer on this session, which must outlive the reply
+                suspended = true;
+                return Replies.suspended(waiting);
+            }
+            ObjectNode reply = fromStep(((StepOutcome.Done) outcome).result(), servers, timeout);
             if (existing != null) {
                 reply.put("session_id", existing.id());
             }
             return reply;
         } finally {
-            if (existing == null) {
+            if (existing == null && !suspended) {
                 // The throwaway kernel's shutdown need not delay the reply.
                 Thread.ofVirtual().name("run-python-cleanup").start(() -> sessions.delete(session.id()));
             }

@@ -63,7 +63,7 @@ public final class ExecuteTool implements RlmTool {
         String code = args.requiredString("code");
         Long timeout = args.integer("timeout_s", 1, settings.maxTimeout().toSeconds());
         Session session = sessions.resolve(args.sessionId(), caller.connection());
-        return Replies.step(
+        return Replies.outcome(
                 runs.execute(
                         session,
                         new StepRequest(
@@ -76,6 +76,7 @@ public final class ExecuteTool implements RlmTool {
 
     @Override
     public boolean isError(ObjectNode reply) {
-        return !"ok".equals(reply.path("status").asText());
+        String status = reply.path("status").asText();
+        return !"ok".equals(status) && !"suspended".equals(status);
     }
 }

@@ -50,7 +50,7 @@ public final class RunReplTool implements RlmTool {
         String id = args.requiredString("session_id");
         String code = args.requiredString("code");
         Session session = sessions.get(id);
-        return Replies.step(
+        return Replies.outcome(
                 runs.execute(
                         session,
                         new StepRequest(
@@ -63,6 +63,7 @@ public final class RunReplTool implements RlmTool {
 
     @Override
     public boolean isError(ObjectNode reply) {
-        return !"ok".equals(reply.path("status").asText());
+        String status = reply.path("status").asText();
+        return !"ok".equals(status) && !"suspended".equals(status);
     }
 }

@@ -14,12 +14,14 @@ import dev.rlmmcp.tools.data.ListS3Tool;
 import dev.rlmmcp.tools.data.LoadS3Tool;
 import dev.rlmmcp.tools.data.LoadUrlTool;
 import dev.rlmmcp.tools.data.UploadUrlTool;
+import dev.rlmmcp.tools.repl.AnswerTool;
 import dev.rlmmcp.tools.repl.ClearTool;
 import dev.rlmmcp.tools.repl.ExecuteTool;
 import dev.rlmmcp.tools.repl.ListVarsTool;
 import dev.rlmmcp.tools.repl.LoadDataTool;
 import dev.rlmmcp.tools.repl.LoadFileTool;
 import dev.rlmmcp.tools.repl.MemoryTool;
+import dev.rlmmcp.tools.repl.PendingTool;
 import dev.rlmmcp.tools.repl.VarInfoTool;
 import dev.rlmmcp.tools.session.DeleteSessionTool;
 import dev.rlmmcp.tools.session.FinalizeTool;
@@ -51,6 +53,8 @@ public final class StandardTools {
         return new ToolCatalog(
                 List.of(
                         new ExecuteTool(sessions, runs),
+                        new AnswerTool(sessions),
+                        new PendingTool(sessions),
                         new LoadDataTool(sessions),
                         new LoadFileTool(sessions, dataRoot),
                         new ListVarsTool(sessions),
