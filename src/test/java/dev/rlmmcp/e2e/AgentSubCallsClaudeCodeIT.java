@@ -350,7 +350,7 @@ class AgentSubCallsClaudeCodeIT {
         if (turns.isEmpty() || subagents.size() != 1) {
             return;
         }
-        checks.offered(turns.getFirst());
+        checks.offered(turns.getFirst(), turns.getLast());
         Request last = turns.getLast();
         Request sub = subagents.values().iterator().next().getLast();
         checks.mainAndSubagent(last, sub);
