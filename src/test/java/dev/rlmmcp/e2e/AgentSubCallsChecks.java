@@ -1,5 +1,6 @@
 package dev.rlmmcp.e2e;
 
+import static dev.rlmmcp.e2e.AgentSubCallsClaudeCodeIT.SUBAGENTS;
 import static dev.rlmmcp.e2e.AgentSubCallsClaudeCodeIT.resultBlock;
 import static dev.rlmmcp.e2e.AgentSubCallsClaudeCodeIT.resultOf;
 
@@ -46,10 +47,10 @@ final class AgentSubCallsChecks {
                 .contains("mcp__rlm__rlm_pending", "mcp__rlm__rlm_answer", "mcp__rlm__rlm_execute");
     }
 
-    /** The main agent's conversation at its last turn, and the sub-agent's at its own. */
-    void mainAndSubagent(Request last, Request sub) {
-        for (int step = 1; step <= 7; step++) {
-            int calls = step == 4 ? SubCallsTask.CHUNKS - 1 : 1;
+    /** The main agent's conversation at its last turn, and each sub-agent's at its own. */
+    void mainAndSubagents(Request last, List<Request> subs) {
+        for (int step = 1; step <= 9; step++) {
+            int calls = step == 3 ? SubCallsTask.CHUNKS - SUBAGENTS : step == 5 ? SUBAGENTS : 1;
             for (int n = 0; n < calls; n++) {
                 JsonNode block = resultBlock(last, "task", step, n);
                 softly.assertThat(block)
@@ -62,26 +63,68 @@ final class AgentSubCallsChecks {
                 }
             }
         }
-        if (resultBlock(last, "task", 7, 0) == null) {
+        if (resultBlock(last, "task", 9, 0) == null) {
             return;
         }
         String session = suspended(resultOf(last, "task", 2, 0));
         List<Integer> seen = new ArrayList<>();
-        subagent(sub, session, seen);
-        for (int n = 0; n < SubCallsTask.CHUNKS - 1; n++) {
-            String prompt = resultOf(last, "task", 4, n);
+        for (int n = 0; n < SubCallsTask.CHUNKS - SUBAGENTS; n++) {
+            String prompt = resultOf(last, "task", 3, n);
             seen.add(task.chunkOf(prompt));
             bytes("rlm_pending id (main)", prompt);
         }
+        String answered = resultOf(last, "task", 4, 0);
+        bytes("rlm_answer 6 of 8 (main)", answered);
+        softly.assertThat(SubCallsTask.pending(answered).keySet())
+                .as("what the step still waits for after the main agent's answers:\n%s", answered)
+                .hasSize(SUBAGENTS);
+        subagents(subs, session, seen);
         softly.assertThat(seen)
-                .as("the chunk each prompt read through rlm_pending holds whole (sub-agent's first)")
+                .as("the chunk each prompt read through rlm_pending holds whole (the sub-agents' last)")
                 .containsExactlyInAnyOrder(0, 1, 2, 3, 4, 5, 6, 7);
-        String handBack = resultOf(last, "task", 3, 0);
-        softly.assertThat(handBack)
-                .as("the sub-agent's hand-back to the main agent")
-                .contains("Answered ")
-                .contains("[Subagent hand-back]");
+        for (int n = 0; n < SUBAGENTS; n++) {
+            softly.assertThat(resultOf(last, "task", 5, n))
+                    .as("a sub-agent's hand-back to the main agent")
+                    .contains("[Subagent hand-back]")
+                    .containsPattern("Answered q\\d+ with \\d+\\.");
+        }
         rlmRound(last, session);
+    }
+
+    /**
+     * Each sub-agent read its prompt whole and answered it, side by side: one reply lists the other's request
+     * as still pending, the other is the rest of the step, which waits at rlm_query.
+     */
+    private void subagents(List<Request> subs, String session, List<Integer> seen) {
+        List<String> replies = new ArrayList<>();
+        for (Request sub : subs) {
+            String prompt = resultOf(sub, "sub", 1, 0);
+            int chunk = task.chunkOf(prompt);
+            seen.add(chunk);
+            bytes("rlm_pending id (sub-agent)", prompt);
+            softly.assertThat(sub.firstUserText()).as("the sub-agent's prompt").contains(session);
+            JsonNode answered = resultBlock(sub, "sub", 2, 0);
+            softly.assertThat(answered).as("the sub-agent's rlm_answer result").isNotNull();
+            if (answered == null) {
+                continue;
+            }
+            String reply = AnthropicEndpoint.resultText(answered);
+            replies.add(reply);
+            bytes("rlm_answer 1 of 8 (sub-agent)", reply);
+            softly.assertThat(answered.path("is_error").asBoolean(false))
+                    .as("is_error of the sub-agent's rlm_answer: %s", reply)
+                    .isFalse();
+            softly.assertThat(reply).as("the sub-agent's rlm_answer reply").contains(session);
+        }
+        softly.assertThat(replies)
+                .as("the sub-agents' rlm_answer replies: one still waits for the other's answer, the other "
+                        + "goes on to rlm_query")
+                .anyMatch(r -> kinds(r).equals(List.of("llm")))
+                .anyMatch(r -> kinds(r).equals(List.of("rlm")));
+    }
+
+    private static List<String> kinds(String reply) {
+        return SubCallsTask.pending(reply).values().stream().map(Pending::kind).toList();
     }
 
     /** The first reply: suspended, 8 llm requests with ids q<n>, and the session to answer in. */
@@ -101,55 +144,35 @@ final class AgentSubCallsChecks {
         return session;
     }
 
-    /** The sub-agent read one prompt whole and answered it; the step still waited for the other seven. */
-    private void subagent(Request sub, String session, List<Integer> seen) {
-        String prompt = resultOf(sub, "sub", 1, 0);
-        int chunk = task.chunkOf(prompt);
-        seen.add(chunk);
-        bytes("rlm_pending id (sub-agent)", prompt);
-        JsonNode answered = resultBlock(sub, "sub", 2, 0);
-        softly.assertThat(answered).as("the sub-agent's rlm_answer result").isNotNull();
-        if (answered == null) {
-            return;
-        }
-        String reply = AnthropicEndpoint.resultText(answered);
-        bytes("rlm_answer 1 of 8 (sub-agent)", reply);
-        softly.assertThat(answered.path("is_error").asBoolean(false))
-                .as("is_error of the sub-agent's rlm_answer: %s", reply)
-                .isFalse();
-        softly.assertThat(SubCallsTask.pending(reply).keySet())
-                .as("what the step still waits for after the sub-agent's answer:\n%s", reply)
-                .hasSize(SubCallsTask.CHUNKS - 1);
-        softly.assertThat(reply).as("the sub-agent's rlm_answer reply").contains(session);
-        softly.assertThat(sub.firstUserText()).as("the sub-agent's prompt").contains(session);
-        if (chunk >= 0) {
-            softly.assertThat(SubCallsTask.errorLines(prompt))
-                    .isEqualTo(task.errors().get(chunk));
-        }
-    }
-
     /** The step went on to rlm_query, the child session computed the answer, the step ended right. */
     private void rlmRound(Request last, String session) {
-        String second = resultOf(last, "task", 5, 0);
-        bytes("rlm_answer 7 of 8 -> suspended at rlm_query", second);
+        String second = resultOf(last, "task", 6, 0);
+        bytes("rlm_pending: waits at rlm_query", second);
         Map<String, Pending> pending = SubCallsTask.pending(second);
         softly.assertThat(pending.values())
                 .as("what the step waits for after every llm answer:\n%s", second)
                 .singleElement()
                 .matches(p -> p.kind().equals("rlm") && p.childSession() != null)
                 .matches(p -> !p.childSession().equals(session), "a session of its own");
-        String child = resultOf(last, "task", 6, 0);
+        String child = resultOf(last, "task", 7, 0);
         bytes("rlm_execute in the child session", child);
         softly.assertThat(child)
                 .as("the child session's context and the count computed from it")
                 .startsWith("list " + task.lines().size() + " " + task.hosts());
-        String end = resultOf(last, "task", 7, 0);
+        String end = resultOf(last, "task", 8, 0);
         bytes("rlm_answer var -> the step's end", end);
         softly.assertThat(end).as("the end of the step").contains(task.resultLine());
         softly.assertThat(SubCallsTask.pending(end))
                 .as("nothing pending at the end")
                 .isEmpty();
         softly.assertThat(end).as("the end of the step").doesNotContainIgnoringCase("suspended");
+        if (!pending.isEmpty()) {
+            String sessions = resultOf(last, "task", 9, 0);
+            softly.assertThat(sessions)
+                    .as("rlm_sessions once the step has ended")
+                    .contains(session)
+                    .doesNotContain(pending.values().iterator().next().childSession());
+        }
     }
 
     private void bytes(String what, String text) {

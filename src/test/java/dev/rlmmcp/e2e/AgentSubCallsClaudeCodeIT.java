@@ -38,22 +38,26 @@ import org.junit.jupiter.api.io.TempDir;
  * not declare sampling): the server's default backend makes a step that calls the sub-LLM suspend and hand
  * its requests to the agent. The scripted model ({@link AnthropicEndpoint}) loads a log several directories
  * deep and runs {@link SubCallsTask#STEP}: {@code llm_query_batched} over 8 chunks, then {@code rlm_query}.
- * The step suspends with 8 {@code llm} requests; the model hands one to a sub-agent (Claude Code's
- * {@code Agent} tool), whose own turns read the prompt with {@code rlm_pending} and answer it with
- * {@code rlm_answer}, and answers the other 7 itself from the prompts it reads. The step goes on and
- * suspends again at {@code rlm_query}, with one {@code rlm} request and its child session; the model runs a
- * step in that session on its {@code context} and answers with the variable. The step then ends, and what it
- * prints must be right.
+ * The step suspends with 8 {@code llm} requests; the model reads 6 prompts whole ({@code rlm_pending} with
+ * an id) and answers them in one {@code rlm_answer}, each from what its prompt says, then hands the last two
+ * to two sub-agents at once (two calls of Claude Code's {@code Agent} tool in one message), whose own turns
+ * read their prompt and answer it, side by side: the one that answers last gets the rest of the step. The
+ * step has gone on and waits at {@code rlm_query}, with one {@code rlm} request and its child session, which
+ * the model finds with {@code rlm_pending}; it runs a step in that session on its {@code context} and answers
+ * with the variable. The step then ends, and what it prints must be right.
  *
- * <p>Checked from what reached the model (the endpoint's recorded requests), Claude Code's result (exit 0,
- * no permission denial, one sub-agent started and completed) and, over stdio, the processes: the server and
- * its kernels are gone once Claude Code has exited. On failure the requests and Claude Code's debug log are
- * in {@code target/claude-code-e2e/}.
+ * <p>Checked from what reached the model (the endpoint's recorded requests; {@code rlm_sessions} at the end
+ * no longer lists the child session), Claude Code's result (exit 0, no permission denial, both sub-agents
+ * started and completed) and, over stdio, the processes: the server and its kernels are gone once Claude Code
+ * has exited. On failure the requests and Claude Code's debug log are in {@code target/claude-code-e2e/}.
  */
 class AgentSubCallsClaudeCodeIT {
 
     private static final Duration RUN_TIMEOUT = Duration.ofSeconds(180);
     private static final String RLM = "mcp__rlm__";
+    /** Requests handed to sub-agents, which answer them side by side. */
+    static final int SUBAGENTS = 2;
+
     private static final Pattern SESSION_ID = Pattern.compile("\\bs-[0-9a-f]{12,}\\b");
 
     @TempDir
@@ -160,7 +164,7 @@ class AgentSubCallsClaudeCodeIT {
                             .path("completed")
                             .asInt())
                     .as("sub-agents completed: %s", result.json().path("subagent_stats"))
-                    .isEqualTo(1);
+                    .isEqualTo(SUBAGENTS);
             softly.assertThat(left)
                     .as("the stdio server and its kernels, after Claude Code exited")
                     .isEmpty();
@@ -188,32 +192,14 @@ class AgentSubCallsClaudeCodeIT {
                         Map.of(
                                 "query",
                                 "select:" + RLM + "rlm_load_file," + RLM + "rlm_execute," + RLM + "rlm_pending," + RLM
-                                        + "rlm_answer")),
+                                        + "rlm_answer," + RLM + "rlm_sessions")),
                 call(RLM + "rlm_load_file", Map.of("path", SubCallsTask.PATH, "name", "log", "data_type", "lines")),
                 request -> List.of(Block.call(
                         RLM + "rlm_execute", Map.of("session_id", session(request), "code", SubCallsTask.STEP))),
-                // one request goes to a sub-agent, in the foreground: the next turn needs it answered
-                request -> {
-                    Pending first = llmPending(request).getFirst();
-                    return List.of(Block.call(
-                            "Agent",
-                            Map.of(
-                                    "description",
-                                    "Answer one rlm sub-call",
-                                    "prompt",
-                                    "The rlm session " + session(request) + " waits for sub-call " + first.id()
-                                            + ". Read its whole prompt with the rlm_pending tool (session_id, id), "
-                                            + "do what it asks, answer it with the rlm_answer tool and tell me "
-                                            + "the answer you gave.",
-                                    "subagent_type",
-                                    "general-purpose",
-                                    "run_in_background",
-                                    false)));
-                },
-                // the other seven: the whole prompts, read at once
+                // six of the eight prompts, read whole at once; then answered, each from what it says
                 request -> {
                     List<Block> reads = new ArrayList<>();
-                    for (Pending p : llmPending(request).subList(1, SubCallsTask.CHUNKS)) {
+                    for (Pending p : mine(request)) {
                         reads.add(
                                 Block.call(RLM + "rlm_pending", Map.of("session_id", session(request), "id", p.id())));
                     }
@@ -221,15 +207,25 @@ class AgentSubCallsClaudeCodeIT {
                 },
                 request -> {
                     List<Map<String, String>> answers = new ArrayList<>();
-                    List<Pending> rest = llmPending(request).subList(1, SubCallsTask.CHUNKS);
-                    for (int i = 0; i < rest.size(); i++) {
-                        int n = SubCallsTask.errorLines(resultOf(request, "task", 4, i));
-                        answers.add(Map.of("id", rest.get(i).id(), "text", Integer.toString(n)));
+                    List<Pending> mine = mine(request);
+                    for (int i = 0; i < mine.size(); i++) {
+                        int n = SubCallsTask.errorLines(resultOf(request, "task", 3, i));
+                        answers.add(Map.of("id", mine.get(i).id(), "text", Integer.toString(n)));
                     }
                     return List.of(
                             Block.call(RLM + "rlm_answer", Map.of("session_id", session(request), "answers", answers)));
                 },
-                // the step went on and waits at rlm_query: the model works in the child session
+                // the last two go to two sub-agents at once, in the foreground: the next turn needs them answered,
+                // and the one that answers last gets the rest of the step
+                request -> {
+                    List<Block> agents = new ArrayList<>();
+                    for (Pending p : llmPending(request).subList(0, SUBAGENTS)) {
+                        agents.add(Block.call("Agent", agentInput(session(request), p.id())));
+                    }
+                    return agents;
+                },
+                // the step went on to rlm_query: what it waits for now, then work in the child session
+                request -> List.of(Block.call(RLM + "rlm_pending", Map.of("session_id", session(request)))),
                 request -> List.of(Block.call(
                         RLM + "rlm_execute",
                         Map.of("session_id", rlmPending(request).childSession(), "code", SubCallsTask.CHILD_CODE))),
@@ -240,7 +236,28 @@ class AgentSubCallsClaudeCodeIT {
                                 session(request),
                                 "answers",
                                 List.of(Map.of("id", rlmPending(request).id(), "var", "result"))))),
-                request -> List.of(Block.say("Done: " + resultLine(resultOf(request, "task", 7, 0)))));
+                // the child session is gone with the step that made it
+                call(RLM + "rlm_sessions", Map.of()),
+                request -> List.of(Block.say("Done: " + resultLine(resultOf(request, "task", 8, 0)))));
+    }
+
+    private static Map<String, Object> agentInput(String session, String id) {
+        return Map.of(
+                "description",
+                "Answer rlm sub-call " + id,
+                "prompt",
+                "The rlm session " + session + " waits for sub-call " + id
+                        + ". Read its whole prompt with the rlm_pending tool (session_id, id), do what it asks, "
+                        + "answer it with the rlm_answer tool and tell me the answer you gave.",
+                "subagent_type",
+                "general-purpose",
+                "run_in_background",
+                false);
+    }
+
+    /** The requests the main agent answers itself: all but the first {@link #SUBAGENTS}. */
+    private static List<Pending> mine(Request request) {
+        return llmPending(request).subList(SUBAGENTS, SubCallsTask.CHUNKS);
     }
 
     /** The 8 llm requests the step's first reply lists. */
@@ -254,9 +271,9 @@ class AgentSubCallsClaudeCodeIT {
         return pending;
     }
 
-    /** The one rlm request the answer to the seven lists (the step went on to rlm_query). */
+    /** The one rlm request rlm_pending lists once every llm request has its answer (the step is at rlm_query). */
     private static Pending rlmPending(Request request) {
-        String reply = resultOf(request, "task", 5, 0);
+        String reply = resultOf(request, "task", 6, 0);
         List<Pending> pending = List.copyOf(SubCallsTask.pending(reply).values());
         if (pending.size() != 1
                 || !pending.getFirst().kind().equals("rlm")
@@ -346,14 +363,13 @@ class AgentSubCallsClaudeCodeIT {
         AgentSubCallsChecks checks = new AgentSubCallsChecks(softly, task, report, testName);
         List<Request> turns = model.mainTurns("task");
         Map<String, List<Request>> subagents = model.subagentTurns("sub");
-        softly.assertThat(subagents).as("sub-agents that followed the script").hasSize(1);
-        if (turns.isEmpty() || subagents.size() != 1) {
+        softly.assertThat(subagents).as("sub-agents that followed the script").hasSize(SUBAGENTS);
+        if (turns.isEmpty() || subagents.size() != SUBAGENTS) {
             return;
         }
         checks.offered(turns.getFirst(), turns.getLast());
-        Request last = turns.getLast();
-        Request sub = subagents.values().iterator().next().getLast();
-        checks.mainAndSubagent(last, sub);
+        List<Request> subs = subagents.values().stream().map(List::getLast).toList();
+        checks.mainAndSubagents(turns.getLast(), subs);
     }
 
     // --- processes and evidence ---
