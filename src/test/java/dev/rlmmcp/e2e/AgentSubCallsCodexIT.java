@@ -45,8 +45,9 @@ import org.junit.jupiter.api.io.TempDir;
  * whole with {@code rlm_pending}, and at its next turn answers them all, each from the prompt it read, with
  * one {@code rlm_answer}. The step goes on and suspends again at {@code rlm_query} with one {@code rlm}
  * request and its child session; the model runs a step in that session on its {@code context} and answers
- * with the variable; the step ends and its last line must be right. Over stdio, every process Codex started
- * (the server, its kernels) is gone once Codex has ended.
+ * with the variable; the step ends and its last line must be right, and {@code rlm_sessions} no longer lists
+ * the child session. Over stdio, every process Codex started (the server, its kernels) is gone once Codex
+ * has ended.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class AgentSubCallsCodexIT {
@@ -168,6 +169,8 @@ class AgentSubCallsCodexIT {
                                 session(request),
                                 "answers",
                                 List.of(Map.of("id", rlmPending(request).id(), "var", "result")))))
+                // the child session is gone with the step that made it
+                .then(call("rlm_sessions", Map.of()))
                 .then(request -> new Say("Done: " + resultLine(text(request, 5))));
     }
 
@@ -264,12 +267,12 @@ class AgentSubCallsCodexIT {
 
     private void check(SoftAssertions softly, ResponsesEndpoint model, CodexCli.Run run) {
         List<JsonNode> turns = model.turns();
-        softly.assertThat(turns).as("model requests").hasSize(7);
-        if (turns.size() != 7) {
+        softly.assertThat(turns).as("model requests").hasSize(8);
+        if (turns.size() != 8) {
             return;
         }
         JsonNode last = turns.getLast();
-        for (int n = 0; n < 6; n++) {
+        for (int n = 0; n < 7; n++) {
             if (n != 2) {
                 softly.assertThat(result(last, n).path("isError").asBoolean())
                         .as("isError of exec %d: %s", n, printed(last, n))
@@ -304,6 +307,10 @@ class AgentSubCallsCodexIT {
         softly.assertThat(SubCallsTask.pending(end))
                 .as("nothing pending at the end")
                 .isEmpty();
+        softly.assertThat(text(last, 6))
+                .as("rlm_sessions once the step has ended")
+                .contains(session)
+                .doesNotContain(rlm.childSession());
         softly.assertThat(agentMessage(run)).as("Codex's last message").isEqualTo("Done: " + task.resultLine());
         for (int n : List.of(1, 2, 3, 4, 5)) {
             System.out.printf("exec %d printed %d B%n", n, printed(last, n).getBytes(StandardCharsets.UTF_8).length);
