@@ -45,6 +45,8 @@ public final class AgentSteps {
         RuntimeException failure;
         boolean ended;
         boolean marked;
+        /** The server stops while the step waits: it is lost, and its marker stays. */
+        boolean lost;
     }
 
     AgentSteps(String sessionId, Path markers) {
@@ -152,16 +154,23 @@ public final class AgentSteps {
                         + "another session");
     }
 
-    /** Stops a step that waits for the agent, as the server stops: its calls fail and its code is interrupted. */
-    public void abandon(String why) {
-        Flight f;
+    /**
+     * As the server stops: whether a step waits for the agent now. If so, that step is lost with its kernel
+     * (nothing waits for its lock, its marker stays for the next start to tell), rather than holding the stop.
+     */
+    static boolean notSuspendedAtStop(Session session) {
+        return !session.agentSteps().stoppingWhileSuspended();
+    }
+
+    boolean stoppingWhileSuspended() {
         synchronized (this) {
-            f = flight;
+            if (flight == null || flight.ended || calls.open().isEmpty()) {
+                return false;
+            }
+            flight.lost = true;
         }
-        if (f != null && !f.ended) {
-            calls.refuseAll("ABANDONED", why);
-            f.context.cancel();
-        }
+        log.info("session {}: its step waiting for the agent's answers is lost with this stop", sessionId);
+        return true;
     }
 
     private StepOutcome await(Flight f, CallContext caller) {
@@ -206,7 +215,7 @@ public final class AgentSteps {
             f.ended = true;
             notifyAll();
         }
-        if (f.marked) {
+        if (f.marked && !f.lost) {
             try {
                 Files.deleteIfExists(marker);
             } catch (IOException e) {

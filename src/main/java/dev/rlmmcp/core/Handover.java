@@ -56,6 +56,11 @@ final class Handover {
     }
 
     private static void handOver(Session session, StateStore store, Ownership ownership, Instant deadline) {
+        if (session.agentSteps().stoppingWhileSuspended()) {
+            ownership.release(session.id());
+            stop(List.of(session));
+            return;
+        }
         if (!ownership.quiesce(session.id(), Duration.between(Instant.now(), deadline))) {
             log.warn("session {}: requests still running at handover; saved as it is", session.id());
         }

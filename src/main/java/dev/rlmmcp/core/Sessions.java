@@ -474,7 +474,8 @@ public final class Sessions implements AutoCloseable {
         List<Session> all = List.copyOf(byId.values());
         try {
             if (store != null) {
-                ShutdownSnapshots.save(all, timeout);
+                ShutdownSnapshots.save(
+                        all.stream().filter(AgentSteps::notSuspendedAtStop).toList(), timeout);
             }
         } catch (RuntimeException e) {
             log.warn("snapshots at shutdown: {}", e.toString());

@@ -482,13 +482,14 @@ class RlmRunsTest {
     void anAgentsStepCanCallRlmQueryAndItsTraceEntryHoldsTheChildren() throws Exception {
         start(t -> repl("answer['content'] = context.upper()\nanswer['ready'] = True"), limits(RunLimits.DEFAULTS));
         Session s = sessions.create("agent", Limits.NONE);
-        var result = runs.execute(
-                s,
-                new StepRequest(
-                        "r = rlm_query('shout', context='hello')\nprint(r)",
-                        Duration.ofSeconds(30),
-                        dev.rlmmcp.core.StepExtras.NONE,
-                        CallContext.NONE));
+        var result = ((dev.rlmmcp.core.StepOutcome.Done) runs.execute(
+                        s,
+                        new StepRequest(
+                                "r = rlm_query('shout', context='hello')\nprint(r)",
+                                Duration.ofSeconds(30),
+                                dev.rlmmcp.core.StepExtras.NONE,
+                                CallContext.NONE)))
+                .result();
         assertThat(result.exec().stdout()).isEqualTo("HELLO\n");
         JsonNode entry = lastTrace(s);
         assertThat(entry.path("rlm")
