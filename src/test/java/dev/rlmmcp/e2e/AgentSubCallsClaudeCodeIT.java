@@ -53,7 +53,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class AgentSubCallsClaudeCodeIT {
 
-    private static final Duration RUN_TIMEOUT = Duration.ofSeconds(180);
+    private static final Duration RUN_TIMEOUT = Duration.ofMinutes(3);
     private static final String RLM = "mcp__rlm__";
     /** Requests handed to sub-agents, which answer them side by side. */
     static final int SUBAGENTS = 2;

@@ -53,7 +53,7 @@ import org.junit.jupiter.api.io.TempDir;
 class AgentSubCallsCodexIT {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Duration RUN_TIMEOUT = Duration.ofSeconds(180);
+    private static final Duration RUN_TIMEOUT = Duration.ofMinutes(3);
     private static final Pattern SESSION = Pattern.compile("session (s-[0-9a-f]+)");
 
     @TempDir
@@ -320,7 +320,7 @@ class AgentSubCallsCodexIT {
     /** The text of Codex's last {@code agent_message} item, as {@code codex exec --json} reports it. */
     private static String agentMessage(CodexCli.Run run) {
         String message = "";
-        for (String line : run.stdout().split("\n")) {
+        for (String line : run.stdout().lines().toList()) {
             try {
                 JsonNode event = JSON.readTree(line);
                 JsonNode item = event.path("item");
