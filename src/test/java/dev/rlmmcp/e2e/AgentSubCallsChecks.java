@@ -116,9 +116,11 @@ final class AgentSubCallsChecks {
                     .isFalse();
             softly.assertThat(reply).as("the sub-agent's rlm_answer reply").contains(session);
         }
+        // the answer given last, and only it, gets the rest of the step; two answers given at the same moment
+        // must not both be told that the step now waits for the rlm request (both would go and answer it)
         softly.assertThat(replies)
                 .as("the sub-agents' rlm_answer replies: one still waits for the other's answer, the other "
-                        + "goes on to rlm_query")
+                        + "goes on to rlm_query (both at rlm_query: both calls took the last answer's part)")
                 .anyMatch(r -> kinds(r).equals(List.of("llm")))
                 .anyMatch(r -> kinds(r).equals(List.of("rlm")));
     }
