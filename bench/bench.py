@@ -1567,7 +1567,7 @@ def restart_after_many(state, total, one, busy):
 
 SECTIONS = ["start", "stdio", "http", "concurrency", "load", "file", "loads", "sandbox", "llm", "bridge", "s3",
             "snapshot", "snapshot-s3", "durable", "context", "new-session", "burst", "at-capacity", "lean",
-            "http-floor", "many-sessions", "rlm", "cluster"]
+            "http-floor", "many-sessions", "rlm", "cluster", "agent-llm"]
 
 
 def context_run(client, calls, log, csv_text, response_format=None):
@@ -1712,6 +1712,10 @@ def main():
         import cluster_bench
         cluster_bench.bench_cluster()
 
+    def agent_llm():
+        import agent_bench
+        agent_bench.bench_agent_llm()
+
     def rlm():
         import rlm_bench
         rlm_bench.bench_rlm(workdir, args.rlm_tokens, args.rlm_real_tokens)
@@ -1740,6 +1744,7 @@ def main():
         "many-sessions": bench_many_sessions,
         "rlm": rlm,
         "cluster": cluster,
+        "agent-llm": agent_llm,
     }
     command = " ".join(["bin/bench"] + sys.argv[1:])
     try:

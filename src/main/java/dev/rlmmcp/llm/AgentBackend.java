@@ -7,6 +7,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 /**
  * The agent as the model: a sub-call becomes a request on the session's {@link PendingCalls}, which the
@@ -17,10 +18,22 @@ public final class AgentBackend implements LlmBackend {
 
     private final PendingCalls calls;
     private final Duration wait;
+    /** What the run this step belongs to has left of its time (null: no limit). */
+    private final Supplier<Duration> runLeft;
 
     public AgentBackend(PendingCalls calls, Duration wait) {
+        this(calls, wait, () -> null);
+    }
+
+    private AgentBackend(PendingCalls calls, Duration wait, Supplier<Duration> runLeft) {
         this.calls = calls;
         this.wait = wait;
+        this.runLeft = runLeft;
+    }
+
+    /** This backend, its waits bounded by what a run has left ({@code left} gives null for no limit). */
+    public AgentBackend within(Supplier<Duration> left) {
+        return new AgentBackend(calls, wait, left);
     }
 
     @Override
@@ -30,10 +43,6 @@ public final class AgentBackend implements LlmBackend {
 
     public PendingCalls calls() {
         return calls;
-    }
-
-    public Duration waitLimit() {
-        return wait;
     }
 
     @Override
@@ -51,10 +60,12 @@ public final class AgentBackend implements LlmBackend {
     }
 
     /**
-     * The answer to one ticket, waiting at most the agent's time or {@code within} (what the run has left,
-     * null: no run limit), whichever is less; a call given up is dropped and raises TIMEOUT.
+     * The answer to one ticket, waiting at most the agent's time, what the run has left, and {@code asked}
+     * (null: no bound of the caller's), whichever is least; a call given up is dropped and raises TIMEOUT.
      */
-    public String await(PendingCalls.Ticket ticket, Duration within) throws LlmException, InterruptedException {
+    public String await(PendingCalls.Ticket ticket, Duration asked) throws LlmException, InterruptedException {
+        Duration left = runLeft.get();
+        Duration within = asked == null || (left != null && left.compareTo(asked) < 0) ? left : asked;
         Duration limit = within != null && within.compareTo(wait) < 0 ? within : wait;
         try {
             return ticket.answer().get(Math.max(1, limit.toMillis()), TimeUnit.MILLISECONDS);

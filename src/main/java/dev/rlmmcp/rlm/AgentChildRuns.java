@@ -167,7 +167,7 @@ final class AgentChildRuns implements HostCallbacks, AutoCloseable {
         String failure = null;
         ObjectNode reply;
         try {
-            answer = agent.await(ticket, run.timeLeft(agent.waitLimit()));
+            answer = agent.await(ticket, null);
             reply = env.json().createObjectNode().put("text", answer);
         } catch (LlmException e) {
             failure = e.code() + ": " + e.getMessage();

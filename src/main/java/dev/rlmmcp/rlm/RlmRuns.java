@@ -143,7 +143,9 @@ public final class RlmRuns {
         AgentTrees.Tree known = agentTrees.of(session.id());
         AgentTrees.Tree tree =
                 known != null ? known : new AgentTrees.Tree(new Run(config.defaults(), config, RunProgress.NONE), 0);
-        AgentBackend agent = sessions.llm().agent(session.agentSteps().calls());
+        AgentBackend agent = sessions.llm()
+                .agent(session.agentSteps().calls())
+                .within(() -> tree.run().timeLeft(null));
         StepOutcome outcome = session.agentSteps()
                 .run(
                         context -> {

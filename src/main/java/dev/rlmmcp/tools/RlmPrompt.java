@@ -26,12 +26,14 @@ public final class RlmPrompt {
             and aggregate them in code. Failures raise LLMQueryError with .code: LIMIT_EXCEEDED (calls per \
             step, calls per session, token budget), PROMPT_TOO_LARGE (send a smaller chunk), TIMEOUT, \
             BACKEND_ERROR; a failed batch keeps the good answers in .answers. Each reply's llm_usage shows calls \
-            and tokens used. NOT_CONFIGURED means no sub-LLM is available: it is enabled by a client that \
-            supports MCP sampling, or by the server's RLM_LLM_BASE_URL, RLM_LLM_MODEL and RLM_LLM_API_KEY \
-            (an OpenAI-compatible API); until then do that part in code or read small slices yourself. \
-            For a sub-task that needs code and steps of its own, rlm_query(prompt, context=chunk) starts a child \
+            and tokens used. Unless the server has a model API (RLM_LLM_BASE_URL) or your client does MCP \
+            sampling, you are the sub-LLM: the step SUSPENDS and its reply lists the pending calls by id. Answer them with rlm_answer (any subset; \
+            hand a large batch to sub-agents in parallel, each reading its prompt with rlm_pending and \
+            answering its ids); the reply to the last answer is the rest of the step. For a sub-task that needs code and steps of its own, rlm_query(prompt, context=chunk) starts a child \
             RLM with its own REPL (chunk is its `context`) and returns its answer; rlm_query_batched(prompts, \
-            contexts) runs children in parallel. rlm_solve runs the whole loop on the server.
+            contexts) runs children in parallel; when you are the model, each child is a session with that \
+            `context`: work in it with rlm_execute and answer with {"id", "var": name}. rlm_solve runs the whole \
+            loop on the server when it has a model API.
             5. One step per call: a short, focused piece of code per rlm_run_repl (in a session) or \
             rlm_execute. Read the output, then decide the next step. Store results in variables.
             6. Read results with rlm_get_var (paged for big values) and check them against the data.

@@ -102,11 +102,7 @@ public final class Schema {
     }
 
     public Schema responseFormat(ResponseFormat defaultFormat) {
-        return choice(
-                ResponseFormat.ARGUMENT,
-                "text: output and a footer of what changed; json: every field.",
-                ResponseFormat.CHOICES,
-                defaultFormat.wireName());
+        return choice(ResponseFormat.ARGUMENT, "Reply format.", ResponseFormat.CHOICES, defaultFormat.wireName());
     }
 
     /**

@@ -279,9 +279,9 @@ class LlmQueryTest {
                     print(sorted(n for n in dir() if not n.startswith("_")))
                     """);
             assertThat(reply.path("stdout").asText())
-                    .startsWith("NOT_CONFIGURED llm_query has no backend")
+                    .startsWith("NOT_CONFIGURED no model API is configured and this MCP client does not sample")
                     .contains("RLM_LLM_BASE_URL")
-                    .contains("sampling capability")
+                    .contains("rlm_answer")
                     .endsWith("['FINAL', 'FINAL_VAR', 'SHOW_VARS', 'llm_query', 'llm_query_batched', 'rlm_query', "
                             + "'rlm_query_batched']\n");
             assertThat(reply.path("llm_usage").path("refused").asInt()).isEqualTo(1);

@@ -14,6 +14,7 @@ import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -131,5 +132,44 @@ class ClusterTakeoverIT {
         assertThat(Duration.ofNanos(System.nanoTime() - stopping))
                 .as("taken over at once, not after the lease expired")
                 .isLessThan(Duration.ofSeconds(20));
+    }
+
+    @Test
+    void aStepSuspendedForTheAgentIsAnsweredThroughAnyNode() throws Exception {
+        startSharedState();
+        ServerProcess a = node("a");
+        ServerProcess b = node("b");
+        SessionCalls onA = client(a);
+        McpDriver throughB = open.add(McpDriver.http(b.mcpUrl()));
+        SessionCalls onB = new SessionCalls(throughB);
+        JsonNode waiting = onA.ok(
+                "rlm_execute",
+                Map.of("code", "xs = list(range(12))\nn = rlm_query('how many?', context=xs)\nprint('n', n)"));
+        assertThat(waiting.path("status").asText()).as(waiting.toString()).isEqualTo("suspended");
+        String id = waiting.path("session_id").asText();
+        JsonNode call = waiting.path("pending").path(0);
+        String child = call.path("child_session_id").asText();
+
+        JsonNode refused = throughB.call("rlm_list_vars", Map.of("session_id", id));
+        assertThat(McpDriver.json(refused).path("error").path("code").asText())
+                .as("a call through B meets the step waiting on A")
+                .isEqualTo("STEP_SUSPENDED");
+        JsonNode pending = onB.ok("rlm_pending", Map.of("session_id", id));
+        assertThat(pending.path("pending").path(0).path("id").asText())
+                .isEqualTo(call.path("id").asText());
+        assertThat(onB.run(child, "k = len(context)\nprint(k)"))
+                .as("the child session, made on A, worked in through B")
+                .isEqualTo("12\n");
+        JsonNode done = onB.ok(
+                "rlm_answer",
+                Map.of(
+                        "session_id",
+                        id,
+                        "answers",
+                        List.of(Map.of("id", call.path("id").asText(), "var", "k"))));
+        assertThat(done.path("stdout").asText()).as(done.toString()).isEqualTo("n 12\n");
+        assertThat(listed(onB, id).path("owner_node").asText())
+                .as("the step ran on its owner, A")
+                .startsWith("n-");
     }
 }

@@ -148,8 +148,8 @@ class LlmQueryIT {
     }
 
     @Test
-    void aClientWithoutSamplingGetsAClearNotConfiguredError() {
-        try (McpDriver client = McpDriver.stdio(stdioServer())) {
+    void aClientWithoutSamplingGetsAClearNotConfiguredErrorWhereOnlySamplingIsAllowed() {
+        try (McpDriver client = McpDriver.stdio(stdioServer("--llm-backend", "sampling"))) {
             JsonNode reply = exec(client, """
                     try:
                         llm_query("hi")
@@ -157,8 +157,8 @@ class LlmQueryIT {
                         print(e.code, e)
                     """);
             assertThat(reply.path("stdout").asText())
-                    .startsWith("NOT_CONFIGURED llm_query has no backend")
-                    .contains("RLM_LLM_BASE_URL");
+                    .startsWith("NOT_CONFIGURED llm_query needs MCP sampling here")
+                    .contains("did not declare the sampling capability");
         }
     }
 

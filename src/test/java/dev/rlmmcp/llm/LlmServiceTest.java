@@ -65,6 +65,16 @@ class LlmServiceTest {
     }
 
     @Test
+    void theAgentAnswersWhereNeitherAnApiNorTheClientCan() {
+        assertThat(service(LlmService.Mode.AUTO, null).agentAnswers(null)).isTrue();
+        assertThat(service(LlmService.Mode.AUTO, null).agentAnswers(CLIENT)).isFalse();
+        assertThat(service(LlmService.Mode.AUTO, api).agentAnswers(null)).isFalse();
+        assertThat(service(LlmService.Mode.AGENT, api).agentAnswers(CLIENT)).isTrue();
+        assertThat(service(LlmService.Mode.SAMPLING, null).agentAnswers(null)).isFalse();
+        assertThat(service(LlmService.Mode.OFF, null).agentAnswers(null)).isFalse();
+    }
+
+    @Test
     void forcedModesUseOnlyTheirBackend() throws Exception {
         assertThat(ask(service(LlmService.Mode.SAMPLING, api), CLIENT)).isEqualTo("client says hi");
         assertThatThrownBy(() -> ask(service(LlmService.Mode.SAMPLING, api), null))
@@ -72,6 +82,7 @@ class LlmServiceTest {
         assertThat(ask(service(LlmService.Mode.OPENAI, api), CLIENT)).isEqualTo("answer: HI");
         assertThatThrownBy(() -> ask(service(LlmService.Mode.OFF, api), CLIENT)).hasMessageContaining("switched off");
         assertThatThrownBy(() -> service(LlmService.Mode.OPENAI, null)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> LlmService.Mode.of("gpt")).hasMessageContaining("auto, sampling, openai or off");
+        assertThatThrownBy(() -> LlmService.Mode.of("gpt"))
+                .hasMessageContaining("auto, sampling, openai, agent or off");
     }
 }

@@ -113,6 +113,9 @@ class ToolCatalogTest {
                         "LLMQueryError",
                         "RLM_LLM_BASE_URL",
                         "MCP sampling",
+                        "SUSPENDS",
+                        "rlm_answer",
+                        "rlm_pending",
                         "rlm_finalize",
                         "rlm_get_var")
                 .doesNotContain("Your task");

@@ -47,9 +47,9 @@ public final class AnswerTool implements RlmTool {
     @Override
     public String description() {
         return """
-                Answer the sub-calls (llm_query, rlm_query) a suspended step waits for: any subset, by id. When \
-                all are answered the step goes on and the reply is the rest of its output (it may suspend \
-                again). error makes the code's call raise LLMQueryError; cancel refuses all still pending.""";
+                Answer sub-calls (llm_query, rlm_query) a suspended step waits for, any subset by id; once all \
+                are answered the reply is the rest of the step. error: the call raises LLMQueryError; cancel: \
+                refuse all pending.""";
     }
 
     @Override
@@ -74,7 +74,7 @@ public final class AnswerTool implements RlmTool {
                                                 "description",
                                                 "Refuse the request with this message.")),
                         List.of("id"))
-                .bool("cancel", "Refuse every request still pending.")
+                .bool("cancel", "Refuse all pending.")
                 .sessionId();
     }
 

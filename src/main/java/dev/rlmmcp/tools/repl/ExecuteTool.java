@@ -42,7 +42,8 @@ public final class ExecuteTool implements RlmTool {
                 only small results. A bare expression on the last line is printed, as at a prompt. Output past \
                 %d characters is cut (the rest stays in _last_output). Code running past timeout_s is \
                 interrupted with variables intact. Reply: the output as printed (a short traceback on error), \
-                then a [footer] of what changed: variables set or deleted, output cut, evictions, guardrails.""".formatted(settings.outputCap());
+                then a [footer] of what changed: variables set or deleted, output cut, evictions, guardrails. Without a \
+                model API, llm_query/rlm_query in the code suspend the step: answer them with rlm_answer.""".formatted(settings.outputCap());
     }
 
     @Override

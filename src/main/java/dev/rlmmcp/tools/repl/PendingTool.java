@@ -36,15 +36,15 @@ public final class PendingTool implements RlmTool {
 
     @Override
     public String description() {
-        return "List the sub-calls a suspended step waits for you to answer, or read one request's prompt (id), paged.";
+        return "The sub-calls a suspended step waits for, or one's whole prompt (id), paged.";
     }
 
     @Override
     public Schema schema() {
         return Schema.object()
-                .string("id", "A request's id: its whole prompt.", false)
-                .integer("offset", "First character of the prompt (default 0).", 0, Integer.MAX_VALUE)
-                .integer("max_chars", "Most characters (default %d).".formatted(DEFAULT_PAGE), 1, MAX_PAGE)
+                .string("id", "A request's id.", false)
+                .integer("offset", "Default 0.", 0, Integer.MAX_VALUE)
+                .integer("max_chars", "Default %d.".formatted(DEFAULT_PAGE), 1, MAX_PAGE)
                 .sessionId();
     }
 

@@ -32,39 +32,27 @@ public final class InitContextTool implements RlmTool {
     public String description() {
         return """
                 Start an RLM session: a fresh persistent Python REPL with guardrails, the context loaded into a \
-                variable (default name: context). Returns session_id (pass it to rlm_run_repl, rlm_get_var, \
-                rlm_finalize, rlm_get_trace and every REPL tool), a description of what was loaded (type, size, \
-                preview) and the limits in force. Guardrails: max_steps (steps with index >= it are refused), \
-                max_runtime_ms (total code runtime), budget_limit (bytes of code in + output out + data loaded).                 llm_* limits bound the session's llm_query calls (sub-LLM calls made from code).""";
+                variable (default: context). Returns session_id (for every REPL tool), what was loaded and the \
+                limits: max_steps, max_runtime_ms (code runtime), budget_limit (bytes of code, output and data); \
+                llm_* bound the session's llm_query calls.""";
     }
 
     @Override
     public Schema schema() {
         Schema schema = Schema.object()
-                .string(
-                        "context_text",
-                        "The context to load (optional: load later with rlm_load_file / rlm_load_data).",
-                        false)
-                .string("name", "Variable name for the context (default: context).", false)
+                .string("context_text", "The context to load (or load later with rlm_load_*).", false)
+                .string("name", "Its variable (default: context).", false)
                 .choice("data_type", "How to parse context_text.", DataType.wireNames(), "text");
         return withLlmLimits(withSessionLimits(schema));
     }
 
     /** The session's guardrails and per-step timeout, added to {@code schema}. */
     private Schema withSessionLimits(Schema schema) {
-        return schema.integer(
-                        "max_steps",
-                        "Most code steps the session may take (default: the server's --max-steps).",
-                        1,
-                        Integer.MAX_VALUE)
-                .integer(
-                        "max_runtime_ms",
-                        "Most total code runtime, in milliseconds (default: --max-runtime-ms).",
-                        1,
-                        Long.MAX_VALUE)
+        return schema.integer("max_steps", "Most code steps (default: the server's).", 1, Integer.MAX_VALUE)
+                .integer("max_runtime_ms", "Most total code runtime in ms (default: the server's).", 1, Long.MAX_VALUE)
                 .integer(
                         "budget_limit",
-                        "Most bytes of I/O: code in, output out, data loaded (default: --budget-limit).",
+                        "Most bytes of code, output and data (default: the server's).",
                         1,
                         Long.MAX_VALUE)
                 .integer(
@@ -80,34 +68,33 @@ public final class InitContextTool implements RlmTool {
         LlmLimits llm = sessions.llm().defaults();
         return schema.integer(
                         "llm_max_calls",
-                        "Most llm_query calls in the whole session (default %d).".formatted(llm.maxCalls()),
+                        "llm_query calls in the session (default %d).".formatted(llm.maxCalls()),
                         1,
                         Integer.MAX_VALUE)
                 .integer(
                         "llm_max_calls_per_step",
-                        "Most llm_query calls in one step (default %d).".formatted(llm.maxCallsPerStep()),
+                        "llm_query calls per step (default %d).".formatted(llm.maxCallsPerStep()),
                         1,
                         Integer.MAX_VALUE)
                 .integer(
                         "llm_max_concurrency",
-                        "Most llm_query calls in flight at once (default %d).".formatted(llm.maxConcurrent()),
+                        "llm_query calls at once (default %d).".formatted(llm.maxConcurrent()),
                         1,
                         256)
                 .integer(
                         "llm_max_prompt_chars",
-                        "Largest llm_query prompt, system prompt included (default %d)."
-                                .formatted(llm.maxPromptChars()),
+                        "Largest llm_query prompt in chars (default %d).".formatted(llm.maxPromptChars()),
                         1,
                         Integer.MAX_VALUE)
                 .integer(
                         "llm_token_budget",
-                        "Most input+output tokens for all llm_query calls (default: %s)."
+                        "llm_query tokens in the session (default: %s)."
                                 .formatted(llm.tokenBudget() == null ? "none" : llm.tokenBudget()),
                         1,
                         Long.MAX_VALUE)
                 .integer(
                         "llm_timeout_s",
-                        "Timeout of one llm_query call in seconds (default %d)."
+                        "Seconds per llm_query call (default %d)."
                                 .formatted(llm.callTimeout().toSeconds()),
                         1,
                         3600);

@@ -50,15 +50,11 @@ public final class SolveTool implements RlmTool {
     public String description() {
         RunLimits d = runs.config().defaults();
         return """
-                Answer a question with a Recursive Language Model run by the server: a model writes Python in a \
-                REPL whose variable `context` holds the data, calls llm_query and rlm_query (child RLMs, each \
-                with a REPL of its own) on parts of it, and answers when its code has found the answer. The \
-                context: a session's variables (session_id), or context = {"text": ...} | {"file": path under \
-                the data root} | {"s3": {"bucket", "key"}} | {"url": ...}, loaded into a new session; neither: \
-                this connection's default session. Limits (default depth %d, %d iterations per RLM, %s) stop \
-                the run with the best answer so far and say which one. Reply: the answer, what stopped it, the \
-                figures (iterations, children, depth, tokens, cost, cache hits, time), the session and the trace \
-                entry holding the trajectory.""".formatted(
+                Answer a question with a Recursive Language Model run by the server (needs a model API or a \
+                client that samples): a model writes Python over `context`, calling llm_query and rlm_query on \
+                parts of it. context: {"text"} | {"file": path in the data root} | {"s3": {"bucket", "key"}} | \
+                {"url"}, or session_id's variables. Limits (default depth %d, %d iterations per RLM, %s) stop \
+                the run with its best answer. Reply: answer, stop reason, figures, trace entry.""".formatted(
                         d.maxDepth(),
                         d.maxIterations(),
                         d.maxTime() == null ? "no time limit" : d.maxTime().toSeconds() + " s");
@@ -70,20 +66,11 @@ public final class SolveTool implements RlmTool {
                 .string("question", "What to answer about the context.", true)
                 .nested(
                         "context",
-                        "Data to load into a new session's variable context: exactly one of text, file, "
-                                + "s3, url; data_type parses it (default text).",
+                        "Data for a new session's `context`: one of text, file, s3, url; data_type parses it.",
                         contextSourceProperties(),
                         false)
-                .string(
-                        "session_id",
-                        "A session whose variables are the context (instead of context); omit both "
-                                + "for this connection's default session.",
-                        false)
-                .string(
-                        "model",
-                        "Model of the root RLM and, unless they name another, of its sub-calls (default: "
-                                + "the server's --llm-model).",
-                        false);
+                .string("session_id", "A session whose variables are the context (instead of context).", false)
+                .string("model", "Model of the run (default: the server's).", false);
         return withRunLimits(schema);
     }
 
@@ -91,19 +78,13 @@ public final class SolveTool implements RlmTool {
     private Map<String, Object> contextSourceProperties() {
         return Schema.ordered(
                 "text", Schema.ordered("type", "string", "description", "The context itself."),
-                "file",
-                        Schema.ordered(
-                                "type",
-                                "string",
-                                "description",
-                                "A file path relative to the data root " + dataRoot.path() + "."),
+                "file", Schema.ordered("type", "string", "description", "A path relative to the data root."),
                 "s3",
                         Schema.ordered(
                                 "type",
                                 "object",
                                 "description",
-                                "An S3 object (bucket: default "
-                                        + sources.s3().settings().defaultBucket() + ").",
+                                "An S3 object (default bucket: the server's).",
                                 "properties",
                                 Schema.ordered(
                                         "bucket", Schema.ordered("type", "string"),
@@ -119,22 +100,17 @@ public final class SolveTool implements RlmTool {
     /** The run's limits, added to {@code schema}. */
     private Schema withRunLimits(Schema schema) {
         RunLimits d = runs.config().defaults();
-        return schema.integer(
-                        "max_depth",
-                        "Deepest nesting of rlm_query/llm_query; at it rlm_query is a plain llm_query "
-                                + "(default %d).".formatted(d.maxDepth()),
-                        1,
-                        16)
+        return schema.integer("max_depth", "Deepest rlm_query nesting (default %d).".formatted(d.maxDepth()), 1, 16)
                 .integer("max_iterations", "Model turns per RLM (default %d).".formatted(d.maxIterations()), 1, 10_000)
                 .integer(
                         "max_children",
-                        "Child RLMs over the whole run (default %s)."
+                        "Child RLMs in the run (default %s)."
                                 .formatted(d.maxChildren() == null ? "no limit" : d.maxChildren()),
                         0,
                         1_000_000)
                 .integer(
                         "max_time_s",
-                        "Wall time of the whole run in seconds (default %s)."
+                        "Seconds for the run (default %s)."
                                 .formatted(
                                         d.maxTime() == null
                                                 ? "no limit"
@@ -143,25 +119,24 @@ public final class SolveTool implements RlmTool {
                         7 * 86_400)
                 .integer(
                         "max_input_tokens",
-                        "Input tokens over the whole run (default %s)."
+                        "Input tokens in the run (default %s)."
                                 .formatted(d.maxInputTokens() == null ? "no limit" : d.maxInputTokens()),
                         1,
                         Long.MAX_VALUE)
                 .integer(
                         "max_output_tokens",
-                        "Output tokens over the whole run (default %s)."
+                        "Output tokens in the run (default %s)."
                                 .formatted(d.maxOutputTokens() == null ? "no limit" : d.maxOutputTokens()),
                         1,
                         Long.MAX_VALUE)
                 .number(
                         "max_cost_usd",
-                        "Cost in USD over the whole run, from the server's price table (default %s)."
+                        "USD for the run, by the server's prices (default %s)."
                                 .formatted(d.maxCostUsd() == null ? "no limit" : d.maxCostUsd()),
                         0)
                 .integer(
                         "max_consecutive_errors",
-                        "Turns in a row whose code failed before an RLM stops (default %d)."
-                                .formatted(d.maxConsecutiveErrors()),
+                        "Failed turns in a row that stop an RLM (default %d).".formatted(d.maxConsecutiveErrors()),
                         1,
                         1000);
     }
