@@ -14,7 +14,7 @@ def _ms(t):
 
 
 def _one_run(calls, warmup, batch_runs, batch):
-    client = StdioClient("--llm-backend", "agent")
+    client = StdioClient("--llm-backend", "agent", "--llm-max-calls", "1000000")
     try:
         plain, suspend, resume = [], [], []
         for i in range(warmup + calls):

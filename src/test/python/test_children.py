@@ -279,3 +279,46 @@ def test_a_detached_kernel_writes_no_snapshot_but_hands_contexts_over_in_its_dir
     transfer.close()
     assert not (tmp_path / entry["file"]).exists()
     assert not (tmp_path / "manifest.json").exists()
+
+
+class DepthLimitHost:
+    """A host at the depth limit: it answers "rlm" with depth_limit, then "llm" as llm_query does."""
+
+    def __init__(self, refuse=None):
+        self.calls, self.refuse = [], refuse
+
+    def call(self, kind, request):
+        self.calls.append((kind, request))
+        if kind == "rlm":
+            return {"depth_limit": True}
+        if self.refuse:
+            raise CallbackError(self.refuse, "refused as llm_query is", "llm")
+        return {"answers": [{"text": f"{len(p)} chars"} for p in request["prompts"]]}
+
+
+def test_at_the_depth_limit_rlm_query_is_an_llm_query_of_the_prompt_with_the_contexts_value():
+    host = DepthLimitHost()
+    rlm_query, batched = rlm_functions(host, lambda: None)
+    lines = "\n".join(f"line {i}" for i in range(200))
+    prompt = f"count\n\nThe context:\n{lines}"
+    assert rlm_query("count", lines, model="m") == f"{len(prompt)} chars"
+    kind, request = host.calls[-1]
+    assert kind == "llm" and request["prompts"] == [prompt]
+    assert (request["model"], request["batched"]) == ("m", False)
+    assert batched(["a", "b"], [{"k": [1, 2]}, None], concurrency=2) == ["29 chars", "1 chars"]
+    kind, request = host.calls[-1]
+    assert request["prompts"] == ['a\n\nThe context:\n{"k": [1, 2]}', "b"]
+    assert (request["batched"], request["concurrency"]) == (True, 2)
+
+
+def test_at_the_depth_limit_llm_querys_refusals_are_rlm_querys():
+    rlm_query, batched = rlm_functions(DepthLimitHost(refuse="PROMPT_TOO_LARGE"), lambda: None)
+    with pytest.raises(RLMQueryError) as e:
+        rlm_query("big", "w" * 1000)
+    assert e.value.code == "PROMPT_TOO_LARGE"
+    assert batched(["x"] * 3) == [failure("PROMPT_TOO_LARGE", "refused as llm_query is")] * 3
+
+
+def test_as_text_renders_a_value_as_a_prompt_holds_it():
+    assert [children.as_text(v) for v in ("s", b"b\xff", 3, None, [1, "é"], {1, 2})] == [
+        "s", "b\ufffd", "3", "None", '[1, "é"]', "{1, 2}"]

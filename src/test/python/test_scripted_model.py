@@ -68,8 +68,8 @@ def run_rlm(model, question, context, *, depth=0, max_depth=2, max_turns=12, win
     llm = llm_query(model, tree)
 
     def rlm_query(prompt, ctx=None, *, model=None, max_iterations=None):
-        if depth + 1 >= max_depth:  # past the depth limit: a plain completion of the prompt, the context described
-            return llm(prompt if ctx is None else f"{prompt}\n\n{describe(ctx)}", model)
+        if depth + 1 >= max_depth:  # at the depth limit: an llm_query of the prompt with the context's value
+            return llm(prompt if ctx is None else f"{prompt}\n\nThe context:\n{ctx}", model)
         answer, _, _ = run_rlm(model or MODEL[0], prompt, ctx, depth=depth + 1, max_depth=max_depth, tree=tree)
         return answer if answer is not None else "[rlm_query failed: NO_ANSWER: the child gave no answer]"
 
@@ -156,11 +156,11 @@ def test_chunked_rlm_builds_a_depth_two_tree(name):
     assert "rlm_query_batched" in messages[2]["content"]
 
 
-def test_chunked_rlm_at_the_depth_limit_gets_plain_answers_about_the_previews():
-    """Past the depth limit rlm_query is a plain completion that sees the chunk's preview, not the chunk."""
+def test_chunked_rlm_at_the_depth_limit_gets_plain_answers_about_the_chunks():
+    """At the depth limit rlm_query is an llm_query of the prompt with the chunk itself, so the answer is found."""
     task = rlm_tasks.generate("niah", 2 ** 15)
     answer, tree, _ = run_rlm("scripted-chunked-rlm", task.question, task.context, max_depth=1)
-    assert answer == "NONE" and rlm_tasks.score(task, answer) == 0.0
+    assert answer == task.expected and rlm_tasks.score(task, answer) == 1.0
     assert tree.rlms == [0] and tree.llm_calls == 4
 
 

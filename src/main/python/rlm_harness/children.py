@@ -3,7 +3,10 @@
 A child's context goes to the host as a pickle (protocol 5). Where the kernel has a writable snapshot
 directory, the pickle is a file in its .transfer directory, named in the request relative to that
 directory: the host hands the file to the child's kernel without holding a copy. Without one the pickle
-goes inline, base64 in the request, up to INLINE_LIMIT. The files go when the request is answered."""
+goes inline, base64 in the request, up to INLINE_LIMIT. The files go when the request is answered.
+
+At the depth limit the host answers {"depth_limit": true}: the call is then an llm_query ("llm" request) of
+the prompt with the context's value as text, under the same checks and counts as llm_query."""
 import errno
 import os
 
@@ -124,6 +127,31 @@ def failure(code, message):
     return f"[rlm_query failed: {code}: {message}]"
 
 
+def as_text(value):
+    """A context's value as a prompt holds it: a str as itself, bytes decoded (UTF-8), JSON where it
+    serialises, else its repr."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "replace")
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    import json  # here, not at the top: see jsonwire
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)
+
+
+def at_depth_limit(callbacks, prompts, contexts, request):
+    """rlm_query where the host said the depth limit is reached: an llm_query of each prompt with its
+    context's value as text, under llm_query's checks and counts (a refusal of the whole request raises
+    CallbackError as the "rlm" request's would)."""
+    texts = [p if c is None else f"{p}\n\nThe context:\n{as_text(c)}" for p, c in zip(prompts, contexts)]
+    return callbacks.call("llm", {"prompts": texts, "system": None, "max_tokens": None, "model": request["model"],
+                                  "concurrency": request["concurrency"], "batched": request["batched"]})["answers"]
+
+
 def rlm_functions(callbacks, store):
     """rlm_query and rlm_query_batched for user code; store() is the kernel's snapshot Store or None."""
 
@@ -134,14 +162,18 @@ def rlm_functions(callbacks, store):
         transfer = Transfer(store())
         try:
             request["contexts"] = [transfer.pack(c) for c in contexts]
-            return callbacks.call("rlm", request)["answers"]
+            reply = callbacks.call("rlm", request)
         finally:
             transfer.close()
+        if reply.get("depth_limit"):
+            return at_depth_limit(callbacks, prompts, contexts, request)
+        return reply["answers"]
 
     def rlm_query(prompt, context=None, *, model=None, max_iterations=None):
         """Ask a child RLM: a kernel of its own with `context` (any picklable value) as its variable
-        `context`, and a loop of its own that may call llm_query and rlm_query in turn. Returns its answer
-        as a str; raises RLMQueryError (.code) on failure."""
+        `context`, and a loop of its own that may call llm_query and rlm_query in turn (at the depth limit:
+        an llm_query of the prompt with the context's value as text). Returns its answer as a str; raises
+        RLMQueryError (.code) on failure."""
         if not isinstance(prompt, str):
             raise TypeError(f"prompt must be a str, not {type(prompt).__name__}")
         try:

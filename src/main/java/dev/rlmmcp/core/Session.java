@@ -133,19 +133,19 @@ public final class Session implements AutoCloseable {
      * hand values to other kernels, and does not see {@code hidden}.
      */
     static Session scratch(
-            String id,
-            Limits limits,
-            KernelFactory kernels,
-            LlmService llm,
-            LlmLimits llmLimits,
-            Path dir,
-            Path hidden) {
-        Session session = new Session(id, id, limits, kernels, llm, llmLimits);
+            String id, Session parent, KernelFactory kernels, LlmService llm, Path dir, Path hidden, Duration wait) {
+        Session session = new Session(id, id, parent.limits(), kernels, llm, parent.llmLimits());
         session.kernel.scratch(dir, hidden);
         // its kernel is given back when it answers: at capacity it waits in line (as long as a call may
-        // run; cancelling the run interrupts the wait) rather than fail
-        session.kernel.queueFor(kernels.settings().maxTimeout());
+        // run, or its run's time allows; cancelling the run interrupts the wait) rather than fail
+        Duration most = kernels.settings().maxTimeout();
+        session.kernel.queueFor(wait == null || wait.compareTo(most) > 0 ? most : wait);
         return session;
+    }
+
+    /** How many kernels may run at once (--max-kernels, or what the machine allows). */
+    public int kernelPlaces() {
+        return kernels.budget().maxKernels();
     }
 
     /**

@@ -249,14 +249,14 @@ public final class Sessions implements AutoCloseable {
 
     /**
      * A session for a child RLM: kept in memory only, not listed, with {@code parent}'s limits, its kernel
-     * from the warm pool where one fits. The caller closes it.
+     * from the warm pool where one fits, waiting for a place at most {@code wait} (null, or more than
+     * --max-timeout-s: that long). The caller closes it.
      */
-    public Session scratch(Session parent) {
+    public Session scratch(Session parent, Duration wait) {
         StateStore s = store();
         String id = "child-" + newId();
         Path dir = s == null ? null : s.snapshots().root().resolve(id);
-        return Session.scratch(
-                id, parent.limits(), kernels, llm, parent.llmLimits(), dir, s == null ? null : s.directory());
+        return Session.scratch(id, parent, kernels, llm, dir, s == null ? null : s.directory(), wait);
     }
 
     public LlmService llm() {

@@ -2,20 +2,15 @@ package dev.rlmmcp.rlm;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.CallbackRefused;
-import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.core.HostCallbacks;
 import dev.rlmmcp.core.Limits;
 import dev.rlmmcp.core.Session;
-import dev.rlmmcp.data.Download;
 import dev.rlmmcp.llm.AgentBackend;
 import dev.rlmmcp.llm.LlmException;
 import dev.rlmmcp.llm.PendingCalls;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -98,14 +93,7 @@ final class AgentChildRuns implements HostCallbacks, AutoCloseable {
         } finally {
             agent.dropAll(tickets);
         }
-        if (!request.path("batched").asBoolean() && answers.getFirst().has("error")) {
-            JsonNode error = answers.getFirst().path("error");
-            throw new CallbackRefused(
-                    error.path("code").asText(), error.path("message").asText());
-        }
-        ObjectNode reply = env.json().createObjectNode();
-        reply.putArray("answers").addAll(answers);
-        return reply;
+        return ChildRuns.answered(env, request, answers);
     }
 
     /** A child session for one prompt, counted against the run's limits, with the context loaded. */
@@ -141,23 +129,17 @@ final class AgentChildRuns implements HostCallbacks, AutoCloseable {
     private void load(Session child, JsonNode context) throws LlmException {
         try {
             if (context.path("file").isTextual()) {
-                Path file = files.take(context.path("file").asText());
-                child.loadPickle("context", file, CallContext.NONE);
+                ChildRuns.load(child, files.take(context.path("file").asText()), null);
             } else if (context.path("inline").isTextual()) {
-                byte[] inline =
-                        Base64.getDecoder().decode(context.path("inline").asText());
-                child.loadStream(
-                        "context",
-                        DataType.PICKLE,
-                        new Download(new ByteArrayInputStream(inline), inline.length, "context", null),
-                        "context",
-                        "rlm_query context",
-                        CallContext.NONE);
+                ChildRuns.load(
+                        child,
+                        null,
+                        Base64.getDecoder().decode(context.path("inline").asText()));
             }
         } catch (IOException | IllegalArgumentException e) {
             throw new LlmException("CONTEXT_UNREADABLE", "the context could not be handed over: " + e.getMessage());
-        } catch (RlmException e) {
-            throw new LlmException("CONTEXT_NOT_LOADED", "the child could not load the context: " + e.getMessage());
+        } catch (ChildRuns.ChildFailed e) {
+            throw new LlmException(e.code, e.getMessage());
         }
     }
 

@@ -9,8 +9,9 @@ import dev.rlmmcp.core.DataType;
 import dev.rlmmcp.core.HostCallbacks;
 import dev.rlmmcp.core.Session;
 import dev.rlmmcp.data.Download;
-import dev.rlmmcp.llm.LlmAnswer;
 import dev.rlmmcp.llm.LlmException;
+import dev.rlmmcp.llm.LlmMessage;
+import dev.rlmmcp.llm.LlmRequest;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -34,8 +35,8 @@ import java.util.function.Consumer;
 /**
  * The rlm_query and rlm_query_batched calls of one code block (kernel callbacks of kind "rlm"): each
  * prompt a child RLM in a kernel of its own, with the context its parent handed over as {@code
- * context}, run in parallel (bounded), its kernel freed when it answers. Past the depth limit a call
- * is a plain sub-LLM call. A failed child is an error in its place, never a failed batch. Other kinds
+ * context}, run in parallel (bounded), its kernel freed when it answers. At the depth limit the kernel
+ * is told to make the call an llm_query instead. A failed child is an error in its place, never a failed batch. Other kinds
  * of request go to {@code others}. Closing deletes the contexts handed over.
  */
 final class ChildRuns implements HostCallbacks, AutoCloseable {
@@ -103,7 +104,14 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
         if (!prompts.isArray() || prompts.isEmpty()) {
             throw new CallbackRefused("INVALID_ARGUMENT", "prompts must be a non-empty list of str");
         }
-        List<ObjectNode> answers = runAll(prompts, contexts, asked, maxIterations, concurrency);
+        if (depth + 1 >= run.limits.maxDepth()) {
+            return atDepthLimit();
+        }
+        return answered(env, request, runAll(prompts, contexts, asked, maxIterations, concurrency));
+    }
+
+    /** The callback's answer: each answer in its place, or, for a single rlm_query that failed, its error. */
+    static JsonNode answered(RlmRuns.Env env, JsonNode request, List<ObjectNode> answers) throws CallbackRefused {
         if (!request.path("batched").asBoolean() && answers.getFirst().has("error")) {
             JsonNode error = answers.getFirst().path("error");
             throw new CallbackRefused(
@@ -152,12 +160,7 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
     private ObjectNode one(String prompt, JsonNode context, String asked, Integer maxIterations)
             throws InterruptedException {
         try {
-            return text(
-                    depth + 1 >= run.limits.maxDepth()
-                            ? plain(prompt, context, asked)
-                            : child(prompt, context, asked, maxIterations));
-        } catch (LlmException e) {
-            return error(e.code(), e.getMessage());
+            return text(child(prompt, context, asked, maxIterations));
         } catch (ChildFailed e) {
             return error(e.code, e.getMessage());
         } catch (RuntimeException e) {
@@ -165,12 +168,13 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
         }
     }
 
-    /** rlm_query past the depth limit: a plain completion of the prompt, the context described after it. */
-    private String plain(String prompt, JsonNode context, String asked) throws LlmException, InterruptedException {
-        String text = context == null ? prompt : prompt + "\n\n" + describe("The context", context);
-        LlmAnswer a = MeteredBackend.subCalls(run, env.backend(), depth + 1, recorder)
-                .complete(MeteredBackend.plain(text, asked), parent.llmLimits().callTimeout());
-        return a.text();
+    /**
+     * rlm_query at the depth limit: the kernel is told to make it an llm_query of the prompt with the
+     * context's value as text (only the kernel can render the value), so that it meets llm_query's
+     * checks (prompt size, calls per step, the model's window) and is counted as one.
+     */
+    private ObjectNode atDepthLimit() {
+        return env.json().createObjectNode().put("depth_limit", true);
     }
 
     private String child(String prompt, JsonNode context, String asked, Integer maxIterations)
@@ -228,6 +232,9 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
     private Trajectory.Node start(
             String prompt, JsonNode context, Path file, byte[] inline, String asked, Integer maxIterations)
             throws InterruptedException, ChildFailed {
+        String info = file != null || inline != null ? describe("The variable `context`", context) : null;
+        fits(prompt, info, asked);
+        placeLeft();
         admit();
         long t0 = System.nanoTime();
         String id = parentLoop != null ? parentLoop.nextChildId() : "child-" + (++started);
@@ -236,13 +243,11 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
             active++;
         }
         starting.add(Thread.currentThread());
-        Session child = env.sessions().scratch(parent);
+        Session child = env.sessions().scratch(parent, run.timeLeft(null));
         try {
             child.beginLoop();
-            String info = null;
-            if (file != null || inline != null) {
+            if (info != null) {
                 load(child, file, inline);
-                info = describe("The variable `context`", context);
             }
             RlmLoop loop = new RlmLoop(env, run, child, id, depth + 1, prompt, asked, info, maxIterations);
             running.add(loop);
@@ -253,7 +258,7 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
                 running.remove(loop);
             }
         } catch (RlmException e) {
-            throw new ChildFailed(e.code().name(), "the child RLM could not run: " + e.getMessage());
+            throw new ChildFailed(e.code().name(), "the child RLM could not run: " + whyNot(e));
         } finally {
             starting.remove(Thread.currentThread());
             child.close();
@@ -269,6 +274,50 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
             throw new InterruptedException("the child's parent stopped");
         }
         return node;
+    }
+
+    /**
+     * Refuses a child whose first message cannot fit its model's context window: no turn of it could be
+     * sent, so it fails once, before it takes a kernel.
+     */
+    private void fits(String prompt, String info, String asked) throws ChildFailed {
+        LlmRequest opening = new LlmRequest(
+                List.of(LlmMessage.user(LoopPrompt.first(prompt, info))),
+                LoopPrompt.system(run.limits.outputCap(), depth + 2 < run.limits.maxDepth()),
+                null,
+                asked);
+        try {
+            ContextWindow.check(run.config, opening, asked);
+        } catch (LlmException e) {
+            throw new ChildFailed(e.code(), "the child RLM's first message cannot be sent: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Refuses a child whose ancestors hold every kernel place: each of them waits for its child, so no
+     * place would ever come free for it.
+     */
+    private void placeLeft() throws ChildFailed {
+        int places = parent.kernelPlaces();
+        int ancestors = depth + 1;
+        if (ancestors >= places) {
+            throw new ChildFailed(
+                    "CAPACITY",
+                    ("the child RLM at depth %d cannot get a kernel: its %d ancestors hold all %d places that "
+                                    + "--max-kernels (RLM_MAX_KERNELS) allows, each waiting for its child. Raise "
+                                    + "--max-kernels above %d, or pass max_depth %d so that rlm_query at this depth is "
+                                    + "an llm_query")
+                            .formatted(depth + 1, ancestors, places, ancestors, depth + 1));
+        }
+    }
+
+    /** What a child that could not start met; a wait for a kernel place cut by the run's time says so. */
+    private String whyNot(RlmException e) {
+        if (e.code() == dev.rlmmcp.base.ErrorCode.CAPACITY && run.stopped() == StopReason.MAX_TIME) {
+            return "no kernel place came free within the run's time: " + run.stopMessage() + " (" + e.getMessage()
+                    + ")";
+        }
+        return e.getMessage();
     }
 
     /** Counts a child in against the run's limits; refused once the run has stopped or a limit is reached. */
@@ -297,7 +346,7 @@ final class ChildRuns implements HostCallbacks, AutoCloseable {
                 node));
     }
 
-    private static void load(Session child, Path file, byte[] inline) throws ChildFailed {
+    static void load(Session child, Path file, byte[] inline) throws ChildFailed {
         try {
             if (file != null) {
                 child.loadPickle("context", file, CallContext.NONE);

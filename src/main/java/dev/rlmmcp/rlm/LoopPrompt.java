@@ -35,8 +35,11 @@ final class LoopPrompt {
                 (FINAL(value) and FINAL_VAR(name) in a block, or on a line of their own outside code, also \
                 answer.) An answer counts only once code has run and you have seen its output: if a turn has code \
                 and an answer written outside it, the code runs and you are asked to answer again.""".formatted(
-                outputCap,
-                childrenAllowed ? "" : " Here rlm_query is answered by a plain llm_query: the depth limit is reached.");
+                        outputCap,
+                        childrenAllowed
+                                ? ""
+                                : " Here the depth limit is reached: rlm_query is answered by an llm_query of the prompt with the context's "
+                                        + "value as text, so pass a context small enough for one prompt.");
     }
 
     static String first(String question, String contextInfo) {

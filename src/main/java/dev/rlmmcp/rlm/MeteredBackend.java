@@ -9,8 +9,8 @@ import java.time.Duration;
 import java.util.function.Consumer;
 
 /**
- * The session's backend as a run uses it: refused once the run has stopped, bounded by the time the
- * run has left, every call's tokens and cost charged to the run; for sub-calls (llm_query, and
+ * The session's backend as a run uses it: refused once the run has stopped, or when the prompt cannot
+ * fit the model's context window, bounded by the time the run has left, every call's tokens and cost charged to the run; for sub-calls (llm_query, and
  * rlm_query past the depth limit) identical calls answered from the run's cache, and each call told
  * to {@code recorder} for the trajectory.
  */
@@ -110,16 +110,44 @@ final class MeteredBackend implements LlmBackend {
     record Charged(LlmAnswer answer, long in, long out, Double cost) {}
 
     private Charged call(LlmRequest request, Duration timeout) throws LlmException, InterruptedException {
-        LlmAnswer a = base.complete(request, timeout);
-        long in = a.inputTokens() != null ? a.inputTokens() : (request.chars() + 3) / 4;
+        ContextWindow.check(run.config, request, request.model());
+        long estimate = ContextWindow.estimate(request);
+        Run.Reservation held = run.reserve(
+                request.model(), estimate, request.maxTokens() == null ? 0 : request.maxTokens(), depth < 0);
+        LlmAnswer a = sent(request, timeout, held, estimate);
+        long in = a.inputTokens() != null ? a.inputTokens() : estimate;
         long out = a.outputTokens() != null ? a.outputTokens() : (a.text().length() + 3) / 4;
         String model = request.model() != null ? request.model() : a.model();
-        run.charge(model, in, out);
+        run.settle(held, model, in, out);
         if (depth >= 0) {
             run.llmCall(depth);
         }
         ModelPrice price = run.config.price(model);
         return new Charged(a, in, out, price == null ? null : price.cost(in, out));
+    }
+
+    /**
+     * The answer to a request sent; one abandoned after it went (cancelled, timed out) is charged its
+     * prompt as estimated, as the provider bills it, and one that failed otherwise releases its estimate.
+     */
+    private LlmAnswer sent(LlmRequest request, Duration timeout, Run.Reservation held, long estimate)
+            throws LlmException, InterruptedException {
+        try {
+            return base.complete(request, timeout);
+        } catch (InterruptedException e) {
+            run.settle(held, request.model(), estimate, 0);
+            throw e;
+        } catch (LlmException e) {
+            if ("TIMEOUT".equals(e.code())) {
+                run.settle(held, request.model(), estimate, 0);
+            } else {
+                run.release(held);
+            }
+            throw e;
+        } catch (RuntimeException e) {
+            run.release(held);
+            throw e;
+        }
     }
 
     private static SubCallCache.Key key(LlmRequest r) {

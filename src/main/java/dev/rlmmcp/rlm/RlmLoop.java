@@ -206,6 +206,10 @@ final class RlmLoop {
         } catch (LlmException e) {
             String note = "the model call failed: " + e.code() + ": " + e.getMessage();
             record(began, null, new Outcome(List.of(), null, note, true), null, ms(began.t0()));
+            if (ContextWindow.LIMIT.equals(e.limit())) {
+                // the same prompt would be refused again: this RLM ends now, not after max_consecutive_errors
+                throw new RlmException(dev.rlmmcp.base.ErrorCode.TOO_LARGE, note, null, "send a smaller prompt");
+            }
             return new Turn(false, true);
         }
         double modelMs = ms(began.t0());

@@ -1,6 +1,7 @@
 package dev.rlmmcp.rlm;
 
 import dev.rlmmcp.base.CallContext;
+import dev.rlmmcp.llm.LlmException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -32,6 +33,14 @@ final class Run {
     private long outputTokens;
     private double costUsd;
     private boolean costKnown;
+    /** What the requests in flight are reckoned to cost, held against the budgets until they are charged. */
+    private long reservedIn;
+
+    private long reservedOut;
+    private double reservedCost;
+    /** The model that answered last: the price of a request that names none. */
+    private String answeredBy;
+
     private StopReason stop;
     private String stopMessage;
 
@@ -105,6 +114,9 @@ final class Run {
     void charge(String model, long in, long out) {
         ModelPrice price = config.price(model);
         synchronized (this) {
+            if (model != null) {
+                answeredBy = model;
+            }
             inputTokens += in;
             outputTokens += out;
             if (price != null) {
@@ -136,6 +148,87 @@ final class Run {
         if (reason != null) {
             stop(reason, message);
         }
+    }
+
+    /** A request's estimate, held against the budgets while it is in flight. */
+    record Reservation(String model, long in, long out, double cost) {}
+
+    /**
+     * Holds a request's estimate against the budgets before it is sent, or refuses it with LIMIT_EXCEEDED
+     * once what is spent plus what the requests in flight hold reaches a budget; {@code wait}: an RLM's
+     * turn waits for those in flight to be charged instead (they may leave room), until the run stops.
+     */
+    Reservation reserve(String model, long in, long out, boolean wait) throws LlmException, InterruptedException {
+        String priced = model != null ? model : answeredBy();
+        ModelPrice price = config.price(priced);
+        Reservation r = new Reservation(priced, in, out, price == null ? 0 : price.cost(in, out));
+        synchronized (this) {
+            for (LlmException full = full(); full != null; full = full()) {
+                if (!wait || stopped() != null || reservedIn + reservedOut == 0) {
+                    throw full;
+                }
+                wait(50);
+            }
+            reservedIn += r.in();
+            reservedOut += r.out();
+            reservedCost += r.cost();
+        }
+        return r;
+    }
+
+    private synchronized String answeredBy() {
+        return answeredBy;
+    }
+
+    /** The refusal of a request when spent plus reserved has reached a budget, or null. */
+    private synchronized LlmException full() {
+        if (limits.maxInputTokens() != null && inputTokens + reservedIn >= limits.maxInputTokens()) {
+            return refusal(
+                    "max_input_tokens",
+                    "used %d input tokens".formatted(inputTokens),
+                    limits.maxInputTokens(),
+                    reservedIn);
+        }
+        if (limits.maxOutputTokens() != null && outputTokens + reservedOut >= limits.maxOutputTokens()) {
+            return refusal(
+                    "max_output_tokens",
+                    "used %d output tokens".formatted(outputTokens),
+                    limits.maxOutputTokens(),
+                    reservedOut);
+        }
+        if (limits.maxCostUsd() != null && costUsd + reservedCost >= limits.maxCostUsd()) {
+            return refusal(
+                    "max_cost_usd",
+                    "cost $%.4f".formatted(costUsd),
+                    "$%.4f".formatted(limits.maxCostUsd()),
+                    "$%.4f".formatted(reservedCost));
+        }
+        return null;
+    }
+
+    private static LlmException refusal(String budget, String spent, Object limit, Object held) {
+        return new LlmException(
+                "LIMIT_EXCEEDED",
+                budget,
+                "the run %s of its %s (%s), and the requests in flight hold %s more: nothing more is sent until they are counted"
+                        .formatted(spent, limit, budget, held));
+    }
+
+    /**
+     * Charges a request that was sent: {@code in} and {@code out} as the provider counted them (or as
+     * estimated, for one that never answered), its estimate released.
+     */
+    void settle(Reservation r, String model, long in, long out) {
+        release(r);
+        charge(model != null ? model : r.model(), in, out);
+    }
+
+    /** Releases the estimate of a request that was not sent after all. */
+    synchronized void release(Reservation r) {
+        reservedIn -= r.in();
+        reservedOut -= r.out();
+        reservedCost -= r.cost();
+        notifyAll();
     }
 
     /** Admits one more child RLM, or stops the run at the children limit and returns false. */

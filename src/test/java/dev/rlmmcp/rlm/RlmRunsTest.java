@@ -191,7 +191,7 @@ class RlmRunsTest {
                         .orElseThrow()
                         .last())
                 .startsWith("what is small")
-                .contains("The context holds a str of length 4");
+                .endsWith("The context:\ntiny");
     }
 
     @Test

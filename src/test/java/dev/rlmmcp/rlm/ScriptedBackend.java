@@ -29,6 +29,8 @@ final class ScriptedBackend implements LlmBackend {
     final AtomicInteger peak = new AtomicInteger();
     private final Policy policy;
     volatile long tokensPerCall = -1;
+    /** Where set, the tokens a request is answered with (in and out alike; negative: none reported). */
+    volatile java.util.function.ToLongFunction<Turn> tokensFor;
 
     ScriptedBackend(Policy policy) {
         this.policy = policy;
@@ -55,7 +57,8 @@ final class ScriptedBackend implements LlmBackend {
         peak.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
         try {
             String text = policy.reply(turn);
-            long t = tokensPerCall;
+            java.util.function.ToLongFunction<Turn> perTurn = tokensFor;
+            long t = perTurn != null ? perTurn.applyAsLong(turn) : tokensPerCall;
             return new LlmAnswer(text, t >= 0 ? t : null, t >= 0 ? t : null, "scripted");
         } catch (InterruptedException | LlmException e) {
             throw e;
