@@ -31,20 +31,16 @@ final class AgentSubCallsChecks {
     }
 
     /**
-     * The first request offers the Agent tool; the last has the two new rlm tools (a stdio server still
-     * starting at the first request is only named as "still connecting" there: ToolSearch waits for it).
+     * The first request offers the Agent tool. (Whether it names the rlm tools depends on how soon a stdio
+     * server is up: one still starting is named there as "still connecting", and ToolSearch may find nothing
+     * yet; the rlm calls made then work all the same, each result checked below.)
      */
-    void offered(Request first, Request last) {
+    void offered(Request first) {
         List<String> tools = new ArrayList<>();
         first.body().path("tools").forEach(t -> tools.add(t.path("name").asText()));
         softly.assertThat(tools)
                 .as("Claude Code's own tools in its first request")
                 .contains("Agent", "ToolSearch");
-        List<String> loaded = new ArrayList<>();
-        last.body().path("tools").forEach(t -> loaded.add(t.path("name").asText()));
-        softly.assertThat(loaded)
-                .as("the tools of the last request, the rlm ones loaded through ToolSearch")
-                .contains("mcp__rlm__rlm_pending", "mcp__rlm__rlm_answer", "mcp__rlm__rlm_execute");
     }
 
     /** The main agent's conversation at its last turn, and each sub-agent's at its own. */

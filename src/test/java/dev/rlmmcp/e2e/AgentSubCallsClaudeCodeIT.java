@@ -367,7 +367,7 @@ class AgentSubCallsClaudeCodeIT {
         if (turns.isEmpty() || subagents.size() != SUBAGENTS) {
             return;
         }
-        checks.offered(turns.getFirst(), turns.getLast());
+        checks.offered(turns.getFirst());
         List<Request> subs = subagents.values().stream().map(List::getLast).toList();
         checks.mainAndSubagents(turns.getLast(), subs);
     }
