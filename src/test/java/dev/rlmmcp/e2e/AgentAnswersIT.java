@@ -232,12 +232,28 @@ class AgentAnswersIT {
                         "session_id",
                         child,
                         "code",
-                        "k = len(set(context))\nsure = llm_query(f'is {k} right?')\nprint(len(context), k, sure)"));
+                        "k = len(set(context))\nsure = rlm_query(f'is {k} right?', context=sorted(set(context)))\n"
+                                + "print(len(context), k, sure)"));
         assertThat(inChild.status())
                 .as(transport + ": the child's own sub-call")
                 .isEqualTo("suspended");
-        assertThat(inChild.body().path("pending").path(0).path("preview").asText())
-                .isEqualTo("is 3 right?");
+        JsonNode atLimit = inChild.body().path("pending").path(0);
+        assertThat(atLimit.path("kind").asText())
+                .as(transport + ": rlm_query at the depth limit is an llm request")
+                .isEqualTo("llm");
+        assertThat(t.call(
+                                "rlm_pending",
+                                Map.of(
+                                        "session_id",
+                                        child,
+                                        "id",
+                                        atLimit.path("id").asText()))
+                        .body()
+                        .path("prompt")
+                        .asText())
+                .as(transport + ": with the context's value")
+                .startsWith("is 3 right?")
+                .contains("h0", "h1", "h2");
         Reply childDone = t.call(
                 "rlm_answer",
                 Map.of(
