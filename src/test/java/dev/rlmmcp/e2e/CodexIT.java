@@ -122,7 +122,7 @@ class CodexIT {
     }
 
     /** The README's n-th TOML block of the Codex section (0: stdio, 1: HTTP). */
-    private static String readmeSnippet(int n) throws IOException {
+    static String readmeSnippet(int n) throws IOException {
         String readme = Files.readString(McpDriver.projectRoot().resolve("README.md"));
         String codex = readme.substring(readme.indexOf("**Codex**"));
         Matcher block = Pattern.compile("```toml\n(.*?)```", Pattern.DOTALL).matcher(codex);

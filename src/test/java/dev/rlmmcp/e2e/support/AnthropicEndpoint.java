@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -30,11 +31,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  * estimate.
  *
  * <p>A request is a <em>main turn</em> when it offers the model Claude Code's {@code ToolSearch} tool (the
- * agent's own loop); anything else (a title, a summary, a quota probe) is a side request and gets a short
- * text. Main turns follow the current {@link #script}: which step comes next is read from the conversation
- * itself, from the id of the last tool call, which encodes the run and the step that made it
- * ({@code toolu_<run>_<step>_<n>}). So a resumed conversation, whose history holds an earlier run's calls,
- * starts the new run's script at its first step.
+ * agent's own loop) and comes from the main agent; anything else (a title, a summary, a quota probe) is a
+ * side request and gets a short text. Main turns follow the current {@link #script}: which step comes next is
+ * read from the conversation itself, from the id of the last tool call, which encodes the run and the step
+ * that made it ({@code toolu_<run>_<step>_<n>}). So a resumed conversation, whose history holds an earlier
+ * run's calls, starts the new run's script at its first step.
+ *
+ * <p>A <em>sub-agent turn</em> is one of a sub-agent Claude Code started with its {@code Agent} tool
+ * ({@code {"description", "prompt", "subagent_type", "run_in_background"}}): Claude Code 2.1.332 sends it
+ * with the header {@code x-claude-code-agent-id} (the agent's id, also in the hand-back the parent gets) and
+ * {@code cc_is_subagent=true} in the billing line of its system prompt; its conversation starts from the
+ * {@code prompt} the parent gave, and it offers {@code ToolSearch} too. Sub-agent turns follow the
+ * {@link #subagentScript}, each sub-agent through its own conversation (so several may run it at once); their
+ * tool call ids carry the request's index as well ({@code toolu_<run>_<step>_<n>_<index>}), unique across
+ * sub-agents.
  */
 public final class AnthropicEndpoint implements AutoCloseable {
 
@@ -48,7 +58,34 @@ public final class AnthropicEndpoint implements AutoCloseable {
             Map<String, List<String>> headers,
             JsonNode body,
             boolean main,
-            String run) {
+            String run,
+            String agent) {
+
+        /** A turn of a sub-agent's own loop ({@link #agent} is its id). */
+        public boolean subagent() {
+            return agent != null;
+        }
+
+        /** The text of the first user message: for a sub-agent, the prompt its parent gave it. */
+        public String firstUserText() {
+            for (JsonNode message : body.path("messages")) {
+                if (!"user".equals(message.path("role").asText())) {
+                    continue;
+                }
+                JsonNode content = message.path("content");
+                if (content.isTextual()) {
+                    return content.asText();
+                }
+                StringBuilder text = new StringBuilder();
+                for (JsonNode block : content) {
+                    if ("text".equals(block.path("type").asText())) {
+                        text.append(block.path("text").asText()).append('\n');
+                    }
+                }
+                return text.toString();
+            }
+            return "";
+        }
 
         /** Every block of every message, in order. */
         public List<JsonNode> blocks() {
@@ -133,6 +170,8 @@ public final class AnthropicEndpoint implements AutoCloseable {
     private final AtomicInteger ids = new AtomicInteger();
     private volatile String run = "none";
     private volatile List<Step> steps = List.of();
+    private volatile String subagentRun = "none";
+    private volatile List<Step> subagentSteps = List.of();
     private final List<Throwable> failures = new CopyOnWriteArrayList<>();
 
     public AnthropicEndpoint() throws IOException {
@@ -156,6 +195,15 @@ public final class AnthropicEndpoint implements AutoCloseable {
         this.run = runName;
     }
 
+    /** The script every sub-agent's turns follow from now on, under a run name of its own. */
+    public void subagentScript(String runName, List<Step> script) {
+        if (!runName.matches("[a-z0-9]+")) {
+            throw new IllegalArgumentException("run names are lower-case letters and digits: " + runName);
+        }
+        this.subagentSteps = List.copyOf(script);
+        this.subagentRun = runName;
+    }
+
     public List<Request> requests() {
         return List.copyOf(requests);
     }
@@ -165,6 +213,17 @@ public final class AnthropicEndpoint implements AutoCloseable {
         return requests.stream()
                 .filter(r -> r.main() && runName.equals(r.run()))
                 .toList();
+    }
+
+    /** The turns of the sub-agents that followed one sub-agent run's script, in order, by agent id. */
+    public Map<String, List<Request>> subagentTurns(String runName) {
+        Map<String, List<Request>> byAgent = new LinkedHashMap<>();
+        for (Request r : requests) {
+            if (r.subagent() && runName.equals(r.run())) {
+                byAgent.computeIfAbsent(r.agent(), a -> new ArrayList<>()).add(r);
+            }
+        }
+        return byAgent;
     }
 
     /** What went wrong inside the endpoint (a step that threw, a request it could not read). */
@@ -182,7 +241,8 @@ public final class AnthropicEndpoint implements AutoCloseable {
                     .put("method", r.method())
                     .put("path", r.path())
                     .put("main", r.main())
-                    .put("run", r.run());
+                    .put("run", r.run())
+                    .put("agent", r.agent());
             line.set("body", r.body());
             out.append(line).append('\n');
         }
@@ -199,8 +259,11 @@ public final class AnthropicEndpoint implements AutoCloseable {
             } catch (IOException e) {
                 body = JSON.createObjectNode().put("unparsed", new String(raw, StandardCharsets.UTF_8));
             }
-            boolean main = isMainTurn(body);
-            String runName = run;
+            String agent = exchange.getRequestHeaders().getFirst("x-claude-code-agent-id");
+            boolean loop = offersToolSearch(body);
+            boolean main = loop && agent == null;
+            boolean subagent = loop && agent != null;
+            String runName = main ? run : subagent ? subagentRun : null;
             Request request = new Request(
                     ids.getAndIncrement(),
                     exchange.getRequestMethod(),
@@ -208,7 +271,8 @@ public final class AnthropicEndpoint implements AutoCloseable {
                     Map.copyOf(exchange.getRequestHeaders()),
                     body,
                     main,
-                    main ? runName : null);
+                    runName,
+                    subagent ? agent : null);
             requests.add(request);
             String route = exchange.getRequestURI().getPath();
             if (!"POST".equals(exchange.getRequestMethod()) || !route.startsWith("/v1/messages")) {
@@ -225,7 +289,7 @@ public final class AnthropicEndpoint implements AutoCloseable {
                 answer(
                         exchange,
                         request,
-                        main ? turn(request, runName) : List.of(Block.say("Log analysis")),
+                        loop ? turn(request, runName) : List.of(Block.say("Log analysis")),
                         raw.length);
             } else {
                 send(exchange, 404, "application/json", error("not_found_error", "no route " + route));
@@ -236,7 +300,7 @@ public final class AnthropicEndpoint implements AutoCloseable {
         }
     }
 
-    private static boolean isMainTurn(JsonNode body) {
+    private static boolean offersToolSearch(JsonNode body) {
         for (JsonNode tool : body.path("tools")) {
             if ("ToolSearch".equals(tool.path("name").asText())) {
                 return true;
@@ -248,7 +312,8 @@ public final class AnthropicEndpoint implements AutoCloseable {
     /** The current script's answer to a main turn; a step that throws ends the turn with its message. */
     private List<Block> turn(Request request, String runName) {
         int step = nextStep(request.body(), runName);
-        List<Step> script = steps;
+        List<Step> script = request.subagent() ? subagentSteps : steps;
+        String suffix = request.subagent() ? "_" + request.index() : "";
         if (step >= script.size()) {
             return List.of(Block.say("(the script of run " + runName + " has no step " + step + ")"));
         }
@@ -262,7 +327,7 @@ public final class AnthropicEndpoint implements AutoCloseable {
                                         null,
                                         b.tool(),
                                         b.input(),
-                                        "toolu_" + runName + "_" + step + "_" + blocks.size()));
+                                        "toolu_" + runName + "_" + step + "_" + blocks.size() + suffix));
             }
             return blocks;
         } catch (RuntimeException | AssertionError e) {

@@ -75,6 +75,8 @@ public final class ClaudeCode {
         Map<String, String> env = builder.environment();
         // the test may itself run under Claude Code or with a real key: none of that may leak in
         env.keySet().removeIf(k -> k.startsWith("CLAUDE") || k.startsWith("ANTHROPIC") || k.startsWith("OTEL_"));
+        // nor may an API for llm_query reach a stdio server Claude Code starts with its own environment
+        env.keySet().removeIf(k -> k.startsWith("RLM_LLM_"));
         env.put("HOME", home.toString());
         env.put("XDG_CONFIG_HOME", home.resolve(".config").toString());
         env.put("XDG_DATA_HOME", home.resolve(".local/share").toString());
