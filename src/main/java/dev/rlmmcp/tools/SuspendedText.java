@@ -22,28 +22,24 @@ final class SuspendedText {
         String session = reply.path("session_id").asText();
         JsonNode pending = reply.path("pending");
         boolean rlm = false;
-        StringBuilder text = new StringBuilder()
-                .append("SUSPENDED: the step waits for ")
+        StringBuilder text = new StringBuilder();
+        if (reply.has("answered")) {
+            text.append("Recorded ")
+                    .append(reply.path("answered").asInt())
+                    .append(" answer(s); the step still waits for ")
+                    .append(pending.size())
+                    .append(":\n");
+            pending.forEach(call -> line(text, call, pending.size()));
+            return text.append("The call that gives the last answer gets the rest of the step.")
+                    .toString();
+        }
+        text.append("SUSPENDED: the step waits for ")
                 .append(pending.size())
                 .append(pending.size() == 1 ? " sub-call" : " sub-calls")
                 .append(" that you answer (you are the model here):\n");
         for (JsonNode call : pending) {
-            String preview = call.path("preview").asText();
-            if (pending.size() > MANY) {
-                preview = TextRenderer.clip(preview, SHORT_PREVIEW);
-            }
-            text.append("- ")
-                    .append(call.path("id").asText())
-                    .append(' ')
-                    .append(call.path("kind").asText())
-                    .append(String.format(
-                            Locale.ROOT, " %,d chars", call.path("chars").asLong()));
-            if (call.hasNonNull("child_session_id")) {
-                rlm = true;
-                text.append(", child session ")
-                        .append(call.path("child_session_id").asText());
-            }
-            text.append(": ").append(preview).append('\n');
+            rlm |= call.hasNonNull("child_session_id");
+            line(text, call, pending.size());
         }
         text.append("Answer with rlm_answer(session_id=\"")
                 .append(session)
@@ -63,6 +59,24 @@ final class SuspendedText {
             text.append("\noutput so far:\n").append(printed);
         }
         return text.toString();
+    }
+
+    /** One pending call: id, kind, size, its child session, and a preview (shorter in a large batch). */
+    private static void line(StringBuilder text, JsonNode call, int pending) {
+        String preview = call.path("preview").asText();
+        if (pending > MANY) {
+            preview = TextRenderer.clip(preview, SHORT_PREVIEW);
+        }
+        text.append("- ")
+                .append(call.path("id").asText())
+                .append(' ')
+                .append(call.path("kind").asText())
+                .append(String.format(
+                        Locale.ROOT, " %,d chars", call.path("chars").asLong()));
+        if (call.hasNonNull("child_session_id")) {
+            text.append(", child session ").append(call.path("child_session_id").asText());
+        }
+        text.append(": ").append(preview).append('\n');
     }
 
     /** rlm_pending: one request's prompt, then where the page sits in it; or why nothing is pending. */

@@ -57,22 +57,12 @@ public final class AnswerTool implements RlmTool {
         return Schema.object()
                 .objectList(
                         "answers",
-                        "One per request answered.",
+                        "{id, text | var (rlm: a variable of its child session) | error}.",
                         Schema.ordered(
                                 "id", Map.of("type", "string"),
-                                "text", Map.of("type", "string", "description", "The answer."),
-                                "var",
-                                        Map.of(
-                                                "type",
-                                                "string",
-                                                "description",
-                                                "rlm only: answer with this variable of the child session."),
-                                "error",
-                                        Map.of(
-                                                "type",
-                                                "string",
-                                                "description",
-                                                "Refuse the request with this message.")),
+                                "text", Map.of("type", "string"),
+                                "var", Map.of("type", "string"),
+                                "error", Map.of("type", "string")),
                         List.of("id"))
                 .bool("cancel", "Refuse all pending.")
                 .sessionId();
@@ -93,6 +83,13 @@ public final class AnswerTool implements RlmTool {
             PendingCalls.Given rest =
                     steps.calls().refuseAll("CANCELLED", "the agent gave this call up (rlm_answer cancel)");
             given = new PendingCalls.Given(given.closed() + rest.closed(), rest.openAfter());
+        }
+        if (given.closed() == 0) {
+            throw new RlmException(
+                    ErrorCode.NOT_FOUND,
+                    "another call answered these requests first; nothing was given",
+                    "answers",
+                    "rlm_pending shows what the step still waits for");
         }
         if (!given.closedTheLast()) {
             // another call's answers closed the last one, or some are still open: that call gets the rest of the step
