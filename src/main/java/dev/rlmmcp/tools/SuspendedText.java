@@ -26,7 +26,9 @@ final class SuspendedText {
         if (reply.has("answered")) {
             text.append("Recorded ")
                     .append(reply.path("answered").asInt())
-                    .append(" answer(s); the step still waits for ")
+                    .append(" answer(s); the step of session ")
+                    .append(session)
+                    .append(" still waits for ")
                     .append(pending.size())
                     .append(":\n");
             pending.forEach(call -> line(text, call, pending.size()));
