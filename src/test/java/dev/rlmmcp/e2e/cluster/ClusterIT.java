@@ -294,4 +294,25 @@ class ClusterIT {
                 .as("fewest calls of a client")
                 .isPositive();
     }
+
+    @Test
+    @Order(6)
+    void aCallForwardedToAnOwnerRestartedAtItsAddressRunsExactlyOnce() throws Exception {
+        String session = new StatelessClient(cluster.node(2).url()).newSession(); // created where it lands
+        new StatelessClient(cluster.node(2).url()).execute(session, "runs = []");
+        for (int i = 1; i <= 20; i++) {
+            ClusterNode owner = cluster.node(cluster.owner(session));
+            StatelessClient forwarder =
+                    new StatelessClient(cluster.node((owner.index() + 1) % 3).url());
+            // the forwarder now routes the session to its owner, over a pooled connection
+            assertThat(forwarder.print(session, "print('runs', len(runs))").strip())
+                    .isEqualTo("runs " + (i - 1));
+            owner.stop();
+            owner.start(); // the same address, a new node id
+            String out = forwarder.print(session, "runs.append(1)\nprint('runs', len(runs))");
+            assertThat(out.strip())
+                    .as("restart " + i + " of node " + owner.index())
+                    .isEqualTo("runs " + i);
+        }
+    }
 }
