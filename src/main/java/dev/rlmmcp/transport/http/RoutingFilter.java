@@ -101,6 +101,7 @@ final class RoutingFilter extends HttpFilter {
         } catch (RuntimeException e) {
             log.warn("routing a request failed: {}", e.toString());
             response.setHeader("Retry-After", "2");
+            response.setHeader(PeerProxy.OUTCOME, PeerProxy.NOT_RUN);
             JsonResponse.refuseUnread(
                     request,
                     response,
@@ -167,6 +168,7 @@ final class RoutingFilter extends HttpFilter {
     private static void notServing(HttpServletRequest request, HttpServletResponse response) throws IOException {
         response.setHeader("Retry-After", "2");
         response.setHeader(PeerProxy.NOT_SERVING, "true"); // a peer waits for the session to move
+        response.setHeader(PeerProxy.OUTCOME, PeerProxy.NOT_RUN);
         JsonResponse.refuseUnread(
                 request,
                 response,
@@ -252,7 +254,7 @@ final class RoutingFilter extends HttpFilter {
         if (response.isCommitted()) {
             throw e;
         }
-        response.setHeader(PeerProxy.OUTCOME, "unknown");
+        response.setHeader(PeerProxy.OUTCOME, PeerProxy.UNKNOWN);
         JsonResponse.refuseUnread(
                 request, response, 502, -32000, e.getMessage() + "; check the session's state before running it again");
     }
@@ -260,6 +262,7 @@ final class RoutingFilter extends HttpFilter {
     private static void unreachable(HttpServletRequest request, HttpServletResponse response, Router.Remote owner)
             throws IOException {
         response.setHeader("Retry-After", "5");
+        response.setHeader(PeerProxy.OUTCOME, PeerProxy.NOT_RUN);
         JsonResponse.refuseUnread(
                 request,
                 response,

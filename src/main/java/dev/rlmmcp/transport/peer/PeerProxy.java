@@ -38,8 +38,12 @@ public final class PeerProxy {
      * remembers it ({@link Deliveries}) and refuses a second delivery instead of running it again.
      */
     public static final String REQUEST_ID = "Rlm-Request-Id";
-    /** On an answer whose request may have run (the owner got it and said nothing): a client must not resend blindly. */
+    /** Whether a refusal's call ran nowhere ({@link #NOT_RUN}) or may have run ({@link #UNKNOWN}): told to clients. */
     public static final String OUTCOME = "Rlm-Outcome";
+    /** {@link #OUTCOME} of a refusal: the call ran nowhere, and may be sent again as it is. */
+    public static final String NOT_RUN = "not-run";
+    /** {@link #OUTCOME} of a call that may have run: its owner got it and gave no answer. */
+    public static final String UNKNOWN = "unknown";
 
     private static final Set<String> NOT_PASSED = Set.of(
             "connection",

@@ -315,4 +315,69 @@ class ClusterIT {
                     .isEqualTo("runs " + i);
         }
     }
+
+    @Test
+    @Order(7)
+    void everyRefusalOfAClosingNodeIsItsOwnJson503SayingTheCallRanNowhereOnBothPorts() throws Exception {
+        ClusterNode closing = cluster.node(1);
+        String session = new StatelessClient(closing.url()).newSession();
+        AtomicBoolean stopping = new AtomicBoolean(true);
+        ConcurrentLinkedQueue<String> wrong = new ConcurrentLinkedQueue<>();
+        int[] refusals = new int[1];
+        var http = Rpc.http();
+        List<Thread> askers = new ArrayList<>();
+        for (String base : List.of(closing.url(), "http://" + closing.nodeAddress())) {
+            askers.add(Thread.ofPlatform().start(() -> {
+                while (stopping.get()) {
+                    try {
+                        var reply = http.send(
+                                java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/mcp"))
+                                        .header("Content-Type", "application/json")
+                                        .header("Accept", "application/json, text/event-stream")
+                                        .header("MCP-Protocol-Version", "2026-07-28")
+                                        .header("Mcp-Param-Session-Id", session)
+                                        .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{}"))
+                                        .build(),
+                                java.net.http.HttpResponse.BodyHandlers.ofString());
+                        if (reply.statusCode() == 503) {
+                            synchronized (refusals) {
+                                refusals[0]++;
+                            }
+                            if (!reply.headers()
+                                            .firstValue("Content-Type")
+                                            .orElse("")
+                                            .startsWith("application/json")
+                                    || reply.headers().firstValue("Retry-After").isEmpty()
+                                    || !reply.headers()
+                                            .firstValue("Rlm-Outcome")
+                                            .orElse("")
+                                            .equals("not-run")
+                                    || !reply.body().contains("\"jsonrpc\"")) {
+                                wrong.add(base + ": " + reply.headers().map() + " " + reply.body());
+                            }
+                        }
+                    } catch (java.io.IOException e) {
+                        // the port is closed: the process is (nearly) gone
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            }));
+        }
+        try {
+            Thread.sleep(300);
+            assertThat(closing.stop())
+                    .as("exit status after SIGTERM (128 + 15)")
+                    .isEqualTo(143);
+        } finally {
+            stopping.set(false);
+            for (Thread asker : askers) {
+                asker.join(TimeUnit.SECONDS.toMillis(30));
+            }
+            closing.start();
+        }
+        assertThat(wrong)
+                .as("refusals of the closing node (of %d)", refusals[0])
+                .isEmpty();
+    }
 }
