@@ -380,4 +380,35 @@ class ClusterIT {
                 .as("refusals of the closing node (of %d)", refusals[0])
                 .isEmpty();
     }
+
+    @Test
+    @Order(8)
+    void aPostgresOutageThroughNginxAnswersNo502AndLosesNoAcknowledgedChange() throws Exception {
+        FaultLoad load = FaultLoad.start(hashing.url(), 8);
+        try {
+            Thread.sleep(2000);
+            cluster.postgres().stop();
+            Thread.sleep(6000);
+            cluster.postgres().startAgain();
+            Thread.sleep(8000);
+        } finally {
+            load.close();
+        }
+        System.err.printf(
+                "PostgreSQL outage: %d acknowledged, %d refused (503), %d unknown (502), %d not_saved%n",
+                load.acknowledged(), load.refused.get(), load.unknown.get(), load.notSaved.get());
+        assertThat(load.problems).isEmpty();
+        assertThat(load.acknowledged()).isPositive();
+        StatelessClient client = new StatelessClient(hashing.url());
+        assertThat(load.lost(client)).as("acknowledged changes missing").isEmpty();
+        int victim = mostOwning(load.acked.keySet());
+        cluster.node(victim).kill();
+        try {
+            assertThat(load.lost(client))
+                    .as("acknowledged changes missing after kill -9")
+                    .isEmpty();
+        } finally {
+            cluster.node(victim).start();
+        }
+    }
 }

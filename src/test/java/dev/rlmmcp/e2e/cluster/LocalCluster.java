@@ -121,6 +121,11 @@ public final class LocalCluster implements AutoCloseable {
         return nodes.get(i);
     }
 
+    /** The cluster's PostgreSQL, to stop and start it. */
+    public PostgresServer postgres() {
+        return postgres;
+    }
+
     public ClusterNetwork network() {
         return network;
     }
