@@ -64,6 +64,7 @@ final class RoutingFilter extends HttpFilter {
             throws IOException, ServletException {
         String method = request.getMethod();
         if (!"POST".equals(method) && !"DELETE".equals(method)) {
+            response.setHeader(PeerProxy.NODE, router.nodeId());
             chain.doFilter(request, response);
             return;
         }
@@ -145,6 +146,7 @@ final class RoutingFilter extends HttpFilter {
     private void serveHere(HttpServletRequest request, HttpServletResponse response, FilterChain chain, RouteKey key)
             throws IOException, ServletException {
         String sessionId = key instanceof RouteKey.Session session ? session.id() : null;
+        response.setHeader(PeerProxy.NODE, router.nodeId()); // a forwarded reply carries its owner's instead
         // admitted and counted until served, so that a handover waits for it (see Router#admit)
         try (Router.Admission admitted = router.admit(sessionId)) {
             if (admitted == null) {

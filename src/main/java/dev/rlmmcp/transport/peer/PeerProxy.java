@@ -31,6 +31,8 @@ public final class PeerProxy {
 
     public static final String FORWARDED_BY = "Rlm-Forwarded-By";
     public static final String OWNER = "Rlm-Owner";
+    /** On every reply of a cluster node: the id of the node that ran the request (relayed as the owner sent it). */
+    public static final String NODE = "Rlm-Node";
     /** On a 503 of a node that is shutting down or fenced: the sender waits for the session to move. */
     public static final String NOT_SERVING = "Rlm-Not-Serving";
     /**

@@ -411,4 +411,49 @@ class ClusterIT {
             cluster.node(victim).start();
         }
     }
+
+    @Test
+    @Order(9)
+    void everyReplyNamesTheNodeThatRanItAndRlmSessionsNamesEveryOwner() throws Exception {
+        String session = new StatelessClient(cluster.node(1).url()).newSession();
+        String owner = cluster.db().ownerNode(session);
+        for (ClusterNode node : cluster.nodes()) { // node 1 runs it, the others forward it there
+            var reply = Rpc.http()
+                    .send(
+                            java.net.http.HttpRequest.newBuilder(java.net.URI.create(node.url() + "/mcp"))
+                                    .header("Content-Type", "application/json")
+                                    .header("Accept", "application/json, text/event-stream")
+                                    .header("MCP-Protocol-Version", "2026-07-28")
+                                    .header("Mcp-Method", "tools/call")
+                                    .header("Mcp-Name", "rlm_execute")
+                                    .header("Mcp-Param-Session-Id", session)
+                                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString(Rpc.JSON.writeValueAsString(
+                                            Rpc.request(1, "tools/call", statelessCall(session)))))
+                                    .build(),
+                            java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(reply.statusCode()).isEqualTo(200);
+            assertThat(reply.headers().allValues("Rlm-Node"))
+                    .as("through node " + node.index())
+                    .containsExactly(owner);
+        }
+        for (ClusterNode node : cluster.nodes()) {
+            var listed =
+                    Rpc.content(new StatelessClient(node.url()).call("rlm_sessions", java.util.Map.of("limit", 200)));
+            for (var entry : listed.path("sessions")) {
+                assertThat(entry.path("owner_node").asText())
+                        .as("owner_node of " + entry)
+                        .isNotEmpty();
+                if (entry.path("session_id").asText().equals(session)) {
+                    assertThat(entry.path("owner_node").asText()).isEqualTo(owner);
+                }
+            }
+        }
+    }
+
+    private static com.fasterxml.jackson.databind.node.ObjectNode statelessCall(String session) {
+        var params = Rpc.toolCall("rlm_execute", java.util.Map.of("session_id", session, "code", "print(1)"));
+        var meta = params.putObject("_meta").put("io.modelcontextprotocol/protocolVersion", "2026-07-28");
+        meta.putObject("io.modelcontextprotocol/clientCapabilities");
+        return params;
+    }
 }
