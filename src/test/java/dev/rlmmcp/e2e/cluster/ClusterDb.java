@@ -86,7 +86,7 @@ public final class ClusterDb implements AutoCloseable {
     }
 
     private synchronized Connection connection() throws SQLException {
-        if (connection == null || connection.isClosed()) {
+        if (connection == null || connection.isClosed() || !connection.isValid(2)) { // PostgreSQL may have restarted
             connection = DriverManager.getConnection(jdbcUrl);
         }
         return connection;
