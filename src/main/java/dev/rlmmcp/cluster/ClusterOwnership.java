@@ -32,6 +32,11 @@ public final class ClusterOwnership implements Ownership {
     }
 
     @Override
+    public Optional<String> nodeId() {
+        return Optional.of(leases.nodeId());
+    }
+
+    @Override
     public void claim(String sessionId) {
         if (!lease.serving()) {
             throw new StoreException("this node is " + (lease.live() ? "handing its sessions over" : "fenced"), null);

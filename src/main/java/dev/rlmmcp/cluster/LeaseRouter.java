@@ -47,6 +47,17 @@ public final class LeaseRouter implements Router {
     }
 
     @Override
+    public Route peek(String sessionId) {
+        if (leases.held(sessionId).isPresent()) {
+            return LOCAL;
+        }
+        return ClusterOwnership.database(() -> leases.owner(sessionId))
+                .filter(o -> o.live() && !mine(o))
+                .<Route>map(o -> new Remote(o.nodeId(), o.address()))
+                .orElse(LOCAL);
+    }
+
+    @Override
     public Route routeMcpSession(String mcpSessionId) {
         return ClusterOwnership.database(() -> leases.mcpSession(mcpSessionId))
                 .map(Leases.McpHome::home)

@@ -21,6 +21,8 @@ public final class NodeLease implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(NodeLease.class);
 
+    private static final long FIRST_RETRY_MS = 200;
+
     private final Consumer<Duration> renewal;
     private final Runnable fence;
     private final Duration lease;
@@ -47,10 +49,13 @@ public final class NodeLease implements AutoCloseable {
         this.nanos = nanos;
     }
 
-    /** The first renewal (thrown if it fails: a node that cannot reach the database does not start), then the heartbeat. */
+    /**
+     * The first renewal, then the heartbeat. The first renewal is tried again for up to the lease (a busy
+     * machine or a database that is restarting may miss one connect timeout); a node that cannot reach the
+     * database within that does not start, with one line saying so.
+     */
     public void start() {
-        long sent = nanos.getAsLong();
-        renewal.accept(lease);
+        long sent = firstRenewal();
         synchronized (lock) {
             renewedSentAt = sent;
             live = true;
@@ -59,6 +64,32 @@ public final class NodeLease implements AutoCloseable {
         beats.scheduleAtFixedRate(this::renew, every, every, TimeUnit.MILLISECONDS);
         long check = Math.max(1, Math.min(50, lease.toMillis() / 16));
         beats.scheduleAtFixedRate(this::check, check, check, TimeUnit.MILLISECONDS);
+    }
+
+    /** Renews until it succeeds, for up to the lease (by this machine's clock); when it was sent, in {@link #nanos}. */
+    private long firstRenewal() {
+        long deadline = System.nanoTime() + lease.toNanos();
+        while (true) {
+            long sent = nanos.getAsLong();
+            try {
+                renewal.accept(lease);
+                return sent;
+            } catch (RuntimeException e) {
+                if (System.nanoTime() - deadline >= 0) {
+                    throw new IllegalStateException(
+                            "cannot join the cluster: the cluster database did not take this node's lease within "
+                                    + lease.toMillis() + " ms (--cluster-lease-ms): " + e.getMessage(),
+                            e);
+                }
+                log.warn("the node's first lease renewal failed, trying again: {}", e.getMessage());
+                try {
+                    Thread.sleep(FIRST_RETRY_MS);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
     }
 
     /** One heartbeat: renews, and on success counts the lease from when it was sent (and ends a fence). */

@@ -15,6 +15,14 @@ public interface Router {
     /** Local if this node holds the session or takes it over now (its owner is gone), else its live owner. */
     Route route(String sessionId);
 
+    /**
+     * Where the cluster routes a session now, without taking it over (a node waiting for a peer's answer asks
+     * this: taking the session from under the node that may be running the request would only move it).
+     */
+    default Route peek(String sessionId) {
+        return route(sessionId);
+    }
+
     /** The home of a 2025 MCP session; Local if it is this node, unknown, or its home is gone (adopted here). */
     Route routeMcpSession(String mcpSessionId);
 

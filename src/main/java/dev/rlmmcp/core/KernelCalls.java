@@ -305,7 +305,11 @@ final class KernelCalls {
         if (step) {
             noteNotPersisted(reply.body());
         }
-        if (step && durable && snapshots.pending()) {
+        // a step that changed nothing still answers for what earlier steps left unsaved (a commit refused while the
+        // cluster database or S3 was away): it tries again, and says what is still not saved, so that no reply
+        // of a repeated step reads as "saved" while the cluster holds none of it
+        boolean answersForChanges = step || reply.body() instanceof ExecResult || reply.body() instanceof Loaded;
+        if (answersForChanges && durable && snapshots.pending()) {
             snapshot();
         }
         KernelLoss before = replaced;
@@ -315,7 +319,7 @@ final class KernelCalls {
         if (!reply.ok()) {
             throw refusal(reply.refusal());
         }
-        List<String> notSaved = step && durable && snapshots.pending()
+        List<String> notSaved = answersForChanges && durable && snapshots.pending()
                 ? List.copyOf(snapshots.unsavedNow("").keySet())
                 : null;
         List<String> stillWriting = null;

@@ -33,6 +33,11 @@ public interface Ownership {
     /** A session of the cluster that another node owns, or none does (released, or its owner is gone). */
     record Elsewhere(String sessionId, String ownerNode, boolean live, String record) {}
 
+    /** This node's id in the cluster; empty on one node. */
+    default Optional<String> nodeId() {
+        return Optional.empty();
+    }
+
     /** Makes a new session this node's (at {@code Sessions.register}). */
     void claim(String sessionId);
 

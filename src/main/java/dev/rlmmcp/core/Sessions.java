@@ -409,6 +409,9 @@ public final class Sessions implements AutoCloseable {
         byConnection.clear();
     }
 
+    public Optional<String> nodeId() {
+        return ownership.nodeId();
+    }
     /** The cluster's sessions this node does not run, with their owner nodes (none for one node). */
     public List<OwnedElsewhere> elsewhere() {
         if (!clustered()) {

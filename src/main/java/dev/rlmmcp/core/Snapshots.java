@@ -218,13 +218,20 @@ final class Snapshots {
         }
         SnapshotWritten body = reply.body();
         Instant now = Instant.now();
+        Set<String> written = unsaved;
         unsaved = Set.of();
         recordBehind = false;
         notPersisted = Map.copyOf(body.notPersisted());
-        saveRecord.accept(now);
-        if (store.snapshots().copiesRecords()) {
-            // else the record is committed with the next batch of writes: the manifest is what restores
-            store.flush();
+        try {
+            saveRecord.accept(now);
+            if (store.snapshots().copiesRecords()) {
+                // else the record is committed with the next batch of writes: the manifest is what restores
+                store.flush();
+            }
+        } catch (RuntimeException e) {
+            stillUnsaved(written);
+            recordBehind = true;
+            throw e;
         }
         long copying = System.nanoTime();
         Double storedMs = null;
@@ -236,10 +243,19 @@ final class Snapshots {
         } catch (IOException | RuntimeException e) {
             log.warn("session {}: snapshot not copied to the snapshot store: {}", id, e.getMessage());
             storeError = e.getMessage();
+            // not saved until the store has it (in a cluster: uploaded and pointed at by a fenced commit): the
+            // next step tries again and names these in not_saved meanwhile
+            stillUnsaved(written);
         }
         // shown only now: a snapshot_at that rlm_sessions lists is in the store
         at = now;
         last = new SnapshotTaken(now.toString(), body.bytes(), body.durationMs(), body.written(), storedMs, storeError);
         return body;
+    }
+
+    private void stillUnsaved(Set<String> written) {
+        Set<String> both = new java.util.LinkedHashSet<>(written);
+        both.addAll(unsaved);
+        unsaved = Set.copyOf(both);
     }
 }

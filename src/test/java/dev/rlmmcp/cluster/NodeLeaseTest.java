@@ -118,6 +118,24 @@ class NodeLeaseTest {
         lease.close();
     }
 
+    @Test
+    void aFirstRenewalThatFailsOnceIsTriedAgainWithinTheLease() {
+        AtomicInteger tries = new AtomicInteger();
+        try (NodeLease started = new NodeLease(
+                d -> {
+                    if (tries.incrementAndGet() == 1) {
+                        throw new IllegalStateException("Connection attempt timed out");
+                    }
+                },
+                fences::incrementAndGet,
+                Duration.ofMillis(2000),
+                System::nanoTime)) {
+            started.start();
+            assertThat(started.live()).isTrue();
+        }
+        assertThat(tries).hasValue(2);
+    }
+
     /** The first renewal at the current time, as {@link NodeLease#start} makes it. */
     private void startedAtNow() {
         lease.start();

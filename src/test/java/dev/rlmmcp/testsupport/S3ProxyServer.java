@@ -8,6 +8,7 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -23,7 +24,8 @@ public final class S3ProxyServer implements AutoCloseable {
     public static final String ACCESS_KEY = "rlm-test-access";
     public static final String SECRET_KEY = "rlm-test-secret-0b5d";
 
-    private final Process process;
+    private Process process;
+    private List<String> command = List.of();
     private final Path baseDir;
     private final int port;
     private final Path log;
@@ -72,6 +74,8 @@ public final class S3ProxyServer implements AutoCloseable {
                 .redirectOutput(log.toFile())
                 .start();
         S3ProxyServer server = new S3ProxyServer(process, baseDir, address, port, log);
+        server.command = List.of(
+                java, "-Xmx512m", "-XX:+UseSerialGC", "-jar", jar.toString(), "--properties", config.toString());
         server.awaitListening();
         return server;
     }
@@ -140,6 +144,23 @@ public final class S3ProxyServer implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
+    }
+
+    /** Stops S3Proxy (an outage of S3); {@link #startAgain} brings it back on the same address and files. */
+    public synchronized void stop() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Starts S3Proxy again after {@link #stop}. */
+    public synchronized void startAgain() throws IOException {
+        process = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                .start();
+        awaitListening();
     }
 
     @Override

@@ -28,7 +28,10 @@ final class Connections implements AutoCloseable {
 
     private final PgUrl url;
     private final Properties properties;
-    private final ConcurrentLinkedDeque<Connection> idle = new ConcurrentLinkedDeque<>();
+    /** A connection back less than this long ago is known to work; an older one is checked before it is lent. */
+    private static final long TRUSTED_NANOS = 100_000_000L;
+
+    private final ConcurrentLinkedDeque<Idle> idle = new ConcurrentLinkedDeque<>();
     private final Semaphore permits;
     private volatile boolean closed;
 
@@ -93,10 +96,15 @@ final class Connections implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new StoreException("cannot " + what + ": interrupted", e);
         }
-        Connection c = idle.pollFirst();
-        if (c != null) {
-            return c;
+        // a pooled connection may have been ended by the server meanwhile (a restart of PostgreSQL ends every
+        // session with "terminating connection due to administrator command"): checked, else replaced
+        for (Idle pooled = idle.pollFirst(); pooled != null; pooled = idle.pollFirst()) {
+            if (System.nanoTime() - pooled.since() < TRUSTED_NANOS || valid(pooled.connection())) {
+                return pooled.connection();
+            }
+            close(pooled.connection());
         }
+        Connection c = null;
         try {
             c = DriverManager.getConnection(url.jdbc(), properties);
             try (Statement s = c.createStatement()) {
@@ -114,11 +122,21 @@ final class Connections implements AutoCloseable {
 
     private void give(Connection c, boolean healthy) {
         if (healthy && !closed) {
-            idle.offerFirst(c);
+            idle.offerFirst(new Idle(c, System.nanoTime()));
         } else {
             close(c);
         }
         permits.release();
+    }
+
+    private record Idle(Connection connection, long since) {}
+
+    private static boolean valid(Connection c) {
+        try {
+            return c.isValid(1);
+        } catch (SQLException e) {
+            return false;
+        }
     }
 
     /** Whether the connection is lost (SQL state class 08, or a timeout on the socket). */
@@ -148,9 +166,8 @@ final class Connections implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        Connection c;
-        while ((c = idle.pollFirst()) != null) {
-            close(c);
+        for (Idle c = idle.pollFirst(); c != null; c = idle.pollFirst()) {
+            close(c.connection());
         }
     }
 }

@@ -121,8 +121,13 @@ public final class ListSessionsTool implements RlmTool {
      */
     private List<ObjectNode> listed(List<String> unlisted) {
         List<ObjectNode> all = new ArrayList<>();
+        String me = sessions.nodeId().orElse(null);
         for (Session session : sessions.all()) {
-            all.add(Replies.summary(session.summary()));
+            ObjectNode summary = Replies.summary(session.summary());
+            if (me != null) {
+                summary.put("owner_node", me); // in a cluster every entry names its owner, this node included
+            }
+            all.add(summary);
         }
         List<OwnedElsewhere> elsewhere = List.of();
         try {

@@ -52,6 +52,7 @@ public final class HttpEndpoint implements AutoCloseable {
     private final StreamableHttpTransport streamable;
     private final List<McpSyncServer> mcp;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final ClosingHandler closing;
     private final PeerChannel cluster;
 
     /** Today's single-node endpoint: one public connector, no routing. */
@@ -103,7 +104,8 @@ public final class HttpEndpoint implements AutoCloseable {
 
         GracefulHandler graceful = new GracefulHandler();
         graceful.setHandler(context);
-        jetty.setHandler(graceful);
+        closing = new ClosingHandler(graceful);
+        jetty.setHandler(closing);
         jetty.setStopTimeout(settings.stopTimeout().toMillis());
     }
 
@@ -238,13 +240,15 @@ public final class HttpEndpoint implements AutoCloseable {
 
     /**
      * Graceful stop: SSE streams end, the port stops accepting, requests under way finish (bounded by
-     * the stop timeout, later ones get 503), then the MCP sessions end.
+     * the stop timeout, later ones get the product's JSON 503, see {@link ClosingHandler}), then the MCP
+     * sessions end.
      */
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        closing.closing();
         // the long-lived streams end first, or Jetty's graceful stop waits its whole timeout for them
         sse.closeGracefully().block();
         streamable.endStreams();

@@ -2,6 +2,7 @@ package dev.rlmmcp.transport.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.cluster.Router;
+import dev.rlmmcp.transport.peer.Deliveries;
 import dev.rlmmcp.transport.peer.PeerProxy;
 import dev.rlmmcp.transport.peer.Reroute;
 import dev.rlmmcp.transport.peer.RouteCache;
@@ -14,6 +15,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,6 +41,7 @@ final class RoutingFilter extends HttpFilter {
     private final int maxRequestBytes;
     private final transient Function<String, Optional<Router.Remote>> tags;
     private final Duration patience;
+    private final transient Deliveries deliveries = new Deliveries();
 
     RoutingFilter(
             Router router,
@@ -61,6 +64,7 @@ final class RoutingFilter extends HttpFilter {
             throws IOException, ServletException {
         String method = request.getMethod();
         if (!"POST".equals(method) && !"DELETE".equals(method)) {
+            response.setHeader(PeerProxy.NODE, router.nodeId());
             chain.doFilter(request, response);
             return;
         }
@@ -98,6 +102,7 @@ final class RoutingFilter extends HttpFilter {
         } catch (RuntimeException e) {
             log.warn("routing a request failed: {}", e.toString());
             response.setHeader("Retry-After", "2");
+            response.setHeader(PeerProxy.OUTCOME, PeerProxy.NOT_RUN);
             JsonResponse.refuseUnread(
                     request,
                     response,
@@ -141,10 +146,21 @@ final class RoutingFilter extends HttpFilter {
     private void serveHere(HttpServletRequest request, HttpServletResponse response, FilterChain chain, RouteKey key)
             throws IOException, ServletException {
         String sessionId = key instanceof RouteKey.Session session ? session.id() : null;
+        response.setHeader(PeerProxy.NODE, router.nodeId()); // a forwarded reply carries its owner's instead
         // admitted and counted until served, so that a handover waits for it (see Router#admit)
         try (Router.Admission admitted = router.admit(sessionId)) {
             if (admitted == null) {
                 notServing(request, response);
+                return;
+            }
+            if (PeerGate.peerOf(request) != null && !deliveries.first(request.getHeader(PeerProxy.REQUEST_ID))) {
+                JsonResponse.refuseUnread(
+                        request,
+                        response,
+                        409,
+                        -32000,
+                        "this request was delivered to this node already and is not run again; check the "
+                                + "session's state before running it again");
                 return;
             }
             chain.doFilter(request, response);
@@ -154,6 +170,7 @@ final class RoutingFilter extends HttpFilter {
     private static void notServing(HttpServletRequest request, HttpServletResponse response) throws IOException {
         response.setHeader("Retry-After", "2");
         response.setHeader(PeerProxy.NOT_SERVING, "true"); // a peer waits for the session to move
+        response.setHeader(PeerProxy.OUTCOME, PeerProxy.NOT_RUN);
         JsonResponse.refuseUnread(
                 request,
                 response,
@@ -185,12 +202,18 @@ final class RoutingFilter extends HttpFilter {
             FilterChain chain)
             throws IOException, ServletException {
         Router.Route next = first;
+        String requestId = UUID.randomUUID().toString(); // the same on every node it is sent to
         for (int hop = 0; hop < MAX_HOPS && next instanceof Router.Remote owner; hop++) {
             PeerProxy.Answer answer = null;
             try {
-                answer = proxy.send(request, body, owner, () -> routes.stillNames(key, owner));
+                answer = proxy.send(request, body, owner, () -> routes.stillNames(key, owner), requestId);
             } catch (PeerProxy.Unreachable e) {
-                log.info("{}", e.getMessage());
+                log.info("{}", e.getMessage()); // it cannot have received the request: it may go elsewhere
+            } catch (PeerProxy.Unanswered e) {
+                log.warn("{}", e.getMessage());
+                routes.forget(key);
+                mayHaveRun(request, response, e);
+                return;
             }
             if (answer != null && answer.redirect() != null) {
                 answer.discard();
@@ -227,9 +250,21 @@ final class RoutingFilter extends HttpFilter {
                 "the session moved between nodes " + MAX_HOPS + " times while this request was routed; retry");
     }
 
+    /** The owner got the request and gave no answer: 502 (the call may have run), never a second run. */
+    private static void mayHaveRun(HttpServletRequest request, HttpServletResponse response, IOException e)
+            throws IOException {
+        if (response.isCommitted()) {
+            throw e;
+        }
+        response.setHeader(PeerProxy.OUTCOME, PeerProxy.UNKNOWN);
+        JsonResponse.refuseUnread(
+                request, response, 502, -32000, e.getMessage() + "; check the session's state before running it again");
+    }
+
     private static void unreachable(HttpServletRequest request, HttpServletResponse response, Router.Remote owner)
             throws IOException {
         response.setHeader("Retry-After", "5");
+        response.setHeader(PeerProxy.OUTCOME, PeerProxy.NOT_RUN);
         JsonResponse.refuseUnread(
                 request,
                 response,

@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 
 /**
  * A tool call forwarded tool-level: at the home of a 2025 MCP session (or a legacy SSE stream), a call whose
@@ -137,16 +138,20 @@ public final class PeerCall implements ToolForward {
                 json.createObjectNode().put("jsonrpc", "2.0").put("id", 1).put("method", "tools/call");
         message.set("params", params);
         byte[] body = json.writeValueAsBytes(message);
+        String requestId = UUID.randomUUID().toString(); // the same on every node it is sent to
         Router.Remote owner = first;
         for (int hop = 0; hop < MAX_HOPS; hop++) {
             HttpResponse<InputStream> response = null;
             PeerProxy.Answer answer = null;
             Router.Remote asked = owner;
             try {
-                response = peers.send(request(owner, tool, session, body), owner, () -> stillNames(session, asked));
+                response = peers.send(
+                        request(owner, tool, session, body, requestId), owner, () -> stillNames(session, asked));
                 answer = PeerProxy.Answer.of(response);
             } catch (PeerProxy.Unreachable e) {
-                // the owner is down or cut off: its sessions move when its lease runs out
+                // the owner is down or cut off and cannot have received it: its sessions move when its lease runs out
+            } catch (PeerProxy.Unanswered e) {
+                throw mayHaveRun(e);
             }
             if (answer != null && answer.redirect() != null) {
                 answer.discard();
@@ -174,15 +179,17 @@ public final class PeerCall implements ToolForward {
                 null));
     }
 
+    /** As {@link RouteCache#stillNames}: a node at the owner's address, whatever its id. */
     private boolean stillNames(String session, Router.Remote owner) {
         try {
-            return owner.equals(router.route(session));
+            return router.peek(session) instanceof Router.Remote now
+                    && now.address().equals(owner.address());
         } catch (RuntimeException e) {
             return true; // the cluster database did not answer: the owner's lease is not known to have run out
         }
     }
 
-    private HttpRequest request(Router.Remote owner, String tool, String session, byte[] body) {
+    private HttpRequest request(Router.Remote owner, String tool, String session, byte[] body, String requestId) {
         return HttpRequest.newBuilder(URI.create("http://" + owner.address() + TARGET))
                 .header("Content-Type", "application/json")
                 .header("Accept", "application/json, text/event-stream")
@@ -192,6 +199,7 @@ public final class PeerCall implements ToolForward {
                 .header(RouteKey.SESSION_PARAM_HEADER, headerValue(session))
                 .header(PeerAuth.HEADER, auth.sign("POST", TARGET))
                 .header(PeerProxy.FORWARDED_BY, auth.nodeId())
+                .header(PeerProxy.REQUEST_ID, requestId)
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body))
                 .build();
     }
@@ -226,6 +234,12 @@ public final class PeerCall implements ToolForward {
                         null));
             }
         });
+    }
+
+    /** The owner got the call and did not answer: it is not sent again, and the client must not assume it did not run. */
+    private static McpError mayHaveRun(PeerProxy.Unanswered e) {
+        return new McpError(new McpSchema.JSONRPCResponse.JSONRPCError(
+                -32000, e.getMessage() + "; check the session's state before running it again", null));
     }
 
     private static McpError unreachable(Router.Remote owner) {

@@ -23,9 +23,11 @@ import java.util.function.BooleanSupplier;
  * connections can be dropped together. A pooled connection to a node cut off from the network needs no
  * connect, so no connect timeout protects a request on it: the wait for the owner's answer is bounded by the
  * owner's lease instead. While the response headers have not come, the route is checked every
- * {@value #CHECK_MS} ms; once the cluster no longer names that owner (its lease ran out, and it fenced itself
- * before that, so nothing the request did there is kept), the request is cancelled and the owner treated as
- * unreachable. A response that has begun is never cut: a live owner's long event stream is legitimate.
+ * {@value #CHECK_MS} ms; once the cluster has named no node at the owner's address for {@link Reroute#PATIENCE}
+ * (its lease ran out and the session moved elsewhere), the request is cancelled and fails as
+ * {@link PeerProxy.Unanswered}: it may have run there, so it is never sent again. Only a refused or timed-out
+ * connect means the owner cannot have received it ({@link PeerProxy.Unreachable}). A response that has begun is
+ * never cut: a live owner's long event stream is legitimate.
  */
 public final class PeerClients {
 
@@ -35,24 +37,26 @@ public final class PeerClients {
 
     /**
      * Sends {@code request} to {@code owner} and waits for its response headers while {@code stillOwner} says
-     * the cluster still names it. Throws {@link PeerProxy.Unreachable} when the owner could not be connected,
-     * or stopped being the owner before it answered.
+     * the cluster names a node at its address, and {@link Reroute#PATIENCE} after. Throws
+     * {@link PeerProxy.Unreachable} when the owner could not be connected, {@link PeerProxy.Unanswered} when it
+     * may have received the request and did not answer.
      */
     public HttpResponse<InputStream> send(HttpRequest request, Router.Remote owner, BooleanSupplier stillOwner)
             throws IOException {
         HttpClient client = clients.computeIfAbsent(owner.address(), address -> newClient());
         CompletableFuture<HttpResponse<InputStream>> pending =
                 client.sendAsync(request, HttpResponse.BodyHandlers.ofInputStream());
+        long givenUpAt = 0;
         try {
             while (true) {
                 try {
                     return pending.get(CHECK_MS, TimeUnit.MILLISECONDS);
                 } catch (TimeoutException e) {
-                    if (!stillOwner.getAsBoolean()) {
+                    givenUpAt = giveUpAt(givenUpAt, stillOwner);
+                    if (givenUpAt != 0 && System.nanoTime() - givenUpAt > 0) {
                         pending.cancel(true);
                         drop(owner.address(), client);
-                        throw new PeerProxy.Unreachable(
-                                owner, new IOException("no answer, and the cluster no longer names it the owner"));
+                        throw new PeerProxy.Unanswered(owner, "no answer, and the cluster names another owner");
                     }
                 }
             }
@@ -62,13 +66,24 @@ public final class PeerClients {
             if (cause instanceof ConnectException || cause instanceof HttpConnectTimeoutException) {
                 throw new PeerProxy.Unreachable(owner, (IOException) cause);
             }
-            throw cause instanceof IOException io ? io : new IOException("forwarding to " + owner.nodeId(), e);
+            throw new PeerProxy.Unanswered(owner, String.valueOf(cause)); // sent, or some of it: it may have run
         } catch (InterruptedException e) {
             pending.cancel(true);
             drop(owner.address(), client);
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while forwarding to " + owner.nodeId(), e);
         }
+    }
+
+    /**
+     * When to stop waiting for an owner's answer: 0 (not yet) while {@code stillOwner} holds, else {@code since}
+     * or, when it has just stopped holding, {@link Reroute#PATIENCE} from now.
+     */
+    static long giveUpAt(long since, BooleanSupplier stillOwner) {
+        if (stillOwner.getAsBoolean()) {
+            return 0;
+        }
+        return since != 0 ? since : System.nanoTime() + Reroute.PATIENCE.toNanos() | 1;
     }
 
     /**

@@ -11,6 +11,8 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.http.HttpHeaders;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -25,10 +27,17 @@ import java.util.function.BooleanSupplier;
 /**
  * Blocking HTTP/1.1 keep-alive connections to peers, for a request whose body is in memory (nearly every
  * forwarded one). The request's own thread writes it in one piece and reads the answer: no hand-off between
- * threads, which on a busy machine costs more than the rest of the hop. While the owner has sent nothing, the
- * wait is checked every {@value PeerClients#CHECK_MS} ms against the cluster's view of the owner (see
- * {@link PeerClients}); a connection whose request failed or was given up is closed, and so are the idle ones to
- * that peer.
+ * threads, which on a busy machine costs more than the rest of the hop.
+ *
+ * <p>A request is delivered at most once. It is sent again (by the caller, to whichever node owns the session
+ * then) only when the owner cannot have received it: the connection was refused or timed out, or writing it
+ * failed because the peer had already reset the connection. A pooled connection is checked before it is used,
+ * so one the peer closed while idle (a node that stopped) is never written to. Once the request is written, the
+ * answer is waited for on that connection, whoever the cluster names the owner meanwhile: a node restarted at
+ * the same address is a new node id, and it may be the very process that is running the request. Only when
+ * the cluster names no node at that address any more (the session moved elsewhere, the old owner's lease ran
+ * out) for {@link Reroute#PATIENCE} does the wait end, in {@link PeerProxy.Unanswered}: the caller answers
+ * that the call may have run, and never sends it again.
  */
 public final class PeerConnections {
 
@@ -43,8 +52,8 @@ public final class PeerConnections {
 
     /**
      * Sends {@code request} to {@code owner} and returns its answer once the status and headers came. Throws
-     * {@link PeerProxy.Unreachable} when the owner cannot be connected, or stopped being the owner (in the
-     * cluster's view) before it answered anything.
+     * {@link PeerProxy.Unreachable} when the owner cannot have received it, {@link PeerProxy.Unanswered} when it
+     * may have and gave no answer (see above).
      */
     public PeerProxy.Answer send(Request request, Router.Remote owner, BooleanSupplier stillOwner) throws IOException {
         byte[] bytes = encode(request, owner.address());
@@ -53,7 +62,7 @@ public final class PeerConnections {
             try {
                 return reused.exchange(bytes, request.method(), owner, stillOwner);
             } catch (Stale e) {
-                reused.close(); // the peer closed it while idle, before reading this request: send it afresh
+                reused.close(); // the peer had reset it, so it read nothing of this request: send it afresh
                 dropIdle(owner.address()); // and the other idle ones, likely closed as well (a restarted peer)
             }
         }
@@ -62,14 +71,15 @@ public final class PeerConnections {
             return fresh.exchange(bytes, request.method(), owner, stillOwner);
         } catch (Stale e) {
             fresh.close();
-            throw new IOException("node " + owner.nodeId() + " closed the connection without answering", e);
+            throw new PeerProxy.Unreachable(owner, e); // reset before a byte of the request could be read
         }
     }
 
+    /** An idle connection to {@code address} the peer has not closed, or null. */
     private Connection take(String address) {
         Deque<Connection> pool = idle.get(address);
         for (Connection c = pool == null ? null : pool.pollFirst(); c != null; c = pool.pollFirst()) {
-            if (System.nanoTime() - c.idleSince < IDLE_NANOS) {
+            if (System.nanoTime() - c.idleSince < IDLE_NANOS && c.open()) {
                 return c;
             }
             c.close();
@@ -79,17 +89,17 @@ public final class PeerConnections {
 
     private Connection connect(Router.Remote owner) throws IOException {
         URI uri = URI.create("http://" + owner.address());
-        Socket socket = new Socket();
+        SocketChannel channel = SocketChannel.open();
         try {
-            socket.connect(new InetSocketAddress(uri.getHost(), uri.getPort()), CONNECT_MS);
-            socket.setTcpNoDelay(true);
-            socket.setKeepAlive(true);
+            channel.socket().connect(new InetSocketAddress(uri.getHost(), uri.getPort()), CONNECT_MS);
+            channel.socket().setTcpNoDelay(true);
+            channel.socket().setKeepAlive(true);
         } catch (IOException e) {
-            socket.close();
+            channel.close();
             dropIdle(owner.address());
             throw new PeerProxy.Unreachable(owner, e);
         }
-        return new Connection(owner.address(), socket);
+        return new Connection(owner.address(), channel);
     }
 
     private void dropIdle(String address) {
@@ -118,7 +128,7 @@ public final class PeerConnections {
         return all;
     }
 
-    /** A reused connection gave no answer at all: the peer had closed it (its request was not read). */
+    /** Writing the request failed: the peer had reset the connection, so it read none of it. */
     private static final class Stale extends IOException {
         Stale(IOException cause) {
             super(cause);
@@ -129,48 +139,67 @@ public final class PeerConnections {
     final class Connection {
 
         private final String address;
+        private final SocketChannel channel;
         private final Socket socket;
         private final InputStream in;
         private final OutputStream out;
         private long idleSince;
-        private boolean used;
 
-        Connection(String address, Socket socket) throws IOException {
+        Connection(String address, SocketChannel channel) throws IOException {
             this.address = address;
-            this.socket = socket;
+            this.channel = channel;
+            this.socket = channel.socket();
             this.in = new BufferedInputStream(socket.getInputStream(), 8192);
             this.out = socket.getOutputStream();
         }
 
+        /** Whether the peer has neither closed this idle connection nor sent anything on it (it owes nothing). */
+        boolean open() {
+            try {
+                if (in.available() > 0) {
+                    return false;
+                }
+                channel.configureBlocking(false);
+                try {
+                    return channel.read(ByteBuffer.allocate(1)) == 0;
+                } finally {
+                    channel.configureBlocking(true);
+                }
+            } catch (IOException e) {
+                return false;
+            }
+        }
+
         PeerProxy.Answer exchange(byte[] request, String method, Router.Remote owner, BooleanSupplier stillOwner)
                 throws IOException {
-            boolean reused = used;
-            used = true;
             try {
-                try {
-                    out.write(request);
-                    out.flush();
-                } catch (IOException e) {
-                    if (reused) {
-                        throw new Stale(e); // the peer closed it while it was idle
-                    }
-                    throw e;
-                }
-                awaitFirstByte(owner, stillOwner, reused);
+                out.write(request);
+                out.flush();
+            } catch (IOException e) {
+                close();
+                throw new Stale(e);
+            }
+            try {
+                awaitFirstByte(owner, stillOwner);
                 return answer(method);
-            } catch (Stale | PeerProxy.Unreachable e) {
+            } catch (PeerProxy.Unanswered e) {
+                close();
+                dropIdle(address);
                 throw e;
             } catch (IOException e) {
                 close();
                 dropIdle(address);
-                throw e;
+                throw new PeerProxy.Unanswered(owner, e.toString());
             }
         }
 
-        /** Waits for the owner to answer while the cluster still names it the owner. */
-        private void awaitFirstByte(Router.Remote owner, BooleanSupplier stillOwner, boolean reused)
-                throws IOException {
+        /**
+         * Waits for the owner to answer while the cluster names a node at its address (or cannot tell), and for
+         * {@link Reroute#PATIENCE} after it stopped naming one.
+         */
+        private void awaitFirstByte(Router.Remote owner, BooleanSupplier stillOwner) throws IOException {
             socket.setSoTimeout((int) PeerClients.CHECK_MS);
+            long givenUpAt = 0;
             try {
                 while (true) {
                     try {
@@ -182,19 +211,12 @@ public final class PeerConnections {
                         in.reset();
                         return;
                     } catch (SocketTimeoutException e) {
-                        if (!stillOwner.getAsBoolean()) {
-                            close();
-                            dropIdle(address);
-                            throw new PeerProxy.Unreachable(
-                                    owner, new IOException("no answer, and the cluster no longer names it the owner"));
+                        givenUpAt = PeerClients.giveUpAt(givenUpAt, stillOwner);
+                        if (givenUpAt != 0 && System.nanoTime() - givenUpAt > 0) {
+                            throw new PeerProxy.Unanswered(owner, "no answer, and the cluster names another owner");
                         }
                     }
                 }
-            } catch (IOException e) {
-                if (reused && !(e instanceof PeerProxy.Unreachable)) {
-                    throw new Stale(e);
-                }
-                throw e;
             } finally {
                 if (!socket.isClosed()) {
                     socket.setSoTimeout(0); // a live owner's stream may be quiet for long
@@ -265,7 +287,7 @@ public final class PeerConnections {
 
         void close() {
             try {
-                socket.close();
+                channel.close();
             } catch (IOException e) {
                 // closed either way
             }

@@ -31,8 +31,21 @@ public final class PeerProxy {
 
     public static final String FORWARDED_BY = "Rlm-Forwarded-By";
     public static final String OWNER = "Rlm-Owner";
+    /** On every reply of a cluster node: the id of the node that ran the request (relayed as the owner sent it). */
+    public static final String NODE = "Rlm-Node";
     /** On a 503 of a node that is shutting down or fenced: the sender waits for the session to move. */
     public static final String NOT_SERVING = "Rlm-Not-Serving";
+    /**
+     * One forwarded request's idempotency key, the same on every node it is sent to: the node that admits it
+     * remembers it ({@link Deliveries}) and refuses a second delivery instead of running it again.
+     */
+    public static final String REQUEST_ID = "Rlm-Request-Id";
+    /** Whether a refusal's call ran nowhere ({@link #NOT_RUN}) or may have run ({@link #UNKNOWN}): told to clients. */
+    public static final String OUTCOME = "Rlm-Outcome";
+    /** {@link #OUTCOME} of a refusal: the call ran nowhere, and may be sent again as it is. */
+    public static final String NOT_RUN = "not-run";
+    /** {@link #OUTCOME} of a call that may have run: its owner got it and gave no answer. */
+    public static final String UNKNOWN = "unknown";
 
     private static final Set<String> NOT_PASSED = Set.of(
             "connection",
@@ -53,7 +66,8 @@ public final class PeerProxy {
             PeerAuth.HEADER.toLowerCase(Locale.ROOT),
             FORWARDED_BY.toLowerCase(Locale.ROOT),
             OWNER.toLowerCase(Locale.ROOT),
-            NOT_SERVING.toLowerCase(Locale.ROOT));
+            NOT_SERVING.toLowerCase(Locale.ROOT),
+            REQUEST_ID.toLowerCase(Locale.ROOT));
 
     private final PeerAuth auth;
     private final PeerClients peers;
@@ -102,11 +116,12 @@ public final class PeerProxy {
     }
 
     /**
-     * Sends the request to {@code owner}; {@code body} null streams it from the request. Throws
-     * {@link Unreachable} when the owner's address refuses or does not answer the connection, or when
-     * {@code stillOwner} stops naming it before it answered (see {@link PeerClients}).
+     * Sends the request to {@code owner} under the idempotency key {@code requestId}; {@code body} null streams
+     * it from the request. Throws {@link Unreachable} when the owner cannot have received it (its address
+     * refused or did not answer the connection), {@link Unanswered} when it may have (see {@link PeerClients}).
      */
-    public Answer send(HttpServletRequest request, byte[] body, Router.Remote owner, BooleanSupplier stillOwner)
+    public Answer send(
+            HttpServletRequest request, byte[] body, Router.Remote owner, BooleanSupplier stillOwner, String requestId)
             throws IOException {
         String target = target(request);
         String method = request.getMethod();
@@ -121,6 +136,7 @@ public final class PeerProxy {
         }
         headers.add(Map.entry(PeerAuth.HEADER, auth.sign(method, target)));
         headers.add(Map.entry(FORWARDED_BY, auth.nodeId()));
+        headers.add(Map.entry(REQUEST_ID, requestId));
         if (body != null || !hasBody(request)) { // in memory: written in one piece on a pooled connection
             return connections.send(
                     new PeerConnections.Request(method, target, headers, body == null ? new byte[0] : body),
@@ -183,7 +199,19 @@ public final class PeerProxy {
         });
     }
 
-    /** The owner node could not be reached: down, or not yet known dead to the cluster. */
+    /**
+     * The owner may have received the request (some of it was written to a connection it had accepted) and
+     * gave no answer: it is never sent again, to that node or another, since it may have run there.
+     */
+    public static final class Unanswered extends IOException {
+
+        Unanswered(Router.Remote owner, String why) {
+            super("node " + owner.nodeId() + " at " + owner.address() + " received the request and gave no answer ("
+                    + why + "); it may have run there and is not sent again");
+        }
+    }
+
+    /** The owner node could not be reached (it cannot have received the request): down, or restarting. */
     public static final class Unreachable extends IOException {
 
         private final transient Router.Remote owner;

@@ -56,10 +56,14 @@ public final class RouteCache {
         return route;
     }
 
-    /** Whether the router names {@code owner} for {@code key} still; true if it cannot tell now. */
+    /**
+     * Whether the router names a node at {@code owner}'s address for {@code key} still (a node restarted there has a
+     * new id, and may be the one running the request); true if it cannot tell now.
+     */
     public boolean stillNames(RouteKey key, Router.Remote owner) {
         try {
-            return owner.equals(fresh(key));
+            return key.peek(router) instanceof Router.Remote now
+                    && now.address().equals(owner.address());
         } catch (RuntimeException e) {
             return true; // the cluster database did not answer: the owner's lease is not known to have run out
         }

@@ -37,6 +37,11 @@ public sealed interface RouteKey {
     /** Nothing names a session: a new one, or the node's default one, is served where the request lands. */
     record None() implements RouteKey {}
 
+    /** Which node this key routes to now, taking no session over. */
+    default Router.Route peek(Router router) {
+        return this instanceof Session s ? router.peek(s.id()) : route(router);
+    }
+
     /** Which node this key routes to. */
     default Router.Route route(Router router) {
         return switch (this) {

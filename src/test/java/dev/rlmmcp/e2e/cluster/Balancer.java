@@ -26,6 +26,7 @@ public final class Balancer implements AutoCloseable {
     public static final Path SHIPPED = Path.of("deploy/nginx/rlm-mcp.conf");
 
     private static final Pattern SERVER = Pattern.compile("(?m)^(\\s*)server\\s+\\S+:\\d+(\\s[^;]*)?;\\s*\\n");
+    private static final Pattern UPSTREAM = Pattern.compile("(?ms)^upstream\\s+\\S+\\s*\\{.*?^\\}");
     private static final Pattern LISTEN = Pattern.compile("(?m)^\\s*listen\\s+8080;");
     private static final Pattern HASH = Pattern.compile("(?m)^\\s*hash\\s+\\$rlm_route\\s+consistent;\\s*\\n");
 
@@ -83,24 +84,38 @@ public final class Balancer implements AutoCloseable {
         return balancer;
     }
 
-    /** The shipped file with these upstreams, this port, and with or without the hash line. */
+    /** The shipped file with these upstreams (in each of its upstream blocks), this port, with or without hashing. */
     static String render(String shipped, List<String> upstreams, boolean hashing, int port) {
-        Matcher servers = SERVER.matcher(shipped);
+        Matcher blocks = UPSTREAM.matcher(shipped);
+        StringBuilder config = new StringBuilder();
+        int upstreamBlocks = 0;
+        while (blocks.find()) {
+            blocks.appendReplacement(config, Matcher.quoteReplacement(servers(blocks.group(), upstreams)));
+            upstreamBlocks++;
+        }
+        blocks.appendTail(config);
+        require(upstreamBlocks > 0, "upstream rlm_mcp {");
+        String rendered = config.toString();
+        require(LISTEN.matcher(rendered).find(), "listen 8080;");
+        rendered = LISTEN.matcher(rendered).replaceFirst("    listen 127.0.0.1:" + port + ";");
+        require(HASH.matcher(rendered).find(), "hash $rlm_route consistent;");
+        return hashing ? rendered : HASH.matcher(rendered).replaceFirst("");
+    }
+
+    /** One upstream block with its server lines replaced by these nodes, each with the first line's parameters. */
+    private static String servers(String block, List<String> upstreams) {
+        Matcher servers = SERVER.matcher(block);
         if (!servers.find()) {
-            throw new IllegalStateException(SHIPPED + " has no `server host:port ...;` line in its upstream");
+            throw new IllegalStateException(SHIPPED + " has an upstream without a `server host:port ...;` line");
         }
         String indent = servers.group(1);
         String params = servers.group(2) == null ? "" : servers.group(2);
         int first = servers.start();
-        String without = SERVER.matcher(shipped).replaceAll("");
+        String without = SERVER.matcher(block).replaceAll("");
         String lines = upstreams.stream()
                 .map(u -> indent + "server " + u + params + ";\n")
                 .collect(Collectors.joining());
-        String config = without.substring(0, first) + lines + without.substring(first);
-        require(LISTEN.matcher(config).find(), "listen 8080;");
-        config = LISTEN.matcher(config).replaceFirst("    listen 127.0.0.1:" + port + ";");
-        require(HASH.matcher(config).find(), "hash $rlm_route consistent;");
-        return hashing ? config : HASH.matcher(config).replaceFirst("");
+        return without.substring(0, first) + lines + without.substring(first);
     }
 
     private static void require(boolean found, String line) {

@@ -22,7 +22,13 @@ class BalancerTest {
                 .contains("listen 127.0.0.1:4321;")
                 .contains("hash $rlm_route consistent;")
                 .contains("map \"$http_mcp_session_id|$http_mcp_param_session_id|$arg_session_id\" $rlm_route");
-        assertThat(hashing).doesNotContainPattern("proxy_next_upstream[^;]*error[^;]*non_idempotent");
+        assertThat(hashing)
+                .contains("server 10.9.9.11:8765 max_fails=0;\n")
+                .contains("server 10.9.9.12:8765 max_fails=0;\n");
+        // a POST that reached a node is never passed on to another, and a 503 never marks a node down
+        assertThat(hashing).doesNotContainPattern("(?m)^\\s*proxy_next_upstream[^;#]*non_idempotent");
+        assertThat(hashing).doesNotContainPattern("(?m)^\\s*proxy_next_upstream[^;#]*http_503");
+        assertThat(hashing).doesNotContainPattern("(?s)upstream rlm_mcp_retry \\{[^}]*max_fails=1");
 
         String roundRobin = Balancer.render(shipped, nodes, false, 4321);
         assertThat(roundRobin)

@@ -26,6 +26,12 @@ public final class ClusterDb implements AutoCloseable {
         return found.isEmpty() ? null : found.get(0);
     }
 
+    /** The node id that owns the session, or null. */
+    public String ownerNode(String session) {
+        List<String> found = strings("SELECT owner_node FROM rlm_sessions WHERE id = ?", session);
+        return found.isEmpty() ? null : found.get(0);
+    }
+
     /** The session's row: epoch, snapshot_epoch, snapshot_generation (-1 where null). */
     public long[] epochs(String session) {
         try (PreparedStatement s = connection()
@@ -80,7 +86,7 @@ public final class ClusterDb implements AutoCloseable {
     }
 
     private synchronized Connection connection() throws SQLException {
-        if (connection == null || connection.isClosed()) {
+        if (connection == null || connection.isClosed() || !connection.isValid(2)) { // PostgreSQL may have restarted
             connection = DriverManager.getConnection(jdbcUrl);
         }
         return connection;

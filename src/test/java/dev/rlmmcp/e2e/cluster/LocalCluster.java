@@ -121,6 +121,16 @@ public final class LocalCluster implements AutoCloseable {
         return nodes.get(i);
     }
 
+    /** The cluster's S3Proxy, to stop and start it. */
+    public S3ProxyServer s3() {
+        return s3;
+    }
+
+    /** The cluster's PostgreSQL, to stop and start it. */
+    public PostgresServer postgres() {
+        return postgres;
+    }
+
     public ClusterNetwork network() {
         return network;
     }

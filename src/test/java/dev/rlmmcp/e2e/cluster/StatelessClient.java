@@ -75,4 +75,19 @@ public final class StatelessClient {
         HttpResponse<String> reply = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
         return Rpc.result(Rpc.response(reply, id, tool), tool);
     }
+
+    /**
+     * What {@code code} (read-only) printed; a call a forwarding node had written to an owner that was cut off comes
+     * back 502 "may have run" (never run a second time elsewhere), and a read-only one is then simply sent again.
+     */
+    public String readAgainIfItMayHaveRun(String session, String code) throws IOException, InterruptedException {
+        try {
+            return print(session, code);
+        } catch (Rpc.CallFailed e) {
+            if (!e.getMessage().contains("may have run")) {
+                throw e;
+            }
+            return print(session, code);
+        }
+    }
 }

@@ -235,6 +235,30 @@ public final class PostgresServer implements AutoCloseable {
         }
     }
 
+    /** Stops the server as an operator's restart does (fast: every session is ended), keeping its data. */
+    public synchronized void stop() throws IOException {
+        run(bin(), "pg_ctl", "-D", data(), "-m", "fast", "-w", "stop");
+        running = false;
+    }
+
+    /** Starts the server again after {@link #stop}, on the same address and data. */
+    public synchronized void startAgain() throws IOException {
+        run(
+                bin(),
+                "pg_ctl",
+                "-D",
+                data(),
+                "-l",
+                dir.resolve("log").toString(),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                options(),
+                "start");
+        running = true;
+    }
+
     @Override
     public void close() {
         try {
