@@ -237,8 +237,7 @@ public final class Sessions implements AutoCloseable {
 
     /** A new named session with its own guardrails. */
     public Session create(String name, Limits limits) {
-        store();
-        return register(name, limits, llm.defaults());
+        return create(name, limits, llm.defaults());
     }
 
     /** A new named session with its own guardrails and limits on llm_query. */
@@ -392,10 +391,7 @@ public final class Sessions implements AutoCloseable {
         Handover.fence(all);
     }
 
-    /**
-     * SIGTERM in cluster mode: no new session is taken; calls under way finish, each session's changes
-     * are snapshotted and it is released, then dropped (all within {@code timeout}, about).
-     */
+    /** SIGTERM in a cluster: calls under way finish, each session is snapshotted, released, dropped (~{@code timeout}). */
     public void handOver(Duration timeout) {
         handingOver = true;
         try {
@@ -409,9 +405,11 @@ public final class Sessions implements AutoCloseable {
         byConnection.clear();
     }
 
+    /** This node's id in a cluster, else empty. */
     public Optional<String> nodeId() {
         return ownership.nodeId();
     }
+
     /** The cluster's sessions this node does not run, with their owner nodes (none for one node). */
     public List<OwnedElsewhere> elsewhere() {
         if (!clustered()) {
