@@ -114,6 +114,9 @@ class FakeOutput:
             self.saved = None
         return self.out.take(), self.err.take()
 
+    def printed(self):
+        return self.out.since_shown()
+
 
 @pytest.fixture
 def make_kernel():

@@ -140,7 +140,7 @@ def test_callbacks_during_an_exec(start_kernel):
     kernel.send({"id": kernel.next_id, "op": "exec", "code": "print(llm_query('ping?'))"})
     request = kernel.receive()
     assert request == {"cb": 1, "kind": "llm", "request": {"prompts": ["ping?"], "system": None,
-                                                           "max_tokens": None, "model": None}}
+                                                           "max_tokens": None, "model": None, "printed": ""}}
     kernel.send({"cb": 1, "ok": True, "result": {"answers": [{"text": "pong"}]}})
     assert kernel.receive() == {"cb_close": True}
     kernel.send({"cb_closed": True})
