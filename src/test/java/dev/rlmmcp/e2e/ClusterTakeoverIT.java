@@ -108,7 +108,11 @@ class ClusterTakeoverIT {
         a.kill();
         Thread.sleep(LEASE_MS + 500);
         assertThat(onB.run(id, "print(x, rows)")).isEqualTo("99 [5, 4]\n");
-        assertThat(listed(onB, id).has("owner_node")).as("now B's own").isFalse();
+        JsonNode taken = listed(onB, id);
+        assertThat(taken.path("owner_node").asText())
+                .as("now B's own, named as such: %s", taken)
+                .startsWith("n-")
+                .isNotEqualTo(elsewhere.path("owner_node").asText());
         assertThat(b.log()).contains("taken from the snapshot store").doesNotContain("cluster-takeover-it-secret");
     }
 
