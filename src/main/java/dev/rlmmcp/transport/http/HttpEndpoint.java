@@ -46,6 +46,16 @@ public final class HttpEndpoint implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(HttpEndpoint.class);
 
+    /**
+     * A closing cluster node keeps its ports open (every request answered with the JSON 503, see {@link
+     * ClosingHandler}) until no new connection has come for this long, then closes them (see {@link
+     * PortCloser}): a port closed while connections are still on their way resets them after nginx sent a POST.
+     */
+    static final long DRAIN_QUIET_MS = 500;
+
+    /** The longest a closing cluster node waits for that quiet before its ports close anyway. */
+    static final long DRAIN_MAX_MS = 5_000;
+
     private final Server jetty;
     private final ServletContextHandler context;
     private final LegacySseTransport sse;
@@ -54,6 +64,9 @@ public final class HttpEndpoint implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final ClosingHandler closing;
     private final PeerChannel cluster;
+    private final PortCloser ports = new PortCloser();
+    private long drainQuietMs = DRAIN_QUIET_MS;
+    private long drainMaxMs = DRAIN_MAX_MS;
 
     /** Today's single-node endpoint: one public connector, no routing. */
     public HttpEndpoint(McpServers servers, Sessions sessions, ObjectMapper json, HttpSettings settings) {
@@ -122,11 +135,14 @@ public final class HttpEndpoint implements AutoCloseable {
     }
 
     private ServerConnector connector(HttpConfiguration config, String host, int port, long idle, String name) {
-        ServerConnector connector = new ServerConnector(jetty, new HttpConnectionFactory(config));
+        // no acceptor thread: the selector accepts, so that a closing node can take the last queued connections
+        // itself without blocking (see PortCloser)
+        ServerConnector connector = new ServerConnector(jetty, 0, -1, new HttpConnectionFactory(config));
         connector.setHost(host);
         connector.setPort(port);
         connector.setIdleTimeout(idle);
         connector.setName(name);
+        connector.addEventListener(ports);
         return connector;
     }
 
@@ -239,7 +255,7 @@ public final class HttpEndpoint implements AutoCloseable {
     }
 
     /**
-     * Graceful stop: SSE streams end, the port stops accepting, requests under way finish (bounded by
+     * Graceful stop: SSE streams end, (in a cluster) the ports drain and close, requests under way finish (bounded by
      * the stop timeout, later ones get the product's JSON 503, see {@link ClosingHandler}), then the MCP
      * sessions end.
      */
@@ -252,12 +268,21 @@ public final class HttpEndpoint implements AutoCloseable {
         // the long-lived streams end first, or Jetty's graceful stop waits its whole timeout for them
         sse.closeGracefully().block();
         streamable.endStreams();
+        if (cluster != null) {
+            ports.close(jetty.getConnectors(), drainQuietMs, drainMaxMs);
+        }
         try {
             jetty.stop();
         } catch (Exception e) {
             log.warn("stopping the HTTP server: {}", e.toString());
         }
         mcp.forEach(McpSyncServer::closeGracefully);
+    }
+
+    /** Shorter drains for tests. */
+    void drainFor(long quietMs, long maxMs) {
+        drainQuietMs = quietMs;
+        drainMaxMs = maxMs;
     }
 
     /** The request's path inside the server, decoded and normalised, without the query. */
