@@ -135,9 +135,10 @@ public final class HttpEndpoint implements AutoCloseable {
     }
 
     private ServerConnector connector(HttpConfiguration config, String host, int port, long idle, String name) {
-        // no acceptor thread: the selector accepts, so that a closing node can take the last queued connections
-        // itself without blocking (see PortCloser)
-        ServerConnector connector = new ServerConnector(jetty, 0, -1, new HttpConnectionFactory(config));
+        // in a cluster, no acceptor thread: the selector accepts, so that a closing node can take the last queued
+        // connections itself without blocking (see PortCloser)
+        ServerConnector connector =
+                new ServerConnector(jetty, cluster != null ? 0 : -1, -1, new HttpConnectionFactory(config));
         connector.setHost(host);
         connector.setPort(port);
         connector.setIdleTimeout(idle);
