@@ -167,7 +167,7 @@ class StdioStartIT {
         assertThat(JsonNodes.of(firstAnswers(cache, state, "2025-06-18").get(FIRST_IDS[1]))
                         .path("result")
                         .path("tools"))
-                .hasSize(21);
+                .hasSize(23);
     }
 
     /**
@@ -279,7 +279,7 @@ class StdioStartIT {
                 assertThat(JsonNodes.of(server.lines.get("tools \"two\""))
                                 .path("result")
                                 .path("tools"))
-                        .hasSize(21);
+                        .hasSize(23);
                 assertThat(server.finish()).isZero();
             }
         }
