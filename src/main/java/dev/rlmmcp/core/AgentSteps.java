@@ -210,17 +210,18 @@ public final class AgentSteps {
 
     private void ended(Flight f, StepResult result, RuntimeException failure) {
         synchronized (this) {
+            // The marker goes before anyone is told the step ended, so a caller that saw the end never sees it.
+            if (f.marked && !f.lost) {
+                try {
+                    Files.deleteIfExists(marker);
+                } catch (IOException e) {
+                    log.warn("session {}: could not remove {}: {}", sessionId, marker, e.toString());
+                }
+            }
             f.result = result;
             f.failure = failure;
             f.ended = true;
             notifyAll();
-        }
-        if (f.marked && !f.lost) {
-            try {
-                Files.deleteIfExists(marker);
-            } catch (IOException e) {
-                log.warn("session {}: could not remove {}: {}", sessionId, marker, e.toString());
-            }
         }
     }
 

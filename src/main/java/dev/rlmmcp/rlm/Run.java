@@ -112,19 +112,21 @@ final class Run {
 
     /** Counts a model call's tokens and cost, and stops the run if a budget is now spent. */
     void charge(String model, long in, long out) {
-        ModelPrice price = config.price(model);
-        synchronized (this) {
-            if (model != null) {
-                answeredBy = model;
-            }
-            inputTokens += in;
-            outputTokens += out;
-            if (price != null) {
-                costUsd += price.cost(in, out);
-                costKnown = true;
-            }
-        }
+        add(model, in, out);
         checkBudgets();
+    }
+
+    private synchronized void add(String model, long in, long out) {
+        ModelPrice price = config.price(model);
+        if (model != null) {
+            answeredBy = model;
+        }
+        inputTokens += in;
+        outputTokens += out;
+        if (price != null) {
+            costUsd += price.cost(in, out);
+            costKnown = true;
+        }
     }
 
     private void checkBudgets() {
@@ -225,8 +227,11 @@ final class Run {
      * estimated, for one that never answered), its estimate released.
      */
     void settle(Reservation r, String model, long in, long out) {
-        release(r);
-        charge(model != null ? model : r.model(), in, out);
+        synchronized (this) { // one step: between a release and its charge the budget would look free
+            release(r);
+            add(model != null ? model : r.model(), in, out);
+        }
+        checkBudgets();
     }
 
     /** Releases the estimate of a request that was not sent after all. */
