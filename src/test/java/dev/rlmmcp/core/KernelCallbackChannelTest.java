@@ -144,7 +144,7 @@ class KernelCallbackChannelTest {
                 import rlm_harness as h
                 a = h.KERNEL.callbacks.submit("slow", {})
                 h.KERNEL.callbacks.call("slow", {})
-                """, Duration.ofSeconds(1), StepExtras.of(null, slow, null), CallContext.NONE)));
+                """, Duration.ofSeconds(3), StepExtras.of(null, slow, null), CallContext.NONE)));
         assertThat(reply.path("status").asText()).isEqualTo("interrupted");
         assertThat(reply.path("message").asText()).contains("all variables are intact");
         assertThat(started.get()).isEqualTo(2);
