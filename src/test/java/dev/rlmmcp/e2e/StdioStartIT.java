@@ -285,6 +285,48 @@ class StdioStartIT {
         }
     }
 
+    @Test
+    void everyRequestIsAnsweredWhetherOrNotTheClientSentTheInitializedNotification(@TempDir Path dir) throws Exception {
+        List<String> args = List.of("stdio", "--state-dir", dir.toString());
+        try (Started server = new Started(dir.resolve("cache"), args)) {
+            server.send(List.of("""
+                    {"jsonrpc":"2.0","id":"early ping","method":"ping"}""", """
+                    {"jsonrpc":"2.0","id":"too early","method":"tools/list"}"""));
+            server.await("early ping", "too early");
+            assertThat(JsonNodes.of(server.lines.get("early ping"))
+                            .path("result")
+                            .isObject())
+                    .isTrue();
+            assertThat(JsonNodes.of(server.lines.get("too early"))
+                            .path("error")
+                            .path("message")
+                            .asText())
+                    .contains("send initialize first", "notifications/initialized");
+
+            // initialize answered, then requests with no notifications/initialized between
+            server.send(List.of(firstRequests("2025-11-25").getFirst()));
+            server.await("1");
+            server.send(List.of("""
+                    {"jsonrpc":"2.0","id":"listed","method":"tools/list"}""", """
+                    {"jsonrpc":"2.0","id":"ran","method":"tools/call","params":{"name":"rlm_execute","arguments":{"code":"6 * 7"}}}"""));
+            server.await("listed", "ran");
+            assertThat(JsonNodes.of(server.lines.get("listed")).path("result").path("tools"))
+                    .hasSize(23);
+            assertThat(JsonNodes.of(server.lines.get("ran"))
+                            .path("result")
+                            .path("content")
+                            .path(0)
+                            .path("text")
+                            .asText())
+                    .startsWith("42\n");
+            server.send(List.of(firstRequests("2025-11-25").get(1))); // a late notification changes nothing
+            server.send(List.of("""
+                    {"jsonrpc":"2.0","id":"after","method":"ping"}"""));
+            server.await("after");
+            assertThat(server.finish()).isZero();
+        }
+    }
+
     /** JSON text as a tree. */
     private static final class JsonNodes {
         static JsonNode of(String json) throws IOException {

@@ -79,6 +79,10 @@ final class StdioTransport implements McpServerTransportProvider {
     /** The key of the answer to each request under way whose answer {@link #answers} keeps, by {@link StartupAnswers#idKey}. */
     private final Map<String, String> answerKeys = new ConcurrentHashMap<>();
 
+    private final Handshake handshake = new Handshake();
+    /** Lines read so far; read by one lead at a time, each lead started by the one before. */
+    private long linesRead;
+
     StdioTransport(
             McpJsonMapper mapper,
             InputStream in,
@@ -172,18 +176,19 @@ final class StdioTransport implements McpServerTransportProvider {
             closed.countDown();
             return;
         }
+        long line = linesRead++;
         threads.execute(this::lead);
-        dispatch(message);
+        dispatch(message, line);
     }
 
-    private void dispatch(LineReader.Line json) {
+    private void dispatch(LineReader.Line json, long line) {
         try (HeapReturn.Scope scope = HeapReturn.handling(json.length())) {
-            dispatchParsed(json);
+            dispatchParsed(json, line);
         }
     }
 
-    private void dispatchParsed(LineReader.Line json) {
-        McpSchema.JSONRPCMessage message;
+    private void dispatchParsed(LineReader.Line json, long line) {
+        McpSchema.JSONRPCMessage message = null;
         try {
             message = router.parse(json.bytes(), json.offset(), json.length());
         } catch (JsonRpc.Refused e) {
@@ -193,6 +198,8 @@ final class StdioTransport implements McpServerTransportProvider {
                 log.warn("ignored a malformed notification or response: {}", e.getMessage());
             }
             return;
+        } finally {
+            handshake.parsed(line, message); // the lines behind it may wait for it, parsed or not
         }
         if (message instanceof McpSchema.JSONRPCRequest asked) {
             String key = StartupAnswers.key(asked.method(), asked.params());
@@ -209,10 +216,34 @@ final class StdioTransport implements McpServerTransportProvider {
                 // a call without session_id uses the default REPL session of this stream's earlier-revision calls
                 router.dispatchStateless(connection, connection, null, message, statelessAnswers);
             } else {
-                router.dispatch(connection, message, sessionCalls);
+                toSession(connection, message, line);
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A message of the 2025 revisions, for the SDK's session once the stream's handshake lets it through. */
+    private void toSession(String connection, McpSchema.JSONRPCMessage message, long line) throws IOException {
+        switch (handshake.admit(line, message)) {
+            case PASS -> router.dispatch(connection, message, sessionCalls);
+            case INITIALIZED_FIRST -> {
+                sessionCalls.accept(new McpSchema.JSONRPCNotification(
+                        McpSchema.JSONRPC_VERSION, McpSchema.METHOD_NOTIFICATION_INITIALIZED, null));
+                router.dispatch(connection, message, sessionCalls);
+            }
+            case PONG ->
+                send(new McpSchema.JSONRPCResponse(
+                        McpSchema.JSONRPC_VERSION, ((McpSchema.JSONRPCRequest) message).id(), Map.of(), null));
+            case REFUSE -> {
+                McpSchema.JSONRPCRequest request = (McpSchema.JSONRPCRequest) message;
+                send(new McpSchema.JSONRPCResponse(
+                        McpSchema.JSONRPC_VERSION,
+                        request.id(),
+                        null,
+                        new McpSchema.JSONRPCResponse.JSONRPCError(
+                                McpSchema.ErrorCodes.INVALID_REQUEST, Handshake.refusal(request.method()), null)));
+            }
         }
     }
 
@@ -385,6 +416,7 @@ final class StdioTransport implements McpServerTransportProvider {
         @Override
         public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
             return Mono.fromRunnable(() -> {
+                handshake.sent(message);
                 if (!router.withheld(session.getId(), message)) {
                     send(JsonRpc.withoutTraces(message));
                 }
