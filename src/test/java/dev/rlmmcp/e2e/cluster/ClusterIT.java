@@ -255,48 +255,9 @@ class ClusterIT {
     @Test
     @Order(5)
     void aRollingRestartOfEveryNodeWhileClientsKeepCallingFailsNoCall() throws Exception {
-        AtomicBoolean restarting = new AtomicBoolean(true);
-        ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
-        List<Thread> clients = new ArrayList<>();
-        int[] calls = new int[6];
-        for (int c = 0; c < calls.length; c++) {
-            int me = c;
-            StatelessClient client = new StatelessClient(c % 2 == 0 ? hashing.url() : roundRobin.url());
-            String session = client.newSession();
-            client.execute(session, "i = 0");
-            clients.add(Thread.ofPlatform().start(() -> {
-                while (restarting.get()) {
-                    try {
-                        String out = client.print(session, "i += 1\nprint('i', i)");
-                        calls[me]++;
-                        if (!out.contains("i " + calls[me])) {
-                            failures.add("client " + me + " call " + calls[me] + " (a reply's change lost?): " + out);
-                            calls[me] = Integer.parseInt(out.replaceAll("(?s).*\\bi (\\d+).*", "$1"));
-                        }
-                    } catch (Exception e) {
-                        failures.add("client " + me + " call " + (calls[me] + 1) + ": " + e.getMessage());
-                        return;
-                    }
-                }
-            }));
-        }
-        try {
-            for (ClusterNode node : cluster.nodes()) {
-                Thread.sleep(1000);
-                node.stop();
-                node.start();
-            }
-            Thread.sleep(1000);
-        } finally {
-            restarting.set(false);
-            for (Thread client : clients) {
-                client.join(TimeUnit.MINUTES.toMillis(2));
-            }
-        }
-        assertThat(failures).isEmpty();
-        assertThat(java.util.Arrays.stream(calls).min().orElse(0))
-                .as("fewest calls of a client")
-                .isPositive();
+        RollingRestart.Outcome outcome = RollingRestart.run(cluster, List.of(hashing, roundRobin), 6);
+        assertThat(outcome.failures()).isEmpty();
+        assertThat(outcome.fewestCalls()).as("fewest calls of a client").isPositive();
     }
 
     @Test

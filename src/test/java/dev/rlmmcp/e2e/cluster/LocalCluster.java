@@ -43,8 +43,11 @@ public final class LocalCluster implements AutoCloseable {
 
     /**
      * Starts {@code count} nodes with a lease of {@code leaseMs} and these extra serve options; with a lease of
-     * 0 the nodes are plain single-node servers (the embedded default, no cluster options), for comparison.
+     * {@link #DEFAULT_LEASE} the nodes keep the lease's default, with 0 they are plain single-node servers (the
+     * embedded default, no cluster options), for comparison.
      */
+    public static final long DEFAULT_LEASE = -1;
+
     public static LocalCluster start(int count, long leaseMs, List<String> extra) throws IOException {
         Path dir = Files.createTempDirectory("rlm-cluster-");
         LocalCluster cluster = new LocalCluster(dir, ClusterNetwork.create(count));
@@ -77,11 +80,11 @@ public final class LocalCluster implements AutoCloseable {
         env.put("RLM_CLUSTER_SECRET", SECRET);
         env.put("RLM_ALLOW_UNSANDBOXED", "true");
         List<String> options = new ArrayList<>(List.of("--shutdown-timeout-s", "20"));
+        if (leaseMs != 0) {
+            options.addAll(List.of("--cluster-db", postgres.url("rlm"), "--snapshot-s3", "s3://rlm-cluster/sessions"));
+        }
         if (leaseMs > 0) {
-            options.addAll(List.of(
-                    "--cluster-db", postgres.url("rlm"),
-                    "--snapshot-s3", "s3://rlm-cluster/sessions",
-                    "--cluster-lease-ms", String.valueOf(leaseMs)));
+            options.addAll(List.of("--cluster-lease-ms", String.valueOf(leaseMs)));
         }
         options.addAll(extra);
         for (int i = 0; i < count; i++) {
@@ -90,7 +93,7 @@ public final class LocalCluster implements AutoCloseable {
             String peer = host + ":" + (network.isolated() ? 8766 : freePort());
             Path state = Files.createDirectories(dir.resolve("node-" + i));
             List<String> own = new ArrayList<>(options);
-            if (leaseMs > 0) {
+            if (leaseMs != 0) {
                 own.addAll(List.of("--node-address", peer));
             }
             ClusterNode node = new ClusterNode(i, network.inNamespace(i), host, port, peer, own, env, state);
