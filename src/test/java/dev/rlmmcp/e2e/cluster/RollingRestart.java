@@ -1,6 +1,7 @@
 package dev.rlmmcp.e2e.cluster;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
@@ -13,8 +14,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class RollingRestart {
 
-    /** What went wrong, and how many calls the client with the fewest made. */
-    record Outcome(List<String> failures, int fewestCalls) {}
+    /** What went wrong, how many calls the client with the fewest made, and how many all made. */
+    record Outcome(List<String> failures, int fewestCalls, int calls) {}
 
     private RollingRestart() {}
 
@@ -59,7 +60,12 @@ final class RollingRestart {
                 t.join(TimeUnit.MINUTES.toMillis(2));
             }
         }
-        return new Outcome(
-                List.copyOf(failures), java.util.Arrays.stream(calls).min().orElse(0));
+        Outcome outcome = new Outcome(
+                List.copyOf(failures),
+                Arrays.stream(calls).min().orElse(0),
+                Arrays.stream(calls).sum());
+        System.out.printf(
+                "rolling restart: %d calls, %d failed or lost or doubled%n", outcome.calls(), failures.size());
+        return outcome;
     }
 }
