@@ -68,7 +68,7 @@ final class PortCloser implements Connection.Listener {
             Thread.sleep(OPEN_GRACE_MS);
             long end = System.nanoTime() + ANSWER_MAX_MS * 1_000_000L;
             handedOver.removeIf(channel -> !channel.isOpen());
-            while (!(recent.isEmpty() && handedOver.isEmpty()) && System.nanoTime() < end) {
+            while (!(recent.isEmpty() && handedOver.isEmpty()) && System.nanoTime() - end < 0) {
                 Thread.sleep(5);
                 handedOver.removeIf(channel -> !channel.isOpen());
             }
@@ -83,7 +83,7 @@ final class PortCloser implements Connection.Listener {
         lastOpened.accumulateAndGet(start, Math::max);
         long quiet = quietMs * 1_000_000L;
         long end = start + maxMs * 1_000_000L;
-        for (long now = start; now < end; now = System.nanoTime()) {
+        for (long now = start; now - end < 0; now = System.nanoTime()) {
             long waited = now - lastOpened.get();
             if (waited >= quiet) {
                 return;
