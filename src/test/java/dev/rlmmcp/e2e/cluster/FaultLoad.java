@@ -1,9 +1,7 @@
 package dev.rlmmcp.e2e.cluster;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -28,8 +26,10 @@ final class FaultLoad implements AutoCloseable {
 
     static final Duration SLOW = Duration.ofSeconds(15);
 
-    private final String url;
     private final HttpClient http = Rpc.http();
+    /** The requests, as a stateless client makes them (sent here, to see every status). */
+    private final StatelessClient requests;
+
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final List<Thread> clients = new ArrayList<>();
     private final AtomicInteger ids = new AtomicInteger();
@@ -42,14 +42,14 @@ final class FaultLoad implements AutoCloseable {
     final AtomicInteger notSaved = new AtomicInteger();
 
     private FaultLoad(String url) {
-        this.url = url;
+        this.requests = new StatelessClient(url, http);
     }
 
     /** {@code count} clients, each in a session of its own, calling until {@link #close}. */
     static FaultLoad start(String url, int count) throws Exception {
         FaultLoad load = new FaultLoad(url);
         for (int c = 0; c < count; c++) {
-            String session = new StatelessClient(url).newSession();
+            String session = load.requests.newSession();
             load.acked.put(session, new ConcurrentLinkedQueue<>());
             load.clients.add(Thread.ofPlatform().start(() -> load.run(session)));
         }
@@ -78,20 +78,9 @@ final class FaultLoad implements AutoCloseable {
     /** One attempt of call k; whether the client goes on to the next call. */
     private boolean call(String session, int k) throws IOException, InterruptedException {
         int id = ids.incrementAndGet();
-        ObjectNode params =
-                Rpc.toolCall("rlm_execute", Map.of("session_id", session, "code", "v%d = %d".formatted(k, k)));
-        ObjectNode meta = params.putObject("_meta").put("io.modelcontextprotocol/protocolVersion", "2026-07-28");
-        meta.putObject("io.modelcontextprotocol/clientCapabilities");
-        HttpRequest request = HttpRequest.newBuilder(URI.create(url + "/mcp"))
-                .header("Content-Type", "application/json")
-                .header("Accept", "application/json, text/event-stream")
-                .header("MCP-Protocol-Version", "2026-07-28")
-                .header("Mcp-Method", "tools/call")
-                .header("Mcp-Name", "rlm_execute")
-                .header("Mcp-Param-Session-Id", session)
+        HttpRequest request = requests.toolCall(
+                        id, "rlm_execute", Map.of("session_id", session, "code", "v%d = %d".formatted(k, k)))
                 .timeout(SLOW.plusSeconds(5))
-                .POST(HttpRequest.BodyPublishers.ofString(
-                        Rpc.JSON.writeValueAsString(Rpc.request(id, "tools/call", params))))
                 .build();
         long started = System.nanoTime();
         HttpResponse<String> reply = http.send(request, HttpResponse.BodyHandlers.ofString());

@@ -40,14 +40,6 @@ final class Rpc {
         return params;
     }
 
-    /** rlm_execute params of the stateless revision (2026-07-28), as a client sends them. */
-    static ObjectNode statelessExecute(String session, String code) {
-        ObjectNode params = toolCall("rlm_execute", Map.of("session_id", session, "code", code));
-        ObjectNode meta = params.putObject("_meta").put("io.modelcontextprotocol/protocolVersion", "2026-07-28");
-        meta.putObject("io.modelcontextprotocol/clientCapabilities");
-        return params;
-    }
-
     /** The JSON-RPC response with this id: the body itself, or the matching event of an event stream. */
     static JsonNode response(HttpResponse<String> reply, long id, String what) throws IOException {
         if (reply.statusCode() != 200) {

@@ -55,10 +55,20 @@ public final class StatelessClient {
 
     /** tools/call; the result (a JSON-RPC error, a tool error or an HTTP error throws Rpc.CallFailed). */
     public JsonNode call(String tool, Map<String, ?> arguments) throws IOException, InterruptedException {
+        long id = ids.incrementAndGet();
+        HttpResponse<String> reply =
+                http.send(toolCall(id, tool, arguments).build(), HttpResponse.BodyHandlers.ofString());
+        return Rpc.result(Rpc.response(reply, id, tool), tool);
+    }
+
+    /**
+     * The HTTP request of a tools/call with JSON-RPC id {@code id}, as this client sends it and a balancer sees
+     * it (its timeout, 60 s, the caller's to change).
+     */
+    public HttpRequest.Builder toolCall(long id, String tool, Map<String, ?> arguments) throws IOException {
         ObjectNode params = Rpc.toolCall(tool, arguments);
         ObjectNode meta = params.putObject("_meta").put("io.modelcontextprotocol/protocolVersion", "2026-07-28");
         meta.putObject("io.modelcontextprotocol/clientCapabilities");
-        long id = ids.incrementAndGet();
         HttpRequest.Builder request = HttpRequest.newBuilder(mcp)
                 .header("Content-Type", "application/json")
                 .header("Accept", "application/json, text/event-stream")
@@ -72,8 +82,7 @@ public final class StatelessClient {
         if (session != null) {
             request.header("Mcp-Param-Session-Id", session.toString());
         }
-        HttpResponse<String> reply = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-        return Rpc.result(Rpc.response(reply, id, tool), tool);
+        return request;
     }
 
     /**

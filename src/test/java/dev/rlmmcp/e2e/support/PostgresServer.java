@@ -64,20 +64,7 @@ public final class PostgresServer implements AutoCloseable {
         PostgresServer server = new PostgresServer(dir, address, freePort(address), password);
         try {
             server.init(bin);
-            server.run(
-                    bin,
-                    "pg_ctl",
-                    "-D",
-                    server.data(),
-                    "-l",
-                    dir.resolve("log").toString(),
-                    "-w",
-                    "-t",
-                    "60",
-                    "-o",
-                    server.options(),
-                    "start");
-            server.running = true;
+            server.start(bin);
             return server;
         } catch (IOException | RuntimeException e) {
             server.close();
@@ -243,8 +230,12 @@ public final class PostgresServer implements AutoCloseable {
 
     /** Starts the server again after {@link #stop}, on the same address and data. */
     public synchronized void startAgain() throws IOException {
+        start(bin());
+    }
+
+    private synchronized void start(Path bin) throws IOException {
         run(
-                bin(),
+                bin,
                 "pg_ctl",
                 "-D",
                 data(),
