@@ -25,19 +25,16 @@ class OverLimitNoteTest {
     @TempDir
     Path dir;
 
-    private final List<Process> kernels = new CopyOnWriteArrayList<>();
+    private final List<KernelHandle> kernels = new CopyOnWriteArrayList<>();
     private final List<Path> cutBack = new CopyOnWriteArrayList<>();
 
     /**
-     * The sandbox's own processes first: a kernel killed right after its start may not have armed its
-     * die-with-parent yet, and would outlive the test.
+     * With the launcher's own kill: the last kernel ends right after its start, before bwrap's
+     * namespace child may have armed its parent-death signal, which that kill is made for.
      */
     @AfterEach
     void endKernels() {
-        for (Process kernel : kernels) {
-            kernel.descendants().forEach(ProcessHandle::destroyForcibly);
-            kernel.destroyForcibly();
-        }
+        kernels.forEach(KernelHandle::kill);
     }
 
     private BwrapLauncher launcher() {
@@ -55,7 +52,7 @@ class OverLimitNoteTest {
         Files.writeString(harness.resolve("__main__.py"), "import time\ntime.sleep(120)\n");
         KernelHandle kernel = launcher.start(
                 new KernelSpec(Path.of("/usr/bin/python3"), harness, List.of(), dir, List.of(), snapshots, null));
-        kernels.add(kernel.process());
+        kernels.add(kernel);
         return kernel;
     }
 
