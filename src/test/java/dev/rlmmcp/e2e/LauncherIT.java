@@ -212,7 +212,32 @@ class LauncherIT {
                         l -> OUR_LINE.matcher(l).matches() && !l.startsWith("rlm-mcp: "),
                         "only the server's own log lines");
         if (Runtime.version().feature() == 25) {
-            assertThat(lastJvm).contains("-XX:AOTCache=", "-XX:+AOTCompileEagerly");
+            // stdio leaves the profile to the JIT: compiling all of it at start would slow the first answers
+            assertThat(lastJvm).contains("-XX:AOTCache=").doesNotContain("AOTCompileEagerly");
+            assertThat(serveJvm()).contains("-XX:AOTCache=", "-XX:+AOTCompileEagerly");
+        }
+    }
+
+    /** The command line of the JVM `bin/rlm-mcp serve` execs, read once it has; the server is then stopped. */
+    private static String serveJvm() throws Exception {
+        Process process = launcher(root, "auto", "serve", "--port", "0", "--ephemeral", "--mcp-discovery", "false")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        try {
+            Path cmdline = Path.of("/proc", Long.toString(process.pid()), "cmdline");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (System.nanoTime() < deadline) {
+                String jvm = Files.readString(cmdline).replace('\0', ' ');
+                if (jvm.contains(" -jar ")) {
+                    return jvm;
+                }
+                Thread.sleep(20);
+            }
+            throw new AssertionError("bin/rlm-mcp serve did not exec a JVM within 30 s");
+        } finally {
+            process.destroy();
+            process.waitFor(30, TimeUnit.SECONDS);
         }
     }
 
