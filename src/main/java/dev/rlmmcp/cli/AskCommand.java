@@ -171,7 +171,7 @@ final class AskCommand implements Callable<Integer> {
                         service,
                         new Assembly.Bridge(kernel.mcpLocations(spec), kernel.mcpIdleTimeout()),
                         data.sources(spec, kernel.snapshotArea()),
-                        kernel.store(spec, data),
+                        kernel.store(spec, data, null),
                         kernel.defaultLimits(),
                         McpServers.Features.NONE,
                         config));

@@ -48,7 +48,8 @@ record Assembly(
     /**
      * The parts a command chose beyond the kernel settings; {@code extra}: MCP features served next to
      * rlm-mcp's own (those of a program that embeds it, see {@link Main#run}); {@code rlm}: the limits,
-     * prices and context windows of RLM runs.
+     * prices and context windows of RLM runs; {@code begin}: completes when the start's background work
+     * (the Python check, then warm kernels) may begin: at once, or for stdio once the client has its tools.
      */
     record Parts(
             LlmService llm,
@@ -57,7 +58,20 @@ record Assembly(
             CompletableFuture<StateStore> store,
             Limits defaultLimits,
             McpServers.Features extra,
-            RlmConfig rlm) {
+            RlmConfig rlm,
+            CompletableFuture<?> begin) {
+
+        /** Background work beginning at once. */
+        Parts(
+                LlmService llm,
+                Bridge bridge,
+                DataSources sources,
+                CompletableFuture<StateStore> store,
+                Limits defaultLimits,
+                McpServers.Features extra,
+                RlmConfig rlm) {
+            this(llm, bridge, sources, store, defaultLimits, extra, rlm, CompletableFuture.completedFuture(null));
+        }
 
         /** Nothing configured, and nothing kept on disk. */
         static Parts none(ObjectMapper json) {
@@ -97,7 +111,7 @@ record Assembly(
     /** As above, the sessions running only what {@code ownership} says this node holds (cluster mode). */
     static Assembly of(Settings settings, HostPolicy policy, ObjectMapper json, Parts parts, Ownership ownership) {
         KernelFactory kernels = new KernelFactory(settings, policy, json);
-        PythonCheck python = PythonCheck.start(kernels);
+        PythonCheck python = PythonCheck.start(kernels, parts.begin());
         python.whenPassed(() -> parts.store()
                 .thenAccept(store -> kernels.keepWarm(
                         store == null ? null : store.snapshots().root(), store == null ? null : store.directory())));

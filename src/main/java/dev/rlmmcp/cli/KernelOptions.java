@@ -327,17 +327,18 @@ final class KernelOptions {
     }
 
     /**
-     * The state store --state-dir names, or the data root's own (created if missing, locked for this
-     * server; completing with null with --ephemeral),
-     * opened on a thread of its own so that start-up does not wait for SQLite. With --snapshot-s3, a
-     * server without S3 configured does not start.
+     * The state store --state-dir names, or the data root's own (created if missing, locked for this server;
+     * null with --ephemeral), opened on a thread of its own so that start-up does not wait for SQLite. With
+     * --snapshot-s3, a server without S3 configured does not start. With {@code cluster} (cluster mode),
+     * records in its database and snapshots in S3, no SQLite.
      */
-    CompletableFuture<StateStore> store(CommandSpec spec, DataOptions data) {
-        return store(spec, data, null);
+    CompletableFuture<StateStore> store(CommandSpec spec, DataOptions data, ClusterSessionDatabase cluster) {
+        return store(spec, data, cluster, CompletableFuture.completedFuture(null));
     }
 
-    /** As above; with {@code cluster} (cluster mode), records in its database and snapshots in S3, no SQLite. */
-    CompletableFuture<StateStore> store(CommandSpec spec, DataOptions data, ClusterSessionDatabase cluster) {
+    /** As above, opened once {@code begin} completes (a stdio start: once the client has its tools). */
+    CompletableFuture<StateStore> store(
+            CommandSpec spec, DataOptions data, ClusterSessionDatabase cluster, CompletableFuture<?> begin) {
         require(spec, snapshotDebounceMs >= 0, "--snapshot-debounce-ms must not be negative");
         S3SnapshotStore.Location mirror = null;
         S3Store s3 = null;
@@ -373,7 +374,8 @@ final class KernelOptions {
                 s3,
                 mirror,
                 HostPolicy.fileSizeLimitBytes(maxMemoryMb * 1024 * 1024),
-                cluster);
+                cluster,
+                begin);
     }
 
     /** The guardrails of a session whose creator sets none; {@link #settings} has checked the flags. */

@@ -18,9 +18,9 @@ final class PythonCheck {
     private final CompletableFuture<String> problem;
     private final AtomicBoolean printed = new AtomicBoolean();
 
-    private PythonCheck(KernelFactory kernels) {
-        problem = CompletableFuture.supplyAsync(
-                () -> {
+    private PythonCheck(KernelFactory kernels, CompletableFuture<?> begin) {
+        problem = begin.handleAsync(
+                (ignored, notBegun) -> {
                     try {
                         kernels.verifyPython();
                         return null;
@@ -37,8 +37,9 @@ final class PythonCheck {
                 Thread::startVirtualThread);
     }
 
-    static PythonCheck start(KernelFactory kernels) {
-        return new PythonCheck(kernels);
+    /** The check, begun once {@code begin} completes (however it does). */
+    static PythonCheck start(KernelFactory kernels, CompletableFuture<?> begin) {
+        return new PythonCheck(kernels, begin);
     }
 
     /** Runs {@code then} once the check has passed (never if it fails). */

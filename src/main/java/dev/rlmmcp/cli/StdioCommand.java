@@ -12,6 +12,7 @@ import java.io.PrintStream;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -23,6 +24,9 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = "Serve MCP over stdin/stdout (for Claude Code, Codex, Cursor...). Logs go to stderr.")
 final class StdioCommand implements Callable<Integer> {
+
+    /** Longest the start's background work waits for a client that does not list the tools. */
+    private static final Duration BEGIN_AT_THE_LATEST = Duration.ofMillis(500);
 
     @Spec
     CommandSpec spec;
@@ -62,7 +66,10 @@ final class StdioCommand implements Callable<Integer> {
         Settings settings = kernel.settings(spec);
         ObjectMapper json = Assembly.mapper();
         RlmConfig rlmConfig = rlm.config(spec, json);
-        CompletableFuture<StateStore> store = kernel.store(spec, data);
+        // the Python check, warm kernels and the state store begin once the client has its tools: they would
+        // take the cores from the answers it waits for (Codex gives a server a second before its first turn)
+        CompletableFuture<Void> begin = new CompletableFuture<>();
+        CompletableFuture<StateStore> store = kernel.store(spec, data, null, begin);
         Duration shutdownTimeout = kernel.shutdownTimeout(spec);
         PrintStream protocol = System.out;
         System.setOut(System.err);
@@ -77,7 +84,8 @@ final class StdioCommand implements Callable<Integer> {
                         store,
                         kernel.defaultLimits(),
                         extra,
-                        rlmConfig));
+                        rlmConfig,
+                        begin));
         try {
             // initialize and the lists are answered at once; calls that need a kernel wait for the check
             CompletableFuture<Void> checked = new CompletableFuture<>();
@@ -86,6 +94,7 @@ final class StdioCommand implements Callable<Integer> {
                             app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024, checked, answers)
                     : new StdioEndpoint(
                             app.servers(), front.input(), front.output(), maxRequestMb * 1024 * 1024, checked, answers);
+            beginOnceListed(endpoint, begin);
             // SIGTERM or SIGINT: the sessions are saved as at the end of stdin
             Runtime.getRuntime().addShutdownHook(new Thread(() -> app.close(shutdownTimeout), "shutdown"));
             String problem = app.python().problem();
@@ -101,5 +110,12 @@ final class StdioCommand implements Callable<Integer> {
         } finally {
             app.close(shutdownTimeout);
         }
+    }
+
+    /** Completes {@code begin} once the client has its tools, or after {@link #BEGIN_AT_THE_LATEST}. */
+    private static void beginOnceListed(StdioEndpoint endpoint, CompletableFuture<Void> begin) {
+        endpoint.listed().thenRun(() -> begin.complete(null));
+        CompletableFuture.delayedExecutor(BEGIN_AT_THE_LATEST.toMillis(), TimeUnit.MILLISECONDS)
+                .execute(() -> begin.complete(null));
     }
 }

@@ -49,6 +49,15 @@ public final class StdioEndpoint implements AutoCloseable {
         stateless = servers.serve(transport.statelessProvider());
     }
 
+    /**
+     * Completes once the client has its tools (tools/list answered), asked for anything else, or left: a
+     * start's background work (the Python check, warm kernels, the state store) waits for it, rather than
+     * take the cores from the answers an agent client waits for before its first turn.
+     */
+    public CompletableFuture<Void> listed() {
+        return transport.listed();
+    }
+
     public void awaitClientGone() throws InterruptedException {
         transport.awaitClosed();
     }

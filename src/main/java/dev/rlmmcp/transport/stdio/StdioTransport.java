@@ -80,6 +80,11 @@ final class StdioTransport implements McpServerTransportProvider {
     private final Map<String, String> answerKeys = new ConcurrentHashMap<>();
 
     private final Handshake handshake = new Handshake();
+    /**
+     * Completed once the client has its tools, asked for something else, or left: what the start does in
+     * the background waits for it (see {@link StdioEndpoint#listed}).
+     */
+    private final CompletableFuture<Void> listed = new CompletableFuture<>();
     /** Lines read so far; read by one lead at a time, each lead started by the one before. */
     private long linesRead;
 
@@ -172,6 +177,7 @@ final class StdioTransport implements McpServerTransportProvider {
             message = null;
         }
         if (message == null) {
+            listed.complete(null);
             threads.shutdown();
             closed.countDown();
             return;
@@ -207,8 +213,11 @@ final class StdioTransport implements McpServerTransportProvider {
                 answerKeys.put(StartupAnswers.idKey(asked.id()), key);
             }
         }
-        if (!StartupMethods.answeredAtOnce(message) && refusedUntilReady(message)) {
-            return;
+        if (!StartupMethods.answeredAtOnce(message)) {
+            listed.complete(null); // the client works now: the checks it waits for begin
+            if (refusedUntilReady(message)) {
+                return;
+            }
         }
         String connection = session.getId();
         try {
@@ -221,6 +230,14 @@ final class StdioTransport implements McpServerTransportProvider {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        if (message instanceof McpSchema.JSONRPCRequest asked && McpSchema.METHOD_TOOLS_LIST.equals(asked.method())) {
+            listed.complete(null);
+        }
+    }
+
+    /** Completes once the client has listed the tools (answered), asked for anything else, or closed stdin. */
+    CompletableFuture<Void> listed() {
+        return listed;
     }
 
     /** A message of the 2025 revisions, for the SDK's session once the stream's handshake lets it through. */

@@ -17,9 +17,11 @@ import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -28,10 +30,11 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The context a transport creates for a request reaches the tool through the SDK's dispatch (no thread
- * local), and the client's notifications/cancelled reaches it, through the whole stdio transport in process.
+ * The whole stdio transport in process. The context a transport creates for a request reaches the tool
+ * through the SDK's dispatch (no thread local), and the client's notifications/cancelled reaches it. Calls
+ * wait for the start-up checks, which wait until the client has its tools, as a stdio start wires them.
  */
-class StdioCallContextTest {
+class StdioEndpointTest {
 
     private final ObjectMapper json = new ObjectMapper();
     private final BlockingQueue<byte[]> toServer = new LinkedBlockingQueue<>();
@@ -43,7 +46,11 @@ class StdioCallContextTest {
     @BeforeEach
     void start() throws Exception {
         ToolCatalog catalog = new ToolCatalog(List.of(new Probe()), json);
-        endpoint = new StdioEndpoint(new McpServers(catalog, json), new Feed(toServer), new Lines(fromServer), 1 << 20);
+        // the checks that calls wait for begin once the client has its tools (StdioCommand's order)
+        CompletableFuture<Void> checked = new CompletableFuture<>();
+        endpoint = new StdioEndpoint(
+                new McpServers(catalog, json), new Feed(toServer), new Lines(fromServer), 1 << 20, checked);
+        endpoint.listed().thenRun(() -> checked.complete(null));
         send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
                 + "\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
         answer(1);
@@ -55,6 +62,22 @@ class StdioCallContextTest {
         toServer.add(new byte[0]);
         endpoint.awaitClientGone();
         endpoint.close();
+    }
+
+    @Test
+    void theToolsAnsweredAreWhatBeginsTheStartsBackgroundWorkNotInitialize() throws Exception {
+        assertThat(endpoint.listed()).as("after initialize").isNotDone();
+        send("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+        assertThat(answer(2).path("result").path("tools")).hasSize(1);
+        assertThat(endpoint.listed()).succeedsWithin(Duration.ofSeconds(5));
+    }
+
+    @Test
+    void aCallBeforeTheToolsAreListedBeginsItItselfAndIsAnswered() throws Exception {
+        assertThat(endpoint.listed()).isNotDone();
+        send(call(2, false));
+        assertThat(answer(2).path("result").path("isError").asBoolean()).isFalse();
+        assertThat(endpoint.listed()).isDone();
     }
 
     @Test
