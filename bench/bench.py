@@ -195,6 +195,8 @@ class HttpClient:
     """A lean Streamable HTTP MCP client: HTTP/1.1 on one keep-alive socket, so that the figures are
     the server's (http.client spends ~0.1 ms of its own per request parsing headers)."""
 
+    path = "/mcp"
+
     def __init__(self, host, port, session=None):
         self.sock = socket.create_connection((host, port), timeout=120)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -208,7 +210,7 @@ class HttpClient:
 
     def post(self, message):
         body = json.dumps(message).encode()
-        head = (f"POST /mcp HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
+        head = (f"POST {self.path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
                 f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n")
         if self.session:
             head += f"Mcp-Session-Id: {self.session}\r\nMCP-Protocol-Version: {INIT['protocolVersion']}\r\n"
@@ -245,6 +247,22 @@ class HttpClient:
     def tool(self, tool_name, **arguments):
         result = self.request("tools/call", {"name": tool_name, "arguments": as_json(tool_name, arguments)})
         return json.loads(result["content"][0]["text"])
+
+
+class RpcClient(HttpClient):
+    """Plain JSON over POST /rpc on one keep-alive socket: the tool's name is the method, its JSON reply the
+    answer (the default session of calls without session_id is shared by every /rpc client)."""
+
+    path = "/rpc"
+
+    def __init__(self, host, port):
+        super().__init__(host, port, session="")
+
+    def tool(self, tool_name, **arguments):
+        self.next_id += 1
+        reply = self.post({"jsonrpc": "2.0", "id": self.next_id, "method": tool_name,
+                           "params": as_json(tool_name, arguments)})
+        return reply.get("result", reply)
 
 
 def latency(client, calls, warmup):
@@ -1162,30 +1180,50 @@ def new_session_ms(client):
 
 def bench_new_session(runs=20, pause_s=1.0):
     """What an agent waits for a new kernel: rlm_init_context + the first rlm_run_repl, and run_python on a
-    fresh kernel, one at a time (a pause between, as a pool would refill) and 20 back to back."""
+    fresh kernel, one at a time (a pause between, as a pool would refill) and 20 back to back; over stdio and
+    over HTTP POST /rpc on one keep-alive connection, side by side."""
     client = StdioClient()
     try:
-        client.tool("rlm_execute", code="x = 1")  # the server is warm; the kernels are what is measured
-
-        def run_python():
-            t = time.perf_counter()
-            reply = client.tool("run_python", code="print(1)", response_format="json")
-            assert reply["status"] == "success", reply
-            return (time.perf_counter() - t) * 1000
-
-        for label, call in (("rlm_init_context + first rlm_run_repl", lambda: new_session_ms(client)),
-                            ("run_python on a fresh kernel", run_python)):
-            one = []
-            for _ in range(runs):
-                time.sleep(pause_s)
-                one.append(call())
-            burst = [call() for _ in range(runs)]
-            print(f"{label}: one at a time p50 {statistics.median(one):.1f} ms, p99 {percentile(one, 99):.1f} ms; "
-                  f"{runs} back to back p50 {statistics.median(burst):.1f} ms, p99 {percentile(burst, 99):.1f} ms "
-                  f"(goal p50 <= 5 ms, p99 <= 20 ms; hosted sandboxes: Daytona < 90 ms, E2B ~440 ms; "
-                  f"ratio to the goal {statistics.median(one) / 5:.1f}x)")
+        _new_session_figures("stdio", client, runs, pause_s)
     finally:
         client.close()
+    server = HttpServer()
+    try:
+        client = RpcClient(server.host, server.port)
+        _new_session_figures("HTTP /rpc, fresh server", client, runs, pause_s)
+        # a long-running HTTP server: its per-call and per-session code compiled by the JIT
+        for _ in range(2000):
+            client.tool("rlm_execute", code="x = 1")
+        for _ in range(40):
+            sid = client.tool("rlm_init_context")["session_id"]
+            client.tool("rlm_run_repl", session_id=sid, code="x = 1")
+            client.tool("rlm_delete_session", session_id=sid)
+            time.sleep(0.2)
+        _new_session_figures("HTTP /rpc, warm server (after 2000 calls and 40 sessions)", client, runs, pause_s)
+    finally:
+        server.close()
+
+
+def _new_session_figures(transport, client, runs, pause_s):
+    client.tool("rlm_execute", code="x = 1")  # the server is warm; the kernels are what is measured
+
+    def run_python():
+        t = time.perf_counter()
+        reply = client.tool("run_python", code="print(1)", response_format="json")
+        assert reply["status"] == "success", reply
+        return (time.perf_counter() - t) * 1000
+
+    for label, call in (("rlm_init_context + first rlm_run_repl", lambda: new_session_ms(client)),
+                        ("run_python on a fresh kernel", run_python)):
+        one = []
+        for _ in range(runs):
+            time.sleep(pause_s)
+            one.append(call())
+        burst = [call() for _ in range(runs)]
+        print(f"{transport}, {label}: one at a time p50 {statistics.median(one):.1f} ms, p99 "
+              f"{percentile(one, 99):.1f} ms; {runs} back to back p50 {statistics.median(burst):.1f} ms, p99 "
+              f"{percentile(burst, 99):.1f} ms (goal p50 <= 5 ms, p99 <= 20 ms; hosted sandboxes: Daytona < 90 ms, "
+              f"E2B ~440 ms; ratio to the goal {statistics.median(one) / 5:.1f}x)")
 
 
 def bench_at_capacity(max_kernels=24, idle_s=65, runs=15):
