@@ -54,8 +54,9 @@ public final class KernelFactory implements AutoCloseable {
     private final ExecutorService starter = Executors.newSingleThreadExecutor(
             Thread.ofPlatform().daemon().name("kernel-starter").factory());
     /**
-     * The harness kernels run: its sources until the interpreter is located, then (not for containers,
-     * whose Python is the image's) the one holding that interpreter's bytecode as well.
+     * The harness kernels run: none until a kernel needs it (reading it from the jar to name its directory
+     * would slow the start), its sources until the interpreter is located, then (not for containers, whose
+     * Python is the image's) the one holding that interpreter's bytecode as well.
      */
     private volatile Path harness;
 
@@ -91,7 +92,6 @@ public final class KernelFactory implements AutoCloseable {
                 budget.maxKernels(),
                 Bytes.human(budget.maxBytes()));
         this.timer = watchdogTimer();
-        this.harness = Harness.install(settings.runtimeDir());
         this.harnessConfig = harnessConfig(settings, policy, json);
     }
 
@@ -155,6 +155,20 @@ public final class KernelFactory implements AutoCloseable {
                 }
             }
         };
+    }
+
+    /** The harness as it is now, its sources installed if nothing is yet. */
+    private Path harness() {
+        Path installed = harness;
+        if (installed == null) {
+            synchronized (this) {
+                if (harness == null) {
+                    harness = Harness.install(settings.runtimeDir());
+                }
+                installed = harness;
+            }
+        }
+        return installed;
     }
 
     /**
@@ -336,7 +350,7 @@ public final class KernelFactory implements AutoCloseable {
         Path executable = interpreter == null ? Path.of(settings.python()) : interpreter.executable();
         KernelSpec spec = new KernelSpec(
                 executable,
-                harness,
+                harness(),
                 List.of(harnessConfig),
                 settings.dataRoot(),
                 readable(interpreter),
