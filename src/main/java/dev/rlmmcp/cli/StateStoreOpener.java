@@ -33,34 +33,32 @@ final class StateStoreOpener {
             ClusterSessionDatabase cluster,
             CompletableFuture<?> begin) {
         CompletableFuture<StateStore> store = new CompletableFuture<>();
-        begin.whenComplete((ignored, notBegun) -> Thread.ofPlatform()
-                .daemon()
-                .name("state-store-open")
-                .start(() -> {
-                    try {
-                        store.complete(
-                                cluster == null
-                                        ? StateStore.open(
-                                                dir, snapshotDebounce, durableReplies, s3, mirror, fileSizeLimitBytes)
-                                        : StateStore.openCluster(
-                                                dir,
-                                                snapshotDebounce,
-                                                durableReplies,
-                                                cluster,
-                                                s3,
-                                                mirror,
-                                                fileSizeLimitBytes));
-                        log.info(
-                                "state directory: {}{}",
-                                dir,
-                                cluster != null
-                                        ? " (a cache), sessions in the cluster database, snapshots in " + mirror
-                                        : mirror == null ? "" : ", snapshots also in " + mirror);
-                    } catch (RuntimeException e) {
-                        log.error("cannot open the state directory {}: {}", dir, e.getMessage());
-                        store.completeExceptionally(e);
-                    }
-                }));
+        Runnable open = () -> {
+            try {
+                store.complete(
+                        cluster == null
+                                ? StateStore.open(dir, snapshotDebounce, durableReplies, s3, mirror, fileSizeLimitBytes)
+                                : StateStore.openCluster(
+                                        dir,
+                                        snapshotDebounce,
+                                        durableReplies,
+                                        cluster,
+                                        s3,
+                                        mirror,
+                                        fileSizeLimitBytes));
+                log.info(
+                        "state directory: {}{}",
+                        dir,
+                        cluster != null
+                                ? " (a cache), sessions in the cluster database, snapshots in " + mirror
+                                : mirror == null ? "" : ", snapshots also in " + mirror);
+            } catch (RuntimeException e) {
+                log.error("cannot open the state directory {}: {}", dir, e.getMessage());
+                store.completeExceptionally(e);
+            }
+        };
+        begin.whenComplete((ignored, notBegun) ->
+                Thread.ofPlatform().daemon().name("state-store-open").start(open));
         return store;
     }
 }
