@@ -315,7 +315,7 @@ public final class KernelFactory implements AutoCloseable {
     /** How many kernels run for sessions: those of the budget that are not warm, ready or starting. */
     public int sessionKernels() {
         WarmKernels pool = warm;
-        return budget.kernels() - (pool == null ? 0 : pool.held());
+        return pool == null ? budget.kernels() : pool.notHeld();
     }
 
     /**

@@ -205,11 +205,14 @@ final class WarmKernels implements AutoCloseable {
         }
     }
 
-    /** How many kernels are ready or starting: the budget's places this pool holds. */
-    int held() {
+    /**
+     * The budget's kernels this pool does not hold (the sessions'), counted under the pool's lock: a refill
+     * takes a place and counts it as starting in one step, which two separate reads could straddle.
+     */
+    int notHeld() {
         lock.lock();
         try {
-            return ready.size() + starting;
+            return budget.kernels() - ready.size() - starting;
         } finally {
             lock.unlock();
         }
