@@ -6,10 +6,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The start-up check that kernels will run the configured interpreter, made while the rest of the
- * server is assembled: a server that cannot run it says why in one line and ends with exit code 2 (over
- * stdio once the client is gone, every call that needs a kernel refused with that line meanwhile), never
- * falling back to another Python.
+ * The start-up check that kernels will run the configured interpreter, made in the background (over
+ * stdio, once the client has its tools): a server that cannot run it says why in one line and ends with
+ * exit code 2 (over stdio once the client is gone, every call that needs a kernel refused with that line
+ * meanwhile), never falling back to another Python.
  */
 final class PythonCheck {
 
