@@ -148,8 +148,9 @@ final class RlmLoop {
     }
 
     /**
-     * Asks the model turn after turn: null once it has answered, else what stopped it. Iterations and
-     * consecutive errors end this RLM; at the root they end the run, a child's parent goes on.
+     * Asks the model turn after turn: null once it has answered (and the run is not stopped), else what
+     * stopped it. Iterations and consecutive errors end this RLM; at the root they end the run, a child's
+     * parent goes on.
      */
     private StopReason turns() throws InterruptedException {
         MeteredBackend turns = MeteredBackend.turns(run, env.backend());
@@ -170,7 +171,9 @@ final class RlmLoop {
             compactIfFull(turns);
             Turn turn = turn(i, turns);
             if (turn.answered) {
-                return null;
+                // a limit reached while the turn's code ran stops the run although that code answered: the stop's
+                // interrupt may reach the code before or after its answer, and the run reports the limit either way
+                return run.stopped();
             }
             errors = turn.error ? errors + 1 : 0;
             if (errors >= run.limits.maxConsecutiveErrors()) {
