@@ -1199,9 +1199,7 @@ def bench_new_session(runs=20, pause_s=1.0):
         for _ in range(2000):
             client.tool("rlm_execute", code="x = 1")
         for _ in range(40):
-            sid = client.tool("rlm_init_context")["session_id"]
-            client.tool("rlm_run_repl", session_id=sid, code="x = 1")
-            client.tool("rlm_delete_session", session_id=sid)
+            new_session_ms(client, delete=True)
             time.sleep(0.2)
         _new_session_figures("HTTP /rpc, warm server (after 2000 calls and 40 sessions)", client, runs, pause_s)
     finally:
