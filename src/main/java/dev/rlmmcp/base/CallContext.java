@@ -15,6 +15,7 @@ public final class CallContext {
     private boolean cancelled;
     private volatile Progress progress = new Progress(null, 0, -1);
     private volatile String status;
+    private volatile boolean notServing;
 
     private CallContext(boolean live) {
         this.live = live;
@@ -75,6 +76,22 @@ public final class CallContext {
         if (live) {
             status = line;
         }
+    }
+
+    /**
+     * The call was refused before anything of it ran, because this node does not run its session now
+     * (cluster mode): an HTTP transport answers it as the node's "not serving" 503, which a balancer or
+     * the forwarding node sends on to the node that does.
+     */
+    public void markNotServing() {
+        if (live) {
+            notServing = true;
+        }
+    }
+
+    /** Whether {@link #markNotServing} was called. */
+    public boolean notServing() {
+        return notServing;
     }
 
     /** The latest {@link #status(String)} line, or null. */

@@ -7,7 +7,11 @@ public enum ErrorCode {
     SESSION_NOT_FOUND,
     SESSION_FINALIZED,
     SESSION_EXPIRED,
-    /** Cluster mode: another live node owns the session; the request is routed there (retry). */
+    /**
+     * Cluster mode: this node does not run the session now (another live node owns it, or this node is cut
+     * off from the cluster database or shutting down); nothing of the call ran, and a retry is routed to
+     * the node that does. Over HTTP it is the node's "not serving" 503.
+     */
     SESSION_MOVED,
     GUARDRAIL_STOP,
     VARIABLE_NOT_FOUND,

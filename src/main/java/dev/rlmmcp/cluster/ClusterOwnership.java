@@ -48,8 +48,9 @@ public final class ClusterOwnership implements Ownership {
     public boolean acquire(String sessionId) {
         if (!lease.live()) {
             throw new RlmException(
-                    ErrorCode.UPSTREAM_ERROR,
-                    "this node cannot renew its lease in the cluster database now, so it runs no session",
+                    ErrorCode.SESSION_MOVED,
+                    "this node cannot renew its lease in the cluster database now, so it runs no session; nothing "
+                            + "of this call ran",
                     null,
                     "retry: the request is routed to a node that can (or here, once the database answers)");
         }

@@ -46,6 +46,15 @@ final class ClusterRefusals {
                 "retry: the request is routed to another node");
     }
 
+    /** The node lost its hold on the session (its lease lapsed, or the session was taken over) before it ran the call. */
+    static RlmException notHeld(String sessionId, String why) {
+        return new RlmException(
+                ErrorCode.SESSION_MOVED,
+                "session " + sessionId + " was not run here: " + why + "; nothing of this call ran",
+                null,
+                RETRY);
+    }
+
     /** Makes a new session this node's; a cluster database that refuses is the caller's error to retry. */
     static void claim(Ownership ownership, String sessionId) {
         try {

@@ -11,6 +11,7 @@ import dev.rlmmcp.kernel.channel.KernelReply;
 import dev.rlmmcp.kernel.protocol.Detached;
 import dev.rlmmcp.kernel.protocol.KernelRequest;
 import dev.rlmmcp.kernel.protocol.Restored;
+import dev.rlmmcp.store.NotHeldException;
 import dev.rlmmcp.store.StateStore;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -167,6 +168,8 @@ final class SessionKernel {
                     : store.snapshots().checkout(id);
             unstored = false;
             return dir;
+        } catch (NotHeldException e) {
+            throw ClusterRefusals.notHeld(id, e.getMessage());
         } catch (IOException e) {
             throw new RlmException(
                     ErrorCode.KERNEL_UNAVAILABLE,

@@ -351,7 +351,7 @@ final class S3ClusterSnapshotStore implements SnapshotStore {
     private long held(String sessionId, String consequence) throws IOException {
         OptionalLong epoch = database.epoch(sessionId);
         if (epoch.isEmpty()) {
-            throw new IOException("this node no longer owns session " + sessionId + ": " + consequence);
+            throw new NotHeldException("this node no longer owns session " + sessionId + ": " + consequence);
         }
         return epoch.getAsLong();
     }

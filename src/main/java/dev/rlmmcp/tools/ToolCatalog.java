@@ -136,6 +136,9 @@ public final class ToolCatalog {
             ObjectNode body = tool.call(args, caller);
             return new Reply(body, tool.isError(body), view(body, args.sessionId() != null, caller));
         } catch (RlmException e) {
+            if (e.code() == ErrorCode.SESSION_MOVED) {
+                caller.context().markNotServing();
+            }
             return refusal(e);
         } catch (RuntimeException e) {
             log.error("tool {} failed", tool.name(), e);

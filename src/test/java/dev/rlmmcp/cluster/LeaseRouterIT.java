@@ -3,6 +3,8 @@ package dev.rlmmcp.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.rlmmcp.base.ErrorCode;
+import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.core.Ownership;
 import dev.rlmmcp.e2e.support.PostgresServer;
 import java.time.Duration;
@@ -70,7 +72,13 @@ class LeaseRouterIT {
         ClusterNode cutOff = ClusterNode.open(
                 new ClusterSettings(url, "127.0.0.1:" + next++, "a-secret-of-the-test-cluster", LEASE));
         nodes.add(cutOff); // never renewed its lease, as a node fenced from the database
-        assertThatThrownBy(() -> cutOff.ownership().acquire("s-one")).hasMessageContaining("cannot renew its lease");
+        assertThatThrownBy(() -> cutOff.ownership().acquire("s-one"))
+                .isInstanceOfSatisfying(
+                        RlmException.class,
+                        e -> assertThat(e.code())
+                                .as("nothing ran: the node's 503 over HTTP")
+                                .isEqualTo(ErrorCode.SESSION_MOVED))
+                .hasMessageContaining("cannot renew its lease");
         assertThat(cutOff.ownership().holds("s-one")).isFalse();
         assertThat(cutOff.router().admit("s-one")).isNull();
     }

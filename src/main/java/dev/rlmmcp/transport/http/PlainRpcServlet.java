@@ -77,8 +77,11 @@ final class PlainRpcServlet extends HttpServlet {
             return;
         }
         // the body is the reply object, whatever format was asked
-        ToolCatalog.Reply reply =
-                catalog.reply(tool.get(), arguments, new Caller(CONNECTION, null, CallContext.create()));
+        CallContext context = CallContext.create();
+        ToolCatalog.Reply reply = catalog.reply(tool.get(), arguments, new Caller(CONNECTION, null, context));
+        if (context.notServing()) {
+            RoutingFilter.notServingHeaders(response);
+        }
         write(response, status(reply), reply.body());
     }
 
@@ -136,7 +139,7 @@ final class PlainRpcServlet extends HttpServlet {
             case PERMISSION_DENIED -> 403;
             case SESSION_NOT_FOUND, VARIABLE_NOT_FOUND, FILE_NOT_FOUND -> 404;
             case INTERNAL_ERROR -> 500;
-            case KERNEL_UNAVAILABLE, CAPACITY -> 503;
+            case KERNEL_UNAVAILABLE, CAPACITY, SESSION_MOVED -> 503;
             default -> 409;
         };
     }

@@ -168,9 +168,7 @@ final class RoutingFilter extends HttpFilter {
     }
 
     private static void notServing(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        response.setHeader("Retry-After", "2");
-        response.setHeader(PeerProxy.NOT_SERVING, "true"); // a peer waits for the session to move
-        response.setHeader(PeerProxy.OUTCOME, PeerProxy.NOT_RUN);
+        notServingHeaders(response);
         JsonResponse.refuseUnread(
                 request,
                 response,
@@ -178,6 +176,16 @@ final class RoutingFilter extends HttpFilter {
                 -32000,
                 "this node is not serving now (it is shutting down, or cut off from the cluster database); "
                         + "retry in a few seconds");
+    }
+
+    /**
+     * The headers of a 503 for a call that ran nowhere because this node does not serve its session now: when
+     * to retry, that nothing ran, and for a forwarding peer, that it should wait for the session to move.
+     */
+    static void notServingHeaders(HttpServletResponse response) {
+        response.setHeader("Retry-After", "2");
+        response.setHeader(PeerProxy.NOT_SERVING, "true");
+        response.setHeader(PeerProxy.OUTCOME, PeerProxy.NOT_RUN);
     }
 
     /** A peer sent a request for a session this node does not own: 409 naming the owner. */

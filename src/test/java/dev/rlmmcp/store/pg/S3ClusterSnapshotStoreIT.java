@@ -7,6 +7,7 @@ import dev.rlmmcp.data.S3Settings;
 import dev.rlmmcp.data.S3Store;
 import dev.rlmmcp.e2e.support.PostgresServer;
 import dev.rlmmcp.store.ClusterSessionDatabase.Pointer;
+import dev.rlmmcp.store.NotHeldException;
 import dev.rlmmcp.store.S3SnapshotStore;
 import dev.rlmmcp.store.SnapshotStore;
 import dev.rlmmcp.store.StateStore;
@@ -161,6 +162,10 @@ class S3ClusterSnapshotStoreIT {
         b.snapshots().close();
         clusterB.leases().release("s1");
         clusterA.leases().dropAll(); // as its NodeLease does when it fences itself
+        // a call admitted before the fence finds the session not held: refused as not run here, not as a fault
+        assertThatThrownBy(() -> a.snapshots().checkout("s1"))
+                .isInstanceOf(NotHeldException.class)
+                .hasMessageContaining("no longer owns session s1");
         assertThat(clusterA.leases().acquire("s1")).hasValue(3);
         Path back = a.snapshots().checkout("s1");
         assertThat(Files.readString(back.resolve("x.32"))).isEqualTo("new owner");
