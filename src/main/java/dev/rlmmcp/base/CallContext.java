@@ -16,6 +16,7 @@ public final class CallContext {
     private volatile Progress progress = new Progress(null, 0, -1);
     private volatile String status;
     private volatile boolean notServing;
+    private volatile String offeredSessionId;
 
     private CallContext(boolean live) {
         this.live = live;
@@ -92,6 +93,21 @@ public final class CallContext {
     /** Whether {@link #markNotServing} was called. */
     public boolean notServing() {
         return notServing;
+    }
+
+    /**
+     * An id for a session this call creates, offered by the balancer that hashed the request on it (a
+     * cluster behind the shipped nginx): named so, the session's later requests hash to the node that
+     * created it and owns it. Null: none offered.
+     */
+    public String offeredSessionId() {
+        return offeredSessionId;
+    }
+
+    public void offerSessionId(String id) {
+        if (live) {
+            offeredSessionId = id;
+        }
     }
 
     /** The latest {@link #status(String)} line, or null. */

@@ -45,6 +45,11 @@ public final class ClusterOwnership implements Ownership {
     }
 
     @Override
+    public boolean claimOffered(String sessionId) {
+        return lease.serving() && leases.claimNew(sessionId);
+    }
+
+    @Override
     public boolean acquire(String sessionId) {
         if (!lease.live()) {
             throw new RlmException(

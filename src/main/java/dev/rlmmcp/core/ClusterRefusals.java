@@ -3,6 +3,7 @@ package dev.rlmmcp.core;
 import dev.rlmmcp.base.ErrorCode;
 import dev.rlmmcp.base.RlmException;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 
 /** Why a cluster node does not run a session here, as the errors callers get (see {@link Ownership}). */
 final class ClusterRefusals {
@@ -55,10 +56,23 @@ final class ClusterRefusals {
                 RETRY);
     }
 
-    /** Makes a new session this node's; a cluster database that refuses is the caller's error to retry. */
-    static void claim(Ownership ownership, String sessionId) {
-        try {
+    /** Makes a new session this node's; its id. A cluster database that refuses is the caller's error to retry. */
+    static String claim(Ownership ownership, String sessionId) {
+        claimed(() -> {
             ownership.claim(sessionId);
+            return true;
+        });
+        return sessionId;
+    }
+
+    /** Makes a new session this node's under an offered id; false if the id is of no use (known, or one node). */
+    static boolean claimOffered(Ownership ownership, String sessionId) {
+        return claimed(() -> ownership.claimOffered(sessionId));
+    }
+
+    private static boolean claimed(BooleanSupplier claim) {
+        try {
+            return claim.getAsBoolean();
         } catch (RuntimeException e) {
             throw new RlmException(
                     ErrorCode.UPSTREAM_ERROR,

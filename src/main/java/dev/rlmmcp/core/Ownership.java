@@ -42,6 +42,14 @@ public interface Ownership {
     void claim(String sessionId);
 
     /**
+     * Makes a new session this node's under an id offered by the balancer (see {@code CallContext#offeredSessionId});
+     * false if the cluster knows that id already or this is one node, where the offer is of no use.
+     */
+    default boolean claimOffered(String sessionId) {
+        return false;
+    }
+
+    /**
      * Makes a session this node's before it is resumed here: true if held already or taken over now
      * (unowned, or its owner's lease expired); false if a live other node owns it or there is no such session.
      */

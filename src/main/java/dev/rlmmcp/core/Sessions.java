@@ -10,13 +10,11 @@ import dev.rlmmcp.store.SessionDatabase.StoredSession;
 import dev.rlmmcp.store.StateStore;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,7 +43,6 @@ import org.slf4j.LoggerFactory;
 public final class Sessions implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Sessions.class);
-    private static final SecureRandom RANDOM = new SecureRandom();
     static final String DEFAULT_NAME = "default";
     private static final long RECLAIM_EVERY_S = 5;
 
@@ -165,7 +162,7 @@ public final class Sessions implements AutoCloseable {
             Session session = byConnection.compute(
                     connection,
                     (c, current) -> current == null || current.state() == SessionState.EXPIRED
-                            ? register(DEFAULT_NAME, Limits.NONE, llm.defaults())
+                            ? register(DEFAULT_NAME, Limits.NONE, llm.defaults(), null)
                             : current);
             return ownership.holds(session.id()) ? session : get(session.id());
         }
@@ -199,7 +196,7 @@ public final class Sessions implements AutoCloseable {
      */
     private synchronized Session adopt(String sessionId) {
         Session known = byId.get(sessionId);
-        if (known != null || store == null || !sessionId.matches("[A-Za-z0-9_-]{1,64}")) {
+        if (known != null || store == null || !SessionIds.wellFormed(sessionId)) {
             return known;
         }
         if (!ClusterRefusals.mayResume(ownership, sessionId, handingOver, clustered())) {
@@ -237,13 +234,16 @@ public final class Sessions implements AutoCloseable {
 
     /** A new named session with its own guardrails. */
     public Session create(String name, Limits limits) {
-        return create(name, limits, llm.defaults());
+        return create(name, limits, llm.defaults(), null);
     }
 
-    /** A new named session with its own guardrails and limits on llm_query. */
-    public Session create(String name, Limits limits, LlmLimits llmLimits) {
+    /**
+     * A new named session with its own guardrails and limits on llm_query, under {@code offeredId} if the
+     * balancer offered one ({@link dev.rlmmcp.base.CallContext#offeredSessionId}) that the cluster does not know.
+     */
+    public Session create(String name, Limits limits, LlmLimits llmLimits, String offeredId) {
         store();
-        return register(name, limits, llmLimits);
+        return register(name, limits, llmLimits, offeredId);
     }
 
     /**
@@ -253,7 +253,7 @@ public final class Sessions implements AutoCloseable {
      */
     public Session scratch(Session parent, Duration wait) {
         StateStore s = store();
-        String id = "child-" + newId();
+        String id = "child-" + SessionIds.random();
         Path dir = s == null ? null : s.snapshots().root().resolve(id);
         return Session.scratch(id, parent, kernels, llm, dir, s == null ? null : s.directory(), wait);
     }
@@ -362,22 +362,18 @@ public final class Sessions implements AutoCloseable {
         }
     }
 
-    private Session register(String name, Limits limits, LlmLimits llmLimits) {
+    private Session register(String name, Limits limits, LlmLimits llmLimits, String offeredId) {
         if (handingOver) {
             throw ClusterRefusals.handingOver();
         }
-        String id = newId();
-        ClusterRefusals.claim(ownership, id);
+        String id =
+                offeredId != null && !byId.containsKey(offeredId) && ClusterRefusals.claimOffered(ownership, offeredId)
+                        ? offeredId
+                        : ClusterRefusals.claim(ownership, SessionIds.random());
         Session session =
                 Session.create(id, name, limits, kernels, llm, llmLimits, store, sweeper, !DEFAULT_NAME.equals(name));
         byId.put(session.id(), session);
         return session;
-    }
-
-    private static String newId() {
-        byte[] bytes = new byte[9];
-        RANDOM.nextBytes(bytes);
-        return "s-" + HexFormat.of().formatHex(bytes);
     }
 
     /**

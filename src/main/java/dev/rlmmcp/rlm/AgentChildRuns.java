@@ -106,7 +106,7 @@ final class AgentChildRuns implements HostCallbacks, AutoCloseable {
         }
         Session child;
         try {
-            child = env.sessions().create("rlm_query child of " + parent.id(), Limits.NONE, parent.llmLimits());
+            child = env.sessions().create("rlm_query child of " + parent.id(), Limits.NONE, parent.llmLimits(), null);
         } catch (RlmException e) {
             run.childEnded();
             throw new LlmException("CHILD_FAILED", "the child session could not be made: " + e.getMessage());

@@ -52,7 +52,7 @@ class LlmQueryTest {
     }
 
     private Session session(LlmLimits limits) {
-        return sessions.create("llm", Limits.NONE, limits);
+        return sessions.create("llm", Limits.NONE, limits, null);
     }
 
     private static ObjectNode run(Session session, String code) {

@@ -84,6 +84,18 @@ public final class Leases {
 
     /** Registers a new session, owned here at epoch 1 (or taken over, if its id is known and free). */
     public long claim(String sessionId) {
+        if (claimNew(sessionId)) {
+            return 1;
+        }
+        return acquire(sessionId)
+                .orElseThrow(() -> new StoreException(
+                        "cannot claim session " + sessionId + ": it exists and a live node owns it, "
+                                + "or this node's lease is not live",
+                        null));
+    }
+
+    /** Registers a session the cluster does not know, owned here at epoch 1; false if the id is known. */
+    public boolean claimNew(String sessionId) {
         int rows = db.call("claim session " + sessionId, c -> {
             try (PreparedStatement s = c.prepareStatement("INSERT INTO rlm_sessions (id, owner_node, epoch) "
                     + "SELECT ?, ?, 1 WHERE " + ME_LIVE + " ON CONFLICT (id) DO NOTHING")) {
@@ -95,13 +107,8 @@ public final class Leases {
         });
         if (rows == 1) {
             held.put(sessionId, 1L);
-            return 1;
         }
-        return acquire(sessionId)
-                .orElseThrow(() -> new StoreException(
-                        "cannot claim session " + sessionId + ": it exists and a live node owns it, "
-                                + "or this node's lease is not live",
-                        null));
+        return rows == 1;
     }
 
     /**

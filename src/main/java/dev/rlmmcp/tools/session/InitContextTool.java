@@ -140,7 +140,8 @@ public final class InitContextTool implements RlmTool {
                     "data_type was given without context_text",
                     "pass context_text too, or load data later with rlm_load_data / rlm_load_file");
         }
-        Session session = sessions.create(variable, limits, llmLimits(args));
+        Session session = sessions.create(
+                variable, limits, llmLimits(args), caller.context().offeredSessionId());
         ObjectNode body = Replies.summary(session.summary());
         if (text != null) {
             try {

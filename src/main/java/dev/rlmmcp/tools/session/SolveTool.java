@@ -175,7 +175,11 @@ public final class SolveTool implements RlmTool {
 
     /** A new session with {@code source} loaded as its context; a load that fails leaves no session behind. */
     private Session loaded(ContextSource source, CallContext context) {
-        Session session = sessions.create(ContextSource.VARIABLE, sessions.defaultLimits());
+        Session session = sessions.create(
+                ContextSource.VARIABLE,
+                sessions.defaultLimits(),
+                sessions.llm().defaults(),
+                context.offeredSessionId());
         try {
             source.load(session, dataRoot, sources, "context", context);
             return session;

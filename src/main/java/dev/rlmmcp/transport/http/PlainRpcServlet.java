@@ -78,6 +78,7 @@ final class PlainRpcServlet extends HttpServlet {
         }
         // the body is the reply object, whatever format was asked
         CallContext context = CallContext.create();
+        SessionOffer.carry(request, context);
         ToolCatalog.Reply reply = catalog.reply(tool.get(), arguments, new Caller(CONNECTION, null, context));
         if (context.notServing()) {
             RoutingFilter.notServingHeaders(response);

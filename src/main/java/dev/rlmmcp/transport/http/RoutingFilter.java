@@ -232,6 +232,7 @@ final class RoutingFilter extends HttpFilter {
             }
             if (answer != null && !answer.notServing()) {
                 routes.remember(key, owner);
+                response.setHeader(PeerProxy.FORWARDED_BY, router.nodeId()); // beside the owner's Rlm-Node
                 PeerProxy.relay(answer, response);
                 return;
             }

@@ -231,6 +231,7 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
         public void call(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
             AtomicInteger running = busy.computeIfAbsent(session.getId(), k -> new AtomicInteger());
             running.incrementAndGet();
+            SessionOffer.carry(request, served.context());
             try {
                 new HttpExchange(
                                 mapper,
@@ -291,6 +292,7 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
 
         @Override
         public CallChannel channel(McpSchema.JSONRPCRequest call, ServedRequests.Served served) {
+            SessionOffer.carry(request, served.context());
             return new HttpExchange(
                     mapper,
                     sweeper,

@@ -29,7 +29,9 @@ import java.util.function.BooleanSupplier;
  */
 public final class PeerProxy {
 
+    /** On a forwarded request, and on its relayed reply: the id of the node that forwarded it. */
     public static final String FORWARDED_BY = "Rlm-Forwarded-By";
+
     public static final String OWNER = "Rlm-Owner";
     /** On every reply of a cluster node: the id of the node that ran the request (relayed as the owner sent it). */
     public static final String NODE = "Rlm-Node";

@@ -28,7 +28,8 @@ public final class Balancer implements AutoCloseable {
     private static final Pattern SERVER = Pattern.compile("(?m)^(\\s*)server\\s+\\S+:\\d+(\\s[^;]*)?;\\s*\\n");
     private static final Pattern UPSTREAM = Pattern.compile("(?ms)^upstream\\s+\\S+\\s*\\{.*?^\\}");
     private static final Pattern LISTEN = Pattern.compile("(?m)^\\s*listen\\s+8080;");
-    private static final Pattern HASH = Pattern.compile("(?m)^\\s*hash\\s+\\$rlm_route\\s+consistent;\\s*\\n");
+    private static final Pattern HASH =
+            Pattern.compile("(?m)^\\s*hash\\s+\\$rlm_route\\$rlm_new_session\\s+consistent;\\s*\\n");
 
     private final Process process;
     private final int port;
@@ -98,7 +99,7 @@ public final class Balancer implements AutoCloseable {
         String rendered = config.toString();
         require(LISTEN.matcher(rendered).find(), "listen 8080;");
         rendered = LISTEN.matcher(rendered).replaceFirst("    listen 127.0.0.1:" + port + ";");
-        require(HASH.matcher(rendered).find(), "hash $rlm_route consistent;");
+        require(HASH.matcher(rendered).find(), "hash $rlm_route$rlm_new_session consistent;");
         return hashing ? rendered : HASH.matcher(rendered).replaceFirst("");
     }
 

@@ -20,7 +20,8 @@ class BalancerTest {
                 .contains("server 10.9.9.12:8765 max_fails=1 fail_timeout=2s;\n")
                 .doesNotContain("10.0.0.1")
                 .contains("listen 127.0.0.1:4321;")
-                .contains("hash $rlm_route consistent;")
+                .contains("hash $rlm_route$rlm_new_session consistent;")
+                .contains("proxy_set_header Rlm-New-Session-Id $rlm_new_session;")
                 .contains("map \"$http_mcp_session_id|$http_mcp_param_session_id|$arg_session_id\" $rlm_route");
         assertThat(hashing)
                 .contains("server 10.9.9.11:8765 max_fails=0;\n")
@@ -33,6 +34,6 @@ class BalancerTest {
         String roundRobin = Balancer.render(shipped, nodes, false, 4321);
         assertThat(roundRobin)
                 .doesNotContain("hash $rlm_route")
-                .isEqualTo(hashing.replace("    hash $rlm_route consistent;\n", ""));
+                .isEqualTo(hashing.replace("    hash $rlm_route$rlm_new_session consistent;\n", ""));
     }
 }

@@ -87,7 +87,11 @@ class ClusterIT {
                 sessions.add(session);
                 owners.add(cluster.owner(session));
             }
-            assertThat(owners).as("owners through " + balancer.url()).containsExactlyInAnyOrder(0, 1, 2);
+            if (balancer == roundRobin) {
+                assertThat(owners).as("owners through round robin").containsExactlyInAnyOrder(0, 1, 2);
+            } else { // each new session on a random key: all nine on one node has odds of 1 in 6,561
+                assertThat(owners).as("owners through consistent hashing").hasSizeGreaterThan(1);
+            }
             for (StatelessClient other :
                     List.of(new StatelessClient(hashing.url()), new StatelessClient(roundRobin.url()))) {
                 for (int i = 0; i < sessions.size(); i++) {
@@ -362,6 +366,44 @@ class ClusterIT {
         answeredOnlyByTheProduct(load, "PostgreSQL outage");
         assertThat(load.acknowledged()).isPositive();
         nothingAcknowledgedLostEvenAfterKillDashNine(load);
+    }
+
+    @Test
+    @Order(1)
+    void aSessionMadeThroughTheHashingBalancerIsOwnedByTheNodeItsCallsReachSoNoneIsForwarded() throws Exception {
+        StatelessClient client = new StatelessClient(hashing.url());
+        List<String> sessions = new ArrayList<>();
+        for (int i = 0; i < 9; i++) {
+            sessions.add(client.newSession());
+        }
+        int forwardedByRoundRobin = 0;
+        for (String session : sessions) {
+            assertThat(session).as("named after the key nginx hashed").matches("s-[0-9a-f]{32}");
+            String owner = cluster.db().ownerNode(session);
+            var direct = call(hashing, session);
+            assertThat(direct.headers().allValues("Rlm-Node")).containsExactly(owner);
+            assertThat(direct.headers().firstValue("Rlm-Forwarded-By"))
+                    .as("forwarded through consistent hashing: " + session)
+                    .isEmpty();
+            var spread = call(roundRobin, session);
+            assertThat(spread.headers().allValues("Rlm-Node")).containsExactly(owner);
+            forwardedByRoundRobin +=
+                    spread.headers().firstValue("Rlm-Forwarded-By").isPresent() ? 1 : 0;
+        }
+        assertThat(forwardedByRoundRobin)
+                .as("calls round robin sent to another node, which forwarded them")
+                .isPositive();
+    }
+
+    private static java.net.http.HttpResponse<String> call(Balancer balancer, String session) throws Exception {
+        var reply = Rpc.http()
+                .send(
+                        new StatelessClient(balancer.url())
+                                .toolCall(1, "rlm_execute", Map.of("session_id", session, "code", "print(1)"))
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(reply.statusCode()).as(reply.body()).isEqualTo(200);
+        return reply;
     }
 
     @Test
