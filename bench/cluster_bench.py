@@ -34,6 +34,7 @@ class Client:
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.reader = self.sock.makefile("rb")
         self.ids = 0
+        self.forwarded = 0  # replies relayed by a node other than the session's owner
 
     def tool(self, name, session=None, **arguments):
         self.ids += 1
@@ -82,6 +83,8 @@ class Client:
             data = self.reader.read(int(headers.get("content-length", "0")))
         if headers.get("connection", "").lower() == "close":
             self.sock.close()
+        if "rlm-forwarded-by" in headers:
+            self.forwarded += 1
         return status, data, headers.get("content-type", "")
 
     def session(self):
@@ -201,20 +204,27 @@ def takeover(cluster, balancer, runs=3):
           + (f"; {refused} answers 503 on the way, the client asking again every 0.2 s" if refused else ""))
 
 
-def throughput(cluster, nodes, seconds=8, threads=16, sessions=16):
+def throughput(cluster, nodes, seconds=8, warmup=4, threads=16, sessions=16):
+    """Calls/s of `threads` clients through the hashing balancer over `nodes` nodes, on sessions made through it,
+    after `warmup` seconds of the same load (a node the earlier sections did not use is otherwise measured
+    while its JIT compiles); and how many of the counted calls a node forwarded to the owner."""
     url = cluster.ask(f"balancer hash {','.join(str(i) for i in range(nodes))}")
     setup = Client(url)
     sids = [setup.session() for _ in range(sessions)]
     setup.close()
-    counts, errors = [0] * threads, []
-    stop = time.time() + seconds
+    counts, forwarded, errors = [0] * threads, [0] * threads, []
+    start = time.time() + warmup
+    stop = start + seconds
 
     def run(i):
         client = Client(url)
         try:
             while time.time() < stop:
+                before = client.forwarded
                 client.tool("rlm_execute", sids[i % sessions], code="pass")
-                counts[i] += 1
+                if time.time() >= start:
+                    counts[i] += 1
+                    forwarded[i] += client.forwarded - before
         except Exception as e:  # noqa: BLE001 (reported below)
             errors.append(str(e))
         finally:
@@ -225,7 +235,7 @@ def throughput(cluster, nodes, seconds=8, threads=16, sessions=16):
     for w in workers:
         w.join()
     assert not errors, errors[:3]
-    return sum(counts) / seconds
+    return sum(counts) / seconds, sum(forwarded), sum(counts)
 
 
 def step_cost(client, sid, calls):
@@ -261,8 +271,10 @@ def bench_cluster(calls=300):
         forwarded_latency(cluster, calls)
         snapshot_cost(cluster, calls)
         rates = [throughput(cluster, n) for n in (1, 2, 3)]
-        print("calls/s through nginx (16 clients, 16 sessions, rlm_execute 'pass', consistent hashing): "
-              + ", ".join(f"{n} node{'s' if n > 1 else ''} {r:.0f}" for n, r in zip((1, 2, 3), rates))
+        print("calls/s through nginx (16 clients, 16 sessions made through it, rlm_execute 'pass', consistent "
+              "hashing, after 4 s of the same load): "
+              + ", ".join(f"{n} node{'s' if n > 1 else ''} {r:.0f} ({f} of {c} forwarded)"
+                          for n, (r, f, c) in zip((1, 2, 3), rates))
               + f" (all on {os.cpu_count()} CPUs of one machine)")
         takeover(cluster, cluster.ask("balancer hash 0,1,2"))
     finally:

@@ -69,6 +69,10 @@ class LeaseRouterIT {
         assertThat(b.ownership().holds("s-one")).isTrue();
         assertThat(b.leases().held("s-one")).hasValue(2);
 
+        assertThat(b.ownership().claimOffered("s-offered")).isTrue();
+        assertThat(b.ownership().claimOffered("s-offered")).as("known now").isFalse();
+        assertThat(b.ownership().claimOffered("s-one")).isFalse();
+
         ClusterNode cutOff = ClusterNode.open(
                 new ClusterSettings(url, "127.0.0.1:" + next++, "a-secret-of-the-test-cluster", LEASE));
         nodes.add(cutOff); // never renewed its lease, as a node fenced from the database

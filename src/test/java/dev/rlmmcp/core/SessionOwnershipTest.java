@@ -49,6 +49,15 @@ class SessionOwnershipTest {
         }
 
         @Override
+        public boolean claimOffered(String sessionId) {
+            if (held.contains(sessionId) || others.containsKey(sessionId)) {
+                return false;
+            }
+            held.add(sessionId);
+            return true;
+        }
+
+        @Override
         public boolean acquire(String sessionId) {
             if (held.contains(sessionId)) {
                 return true;
@@ -153,6 +162,31 @@ class SessionOwnershipTest {
         Session back = sessions.get(session.id());
         assertThat(ownership.held).contains(session.id());
         assertThat(out(back, "print(x + 1)")).isEqualTo("42\n");
+    }
+
+    @Test
+    void aNewSessionTakesTheIdTheBalancerOffersUnlessTheClusterKnowsIt() {
+        FakeOwnership ownership = new FakeOwnership();
+        Sessions sessions = node(ownership);
+        String offered = "s-0123456789abcdef0123456789abcdef";
+        Session first = sessions.create("work", Limits.NONE, sessions.llm().defaults(), offered);
+        assertThat(first.id()).isEqualTo(offered);
+        assertThat(ownership.held).containsExactly(offered);
+
+        Session again = sessions.create("work", Limits.NONE, sessions.llm().defaults(), offered);
+        assertThat(again.id())
+                .as("an id in use is never taken twice")
+                .isNotEqualTo(offered)
+                .startsWith("s-");
+        ownership.others.put("s-ownedbyanothernode0000000000000", "node-b");
+        assertThat(sessions.create("w", Limits.NONE, sessions.llm().defaults(), "s-ownedbyanothernode0000000000000")
+                        .id())
+                .isNotEqualTo("s-ownedbyanothernode0000000000000");
+        Sessions single = node(Ownership.SINGLE_NODE, "single");
+        assertThat(single.create("w", Limits.NONE, single.llm().defaults(), offered)
+                        .id())
+                .as("one node has no use for an offer")
+                .isNotEqualTo(offered);
     }
 
     @Test
