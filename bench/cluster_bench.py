@@ -1,6 +1,7 @@
 """bin/bench --only cluster: three nodes on this machine (the tests' harness, dev.rlmmcp.e2e.cluster.ClusterMain:
 each node in a network namespace of its own on a bridge, PostgreSQL and S3Proxy on the bridge, nginx with
-deploy/nginx/rlm-mcp.conf), measured with a lean 2026-07-28 client (stateless JSON-RPC over HTTP/1.1 keep-alive)."""
+deploy/nginx/rlm-mcp.conf), measured with a lean 2026-07-28 client (stateless JSON-RPC over HTTP/1.1 keep-alive).
+The nodes are started by bin/rlm-mcp, as users start them: its JVM options and start-up cache."""
 import json
 import os
 import socket
@@ -29,14 +30,20 @@ class Client:
 
     def __init__(self, url):
         u = urlparse(url)
+        self.address = (u.hostname, u.port)
         self.host = f"{u.hostname}:{u.port}"
-        self.sock = socket.create_connection((u.hostname, u.port), timeout=120)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.reader = self.sock.makefile("rb")
+        self.sock = None
         self.ids = 0
         self.forwarded = 0  # replies relayed by a node other than the session's owner
 
+    def _connect(self):
+        self.sock = socket.create_connection(self.address, timeout=120)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.reader = self.sock.makefile("rb")
+
     def tool(self, name, session=None, **arguments):
+        if self.sock is None:  # first call, or nginx closed the connection after its keepalive_requests
+            self._connect()
         self.ids += 1
         if session:
             arguments["session_id"] = session
@@ -82,7 +89,7 @@ class Client:
         else:
             data = self.reader.read(int(headers.get("content-length", "0")))
         if headers.get("connection", "").lower() == "close":
-            self.sock.close()
+            self.close()
         if "rlm-forwarded-by" in headers:
             self.forwarded += 1
         return status, data, headers.get("content-type", "")
@@ -91,7 +98,9 @@ class Client:
         return self.tool("rlm_init_context")["session_id"]
 
     def close(self):
-        self.sock.close()
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
 
 
 class Cluster:
@@ -105,7 +114,8 @@ class Cluster:
                                      os.path.join(ROOT, "target", "test-classes")])
         java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if "JAVA_HOME" in os.environ else "java"
         self.proc = subprocess.Popen(
-            [java, "-Ds3proxy.jar=" + os.path.join(ROOT, "target", "s3proxy", "s3proxy.jar"), "-cp", classpath,
+            [java, "-Ds3proxy.jar=" + os.path.join(ROOT, "target", "s3proxy", "s3proxy.jar"),
+             "-Drlm.launcher=" + os.path.join(ROOT, "bin", "rlm-mcp"), "-cp", classpath,
              "dev.rlmmcp.e2e.cluster.ClusterMain", str(nodes), str(lease_ms), *options],
             cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.urls = []
@@ -270,9 +280,10 @@ def bench_cluster(calls=300):
         print(f"3 nodes ({where}), PostgreSQL 15 and S3Proxy on this machine, nginx {nginx_version()}")
         forwarded_latency(cluster, calls)
         snapshot_cost(cluster, calls)
+        throughput(cluster, 3, seconds=20, warmup=0)  # every node past its start-up compilation
         rates = [throughput(cluster, n) for n in (1, 2, 3)]
         print("calls/s through nginx (16 clients, 16 sessions made through it, rlm_execute 'pass', consistent "
-              "hashing, after 4 s of the same load): "
+              "hashing, after 20 s of load on all three and 4 s of the same load): "
               + ", ".join(f"{n} node{'s' if n > 1 else ''} {r:.0f} ({f} of {c} forwarded)"
                           for n, (r, f, c) in zip((1, 2, 3), rates))
               + f" (all on {os.cpu_count()} CPUs of one machine)")

@@ -20,6 +20,9 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ClusterNode implements AutoCloseable {
 
+    /** A system property: the launcher (bin/rlm-mcp) to start nodes with, rather than {@code java -jar}. */
+    static final String LAUNCHER = "rlm.launcher";
+
     private final int index;
     private final List<String> prefix;
     private final String host;
@@ -66,7 +69,13 @@ public final class ClusterNode implements AutoCloseable {
                 "--allow-no-auth"));
         args.addAll(options);
         List<String> command = new ArrayList<>(prefix);
-        command.addAll(ServerProcess.command(args));
+        String launcher = System.getProperty(LAUNCHER);
+        if (launcher == null) {
+            command.addAll(ServerProcess.command(args));
+        } else { // as users start a node: its JVM options and start-up cache (bin/bench)
+            command.add(launcher);
+            command.addAll(args);
+        }
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.environment().remove("RLM_API_KEY");
         builder.environment().putAll(env);
