@@ -278,12 +278,12 @@ def bench_cluster(calls=300):
     try:
         where = "each in a network namespace" if cluster.where == "namespaces" else "LOOPBACK PORTS, no namespaces"
         print(f"3 nodes ({where}), PostgreSQL 15 and S3Proxy on this machine, nginx {nginx_version()}")
+        throughput(cluster, 3, seconds=20, warmup=0)  # every node past its start-up compilation
         forwarded_latency(cluster, calls)
         snapshot_cost(cluster, calls)
-        throughput(cluster, 3, seconds=20, warmup=0)  # every node past its start-up compilation
         rates = [throughput(cluster, n) for n in (1, 2, 3)]
         print("calls/s through nginx (16 clients, 16 sessions made through it, rlm_execute 'pass', consistent "
-              "hashing, after 20 s of load on all three and 4 s of the same load): "
+              "hashing, each after 4 s of the same load; first, 20 s on all three nodes before every figure): "
               + ", ".join(f"{n} node{'s' if n > 1 else ''} {r:.0f} ({f} of {c} forwarded)"
                           for n, (r, f, c) in zip((1, 2, 3), rates))
               + f" (all on {os.cpu_count()} CPUs of one machine)")
