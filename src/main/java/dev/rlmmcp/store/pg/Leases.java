@@ -94,7 +94,7 @@ public final class Leases {
                         null));
     }
 
-    /** Registers a session the cluster does not know, owned here at epoch 1; false if the id is known. */
+    /** Registers a session the cluster does not know, owned here at epoch 1; false if the id is known or this node's lease is not live. */
     public boolean claimNew(String sessionId) {
         int rows = db.call("claim session " + sessionId, c -> {
             try (PreparedStatement s = c.prepareStatement("INSERT INTO rlm_sessions (id, owner_node, epoch) "
