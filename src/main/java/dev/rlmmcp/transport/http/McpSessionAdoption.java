@@ -80,7 +80,9 @@ final class McpSessionAdoption {
             return null;
         }
         try {
-            McpStreamableServerSession session = rebuilt(id, params, factory);
+            McpStreamableServerSession.McpStreamableServerSessionInit rebuilt = rebuilt(id, params, factory);
+            rebuilt.initResult().block();
+            McpStreamableServerSession session = rebuilt.session();
             session.accept(new McpSchema.JSONRPCNotification(
                             McpSchema.JSONRPC_VERSION, McpSchema.METHOD_NOTIFICATION_INITIALIZED, null))
                     .block();
@@ -92,6 +94,25 @@ final class McpSessionAdoption {
                     "cannot adopt MCP sessions of gone nodes with this MCP SDK ({}): their clients get 404 and "
                             + "initialize again",
                     e.toString());
+            return null;
+        }
+    }
+
+    /**
+     * A new session named {@code offered}, the key the balancer hashed its initialize on (see {@link SessionOffer}),
+     * so that its later requests, hashed on its id, reach this node, its home; null (the factory then draws an id)
+     * if none is offered, the cluster knows that id, or this SDK's parts cannot be read.
+     */
+    McpStreamableServerSession.McpStreamableServerSessionInit startAs(
+            String offered, McpSchema.InitializeRequest params, McpStreamableServerSession.Factory factory) {
+        if (offered == null || failed || homes.initialize(offered).isPresent()) {
+            return null;
+        }
+        try {
+            return rebuilt(offered, params, factory);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            failed = true;
+            log.warn("cannot name MCP sessions after the balancer's key with this MCP SDK ({})", e.toString());
             return null;
         }
     }
@@ -108,8 +129,9 @@ final class McpSessionAdoption {
         }
     }
 
+    /** A session of id {@code id} built from the factory's parts, and its answer to {@code params} (not yet run). */
     @SuppressWarnings("unchecked")
-    private static McpStreamableServerSession rebuilt(
+    private static McpStreamableServerSession.McpStreamableServerSessionInit rebuilt(
             String id, McpSchema.InitializeRequest params, McpStreamableServerSession.Factory factory)
             throws ReflectiveOperationException {
         Duration timeout = (Duration) field(factory, "requestTimeout");
@@ -130,8 +152,7 @@ final class McpSessionAdoption {
                 notifications,
                 () -> onClose.apply(id),
                 validator);
-        init.handle(params).block();
-        return session;
+        return new McpStreamableServerSession.McpStreamableServerSessionInit(session, init.handle(params));
     }
 
     private static Object field(Object owner, String name) throws ReflectiveOperationException {

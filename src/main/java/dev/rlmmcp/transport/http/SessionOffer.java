@@ -9,7 +9,8 @@ import java.util.regex.Pattern;
  * hashes a request that names no session on a fresh key, {@code s-} and its {@code $request_id}, and sends that
  * key along; a session named after it is hashed, on each later request, to the node that created it and owns
  * it, so its calls are not forwarded. Nothing of the balancer's hashing is known here: the key it hashed is
- * simply reused. An offer the cluster knows already is not taken (see {@code Sessions#create}).
+ * simply reused. An offer the cluster knows already is not taken (see {@code Sessions#create}). An initialize
+ * names its MCP session after the offer the same way ({@link McpSessionAdoption#startAs}).
  */
 final class SessionOffer {
 
@@ -20,9 +21,15 @@ final class SessionOffer {
 
     /** Hands the request's offer, if it has a well-formed one, to the call it is served by. */
     static void carry(HttpServletRequest request, CallContext context) {
-        String offered = request.getHeader(HEADER);
-        if (offered != null && ID.matcher(offered).matches()) {
+        String offered = offered(request);
+        if (offered != null) {
             context.offerSessionId(offered);
         }
+    }
+
+    /** The request's offer if it is well formed, else null. */
+    static String offered(HttpServletRequest request) {
+        String offered = request.getHeader(HEADER);
+        return offered != null && ID.matcher(offered).matches() ? offered : null;
     }
 }

@@ -170,7 +170,7 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
             return;
         }
         if (message instanceof McpSchema.JSONRPCRequest init && McpSchema.METHOD_INITIALIZE.equals(init.method())) {
-            initialize(init, response);
+            initialize(init, request, response);
             return;
         }
         McpStreamableServerSession session = session(request, response, message);
@@ -365,7 +365,8 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
         response.setStatus(200);
     }
 
-    private void initialize(McpSchema.JSONRPCRequest init, HttpServletResponse response) throws IOException {
+    private void initialize(McpSchema.JSONRPCRequest init, HttpServletRequest request, HttpServletResponse response)
+            throws IOException {
         McpSchema.InitializeRequest params;
         try {
             params = mapper.convertValue(init.params(), new TypeRef<McpSchema.InitializeRequest>() {});
@@ -378,7 +379,9 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
                     init.id());
             return;
         }
-        McpStreamableServerSession.McpStreamableServerSessionInit started = sessionFactory.startSession(params);
+        var named = homes == null ? null : homes.startAs(SessionOffer.offered(request), params, sessionFactory);
+        McpStreamableServerSession.McpStreamableServerSessionInit started =
+                named != null ? named : sessionFactory.startSession(params);
         sessions.put(started.session().getId(), started.session());
         lastUsed.put(started.session().getId(), System.nanoTime());
         McpSchema.InitializeResult result = started.initResult().block();

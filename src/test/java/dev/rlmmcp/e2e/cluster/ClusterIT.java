@@ -395,6 +395,20 @@ class ClusterIT {
                 .isPositive();
     }
 
+    @Test
+    @Order(1)
+    void anMcpSessionInitializedThroughTheHashingBalancerIsHomedWhereItsRequestsLand() throws Exception {
+        for (int i = 0; i < 4; i++) {
+            SessionClient mcp = new SessionClient(hashing.url());
+            assertThat(mcp.initialize()).as("named after the key nginx hashed").matches("s-[0-9a-f]{32}");
+            for (int k = 0; k < 3; k++) {
+                var reply = mcp.reply("rlm_execute", Map.of("code", "x = " + k));
+                assertThat(reply.statusCode()).as(reply.body()).isEqualTo(200);
+                assertThat(reply.headers().firstValue("Rlm-Forwarded-By")).isEmpty();
+            }
+        }
+    }
+
     private static java.net.http.HttpResponse<String> call(Balancer balancer, String session) throws Exception {
         var reply = Rpc.http()
                 .send(

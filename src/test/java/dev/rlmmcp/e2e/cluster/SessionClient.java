@@ -60,6 +60,11 @@ public final class SessionClient {
         return Rpc.result(Rpc.response(reply, id, tool), tool);
     }
 
+    /** The HTTP reply of a tools/call, its headers included. */
+    public HttpResponse<String> reply(String tool, Map<String, ?> arguments) throws IOException, InterruptedException {
+        return send(Rpc.request(ids.incrementAndGet(), "tools/call", Rpc.toolCall(tool, arguments)));
+    }
+
     private HttpResponse<String> send(ObjectNode message) throws IOException, InterruptedException {
         HttpRequest.Builder request = HttpRequest.newBuilder(mcp)
                 .header("Content-Type", "application/json")
