@@ -1,5 +1,6 @@
 package dev.rlmmcp.transport;
 
+import dev.rlmmcp.base.CallContext;
 import dev.rlmmcp.transport.jsonrpc.RequestTransport;
 import dev.rlmmcp.transport.jsonrpc.ServedRequests;
 import dev.rlmmcp.transport.stateless.StatelessServer;
@@ -24,6 +25,11 @@ public abstract class CallChannel extends RequestTransport implements StatelessS
         super(mapper);
         this.served = served;
         this.outgoing = outgoing;
+    }
+
+    /** The context of the request being served. */
+    protected final CallContext context() {
+        return served.context();
     }
 
     /** Writes a message that is to go out, in the transport's framing. */

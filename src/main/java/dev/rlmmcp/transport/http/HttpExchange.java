@@ -31,8 +31,6 @@ final class HttpExchange extends CallChannel {
     /** The HTTP status of the answer: 200, but the stateless revision has statuses of its own. */
     private final ToIntFunction<McpSchema.JSONRPCResponse> status;
 
-    private final ServedRequests.Served served;
-
     private OutputStream stream;
 
     HttpExchange(
@@ -52,7 +50,6 @@ final class HttpExchange extends CallChannel {
         this.json = accepted.json();
         this.sse = accepted.sse();
         this.status = status;
-        this.served = request;
     }
 
     /** The response as a long-lived event stream, if the client accepts one. */
@@ -87,7 +84,7 @@ final class HttpExchange extends CallChannel {
         try {
             if (stream == null
                     && message instanceof McpSchema.JSONRPCResponse
-                    && served.context().notServing()) {
+                    && context().notServing()) {
                 // refused before anything ran: the 503 a balancer or forwarding node sends on
                 RoutingFilter.notServingHeaders(response);
                 JsonResponse.write(response, 503, mapper.writeValueAsBytes(JsonRpc.withoutTraces(message)));
