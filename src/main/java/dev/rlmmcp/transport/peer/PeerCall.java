@@ -3,6 +3,7 @@ package dev.rlmmcp.transport.peer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.cluster.PeerAuth;
 import dev.rlmmcp.cluster.Router;
 import dev.rlmmcp.transport.ToolForward;
@@ -54,13 +55,25 @@ public final class PeerCall implements ToolForward {
         Object named = request.arguments() == null ? null : request.arguments().get("session_id");
         if (!(named instanceof String session)
                 || session.isEmpty()
-                || !(router.route(session) instanceof Router.Remote owner)) {
+                || !(route(session) instanceof Router.Remote owner)) {
             return Optional.empty();
         }
         try {
             return Optional.ofNullable(call(exchange, request, session, owner));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Where the session routes; here when the cluster database cannot say (the call then runs here only if this
+     * node holds the session, which the sessions check themselves, else it is refused as not run here).
+     */
+    private Router.Route route(String session) {
+        try {
+            return router.route(session);
+        } catch (RlmException e) {
+            return new Router.Local();
         }
     }
 

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.rlmmcp.base.ErrorCode;
+import dev.rlmmcp.base.RlmException;
 import dev.rlmmcp.cluster.PeerAuth;
 import dev.rlmmcp.cluster.Router;
 import dev.rlmmcp.transport.http.ApiKey;
@@ -283,6 +285,22 @@ class PeerRoutingIT {
                 .DELETE());
         assertThat(deleted.statusCode()).isEqualTo(200);
         assertThat(a.recorded).doesNotContainKey(session);
+    }
+
+    @Test
+    void aCallWhoseRouteTheClusterDatabaseCannotGiveAtToolLevelIsServedHereNotFailed() throws Exception {
+        AtomicInteger asked = new AtomicInteger();
+        // the routing filter finds the session here; by the tool-level check the database no longer answers
+        a.routes.put("s-db", id -> {
+            if (asked.getAndIncrement() == 0) {
+                return new Router.Local();
+            }
+            throw new RlmException(ErrorCode.UPSTREAM_ERROR, "the cluster database did not answer", null, "retry");
+        });
+        HttpResponse<String> reply = send(stateless(a.url(), "whoami", "s-db", ""));
+        assertThat(reply.statusCode()).as(reply.body()).isEqualTo(200);
+        assertThat(text(JSON.readTree(reply.body()))).isEqualTo("node-a");
+        assertThat(asked.get()).as("asked by the filter and at tool level").isEqualTo(2);
     }
 
     @Test
