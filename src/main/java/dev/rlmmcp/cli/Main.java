@@ -5,6 +5,7 @@ import dev.rlmmcp.transport.Version;
 import dev.rlmmcp.transport.stdio.StartupAnswers;
 import dev.rlmmcp.transport.stdio.StdioFront;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -44,16 +45,24 @@ public final class Main implements Runnable {
         }
         StartupAnswers answers = StartupAnswers.none();
         StdioFront front = null;
+        Thread kept = null;
         if (args.length > 0 && args[0].equals("stdio")) {
-            // an agent client lists the tools while the server starts: answered as soon as the JVM runs,
-            // before the command line is read, if an earlier start with this configuration kept its answers
-            answers = StartupKey.answers(args);
-            front = answers.isEmpty() ? null : StdioFront.start(System.in, System.out, answers);
-            if (front != null) {
-                awaitListed(front);
-            }
+            // an agent client lists the tools while the server starts: answered as soon as the JVM runs if an
+            // earlier start with this configuration kept its answers (found while picocli reads the command
+            // line), else as soon as the command line gives the tools (see StdioCommand)
+            front = StdioFront.start(System.in, System.out, answers);
+            StartupAnswers into = answers;
+            kept = Thread.ofPlatform().name("startup-answers").start(() -> {
+                Path file = StartupKey.file(args);
+                if (file != null) {
+                    into.load(file);
+                }
+            });
         }
         CommandLine cmd = commandLine(args);
+        if (kept != null) {
+            awaitKept(kept, front, answers);
+        }
         if (cmd.getSubcommands().get("stdio") != null) {
             StdioCommand stdio =
                     (StdioCommand) cmd.getSubcommands().get("stdio").getCommand();
@@ -63,10 +72,16 @@ public final class Main implements Runnable {
         System.exit(cmd.execute(args));
     }
 
-    /** Lets the front answer the client's first requests before the rest of the start takes the cores. */
-    private static void awaitListed(StdioFront front) {
+    /**
+     * Waits for the kept answers to be read, and if there were some, lets the front answer the client's first
+     * requests before the rest of the start takes the cores.
+     */
+    private static void awaitKept(Thread reading, StdioFront front, StartupAnswers answers) {
         try {
-            front.awaitListed(FRONT_FIRST);
+            reading.join();
+            if (!answers.isEmpty()) {
+                front.awaitListed(FRONT_FIRST);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

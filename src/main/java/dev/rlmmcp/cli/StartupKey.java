@@ -27,8 +27,8 @@ final class StartupKey {
 
     private StartupKey() {}
 
-    /** The answers kept for a start with these arguments; none where there is no jar. */
-    static StartupAnswers answers(String[] args) {
+    /** The file of the answers kept for a start with these arguments; null where there is no jar. */
+    static Path file(String[] args) {
         try {
             Path jar = Path.of(Main.class
                     .getProtectionDomain()
@@ -37,7 +37,7 @@ final class StartupKey {
                     .toURI());
             Path dir = directory();
             if (!Files.isRegularFile(jar)) {
-                return StartupAnswers.none();
+                return null;
             }
             StringBuilder key = new StringBuilder();
             stat(key, jar);
@@ -51,9 +51,9 @@ final class StartupKey {
             // the servers run_python's description lists, not the files' times: a client rewrites its own
             // config (~/.claude.json) at every start, which would leave no start with kept answers
             key.append(ServerConfigs.fingerprint(UserHome.home(System.getenv()), cwd));
-            return StartupAnswers.in(dir.resolve(Long.toHexString(fnv(key.toString())) + ".tsv"));
+            return dir.resolve(Long.toHexString(fnv(key.toString())) + ".tsv");
         } catch (URISyntaxException | RuntimeException e) {
-            return StartupAnswers.none();
+            return null;
         }
     }
 

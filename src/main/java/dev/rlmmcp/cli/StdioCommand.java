@@ -66,10 +66,11 @@ final class StdioCommand implements Callable<Integer> {
         Settings settings = kernel.settings(spec);
         ObjectMapper json = Assembly.mapper();
         RlmConfig rlmConfig = rlm.config(spec, json);
-        // the Python check, warm kernels and the state store begin once the client has its tools: they would
-        // take the cores from the answers it waits for (Codex gives a server a second before its first turn)
+        // the Python check, warm kernels and the state store begin once the client has its tools, and the state
+        // directory is chosen once they are made: all would take the cores from the answers an agent client
+        // waits for (Codex gives a server a second before its first turn)
         CompletableFuture<Void> begin = new CompletableFuture<>();
-        CompletableFuture<StateStore> store = kernel.store(spec, data, null, begin);
+        CompletableFuture<StateStore> store = new CompletableFuture<>();
         Duration shutdownTimeout = kernel.shutdownTimeout(spec);
         PrintStream protocol = System.out;
         System.setOut(System.err);
@@ -86,29 +87,59 @@ final class StdioCommand implements Callable<Integer> {
                         extra,
                         rlmConfig,
                         begin));
+        if (front != null) {
+            front.offer(app.servers()); // a first start's tools, before the SDK server is built
+        }
         try {
+            open(store, begin);
             // initialize and the lists are answered at once; calls that need a kernel wait for the check
             CompletableFuture<Void> checked = new CompletableFuture<>();
-            StdioEndpoint endpoint = front == null
-                    ? new StdioEndpoint(
-                            app.servers(), System.in, protocol, maxRequestMb * 1024 * 1024, checked, answers)
-                    : new StdioEndpoint(
-                            app.servers(), front.input(), front.output(), maxRequestMb * 1024 * 1024, checked, answers);
+            StdioEndpoint endpoint = endpoint(app, protocol, checked);
             beginOnceListed(endpoint, begin);
             // SIGTERM or SIGINT: the sessions are saved as at the end of stdin
             Runtime.getRuntime().addShutdownHook(new Thread(() -> app.close(shutdownTimeout), "shutdown"));
-            String problem = app.python().problem();
-            if (problem == null) {
-                checked.complete(null);
-            } else {
-                checked.completeExceptionally(new IllegalStateException("rlm-mcp cannot start kernels: " + problem));
-            }
+            String problem = check(app, checked);
             try (endpoint) {
                 endpoint.awaitClientGone();
             }
             return problem == null ? 0 : PythonCheck.EXIT_CODE;
         } finally {
             app.close(shutdownTimeout);
+        }
+    }
+
+    /** Waits for the Python check and completes {@code checked} with it; returns its problem, or null. */
+    private static String check(Assembly app, CompletableFuture<Void> checked) {
+        String problem = app.python().problem();
+        if (problem == null) {
+            checked.complete(null);
+        } else {
+            checked.completeExceptionally(new IllegalStateException("rlm-mcp cannot start kernels: " + problem));
+        }
+        return problem;
+    }
+
+    /** The stdio server, on the streams the front read first if there is one. */
+    private StdioEndpoint endpoint(Assembly app, PrintStream protocol, CompletableFuture<Void> checked) {
+        int max = maxRequestMb * 1024 * 1024;
+        return front == null
+                ? new StdioEndpoint(app.servers(), System.in, protocol, max, checked, answers)
+                : new StdioEndpoint(app.servers(), front.input(), front.output(), max, checked, answers);
+    }
+
+    /** Opens the state store into {@code store}; a refused state directory leaves it null, for the stop that follows. */
+    private void open(CompletableFuture<StateStore> store, CompletableFuture<Void> begin) {
+        try {
+            kernel.store(spec, data, null, begin).whenComplete((opened, failed) -> {
+                if (failed == null) {
+                    store.complete(opened);
+                } else {
+                    store.completeExceptionally(failed);
+                }
+            });
+        } catch (RuntimeException e) {
+            store.complete(null);
+            throw e;
         }
     }
 

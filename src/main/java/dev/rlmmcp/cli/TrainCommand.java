@@ -10,10 +10,12 @@ import dev.rlmmcp.transport.stdio.StartupAnswers;
 import dev.rlmmcp.transport.stdio.StdioEndpoint;
 import dev.rlmmcp.transport.stdio.StdioFront;
 import java.io.BufferedReader;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.PipedInputStream;
 import java.io.PipedOutputStream;
+import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -24,9 +26,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -69,8 +75,9 @@ final class TrainCommand implements Callable<Integer> {
             // the answers a stdio start gives before the server is ready are kept, then given by a front
             Path kept = state.resolve("startup-answers.tsv");
             stdio(app, kept);
-            front(kept);
+            fronts(app, kept);
             health(app);
+            stdioCommand(state.resolve("stdio"));
         } finally {
             try (Stream<Path> tree = Files.walk(state)) {
                 tree.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
@@ -133,10 +140,65 @@ final class TrainCommand implements Callable<Integer> {
         }
     }
 
-    /** A {@link StdioFront} answering initialize and tools/list from the answers the session above kept. */
-    private static void front(Path kept) throws java.io.IOException {
-        StartupKey.answers(new String[] {"stdio"});
-        StartupAnswers answers = StartupAnswers.in(kept);
+    /**
+     * A stdio server started as {@code rlm-mcp stdio} starts one, on pipes, as a configuration's first start:
+     * the command line read, the answers its front gives made from the tools, then the server built.
+     */
+    private static void stdioCommand(Path state) throws Exception {
+        Files.createDirectories(state);
+        PipedOutputStream toFront = new PipedOutputStream();
+        PipedInputStream frontIn = new PipedInputStream(toFront, 1 << 16);
+        PipedOutputStream frontOut = new PipedOutputStream();
+        BlockingQueue<String> replies = lines(new PipedInputStream(frontOut, 1 << 16));
+        CommandLine cmd = Main.commandLine("stdio");
+        StdioCommand stdio = (StdioCommand) cmd.getSubcommands().get("stdio").getCommand();
+        stdio.front = StdioFront.start(frontIn, frontOut, stdio.answers);
+        PrintStream out = System.out;
+        // its own data root and state directory: the environment's may name ones gone since (a test's)
+        Thread server = Thread.ofPlatform()
+                .name("train-stdio")
+                .start(() -> cmd.execute("stdio", "--state-dir=" + state, "--data-root=" + state, "--warm-kernels=0"));
+        try {
+            for (String line : SCRIPT) {
+                send(toFront, line);
+                if (line.contains("\"id\"") && replies.poll(1, TimeUnit.MINUTES) == null) {
+                    break; // not answered: the training goes on without the rest of this part
+                }
+            }
+            toFront.close();
+            server.join(Duration.ofMinutes(1));
+        } finally {
+            System.setOut(out);
+        }
+    }
+
+    /** The lines read from {@code in}, as they come. */
+    private static BlockingQueue<String> lines(InputStream in) {
+        BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        Thread.ofPlatform().daemon().start(() -> {
+            try (BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                for (String line; (line = reader.readLine()) != null; ) {
+                    lines.add(line);
+                }
+            } catch (java.io.IOException e) {
+                // the server's side is gone
+            }
+        });
+        return lines;
+    }
+
+    /**
+     * {@link StdioFront}s answering initialize and tools/list: from the answers the session above kept, as a
+     * later start does, and from answers made from the tools, as a configuration's first start does.
+     */
+    private static void fronts(Assembly app, Path kept) throws java.io.IOException {
+        StartupKey.file(new String[] {"stdio"});
+        front(StartupAnswers.in(kept), null);
+        front(StartupAnswers.none(), app);
+    }
+
+    /** One front; with {@code app}, offered the answers made from its tools once the requests are read. */
+    private static void front(StartupAnswers answers, Assembly app) throws java.io.IOException {
         PipedOutputStream toFront = new PipedOutputStream();
         PipedInputStream frontIn = new PipedInputStream(toFront, 1 << 16);
         PipedOutputStream frontOut = new PipedOutputStream();
@@ -145,9 +207,13 @@ final class TrainCommand implements Callable<Integer> {
         StdioFront front = StdioFront.start(frontIn, frontOut, answers);
         for (String line : SCRIPT.subList(0, 3)) {
             send(toFront, line);
-            if (line.contains("\"id\"") && !answers.isEmpty()) {
-                replies.readLine();
-            }
+        }
+        if (app != null) {
+            front.offer(app.servers());
+        }
+        if (app != null || !answers.isEmpty()) {
+            replies.readLine(); // initialize
+            replies.readLine(); // tools/list
         }
         toFront.close();
         front.input().readAllBytes();

@@ -60,7 +60,9 @@ public final class KernelFactory implements AutoCloseable {
      */
     private volatile Path harness;
 
-    private final String harnessConfig;
+    /** Written at the first kernel's start, not the factory's: a stdio start's first answers wait for the factory. */
+    private volatile String harnessConfig;
+
     private volatile PythonLocator.Python python;
     private volatile WarmKernels warm;
 
@@ -92,7 +94,6 @@ public final class KernelFactory implements AutoCloseable {
                 budget.maxKernels(),
                 Bytes.human(budget.maxBytes()));
         this.timer = watchdogTimer();
-        this.harnessConfig = harnessConfig(settings, policy, json);
     }
 
     /**
@@ -107,6 +108,15 @@ public final class KernelFactory implements AutoCloseable {
         watchdogs.setRemoveOnCancelPolicy(true);
         watchdogs.scheduleAtFixedRate(() -> {}, 500, 500, TimeUnit.MILLISECONDS);
         return watchdogs;
+    }
+
+    private String harnessConfig() {
+        String config = harnessConfig;
+        if (config == null) {
+            config = harnessConfig(settings, policy, json);
+            harnessConfig = config;
+        }
+        return config;
     }
 
     /** The harness's settings, the same for every kernel: its first argument. */
@@ -351,7 +361,7 @@ public final class KernelFactory implements AutoCloseable {
         KernelSpec spec = new KernelSpec(
                 executable,
                 harness(),
-                List.of(harnessConfig),
+                List.of(harnessConfig()),
                 settings.dataRoot(),
                 readable(interpreter),
                 writableDir,

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** One MCP server per transport, all built from the same tools and prompt (the SDK needs one per transport). */
 public final class McpServers {
@@ -87,13 +88,39 @@ public final class McpServers {
         Map<String, TaskSupport> support = new HashMap<>();
         catalog.mayRunLong().forEach(name -> support.put(name, TaskSupport.OPTIONAL));
         support.putAll(extra.taskSupport());
-        List<McpSchema.Tool> tools = new ArrayList<>(catalog.definitions());
-        extra.tools().forEach(spec -> tools.add(spec.tool()));
-        return StatelessTools.of(tools, support);
+        return StatelessTools.of(toolList().tools(), support);
     }
 
     public McpJsonMapper mapper() {
         return mapper;
+    }
+
+    /**
+     * What the SDK answers to an initialize that settled on {@code version}, made without an SDK server: a
+     * stdio start gives it while its server is still being built (see {@code stdio.StartupAnswers#offer}).
+     * The SDK announces logging whatever the capabilities say.
+     */
+    public McpSchema.InitializeResult initializeResult(String version) {
+        return new McpSchema.InitializeResult(
+                version,
+                capabilities().mutate().logging().build(),
+                new McpSchema.Implementation(NAME, Version.current()),
+                INSTRUCTIONS);
+    }
+
+    /** What tools/list answers: every tool, in the order they are served. */
+    public McpSchema.ListToolsResult toolList() {
+        List<McpSchema.Tool> tools = new ArrayList<>(catalog.definitions());
+        extra.tools().forEach(spec -> tools.add(spec.tool()));
+        return new McpSchema.ListToolsResult(tools, null);
+    }
+
+    /** What prompts/list answers, where the order is known: the SDK lists prompts in no set order. */
+    public Optional<McpSchema.ListPromptsResult> promptList() {
+        return extra.prompts().isEmpty()
+                ? Optional.of(new McpSchema.ListPromptsResult(
+                        List.of(RlmPrompt.specification().prompt()), null))
+                : Optional.empty();
     }
 
     public McpSyncServer serve(McpServerTransportProvider transport) {

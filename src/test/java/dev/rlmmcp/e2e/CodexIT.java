@@ -12,6 +12,7 @@ import dev.rlmmcp.e2e.support.McpDriver;
 import dev.rlmmcp.e2e.support.ResponsesEndpoint;
 import dev.rlmmcp.e2e.support.ResponsesEndpoint.Exec;
 import dev.rlmmcp.e2e.support.ResponsesEndpoint.Say;
+import dev.rlmmcp.e2e.support.StartupCache;
 import dev.rlmmcp.e2e.support.UserLaunch;
 import dev.rlmmcp.e2e.support.UserServer;
 import dev.rlmmcp.e2e.support.WebLog;
@@ -119,6 +120,38 @@ class CodexIT {
         UserServer server = open.add(UserServer.start(UserLaunch.here(tmp, env), "--data-root", dataRoot.toString()));
         String registration = readmeSnippet(1).replace("http://127.0.0.1:8765/mcp", server.mcpUrl());
         journey(test, registration, false);
+    }
+
+    /**
+     * A newcomer's first start (a home of its own, so no answers kept by an earlier start) registered without
+     * {@code required = true}, beside a process spinning on one core: Codex gives such a server a second, and
+     * leaves out of the first turn the tools of one that has not listed them by then.
+     */
+    @Test
+    void aFirstStartWithoutRequiredHasEveryToolAtTheFirstTurn() throws Exception {
+        String registration = readmeSnippet(0)
+                .replace("/path/to/rlm-mcp", McpDriver.projectRoot().toString())
+                .replace("/path/to/your/data", dataRoot.toString())
+                .replace("required = true\n", "");
+        assertThat(registration).doesNotContain("required");
+        ResponsesEndpoint model = open.add(ResponsesEndpoint.start());
+        CodexCli codex =
+                new CodexCli(tmp.resolve("home"), tmp.resolve("work"), CodexCli.providerConfig(model) + registration);
+        model.then(new Exec("""
+                        // @exec: {"max_output_tokens": 30000}
+                        text(JSON.stringify(ALL_TOOLS.filter(t => t.name.startsWith("mcp__rlm__")).map(t => t.name)));""")).then(new Say("Listed."));
+        StartupCache.await(Duration.ofMinutes(2)); // as bin/rlm-mcp build leaves it
+        Process busy = new ProcessBuilder("python3", "-c", "while True: pass").start();
+        AutoCloseable stopBusy = busy::destroyForcibly;
+        open.add(stopBusy);
+        CodexCli.Run run = codex.exec("List the rlm tools.", RUN_TIMEOUT);
+        started.addAll(run.started());
+        assertThat(run.exit()).as("codex exec\n%s", run).isZero();
+        List<Output> outputs = outputs(model);
+        assertThat(outputs).as("exec outputs").hasSize(1);
+        assertThat(JSON.readTree(outputs.getFirst().printed()))
+                .as("rlm tools in ALL_TOOLS at the first turn of a first start")
+                .hasSize(23);
     }
 
     /** The README's n-th TOML block of the Codex section (0: stdio, 1: HTTP). */

@@ -1,5 +1,6 @@
 package dev.rlmmcp.transport.stdio;
 
+import dev.rlmmcp.transport.McpServers;
 import dev.rlmmcp.transport.stateless.StatelessServer;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
@@ -25,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * with the same configuration answers them as soon as its JVM runs ({@link StdioFront}), long before
  * picocli, the kernels' sandbox and the SDK are ready. The server still handles every such request
  * itself once ready and compares: an answer that differs is never sent twice but is logged and replaces
- * the kept one, so a configuration the key missed is wrong for one start at most.
+ * the kept one, so a configuration the key missed is wrong for one start at most. A configuration's first
+ * start has none kept: it makes them from its configuration before its SDK server exists ({@link #offer}).
  */
 public final class StartupAnswers {
 
@@ -51,8 +53,13 @@ public final class StartupAnswers {
         }
     }
 
-    private final Path file;
+    private volatile Path file;
     private final Map<String, Answer> kept = new ConcurrentHashMap<>();
+    /** Answers this start made from its own configuration before its server was built (see {@link #offer}). */
+    private final Map<String, Answer> made = new ConcurrentHashMap<>();
+
+    private volatile boolean offered;
+    private volatile Runnable onAnswers = () -> {};
     /** What was answered before the server was ready, by request id (see {@link #idKey}). */
     private final Map<String, byte[]> answeredEarly = new ConcurrentHashMap<>();
 
@@ -67,18 +74,26 @@ public final class StartupAnswers {
         return new StartupAnswers(null);
     }
 
-    /**
-     * The answers kept in {@code file} (none if it is missing or unreadable), kept there again when they
-     * change. One answer a line: its key, the bytes before the id and those after, tab-separated (compact
-     * JSON has no raw tab or newline). Read with no JSON library: this runs before anything else at start.
-     */
+    /** The answers kept in {@code file}: see {@link #load}. */
     public static StartupAnswers in(Path file) {
-        StartupAnswers answers = new StartupAnswers(file);
+        StartupAnswers answers = new StartupAnswers(null);
+        answers.load(file);
+        return answers;
+    }
+
+    /**
+     * Reads the answers kept in {@code file} (none if it is missing or unreadable), where they are kept
+     * again when they change, and gives them to requests that wait. One answer a line: its key, the bytes
+     * before the id and those after, tab-separated (compact JSON has no raw tab or newline). Read with no
+     * JSON library: this runs before anything else at start.
+     */
+    public void load(Path file) {
+        this.file = file;
         try {
             for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
                 String[] parts = line.split("\t", -1);
                 if (parts.length == 3) {
-                    answers.kept.put(
+                    kept.put(
                             parts[0],
                             new Answer(
                                     parts[1].getBytes(StandardCharsets.UTF_8),
@@ -86,9 +101,9 @@ public final class StartupAnswers {
                 }
             }
         } catch (IOException | RuntimeException e) {
-            answers.kept.clear(); // missing (the first start) or damaged: made again by this start
+            kept.clear(); // missing (the first start) or damaged: made again by this start
         }
-        return answers;
+        onAnswers.run();
     }
 
     /**
@@ -111,15 +126,67 @@ public final class StartupAnswers {
         return onlyMeta && LISTS.contains(method) ? method : null;
     }
 
+    /**
+     * Whether a request with this answer key may be answered only after an initialize: the lists of the revisions
+     * before 2026-07-28 (a client that sends one first is told to initialize, by the server).
+     */
+    static boolean afterInitialize(String key) {
+        return McpSchema.METHOD_TOOLS_LIST.equals(key) || McpSchema.METHOD_PROMPT_LIST.equals(key);
+    }
+
     /** How a request id is told apart here: the same for the front's parse and the transport's. */
     static String idKey(Object id) {
         return id instanceof Number n ? "n" + n.longValue() : "s" + id;
     }
 
-    /** The kept answer for {@code key} with this JSON id, or null. */
+    /** The kept answer for {@code key} with this JSON id, else the one this start made, or null. */
     byte[] answer(String key, byte[] idJson) {
-        Answer answer = key == null ? null : kept.get(key);
+        Answer answer = key == null ? null : kept.getOrDefault(key, made.get(key));
         return answer == null ? null : answer.with(idJson);
+    }
+
+    /**
+     * Makes, from {@code servers} alone, the answers to initialize (for each of {@code versions}, the
+     * protocol versions the transport speaks, the last its latest), tools/list and prompts/list, as the
+     * SDK server being built will give them: a configuration's first start has no kept answers, and its
+     * SDK server answers its first request a good part of a second after the JVM started, later than an
+     * agent client gives it (Codex: one second). They are given until the server answers itself, which
+     * checks them as it checks kept ones; they are kept for the next start only as the server answers.
+     */
+    public void offer(McpServers servers, List<String> versions) {
+        for (String version : versions) {
+            made(
+                    McpSchema.METHOD_INITIALIZE + " " + version,
+                    () -> StartupJson.initialize(ID, servers.initializeResult(version)));
+        }
+        made(McpSchema.METHOD_TOOLS_LIST, () -> StartupJson.tools(ID, servers.toolList()));
+        servers.promptList()
+                .ifPresent(prompts -> made(McpSchema.METHOD_PROMPT_LIST, () -> StartupJson.prompts(ID, prompts)));
+        offered = true;
+        onAnswers.run();
+    }
+
+    private interface Made {
+        byte[] json() throws StartupJson.Unwritable;
+    }
+
+    private void made(String key, Made answer) {
+        try {
+            made.put(key, split(answer.json()));
+        } catch (StartupJson.Unwritable e) {
+            // the server answers it
+        }
+    }
+
+    /** Whether {@link #offer} has run: a request it gave no answer for is the server's to answer. */
+    boolean offered() {
+        return offered;
+    }
+
+    /** Runs {@code action} whenever answers come: kept ones read ({@link #load}) or made ones ({@link #offer}). */
+    void onAnswers(Runnable action) {
+        onAnswers = action;
+        action.run();
     }
 
     /** Records that {@code bytes} answered request {@code id} before the server was ready. */
@@ -143,11 +210,12 @@ public final class StartupAnswers {
         if (!Arrays.equals(early, bytes)) {
             LoggerFactory.getLogger(StartupAnswers.class)
                     .warn(
-                            "the answer to {} given at start-up (from an earlier start's) differs from this server's: "
-                                    + "its configuration changed in a way the start-up cache {} did not see; the next start answers "
-                                    + "as this server does",
+                            "the answer to {} given at start-up differs from this server's: {}",
                             key,
-                            file);
+                            made.containsKey(key) && !this.kept.containsKey(key)
+                                    ? "the start made it from its configuration in a way the SDK does not"
+                                    : "its configuration changed in a way the start-up cache " + file
+                                            + " did not see; the next start answers as this server does");
         }
         return false;
     }
@@ -158,18 +226,25 @@ public final class StartupAnswers {
     }
 
     private void keep(String key, byte[] bytes) {
-        int at = indexOf(bytes, ID_JSON);
-        if (at < 0) {
+        Answer answer = split(bytes);
+        if (answer == null) {
             return;
         }
-        Answer answer = new Answer(
-                Arrays.copyOfRange(bytes, 0, at), Arrays.copyOfRange(bytes, at + ID_JSON.length, bytes.length));
         Answer before = kept.put(key, answer);
         if (before == null
                 || !Arrays.equals(before.before(), answer.before())
                 || !Arrays.equals(before.after(), answer.after())) {
             dirty = true;
         }
+    }
+
+    /** The answer in {@code bytes} around its id, {@link #ID}; null if it has none. */
+    private static Answer split(byte[] bytes) {
+        int at = indexOf(bytes, ID_JSON);
+        return at < 0
+                ? null
+                : new Answer(
+                        Arrays.copyOfRange(bytes, 0, at), Arrays.copyOfRange(bytes, at + ID_JSON.length, bytes.length));
     }
 
     /** The id an answer is made with before it is kept. */

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.rlmmcp.transport.McpServers;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -22,7 +23,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Reads stdin from the JVM's first moments, while the server starts: answers initialize, ping and the
- * lists from the {@link StartupAnswers} an earlier start kept, and passes every byte it read on,
+ * lists from the {@link StartupAnswers} an earlier start kept, or once this start made them from its
+ * configuration (a request read before then waits for them), and passes every byte it read on,
  * unchanged and in order, through {@link #input()} to the {@link StdioTransport} that serves the
  * stream once the server is ready (which answers what was not answered here, and checks what was).
  * Its first read of {@link #input()} ends the front: after the read under way, stdin is the
@@ -41,6 +43,10 @@ public final class StdioFront {
     private boolean skipping;
     private final JsonFactory json = new JsonFactory();
     private volatile int answered;
+    /** Whether an initialize request was read: the lists of the revisions before 2026-07-28 come after one. */
+    private boolean initializeRead;
+    /** Requests read before this start made their answers ({@link StartupAnswers#offer}), in order; guarded by handover. */
+    private final List<Waiting> waiting = new ArrayList<>();
     /** Open once the client has its tools, or asked for something only the server answers, or left. */
     private final CountDownLatch listed = new CountDownLatch(1);
 
@@ -50,9 +56,16 @@ public final class StdioFront {
         this.answers = answers;
     }
 
-    /** Starts reading {@code in}; answers go to {@code out}, which the transport must write to as well. */
+    /** A request the front may answer once the start has made its answers: its id as JSON, and its answer's key. */
+    private record Waiting(Object id, byte[] idJson, String key, String method) {}
+
+    /**
+     * Starts reading {@code in}; answers go to {@code out}, which the transport must write to as well. What
+     * {@code answers} holds is answered at once, what the start makes later ({@link StartupAnswers#offer}) then.
+     */
     public static StdioFront start(InputStream in, OutputStream out, StartupAnswers answers) {
         StdioFront front = new StdioFront(in, out, answers);
+        answers.onAnswers(front::answerWaiting);
         Thread.ofPlatform().daemon().name("mcp-stdio-front").start(front::run);
         return front;
     }
@@ -69,6 +82,15 @@ public final class StdioFront {
 
     public StartupAnswers answers() {
         return answers;
+    }
+
+    /**
+     * Gives the answers to initialize and the lists that {@code servers} will give, made from them alone,
+     * to requests read before the server is built: a configuration's first start (see
+     * {@link StartupAnswers#offer}).
+     */
+    public void offer(McpServers servers) {
+        answers.offer(servers, StdioTransport.VERSIONS);
     }
 
     /**
@@ -152,24 +174,67 @@ public final class StdioFront {
             if (!(id instanceof String || id instanceof Integer || id instanceof Long)) {
                 return;
             }
-            byte[] answer = answers.answer(StartupAnswers.key(method, message.get("params")), idJson(id));
-            if (answer == null) {
-                listed.countDown();
+            if (McpSchema.METHOD_INITIALIZE.equals(method)) {
+                initializeRead = true;
+            }
+            String key = StartupAnswers.key(method, message.get("params"));
+            if (!initializeRead && StartupAnswers.afterInitialize(key)) {
+                key = null; // the server refuses it
+            }
+            Waiting request = new Waiting(id, idJson(id), key, method);
+            synchronized (handover) {
+                if (handover.released) {
+                    return;
+                }
+                if (!answer(request)) {
+                    if (key != null && !answers.offered()) {
+                        waiting.add(request);
+                    }
+                    if (key == null || !answers.isEmpty()) {
+                        listed.countDown(); // the rest of the start answers it: it must not wait for the client
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not JSON, or stdout is gone: the transport answers or reports it
+        }
+    }
+
+    /** Answers what waited for the answers this start made, unless the server took over stdin. */
+    private void answerWaiting() {
+        synchronized (handover) {
+            if (handover.released) {
                 return;
             }
-            answers.answeredEarly(id, answer);
+            waiting.removeIf(this::answer);
+            if (answers.offered() && !waiting.isEmpty()) {
+                waiting.clear(); // the server answers these
+                listed.countDown();
+            }
+        }
+    }
+
+    /** Writes the answer to {@code request} if there is one; called with the handover's lock held, before its release. */
+    private boolean answer(Waiting request) {
+        byte[] answer = answers.answer(request.key(), request.idJson());
+        if (answer == null) {
+            return false;
+        }
+        answers.answeredEarly(request.id(), answer);
+        try {
             synchronized (out) {
                 out.write(answer);
                 out.write('\n');
                 out.flush();
             }
-            answered++;
-            if (McpSchema.METHOD_TOOLS_LIST.equals(method)) {
-                listed.countDown();
-            }
-        } catch (IOException | RuntimeException e) {
-            // not JSON, or stdout is gone: the transport answers or reports it
+        } catch (IOException e) {
+            // stdout is gone: the transport reports it
         }
+        answered++;
+        if (McpSchema.METHOD_TOOLS_LIST.equals(request.method())) {
+            listed.countDown();
+        }
+        return true;
     }
 
     /**
@@ -240,10 +305,7 @@ public final class StdioFront {
             }
             if (answered > 0) {
                 LoggerFactory.getLogger(StdioFront.class)
-                        .info(
-                                "answered {} requests (initialize, the lists) while the "
-                                        + "server started, as an earlier start with this configuration did",
-                                answered);
+                        .info("answered {} requests (initialize, the lists) while the server started", answered);
             }
         }
 

@@ -16,11 +16,13 @@ import io.modelcontextprotocol.spec.McpServerTransport;
 import io.modelcontextprotocol.spec.McpServerTransportProvider;
 import io.modelcontextprotocol.spec.McpStreamableServerSession;
 import io.modelcontextprotocol.spec.McpStreamableServerTransportProvider;
+import io.modelcontextprotocol.spec.ProtocolVersions;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -115,6 +117,18 @@ final class StdioTransport implements McpServerTransportProvider {
                 in, maxMessageBytes, () -> closing, tooLarge -> reject(McpSchema.ErrorCodes.INVALID_REQUEST, tooLarge));
         this.router = new InboundRouter(mapper, tools, this::protocolVersions);
         sweeper.scheduleWithFixedDelay(router.stateless()::sweep, 1, 1, TimeUnit.MINUTES);
+    }
+
+    /** The protocol versions before 2026-07-28 this transport speaks; for any other the SDK settles on the last. */
+    static final List<String> VERSIONS = List.of(
+            ProtocolVersions.MCP_2024_11_05,
+            ProtocolVersions.MCP_2025_03_26,
+            ProtocolVersions.MCP_2025_06_18,
+            ProtocolVersions.MCP_2025_11_25);
+
+    @Override
+    public List<String> protocolVersions() {
+        return VERSIONS;
     }
 
     /**

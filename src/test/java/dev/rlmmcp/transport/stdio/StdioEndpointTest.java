@@ -13,9 +13,6 @@ import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
 import dev.rlmmcp.tools.ToolCatalog;
 import dev.rlmmcp.transport.McpServers;
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -49,7 +46,11 @@ class StdioEndpointTest {
         // the checks that calls wait for begin once the client has its tools (StdioCommand's order)
         CompletableFuture<Void> checked = new CompletableFuture<>();
         endpoint = new StdioEndpoint(
-                new McpServers(catalog, json), new Feed(toServer), new Lines(fromServer), 1 << 20, checked);
+                new McpServers(catalog, json),
+                new QueuedStreams.Feed(toServer),
+                new QueuedStreams.Lines(fromServer),
+                1 << 20,
+                checked);
         endpoint.listed().thenRun(() -> checked.complete(null));
         send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
                 + "\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
@@ -173,67 +174,6 @@ class StdioEndpointTest {
             }
             contexts.add(context);
             return json.createObjectNode().put("cancelled", context.cancelled());
-        }
-    }
-
-    /** Stdin: chunks from a queue; an empty one is the end. */
-    private static final class Feed extends InputStream {
-
-        private final BlockingQueue<byte[]> chunks;
-        private byte[] chunk = new byte[0];
-        private int position;
-        private boolean ended;
-
-        Feed(BlockingQueue<byte[]> chunks) {
-            this.chunks = chunks;
-        }
-
-        @Override
-        public int read() {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xFF;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) {
-            while (!ended && position == chunk.length) {
-                try {
-                    chunk = chunks.take();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return -1;
-                }
-                position = 0;
-                ended = chunk.length == 0;
-            }
-            if (ended) {
-                return -1;
-            }
-            int n = Math.min(len, chunk.length - position);
-            System.arraycopy(chunk, position, b, off, n);
-            position += n;
-            return n;
-        }
-    }
-
-    /** Stdout: each line to a queue. */
-    private static final class Lines extends OutputStream {
-
-        private final BlockingQueue<String> lines;
-        private final ByteArrayOutputStream line = new ByteArrayOutputStream();
-
-        Lines(BlockingQueue<String> lines) {
-            this.lines = lines;
-        }
-
-        @Override
-        public synchronized void write(int b) {
-            if (b == '\n') {
-                lines.add(line.toString(StandardCharsets.UTF_8));
-                line.reset();
-            } else {
-                line.write(b);
-            }
         }
     }
 }
