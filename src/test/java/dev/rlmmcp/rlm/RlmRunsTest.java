@@ -208,7 +208,8 @@ class RlmRunsTest {
                         answer["ready"] = True
                         """);
                     }
-                    Thread.sleep(1000);
+                    // long enough for all 16 children's kernels to start meanwhile on a busy 2-core machine
+                    Thread.sleep(2500);
                     return repl("answer['content'] = context * 2\nanswer['ready'] = True");
                 },
                 limits(new RunLimits(2, 30, 256, Duration.ofMinutes(5), null, null, null, 5, 20_000, 0.85, 16)));
@@ -217,7 +218,9 @@ class RlmRunsTest {
         assertThat(outcome.answer()).isEqualTo(String.valueOf(2 * (15 * 16 / 2)));
         assertThat(outcome.figures().children()).isEqualTo(16);
         assertThat(model.peak.get()).isEqualTo(16);
-        assertThat((System.nanoTime() - t0) / 1e9).isLessThan(8.0);
+        assertThat((System.nanoTime() - t0) / 1e9)
+                .as("16 children of 2.5 s each, at once")
+                .isLessThan(10.0);
     }
 
     @Test
