@@ -36,6 +36,9 @@ final class Handshake {
     }
 
     private volatile String initializeId;
+    /** The line of the initialize request, once parsed: -1 before. */
+    private volatile long initializeLine = -1;
+
     private final CountDownLatch initializeAnswered = new CountDownLatch(1);
     private final AtomicBoolean initialized = new AtomicBoolean();
 
@@ -53,6 +56,7 @@ final class Handshake {
                 && McpSchema.METHOD_INITIALIZE.equals(request.method())
                 && initializeId == null) {
             initializeId = StartupAnswers.idKey(request.id());
+            initializeLine = line;
         }
         parsedAhead.add(line);
         while (parsedAhead.remove(parsedBelow)) {
@@ -63,20 +67,22 @@ final class Handshake {
 
     /** Line {@code line}, parsed as {@code message}: what to do with it. */
     Admission admit(long line, McpSchema.JSONRPCMessage message) {
+        if (initializeAnswered.getCount() > 0 && !isInitialize(message)) {
+            awaitInitializeBefore(line);
+        }
         if (message instanceof McpSchema.JSONRPCNotification n
                 && McpSchema.METHOD_NOTIFICATION_INITIALIZED.equals(n.method())) {
             initialized.set(true);
             return Admission.PASS;
         }
-        if (!(message instanceof McpSchema.JSONRPCRequest request)
-                || initialized.get()
-                || McpSchema.METHOD_INITIALIZE.equals(request.method())) {
+        if (!(message instanceof McpSchema.JSONRPCRequest request) || initialized.get() || isInitialize(message)) {
             return Admission.PASS;
         }
         if (!awaitParsedBefore(line)) {
             return Admission.PASS; // interrupted: the server is stopping
         }
-        if (initializeId == null) {
+        long at = initializeLine;
+        if (at < 0 || at > line) { // no initialize read before it: one read after it comes too late
             return McpSchema.METHOD_PING.equals(request.method()) ? Admission.PONG : Admission.REFUSE;
         }
         try {
@@ -92,6 +98,30 @@ final class Handshake {
                 "the client sent {} before notifications/initialized: the stream counts as initialized",
                 request.method());
         return Admission.INITIALIZED_FIRST;
+    }
+
+    private static boolean isInitialize(McpSchema.JSONRPCMessage message) {
+        return message instanceof McpSchema.JSONRPCRequest request
+                && McpSchema.METHOD_INITIALIZE.equals(request.method());
+    }
+
+    /**
+     * Waits until the session has answered an initialize read before line {@code line}, if there is one. The
+     * client may have had its answer from the front ({@link StdioFront}) long before, and sent this message on
+     * it: the session must have taken the client's capabilities (sampling) before it handles what follows.
+     */
+    private void awaitInitializeBefore(long line) {
+        if (!awaitParsedBefore(line)) {
+            return;
+        }
+        long at = initializeLine;
+        if (at >= 0 && at < line) {
+            try {
+                initializeAnswered.await(ANSWERING.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     private synchronized boolean awaitParsedBefore(long line) {

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.rlmmcp.tools.Args;
 import dev.rlmmcp.tools.Caller;
+import dev.rlmmcp.tools.ResponseFormat;
 import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.Schema;
 import dev.rlmmcp.tools.ToolCatalog;
@@ -33,7 +34,7 @@ class StdioFrontTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private static final List<String> FIRST = List.of("""
-            {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}""", """
+            {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"1"}}}""", """
             {"jsonrpc":"2.0","method":"notifications/initialized"}""", """
             {"jsonrpc":"2.0","id":"two","method":"tools/list"}""", """
             {"jsonrpc":"2.0","id":3,"method":"prompts/list"}""", """
@@ -64,7 +65,11 @@ class StdioFrontTest {
                     1 << 20,
                     CompletableFuture.completedFuture(null),
                     front.answers());
-            assertThat(client.take(1)).containsOnlyKeys("4");
+            Map<String, String> call = client.take(1);
+            assertThat(call).containsOnlyKeys("4");
+            assertThat(call.get("4"))
+                    .as("the call behind the early answer ran once the server had taken the client's capabilities")
+                    .contains("\\\"sampling\\\":true");
             client.close();
             endpoint.awaitClientGone();
             endpoint.close();
@@ -133,7 +138,7 @@ class StdioFrontTest {
         }
     }
 
-    /** What a server with no front answers to {@link #FIRST}, by id. */
+    /** What a server with no front answers to {@link #FIRST}, by id (its call's answer depends on no timing). */
     private static Map<String, String> ownAnswers(McpServers servers) throws Exception {
         try (Piped client = new Piped()) {
             StdioEndpoint endpoint = new StdioEndpoint(
@@ -221,8 +226,13 @@ class StdioFrontTest {
         }
 
         @Override
+        public ResponseFormat defaultFormat() {
+            return ResponseFormat.JSON;
+        }
+
+        @Override
         public ObjectNode call(Args args, Caller caller) {
-            return JSON.createObjectNode().put("echoed", true);
+            return JSON.createObjectNode().put("sampling", caller.sampling() != null);
         }
     }
 }
