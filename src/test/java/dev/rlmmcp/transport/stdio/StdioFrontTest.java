@@ -58,21 +58,13 @@ class StdioFrontTest {
                     .as("the SDK server's own bytes")
                     .isEqualTo(Map.of("1", own.get("1"), "two", own.get("two"), "3", own.get("3")));
 
-            StdioEndpoint endpoint = new StdioEndpoint(
-                    servers,
-                    front.input(),
-                    front.output(),
-                    1 << 20,
-                    CompletableFuture.completedFuture(null),
-                    front.answers());
+            StdioEndpoint endpoint = behind(front, servers);
             Map<String, String> call = client.take(1);
             assertThat(call).containsOnlyKeys("4");
             assertThat(call.get("4"))
                     .as("the call behind the early answer ran once the server had taken the client's capabilities")
                     .contains("\\\"sampling\\\":true");
-            client.close();
-            endpoint.awaitClientGone();
-            endpoint.close();
+            finish(client, endpoint);
             assertThat(client.rest()).as("nothing answered twice").isEmpty();
         }
     }
@@ -90,20 +82,12 @@ class StdioFrontTest {
             assertThat(client.take(2))
                     .as("a tool with annotations is not written by the front")
                     .containsOnlyKeys("1", "3");
-            StdioEndpoint endpoint = new StdioEndpoint(
-                    servers,
-                    front.input(),
-                    front.output(),
-                    1 << 20,
-                    CompletableFuture.completedFuture(null),
-                    front.answers());
+            StdioEndpoint endpoint = behind(front, servers);
             Map<String, String> late = client.take(2);
             assertThat(late).containsOnlyKeys("two", "4");
             assertThat(JSON.readTree(late.get("two")).path("result").path("tools"))
                     .hasSize(2);
-            client.close();
-            endpoint.awaitClientGone();
-            endpoint.close();
+            finish(client, endpoint);
             assertThat(client.rest()).isEmpty();
         }
     }
@@ -118,13 +102,7 @@ class StdioFrontTest {
             client.send(FIRST);
             front.offer(servers);
             assertThat(client.take(3)).containsOnlyKeys("1", "two", "3");
-            StdioEndpoint endpoint = new StdioEndpoint(
-                    servers,
-                    front.input(),
-                    front.output(),
-                    1 << 20,
-                    CompletableFuture.completedFuture(null),
-                    front.answers());
+            StdioEndpoint endpoint = behind(front, servers);
             Map<String, String> late = client.take(2);
             assertThat(late).containsOnlyKeys("9", "4");
             assertThat(JSON.readTree(late.get("9"))
@@ -132,10 +110,26 @@ class StdioFrontTest {
                             .path("message")
                             .asText())
                     .contains("initialize");
-            client.close();
-            endpoint.awaitClientGone();
-            endpoint.close();
+            finish(client, endpoint);
         }
+    }
+
+    /** The server built once the answers are made, reading what the front read first. */
+    private static StdioEndpoint behind(StdioFront front, McpServers servers) {
+        return new StdioEndpoint(
+                servers,
+                front.input(),
+                front.output(),
+                1 << 20,
+                CompletableFuture.completedFuture(null),
+                front.answers());
+    }
+
+    /** Closes the client's stdin and waits for the server to see it. */
+    private static void finish(Piped client, StdioEndpoint endpoint) throws InterruptedException {
+        client.close();
+        endpoint.awaitClientGone();
+        endpoint.close();
     }
 
     /** What a server with no front answers to {@link #FIRST}, by id (its call's answer depends on no timing). */
@@ -145,9 +139,7 @@ class StdioFrontTest {
                     servers, client.serverIn, client.serverOut, 1 << 20, CompletableFuture.completedFuture(null));
             client.send(FIRST);
             Map<String, String> answers = client.take(4);
-            client.close();
-            endpoint.awaitClientGone();
-            endpoint.close();
+            finish(client, endpoint);
             return answers;
         }
     }
