@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 
 /** A tool call's arguments, read with validation: every refusal names the argument and the fix. */
 public final class Args {
@@ -53,18 +52,21 @@ public final class Args {
     private final String tool;
     private final Map<String, Object> values;
 
+    private final List<String> ignored;
+
+    /**
+     * The arguments of a call to {@code tool}, which takes {@code allowed}: others are ignored, or refused
+     * when they look like a misspelling of one it takes (see {@link UnknownArguments}).
+     */
     public Args(String tool, Map<String, Object> values, List<String> allowed) {
         this.tool = tool;
         this.values = values == null ? Map.of() : values;
-        Set<String> unknown = new TreeSet<>(this.values.keySet());
-        unknown.removeAll(allowed);
-        if (!unknown.isEmpty()) {
-            String first = unknown.iterator().next();
-            throw RlmException.invalid(
-                    first,
-                    tool + " has no argument " + String.join(", ", unknown),
-                    "use only: " + String.join(", ", allowed));
-        }
+        this.ignored = UnknownArguments.ignored(tool, this.values.keySet(), allowed);
+    }
+
+    /** The arguments the tool does not take and ignores, for the reply to name (sorted). */
+    public List<String> ignored() {
+        return ignored;
     }
 
     public String requiredString(String name) {

@@ -37,7 +37,18 @@ public final class Schema {
                                 "type", "string", "description", description, "enum", values, "default", defaultValue));
     }
 
+    /**
+     * The largest whole number a JavaScript client holds exactly (2^53 − 1, {@code Number.MAX_SAFE_INTEGER}):
+     * the bound of a count that has none of its own. A larger maximum is read rounded up, and a model that
+     * sends back the maximum it was shown would be refused.
+     */
+    public static final long MAX_INTEGER = (1L << 53) - 1;
+
+    /** A whole number from {@code min} to {@code max}, both within ±{@link #MAX_INTEGER}. */
     public Schema integer(String name, String description, long min, long max) {
+        if (Math.abs(min) > MAX_INTEGER || Math.abs(max) > MAX_INTEGER) {
+            throw new IllegalArgumentException(name + ": bounds " + min + ".." + max + " beyond ±2^53 − 1");
+        }
         return property(
                 name, false, ordered("type", "integer", "description", description, "minimum", min, "maximum", max));
     }

@@ -37,6 +37,13 @@ public final class TextRenderer {
     private TextRenderer() {}
 
     public static String render(String tool, ObjectNode reply, View view) {
+        String text = rendered(tool, reply, view);
+        List<String> ignored = new ArrayList<>();
+        names(ignored, "ignored, not arguments of " + tool + ":", reply.path("ignored_arguments"));
+        return ignored.isEmpty() ? text : join(text, "[" + ignored.get(0) + "]");
+    }
+
+    private static String rendered(String tool, ObjectNode reply, View view) {
         if (reply.path("error").has("code") && !reply.has("status")) {
             return refusal(reply.path("error"));
         }

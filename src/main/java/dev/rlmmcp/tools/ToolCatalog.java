@@ -134,6 +134,9 @@ public final class ToolCatalog {
             Args args = new Args(
                     tool.name(), arguments, inputSchemas.get(tool.name()).names());
             ObjectNode body = tool.call(args, caller);
+            if (!args.ignored().isEmpty()) {
+                args.ignored().forEach(body.putArray("ignored_arguments")::add);
+            }
             return new Reply(body, tool.isError(body), view(body, args.sessionId() != null, caller));
         } catch (RlmException e) {
             if (e.code() == ErrorCode.SESSION_MOVED) {

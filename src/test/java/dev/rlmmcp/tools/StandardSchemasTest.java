@@ -1,7 +1,9 @@
 package dev.rlmmcp.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.rlmmcp.bridge.BridgedServers;
 import dev.rlmmcp.core.Sessions;
@@ -14,6 +16,8 @@ import dev.rlmmcp.tools.standard.StandardTools;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,5 +43,33 @@ class StandardSchemasTest {
                         .isNull();
             });
         }
+    }
+
+    @Test
+    void everyIntegerBoundIsOneAJavaScriptNumberHoldsExactly() {
+        ObjectMapper json = new ObjectMapper();
+        try (Sessions sessions = new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(), json))) {
+            ToolCatalog catalog =
+                    StandardTools.catalog(sessions, new DataRoot(dir), BridgedServers.NONE, DataSources.defaults());
+            List<Long> bounds = new ArrayList<>();
+            catalog.specifications().forEach(spec -> {
+                JsonNode schema = json.valueToTree(spec.tool().inputSchema());
+                for (JsonNode property : schema.findParents("type")) {
+                    for (String bound : List.of("minimum", "maximum")) {
+                        if (property.has(bound)) {
+                            bounds.add(Math.abs(property.path(bound).asLong()));
+                            assertThat(property.path(bound).isIntegralNumber()
+                                            || property.path(bound).isDouble())
+                                    .isTrue();
+                        }
+                    }
+                }
+            });
+            assertThat(bounds).isNotEmpty().allSatisfy(b -> assertThat(b).isLessThanOrEqualTo((1L << 53) - 1));
+            assertThat(bounds).contains(Schema.MAX_INTEGER);
+        }
+        assertThatThrownBy(() -> Schema.object().integer("n", "a count", 0, Long.MAX_VALUE))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("2^53");
     }
 }

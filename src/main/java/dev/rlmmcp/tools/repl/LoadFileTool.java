@@ -30,9 +30,9 @@ public final class LoadFileTool implements RlmTool {
     @Override
     public String description() {
         return """
-                Load a file from the server's data root (%s) into a REPL variable without passing it through \
-                the conversation. path is relative to the data root (an absolute path inside it also works). \
-                data_type: text, json, lines or csv, as for rlm_load_data.""".formatted(dataRoot.path());
+                Load a file from the server's data root (the directory it may read, chosen by whoever runs it) \
+                into a REPL variable without passing it through the conversation. path is relative to the data \
+                root. data_type: text, json, lines or csv, as for rlm_load_data.""";
     }
 
     @Override

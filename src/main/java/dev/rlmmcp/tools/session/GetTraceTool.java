@@ -49,7 +49,7 @@ public final class GetTraceTool implements RlmTool {
                 .integer("end", "Entry after the last one (default: all).", 0, Integer.MAX_VALUE)
                 .choice("export", "Export an entry's RLM run.", List.of(RLM_JSONL), null)
                 .integer("entry", "With export: the entry's index.", 0, Integer.MAX_VALUE)
-                .integer("offset", "With export: first character (default 0).", 0, Long.MAX_VALUE)
+                .integer("offset", "With export: first character (default 0).", 0, Schema.MAX_INTEGER)
                 .integer(
                         "max_chars",
                         "With export: characters per page (default %d)."
@@ -73,7 +73,7 @@ public final class GetTraceTool implements RlmTool {
             return export(
                     sessions.get(id),
                     entry,
-                    args.integer("offset", 0, Long.MAX_VALUE),
+                    args.integer("offset", 0, Schema.MAX_INTEGER),
                     args.integer("max_chars", 1, MAX_PAGE));
         }
         if (entry != null) {

@@ -37,7 +37,7 @@ public final class GetVarTool implements RlmTool {
         return Schema.object()
                 .string("session_id", "The session.", true)
                 .string("var_name", "The variable.", true)
-                .integer("offset", "First character to return (default 0).", 0, Long.MAX_VALUE)
+                .integer("offset", "First character to return (default 0).", 0, Schema.MAX_INTEGER)
                 .integer(
                         "max_chars",
                         "Most characters to return (default %d)."
@@ -50,7 +50,7 @@ public final class GetVarTool implements RlmTool {
     public ObjectNode call(Args args, Caller caller) {
         String id = args.requiredString("session_id");
         String name = args.requiredString("var_name");
-        Long offset = args.integer("offset", 0, Long.MAX_VALUE);
+        Long offset = args.integer("offset", 0, Schema.MAX_INTEGER);
         Long maxChars = args.integer("max_chars", 1, MAX_PAGE);
         return Replies.answer(sessions.get(id)
                 .getVar(

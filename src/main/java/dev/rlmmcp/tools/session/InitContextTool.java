@@ -49,12 +49,16 @@ public final class InitContextTool implements RlmTool {
     /** The session's guardrails and per-step timeout, added to {@code schema}. */
     private Schema withSessionLimits(Schema schema) {
         return schema.integer("max_steps", "Most code steps (default: the server's).", 1, Integer.MAX_VALUE)
-                .integer("max_runtime_ms", "Most total code runtime in ms (default: the server's).", 1, Long.MAX_VALUE)
+                .integer(
+                        "max_runtime_ms",
+                        "Most total code runtime in ms (default: the server's).",
+                        1,
+                        Schema.MAX_INTEGER)
                 .integer(
                         "budget_limit",
                         "Most bytes of code, output and data (default: the server's).",
                         1,
-                        Long.MAX_VALUE)
+                        Schema.MAX_INTEGER)
                 .integer(
                         "timeout_s",
                         "Per-step timeout in seconds (default %d)."
@@ -91,7 +95,7 @@ public final class InitContextTool implements RlmTool {
                         "llm_query tokens in the session (default: %s)."
                                 .formatted(llm.tokenBudget() == null ? "none" : llm.tokenBudget()),
                         1,
-                        Long.MAX_VALUE)
+                        Schema.MAX_INTEGER)
                 .integer(
                         "llm_timeout_s",
                         "Seconds per llm_query call (default %d)."
@@ -106,7 +110,7 @@ public final class InitContextTool implements RlmTool {
         Long perStep = args.integer("llm_max_calls_per_step", 1, Integer.MAX_VALUE);
         Long concurrency = args.integer("llm_max_concurrency", 1, 256);
         Long promptChars = args.integer("llm_max_prompt_chars", 1, Integer.MAX_VALUE);
-        Long tokens = args.integer("llm_token_budget", 1, Long.MAX_VALUE);
+        Long tokens = args.integer("llm_token_budget", 1, Schema.MAX_INTEGER);
         Long timeout = args.integer("llm_timeout_s", 1, 3600);
         return new LlmLimits(
                 perStep == null ? d.maxCallsPerStep() : Integer.valueOf(perStep.intValue()),
@@ -126,8 +130,8 @@ public final class InitContextTool implements RlmTool {
         long maxTimeout = sessions.settings().maxTimeout().toSeconds();
         Long maxSteps = args.integer("max_steps", 1, Integer.MAX_VALUE);
         Long timeout = args.integer("timeout_s", 1, maxTimeout);
-        Long maxRuntime = args.integer("max_runtime_ms", 1, Long.MAX_VALUE);
-        Long budget = args.integer("budget_limit", 1, Long.MAX_VALUE);
+        Long maxRuntime = args.integer("max_runtime_ms", 1, Schema.MAX_INTEGER);
+        Long budget = args.integer("budget_limit", 1, Schema.MAX_INTEGER);
         Limits defaults = sessions.defaultLimits();
         Limits limits = new Limits(
                 maxSteps == null ? defaults.maxSteps() : Integer.valueOf(maxSteps.intValue()),

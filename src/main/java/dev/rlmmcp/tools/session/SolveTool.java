@@ -122,13 +122,13 @@ public final class SolveTool implements RlmTool {
                         "Input tokens in the run (default %s)."
                                 .formatted(d.maxInputTokens() == null ? "no limit" : d.maxInputTokens()),
                         1,
-                        Long.MAX_VALUE)
+                        Schema.MAX_INTEGER)
                 .integer(
                         "max_output_tokens",
                         "Output tokens in the run (default %s)."
                                 .formatted(d.maxOutputTokens() == null ? "no limit" : d.maxOutputTokens()),
                         1,
-                        Long.MAX_VALUE)
+                        Schema.MAX_INTEGER)
                 .number(
                         "max_cost_usd",
                         "USD for the run, by the server's prices (default %s)."
@@ -230,8 +230,8 @@ public final class SolveTool implements RlmTool {
         Long iterations = args.integer("max_iterations", 1, 10_000);
         Long children = args.integer("max_children", 0, 1_000_000);
         Long time = args.integer("max_time_s", 1, 7 * 86_400);
-        Long input = args.integer("max_input_tokens", 1, Long.MAX_VALUE);
-        Long output = args.integer("max_output_tokens", 1, Long.MAX_VALUE);
+        Long input = args.integer("max_input_tokens", 1, Schema.MAX_INTEGER);
+        Long output = args.integer("max_output_tokens", 1, Schema.MAX_INTEGER);
         Double cost = args.number("max_cost_usd", 0);
         Long errors = args.integer("max_consecutive_errors", 1, 1000);
         return new RunLimits(
