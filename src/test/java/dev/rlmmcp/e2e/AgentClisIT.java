@@ -1,0 +1,184 @@
+package dev.rlmmcp.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.rlmmcp.e2e.support.AgentCli;
+import dev.rlmmcp.e2e.support.AgentCli.Kind;
+import dev.rlmmcp.e2e.support.ClosedAfterEach;
+import dev.rlmmcp.e2e.support.Journey;
+import dev.rlmmcp.e2e.support.McpDriver;
+import dev.rlmmcp.e2e.support.ServerProcess;
+import dev.rlmmcp.e2e.support.ToolCallingModel;
+import dev.rlmmcp.e2e.support.ToolCallingModel.Call;
+import dev.rlmmcp.e2e.support.ToolCallingModel.Say;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Gemini CLI, Qwen Code and opencode (pinned in e2e's lock file), each registered by its README snippet over
+ * stdio and over HTTP and run headless with a scripted model of its own wire format ({@link ToolCallingModel}:
+ * the Gemini API, chat completions): a file several directories deep is loaded as lines and counted; the
+ * client ends, and with it the stdio server and its kernels; a second client process finds the session by the
+ * id the first reply named and computes on the same variable. Every call carries whatever the client added to
+ * the tool's schema (Gemini CLI's {@code wait_for_previous}).
+ */
+@Timeout(value = 6, unit = TimeUnit.MINUTES)
+class AgentClisIT {
+
+    private static final Duration RUN_TIMEOUT = Duration.ofSeconds(150);
+    private static final String FILE = "team/exports/2026/12/rows.txt";
+    private static final Pattern SESSION = Pattern.compile("session (s-[0-9a-f]+)");
+    private static final Pattern ANSWER = Pattern.compile("ANSWER (\\S+) (s-[0-9a-f]+)");
+
+    @TempDir
+    static Path shared;
+
+    private static Path dataRoot;
+    private static ServerProcess http;
+    private static final Map<String, Set<String>> OWN = new HashMap<>();
+
+    @TempDir
+    Path tmp;
+
+    @RegisterExtension
+    final ClosedAfterEach open = new ClosedAfterEach();
+
+    @BeforeAll
+    static void start() throws Exception {
+        dataRoot = Journey.dirs(shared, "data");
+        Files.createDirectories(dataRoot.resolve(FILE).getParent());
+        Files.writeString(dataRoot.resolve(FILE), "alpha\nbeta\ngamma\n");
+        http = ServerProcess.http("--data-root", dataRoot.toString());
+        try (McpDriver lister = McpDriver.http(http.mcpUrl())) {
+            JsonNode tools = lister.request(McpDriver.MAPPER.createObjectNode().put("op", "list_tools"))
+                    .path("result")
+                    .path("tools");
+            for (JsonNode tool : tools) {
+                Set<String> names = new HashSet<>();
+                tool.path("inputSchema").path("properties").fieldNames().forEachRemaining(names::add);
+                OWN.put(tool.path("name").asText(), names);
+            }
+        }
+    }
+
+    @AfterAll
+    static void stop() {
+        if (http != null) {
+            http.close();
+        }
+    }
+
+    static Stream<Arguments> clients() {
+        return Stream.of(Kind.values())
+                .flatMap(kind -> Stream.of(Arguments.of(kind, "stdio"), Arguments.of(kind, "http")));
+    }
+
+    @ParameterizedTest(name = "{0} over {1}")
+    @MethodSource("clients")
+    void loadsCountsAndResumesInASecondProcess(Kind kind, String transport) throws Exception {
+        ToolCallingModel model = open.add(ToolCallingModel.start(OWN));
+        boolean stdio = transport.equals("stdio");
+        String registration = AgentCli.readmeSnippet(kind, stdio ? 0 : 1)
+                .replace("/path/to/rlm-mcp", McpDriver.projectRoot().toString())
+                .replace("/path/to/your/data", dataRoot.toString())
+                .replace("http://127.0.0.1:8765/mcp", http.mcpUrl());
+        AgentCli cli = new AgentCli(kind, tmp.resolve("home"), tmp.resolve("work"), model, registration);
+        try {
+            model.then(new Call("rlm_load_file", Map.of("path", FILE, "name", "rows", "data_type", "lines")))
+                    .then(new Call("rlm_execute", Map.of("code", "print(f'count={len(rows)}')")))
+                    .then(conversation -> new Say("ANSWER " + found(conversation, "count=\\d+") + " "
+                            + found(conversation, SESSION.pattern()).substring("session ".length())));
+            AgentCli.Run first = cli.run("Load " + FILE + " as lines and count them.", RUN_TIMEOUT);
+            assertThat(first.exit()).as("%s\n%s", kind.title, first).isZero();
+            Matcher answer = ANSWER.matcher(first.stdout());
+            assertThat(answer.find()).as("the answer in\n%s", first).isTrue();
+            assertThat(answer.group(1)).isEqualTo("count=3");
+            String session = answer.group(2);
+            if (stdio) {
+                assertGone(first);
+            }
+
+            model.then(conversation -> new Call(
+                            "rlm_execute",
+                            Map.of(
+                                    "code",
+                                    "print(f'tenfold={len(rows) * 10}')",
+                                    "session_id",
+                                    sessionIn(conversation))))
+                    .then(conversation -> new Say("ANSWER " + found(conversation, "tenfold=\\d+") + " " + session));
+            AgentCli.Run second = cli.run("In session " + session + ", multiply the row count by ten.", RUN_TIMEOUT);
+            assertThat(second.exit()).as("%s\n%s", kind.title, second).isZero();
+            assertThat(second.stdout()).contains("ANSWER tenfold=30 " + session);
+            if (stdio) {
+                assertGone(second);
+            }
+
+            assertThat(model.failures()).isEmpty();
+            assertThat(model.turnsLeft()).isZero();
+            List<ToolCallingModel.Sent> sent = model.sent();
+            assertThat(sent).hasSize(3);
+            if (kind == Kind.GEMINI) {
+                assertThat(sent)
+                        .allSatisfy(call -> assertThat(
+                                        call.args().path("wait_for_previous").asBoolean())
+                                .as("Gemini CLI's own argument, sent with %s", call)
+                                .isTrue());
+            }
+        } catch (AssertionError | RuntimeException e) {
+            throw new AssertionError(
+                    e.getMessage() + "\n\nthe scripted model's failures: " + model.failures() + "\nrequests: "
+                            + model.paths() + "\ncalls sent: " + model.sent(),
+                    e);
+        }
+    }
+
+    private static String found(String conversation, String regex) {
+        Matcher m = Pattern.compile(regex).matcher(conversation);
+        if (!m.find()) {
+            throw new AssertionError("no " + regex + " in the conversation");
+        }
+        return m.group();
+    }
+
+    private static String sessionIn(String conversation) {
+        Matcher m = Pattern.compile("s-[0-9a-f]{10,}").matcher(conversation);
+        if (!m.find()) {
+            throw new AssertionError("no session id in the conversation");
+        }
+        return m.group();
+    }
+
+    /** Every process the client started (the stdio server, its kernels) is gone soon after it ended. */
+    private static void assertGone(AgentCli.Run run) throws InterruptedException {
+        assertThat(run.started()).as("processes the client started").isNotEmpty();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (run.started().stream().anyMatch(ProcessHandle::isAlive) && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+        }
+        assertThat(run.started().stream()
+                        .filter(ProcessHandle::isAlive)
+                        .map(p -> p.pid() + " " + p.info().commandLine().orElse("?"))
+                        .toList())
+                .as("processes the client started, alive after it ended")
+                .isEmpty();
+    }
+}
