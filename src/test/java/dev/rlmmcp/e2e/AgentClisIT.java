@@ -12,7 +12,7 @@ import dev.rlmmcp.e2e.support.ServerProcess;
 import dev.rlmmcp.e2e.support.ToolCallingModel;
 import dev.rlmmcp.e2e.support.ToolCallingModel.Call;
 import dev.rlmmcp.e2e.support.ToolCallingModel.Say;
-import java.nio.file.Files;
+import dev.rlmmcp.e2e.support.WebLog;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -36,23 +36,41 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Gemini CLI, Qwen Code and opencode (pinned in e2e's lock file), each registered by its README snippet over
  * stdio and over HTTP and run headless with a scripted model of its own wire format ({@link ToolCallingModel}:
- * the Gemini API, chat completions): a file several directories deep is loaded as lines and counted; the
- * client ends, and with it the stdio server and its kernels; a second client process finds the session by the
- * id the first reply named and computes on the same variable. Every call carries whatever the client added to
+ * the Gemini API, chat completions), on the task CodexIT and ClaudeCodeIT give Codex and Claude Code: a 20 MB
+ * access log several directories deep is loaded as lines, counted by status and method, the variables listed
+ * and one more set; the client ends, and with it the stdio server and its kernels; a second client process
+ * finds the session by the id the first reply named, lists its variables and checks every one. Every call carries whatever the client added to
  * the tool's schema (Gemini CLI's {@code wait_for_previous}).
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class AgentClisIT {
 
     private static final Duration RUN_TIMEOUT = Duration.ofSeconds(150);
-    private static final String FILE = "team/exports/2026/12/rows.txt";
+    private static final String LOG_PATH = "srv/www/shop/logs/2026/11/access.log";
     private static final Pattern SESSION = Pattern.compile("session (s-[0-9a-f]+)");
-    private static final Pattern ANSWER = Pattern.compile("ANSWER (\\S+) (s-[0-9a-f]+)");
+    private static final Pattern ANSWER = Pattern.compile("ANSWER (s-[0-9a-f]+) (.*)");
+    /** As CodexIT's and ClaudeCodeIT's count, printed as words (a model's conversation escapes JSON). */
+    private static final String COUNT = """
+            from collections import Counter
+            status, methods = Counter(), Counter()
+            for line in log:
+                request, rest = line.split('"')[1:3]
+                methods[request.split()[0]] += 1
+                status[rest.split()[0]] += 1
+            words = lambda c: ",".join(f"{k}:{v}" for k, v in sorted(c.items()))
+            print(f"counted lines={len(log)} status={words(status)} methods={words(methods)}")""";
+
+    private static final String SET_ONE_MORE =
+            "server_errors = sum(n for code, n in status.items() if code.startswith('5'))";
+    private static final String CHECK = """
+            codes = ",".join(f"{k}:{v}" for k, v in sorted(status.items()))
+            print(f"checked lines={len(log)} server_errors={server_errors} status={codes}")""";
 
     @TempDir
     static Path shared;
 
     private static Path dataRoot;
+    private static WebLog webLog;
     private static ServerProcess http;
     private static final Map<String, Set<String>> OWN = new HashMap<>();
 
@@ -65,8 +83,7 @@ class AgentClisIT {
     @BeforeAll
     static void start() throws Exception {
         dataRoot = Journey.dirs(shared, "data");
-        Files.createDirectories(dataRoot.resolve(FILE).getParent());
-        Files.writeString(dataRoot.resolve(FILE), "alpha\nbeta\ngamma\n");
+        webLog = WebLog.write(dataRoot.resolve(LOG_PATH), 20L << 20);
         http = ServerProcess.http("--data-root", dataRoot.toString());
         try (McpDriver lister = McpDriver.http(http.mcpUrl())) {
             JsonNode tools = lister.request(McpDriver.MAPPER.createObjectNode().put("op", "list_tools"))
@@ -103,31 +120,38 @@ class AgentClisIT {
                 .replace("http://127.0.0.1:8765/mcp", http.mcpUrl());
         AgentCli cli = new AgentCli(kind, tmp.resolve("home"), tmp.resolve("work"), model, registration);
         try {
-            model.then(new Call("rlm_load_file", Map.of("path", FILE, "name", "rows", "data_type", "lines")))
-                    .then(new Call("rlm_execute", Map.of("code", "print(f'count={len(rows)}')")))
-                    .then(conversation -> new Say("ANSWER " + found(conversation, "count=\\d+") + " "
-                            + found(conversation, SESSION.pattern()).substring("session ".length())));
-            AgentCli.Run first = cli.run("Load " + FILE + " as lines and count them.", RUN_TIMEOUT);
+            model.then(new Call("rlm_load_file", Map.of("path", LOG_PATH, "name", "log", "data_type", "lines")))
+                    .then(new Call("rlm_execute", Map.of("code", COUNT)))
+                    .then(new Call("rlm_list_vars", Map.of()))
+                    .then(new Call("rlm_execute", Map.of("code", SET_ONE_MORE)))
+                    .then(conversation -> new Say("ANSWER "
+                            + found(conversation, SESSION.pattern()).substring("session ".length()) + " "
+                            + found(conversation, "counted lines=\\d+ status=[0-9:,]+ methods=[A-Z:0-9,]+")));
+            AgentCli.Run first = cli.run(
+                    "Load " + LOG_PATH + " as lines, count its status codes and methods, then set server_errors.",
+                    RUN_TIMEOUT);
             assertThat(first.exit()).as("%s\n%s", kind.title, first).isZero();
             Matcher answer = ANSWER.matcher(first.stdout());
             assertThat(answer.find()).as("the answer in\n%s", first).isTrue();
-            assertThat(answer.group(1)).isEqualTo("count=3");
-            String session = answer.group(2);
+            String session = answer.group(1);
+            assertThat(answer.group(2).strip())
+                    .isEqualTo("counted lines=" + webLog.lines() + " status=" + words(webLog.status()) + " methods="
+                            + words(webLog.methods()));
             if (stdio) {
                 assertGone(first);
             }
 
-            model.then(conversation -> new Call(
-                            "rlm_execute",
-                            Map.of(
-                                    "code",
-                                    "print(f'tenfold={len(rows) * 10}')",
-                                    "session_id",
-                                    sessionIn(conversation))))
-                    .then(conversation -> new Say("ANSWER " + found(conversation, "tenfold=\\d+") + " " + session));
-            AgentCli.Run second = cli.run("In session " + session + ", multiply the row count by ten.", RUN_TIMEOUT);
+            model.then(conversation -> new Call("rlm_list_vars", Map.of("session_id", sessionIn(conversation))))
+                    .then(conversation ->
+                            new Call("rlm_execute", Map.of("code", CHECK, "session_id", sessionIn(conversation))))
+                    .then(conversation -> new Say("ANSWER " + session + " "
+                            + found(conversation, "checked lines=\\d+ server_errors=\\d+ status=[0-9:,]+")));
+            AgentCli.Run second =
+                    cli.run("In session " + session + ", check that every variable is there.", RUN_TIMEOUT);
             assertThat(second.exit()).as("%s\n%s", kind.title, second).isZero();
-            assertThat(second.stdout()).contains("ANSWER tenfold=30 " + session);
+            assertThat(second.stdout())
+                    .contains("ANSWER " + session + " checked lines=" + webLog.lines() + " server_errors="
+                            + webLog.serverErrors() + " status=" + words(webLog.status()));
             if (stdio) {
                 assertGone(second);
             }
@@ -135,7 +159,7 @@ class AgentClisIT {
             assertThat(model.failures()).isEmpty();
             assertThat(model.turnsLeft()).isZero();
             List<ToolCallingModel.Sent> sent = model.sent();
-            assertThat(sent).hasSize(3);
+            assertThat(sent).hasSize(6);
             if (kind == Kind.GEMINI) {
                 assertThat(sent)
                         .allSatisfy(call -> assertThat(
@@ -149,6 +173,13 @@ class AgentClisIT {
                             + model.paths() + "\ncalls sent: " + model.sent(),
                     e);
         }
+    }
+
+    private static String words(Map<String, Long> counts) {
+        return new java.util.TreeMap<>(counts)
+                .entrySet().stream()
+                        .map(e -> e.getKey() + ":" + e.getValue())
+                        .collect(java.util.stream.Collectors.joining(","));
     }
 
     private static String found(String conversation, String regex) {
