@@ -80,6 +80,14 @@ public record S3Settings(
         return missing == null;
     }
 
+    /**
+     * Whether the environment names S3 at all: set up, or half set up (an endpoint without its keys), where
+     * the S3 tools are offered to say what is missing. With nothing named they could only fail, and are not.
+     */
+    public boolean named() {
+        return configured() || endpoint != null;
+    }
+
     private static String first(Map<String, String> env, String... names) {
         for (String name : names) {
             String value = blankToNull(env.get(name));

@@ -12,6 +12,7 @@ class S3SettingsTest {
     void nothingSetMeansNotConfigured() {
         S3Settings s = S3Settings.fromEnv(Map.of(), "claude-code");
         assertThat(s.configured()).isFalse();
+        assertThat(s.named()).as("the S3 tools are not offered").isFalse();
         assertThat(s.defaultBucket()).isEqualTo("claude-code");
     }
 
@@ -50,12 +51,14 @@ class S3SettingsTest {
         S3Settings s = S3Settings.fromEnv(Map.of("MINIO_ENDPOINT", "127.0.0.1:9000"), "x");
         assertThat(s.configured()).isFalse();
         assertThat(s.missing()).contains("MINIO_ACCESS_KEY").contains("MINIO_SECRET_KEY");
+        assertThat(s.named()).as("offered, to say what is missing").isTrue();
     }
 
     @Test
     void awsVariablesUseTheStandardChain() {
         S3Settings s = S3Settings.fromEnv(Map.of("AWS_PROFILE", "dev", "AWS_REGION", "eu-west-1"), "x");
         assertThat(s.configured()).isTrue();
+        assertThat(s.named()).isTrue();
         assertThat(s.awsChain()).isTrue();
         assertThat(s.region()).isEqualTo("eu-west-1");
         assertThat(s.endpoint()).isNull();

@@ -22,8 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
  * What agent clients add to calls and read from the tool list, through the official TypeScript client over
  * stdio and Streamable HTTP: Gemini CLI's {@code wait_for_previous} on every call and arguments a model
  * invents run the call (the latter named in the reply), a misspelt argument is refused with the fix, every
- * integer bound is one a JavaScript number holds and a value at it is accepted, and no description shows
- * where the data root is on the host.
+ * integer bound is one a JavaScript number holds and a value at it is accepted, no description shows where
+ * the data root is on the host, and a server with no S3 named does not offer the S3 tools.
  */
 class ClientArgumentsIT {
 
@@ -171,6 +171,8 @@ class ClientArgumentsIT {
                     .toString();
             String instructions = client.readyLine().path("instructions").asText();
             assertThat(listed).contains("rlm_load_file").contains("data root");
+            // no S3 named in the server's environment: the S3 tools could only fail, and are not offered
+            assertThat(listed).doesNotContain("rlm_load_s3", "rlm_list_buckets", "rlm_list_s3", "rlm_upload_url");
             for (String path : List.of(dataRoot.toString(), "private-host-layout", tmp.toString())) {
                 assertThat(listed).doesNotContain(path);
                 assertThat(prompts).doesNotContain(path);

@@ -34,7 +34,7 @@ class StandardSchemasTest {
                 new Sessions(new KernelFactory(TestSettings.in(dir), new ProcessLauncher(), new ObjectMapper()))) {
             ToolCatalog catalog =
                     StandardTools.catalog(sessions, new DataRoot(dir), BridgedServers.NONE, DataSources.defaults());
-            assertThat(catalog.specifications()).hasSize(23).allSatisfy(spec -> {
+            assertThat(catalog.specifications()).hasSize(19).allSatisfy(spec -> {
                 assertThat(validator.validateSchema(spec.tool().inputSchema()).valid())
                         .as(spec.tool().name() + " input schema")
                         .isTrue();

@@ -7,6 +7,7 @@ import dev.rlmmcp.data.DataRoot;
 import dev.rlmmcp.data.DataSources;
 import dev.rlmmcp.rlm.RlmConfig;
 import dev.rlmmcp.rlm.RlmRuns;
+import dev.rlmmcp.tools.RlmTool;
 import dev.rlmmcp.tools.ToolCatalog;
 import dev.rlmmcp.tools.code.RunPythonTool;
 import dev.rlmmcp.tools.data.ListBucketsTool;
@@ -31,10 +32,12 @@ import dev.rlmmcp.tools.session.InitContextTool;
 import dev.rlmmcp.tools.session.ListSessionsTool;
 import dev.rlmmcp.tools.session.RunReplTool;
 import dev.rlmmcp.tools.session.SolveTool;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
- * rlm-mcp's tools, every one, in one catalog. Apart from {@link ToolCatalog} because the tools' packages
+ * rlm-mcp's tools, every one that can work in the configuration, in one catalog: the S3 tools only where the
+ * environment names S3 ({@link dev.rlmmcp.data.S3Settings#named}). Apart from {@link ToolCatalog} because the tools' packages
  * (repl, session, code, data) are built on the tools package: the catalog of all of them sits above both.
  */
 public final class StandardTools {
@@ -50,31 +53,33 @@ public final class StandardTools {
     public static ToolCatalog catalog(
             Sessions sessions, DataRoot dataRoot, BridgedServers bridge, DataSources sources, RlmRuns runs) {
         ObjectMapper json = sessions.json();
-        return new ToolCatalog(
-                List.of(
-                        new ExecuteTool(sessions, runs),
-                        new AnswerTool(sessions),
-                        new PendingTool(sessions),
-                        new LoadDataTool(sessions),
-                        new LoadFileTool(sessions, dataRoot),
-                        new ListVarsTool(sessions),
-                        new VarInfoTool(sessions),
-                        new ClearTool(sessions),
-                        new MemoryTool(sessions),
-                        new InitContextTool(sessions),
-                        new RunReplTool(sessions, runs),
-                        new GetVarTool(sessions),
-                        new FinalizeTool(sessions),
-                        new GetTraceTool(sessions),
-                        new SolveTool(sessions, runs, dataRoot, sources),
-                        new ListSessionsTool(sessions),
-                        new DeleteSessionTool(sessions),
-                        new RunPythonTool(sessions, bridge, runs),
-                        new LoadS3Tool(sessions, sources),
-                        new ListBucketsTool(sources.s3(), json),
-                        new ListS3Tool(sources.s3(), json),
-                        new UploadUrlTool(sources, json),
-                        new LoadUrlTool(sessions, sources)),
-                json);
+        List<RlmTool> tools = new ArrayList<>(List.of(
+                new ExecuteTool(sessions, runs),
+                new AnswerTool(sessions),
+                new PendingTool(sessions),
+                new LoadDataTool(sessions),
+                new LoadFileTool(sessions, dataRoot),
+                new ListVarsTool(sessions),
+                new VarInfoTool(sessions),
+                new ClearTool(sessions),
+                new MemoryTool(sessions),
+                new InitContextTool(sessions),
+                new RunReplTool(sessions, runs),
+                new GetVarTool(sessions),
+                new FinalizeTool(sessions),
+                new GetTraceTool(sessions),
+                new SolveTool(sessions, runs, dataRoot, sources),
+                new ListSessionsTool(sessions),
+                new DeleteSessionTool(sessions),
+                new RunPythonTool(sessions, bridge, runs),
+                new LoadUrlTool(sessions, sources)));
+        if (sources.s3().settings().named()) {
+            tools.addAll(List.of(
+                    new LoadS3Tool(sessions, sources),
+                    new ListBucketsTool(sources.s3(), json),
+                    new ListS3Tool(sources.s3(), json),
+                    new UploadUrlTool(sources, json)));
+        }
+        return new ToolCatalog(tools, json);
     }
 }
