@@ -53,6 +53,26 @@ public final class LlmService {
         this.agentWait = agentWait;
     }
 
+    /** Where a loop that needs a model of its own (rlm_solve) gets one. */
+    public enum SolverModel {
+        /** The configured model API: every client's calls have it. */
+        API,
+        /** The client's, through MCP sampling: only a client that samples has one. */
+        CLIENT_SAMPLING,
+        /** Nowhere: the agent answers every sub-call (agent mode), or they are switched off. */
+        NONE
+    }
+
+    /** Where rlm_solve's model comes from on this server. */
+    public SolverModel solverModel() {
+        return switch (mode) {
+            case OFF, AGENT -> SolverModel.NONE;
+            case OPENAI -> SolverModel.API;
+            case SAMPLING -> SolverModel.CLIENT_SAMPLING;
+            case AUTO -> api != null ? SolverModel.API : SolverModel.CLIENT_SAMPLING;
+        };
+    }
+
     /** How long a suspended step waits for the agent's answer to each of its sub-calls, by default. */
     public static final Duration DEFAULT_AGENT_WAIT = Duration.ofMinutes(15);
 

@@ -19,6 +19,14 @@ public interface RlmTool {
         return false;
     }
 
+    /**
+     * Whether the tool works only for a client that samples (MCP sampling), so that it is listed to no other:
+     * a tool that could only fail costs every turn of a client's model its schema.
+     */
+    default boolean needsSampling() {
+        return false;
+    }
+
     /** The reply format when a call names none. */
     default ResponseFormat defaultFormat() {
         return ResponseFormat.TEXT;

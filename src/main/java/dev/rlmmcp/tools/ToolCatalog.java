@@ -75,6 +75,11 @@ public final class ToolCatalog {
         return tools.stream().map(this::definition).toList();
     }
 
+    /** The tools listed only to a client that samples ({@link RlmTool#needsSampling}). */
+    public Set<String> needSampling() {
+        return tools.stream().filter(RlmTool::needsSampling).map(RlmTool::name).collect(Collectors.toSet());
+    }
+
     /** The tool with this name, for transports that call tools without MCP framing (/rpc). */
     public Optional<RlmTool> tool(String name) {
         return tools.stream().filter(t -> t.name().equals(name)).findFirst();

@@ -49,17 +49,29 @@ public final class InboundRouter {
     private final McpJsonMapper mapper;
     private final ServedRequests served = new ServedRequests();
     private final StatelessServer stateless;
+    private final ToolOffer offer;
 
-    /** {@code earlierVersions}: the protocol versions before the stateless revision that the transport speaks. */
-    public InboundRouter(McpJsonMapper mapper, StatelessTools tools, Supplier<List<String>> earlierVersions) {
+    /**
+     * {@code earlierVersions}: the protocol versions before the stateless revision that the transport speaks;
+     * {@code offer}: which tools each connection's client is listed.
+     */
+    public InboundRouter(
+            McpJsonMapper mapper, StatelessTools tools, Supplier<List<String>> earlierVersions, ToolOffer offer) {
         this.mapper = mapper;
         this.stateless = new StatelessServer(mapper, tools, served, earlierVersions);
+        this.offer = offer;
     }
 
     /** For a transport that speaks only the 2025 revisions (legacy SSE): nothing is stateless. */
-    public InboundRouter(McpJsonMapper mapper) {
+    public InboundRouter(McpJsonMapper mapper, ToolOffer offer) {
         this.mapper = mapper;
         this.stateless = null;
+        this.offer = offer;
+    }
+
+    /** Which tools each connection's client is listed (see {@link #outgoing}). */
+    public ToolOffer offer() {
+        return offer;
     }
 
     /** The stateless revision, for what the transport asks of it beyond routing (its lifecycle, its refusals). */
@@ -110,6 +122,7 @@ public final class InboundRouter {
         if (ClientCancellation.handled(served, connection, message) || unused(message)) {
             return;
         }
+        offer.seen(connection, message);
         if (!(message instanceof McpSchema.JSONRPCRequest call)) {
             session.accept(message);
             return;
@@ -175,8 +188,16 @@ public final class InboundRouter {
         return served.withholds(connection, outgoing);
     }
 
-    /** How a message of the 2025 revisions goes out: as the SDK sends it. */
-    public static UnaryOperator<McpSchema.JSONRPCMessage> asSent() {
-        return UnaryOperator.identity();
+    /**
+     * How a message of the 2025 revisions goes out on {@code connection}: as the SDK sends it, but a tools/list
+     * answer lists only the tools its client can use ({@link ToolOffer}).
+     */
+    public McpSchema.JSONRPCMessage outgoing(String connection, McpSchema.JSONRPCMessage message) {
+        return offer.outgoing(connection, message);
+    }
+
+    /** Forgets what was noted of an ended connection. */
+    public void ended(String connection) {
+        offer.ended(connection);
     }
 }

@@ -108,11 +108,21 @@ public final class McpServers {
                 INSTRUCTIONS);
     }
 
-    /** What tools/list answers: every tool, in the order they are served. */
+    /** Every tool, in the order they are served: what tools/list answers a client that samples. */
     public McpSchema.ListToolsResult toolList() {
         List<McpSchema.Tool> tools = new ArrayList<>(catalog.definitions());
         extra.tools().forEach(spec -> tools.add(spec.tool()));
         return new McpSchema.ListToolsResult(tools, null);
+    }
+
+    /** What tools/list answers a client that samples, or one that does not ({@link ToolOffer}). */
+    public McpSchema.ListToolsResult toolList(boolean clientSamples) {
+        return toolOffer().forClient(toolList(), clientSamples);
+    }
+
+    /** Which tools each client of a transport is listed: those that need sampling only to a client that samples. */
+    public ToolOffer toolOffer() {
+        return new ToolOffer(catalog.needSampling());
     }
 
     /** What prompts/list answers, where the order is known: the SDK lists prompts in no set order. */

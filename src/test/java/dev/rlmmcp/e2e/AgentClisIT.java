@@ -157,6 +157,9 @@ class AgentClisIT {
             }
 
             assertThat(model.failures()).isEmpty();
+            assertThat(model.mentioned("rlm_solve"))
+                    .as("rlm_solve offered to a client that does not sample, on a server with no model API")
+                    .isFalse();
             assertThat(model.turnsLeft()).isZero();
             List<ToolCallingModel.Sent> sent = model.sent();
             assertThat(sent).hasSize(6);

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
  * stdio and Streamable HTTP: Gemini CLI's {@code wait_for_previous} on every call and arguments a model
  * invents run the call (the latter named in the reply), a misspelt argument is refused with the fix, every
  * integer bound is one a JavaScript number holds and a value at it is accepted, no description shows where
- * the data root is on the host, and a server with no S3 named does not offer the S3 tools.
+ * the data root is on the host, a server with no S3 named does not offer the S3 tools, and with no model API
+ * rlm_solve is offered only to a client that samples.
  */
 class ClientArgumentsIT {
 
@@ -158,6 +159,28 @@ class ClientArgumentsIT {
                     client.call("rlm_get_var", Map.of("var_name", "word", "offset", JS_MAX, "session_id", session)));
             assertThat(page.has("error")).as(page.toString()).isFalse();
         }
+    }
+
+    @Test
+    void rlmSolveIsListedOnlyToAClientThatSamples() throws Exception {
+        for (McpDriver client : clients()) {
+            assertThat(toolNames(client)).contains("rlm_execute").doesNotContain("rlm_solve");
+        }
+        try (McpDriver sampling = McpDriver.http(server.mcpUrl(), Map.of(), "an answer");
+                McpDriver samplingStdio = McpDriver.stdio(
+                        ServerProcess.command(List.of("stdio", "--data-root", dataRoot.toString())), "an answer")) {
+            assertThat(toolNames(sampling)).contains("rlm_solve");
+            assertThat(toolNames(samplingStdio)).contains("rlm_solve");
+        }
+    }
+
+    private static List<String> toolNames(McpDriver client) {
+        List<String> names = new ArrayList<>();
+        client.request(McpDriver.MAPPER.createObjectNode().put("op", "list_tools"))
+                .path("result")
+                .path("tools")
+                .forEach(tool -> names.add(tool.path("name").asText()));
+        return names;
     }
 
     @Test

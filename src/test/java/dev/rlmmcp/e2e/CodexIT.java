@@ -151,7 +151,7 @@ class CodexIT {
         assertThat(outputs).as("exec outputs").hasSize(1);
         assertThat(JSON.readTree(outputs.getFirst().printed()))
                 .as("rlm tools in ALL_TOOLS at the first turn of a first start")
-                .hasSize(19);
+                .hasSize(18);
     }
 
     /** The README's n-th TOML block of the Codex section (0: stdio, 1: HTTP). */
@@ -318,7 +318,7 @@ class CodexIT {
 
         // at its first turn, the model sees all 20 rlm tools; Codex appends the server's instructions to each
         JsonNode tools = JSON.readTree(discovery.printed());
-        assertThat(tools).as("rlm tools in ALL_TOOLS at the first turn").hasSize(19);
+        assertThat(tools).as("rlm tools in ALL_TOOLS at the first turn").hasSize(18);
         List<Integer> instructionBytes = new ArrayList<>();
         for (JsonNode tool : tools) {
             String description = tool.path("description").asText();
@@ -382,7 +382,7 @@ class CodexIT {
                 "first request: the mcp__rlm namespace line, %d B%n",
                 namespace.group().getBytes(StandardCharsets.UTF_8).length);
         System.out.printf(
-                "server instructions per tool description: %s B, %d B over the 19 tools%n",
+                "server instructions per tool description: %s B, %d B over the 18 tools%n",
                 instructionBytes.getFirst(),
                 instructionBytes.stream().mapToInt(Integer::intValue).sum());
         for (Output o : List.of(load, count, listed, setOne, resumedCheck)) {

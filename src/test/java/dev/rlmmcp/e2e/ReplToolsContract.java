@@ -184,7 +184,8 @@ abstract class ReplToolsContract {
 
     @Test
     void theInstructionsAreOneShortSentenceNamingTheFirstTools() {
-        // Codex appends them to each of the tool descriptions (19 without S3): every byte is paid that many times a
+        // Codex appends them to each of the tool descriptions (18 without S3 and sampling): every byte is paid that
+        // many times a
         // turn.
         String instructions = client().readyLine().path("instructions").asText();
         assertThat(instructions).contains("rlm_load_file", "rlm_execute").doesNotContain("\n");

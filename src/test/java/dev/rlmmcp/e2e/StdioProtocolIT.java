@@ -115,7 +115,7 @@ class StdioProtocolIT {
         }
         assertThat(byId.get("1").path("result").path("serverInfo").path("name").asText())
                 .isEqualTo("rlm-mcp");
-        assertThat(byId.get("2").path("result").path("tools")).hasSize(19);
+        assertThat(byId.get("2").path("result").path("tools")).hasSize(18);
         assertThat(byId.get("null").path("error").path("code").asInt()).isEqualTo(-32700);
         JsonNode refused = byId.get("3").path("error");
         assertThat(refused.path("message").asText())

@@ -172,7 +172,7 @@ class StdioStartIT {
         assertThat(JsonNodes.of(firstAnswers(cache, state, "2025-06-18").get(FIRST_IDS[1]))
                         .path("result")
                         .path("tools"))
-                .hasSize(19);
+                .hasSize(18);
     }
 
     /**
@@ -284,7 +284,7 @@ class StdioStartIT {
                 assertThat(JsonNodes.of(server.lines.get("tools \"two\""))
                                 .path("result")
                                 .path("tools"))
-                        .hasSize(19);
+                        .hasSize(18);
                 assertThat(server.finish()).isZero();
             }
         }
@@ -316,7 +316,7 @@ class StdioStartIT {
                     {"jsonrpc":"2.0","id":"ran","method":"tools/call","params":{"name":"rlm_execute","arguments":{"code":"6 * 7"}}}"""));
             server.await("listed", "ran");
             assertThat(JsonNodes.of(server.lines.get("listed")).path("result").path("tools"))
-                    .hasSize(19);
+                    .hasSize(18);
             assertThat(JsonNodes.of(server.lines.get("ran"))
                             .path("result")
                             .path("content")

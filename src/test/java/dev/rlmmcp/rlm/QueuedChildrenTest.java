@@ -77,7 +77,9 @@ class QueuedChildrenTest {
                 s.cleanupThreshold(),
                 s.cleanupTarget(),
                 s.outputCap(),
-                s.defaultTimeout(),
+                // the root's one step waits for all 64 children, 8 waves of at least a second: a loaded machine
+                // (another JVM training its start-up cache) has made it several times that
+                Duration.ofSeconds(120),
                 s.maxTimeout(),
                 s.interruptGrace(),
                 s.kernelStartTimeout(),

@@ -18,7 +18,7 @@ class InboundRouterTest {
 
     private static final McpJsonMapper MAPPER = new JacksonMcpJsonMapper(new ObjectMapper());
 
-    private final InboundRouter router = new InboundRouter(MAPPER);
+    private final InboundRouter router = new InboundRouter(MAPPER, ToolOffer.all());
     private final List<McpSchema.JSONRPCMessage> accepted = new ArrayList<>();
 
     private static McpSchema.JSONRPCMessage cancel(Object id) {

@@ -10,6 +10,7 @@ import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.data.DataRoot;
 import dev.rlmmcp.data.DataSources;
 import dev.rlmmcp.llm.LlmException;
+import dev.rlmmcp.llm.LlmService;
 import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.rlm.RunLimits;
 import dev.rlmmcp.rlm.RunOptions;
@@ -44,6 +45,12 @@ public final class SolveTool implements RlmTool {
     @Override
     public String name() {
         return "rlm_solve";
+    }
+
+    /** With no model API, the run's model is the client's: a client that does not sample is not offered it. */
+    @Override
+    public boolean needsSampling() {
+        return sessions.llm().solverModel() == LlmService.SolverModel.CLIENT_SAMPLING;
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.rlmmcp.bridge.BridgedServers;
 import dev.rlmmcp.core.Sessions;
 import dev.rlmmcp.data.DataRoot;
 import dev.rlmmcp.data.DataSources;
+import dev.rlmmcp.llm.LlmService;
 import dev.rlmmcp.rlm.RlmConfig;
 import dev.rlmmcp.rlm.RlmRuns;
 import dev.rlmmcp.tools.RlmTool;
@@ -37,8 +38,10 @@ import java.util.List;
 
 /**
  * rlm-mcp's tools, every one that can work in the configuration, in one catalog: the S3 tools only where the
- * environment names S3 ({@link dev.rlmmcp.data.S3Settings#named}). Apart from {@link ToolCatalog} because the tools' packages
- * (repl, session, code, data) are built on the tools package: the catalog of all of them sits above both.
+ * environment names S3 ({@link dev.rlmmcp.data.S3Settings#named}), rlm_solve only where it can have a model
+ * (with none but the client's, it is listed only to clients that sample: {@link RlmTool#needsSampling}). Apart
+ * from {@link ToolCatalog} because the tools' packages (repl, session, code, data) are built on the tools
+ * package: the catalog of all of them sits above both.
  */
 public final class StandardTools {
 
@@ -68,11 +71,13 @@ public final class StandardTools {
                 new GetVarTool(sessions),
                 new FinalizeTool(sessions),
                 new GetTraceTool(sessions),
-                new SolveTool(sessions, runs, dataRoot, sources),
                 new ListSessionsTool(sessions),
                 new DeleteSessionTool(sessions),
                 new RunPythonTool(sessions, bridge, runs),
                 new LoadUrlTool(sessions, sources)));
+        if (sessions.llm().solverModel() != LlmService.SolverModel.NONE) {
+            tools.add(new SolveTool(sessions, runs, dataRoot, sources));
+        }
         if (sources.s3().settings().named()) {
             tools.addAll(List.of(
                     new LoadS3Tool(sessions, sources),

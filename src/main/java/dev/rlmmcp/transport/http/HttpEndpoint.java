@@ -93,12 +93,14 @@ public final class HttpEndpoint implements AutoCloseable {
                 settings.sessionIdle(),
                 sessions::connectionClosed,
                 servers.statelessTools(),
+                servers.toolOffer(),
                 homes);
         sse = new LegacySseTransport(
                 servers.mapper(),
                 settings.maxRequestBytes(),
                 settings.sseKeepAlive(),
                 sessions::connectionClosed,
+                servers.toolOffer(),
                 homes);
         ToolForward forward =
                 cluster == null ? ToolForward.NONE : new PeerCall(cluster.router(), cluster.auth(), servers.mapper());

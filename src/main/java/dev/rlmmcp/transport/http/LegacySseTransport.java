@@ -1,6 +1,7 @@
 package dev.rlmmcp.transport.http;
 
 import dev.rlmmcp.transport.InboundRouter;
+import dev.rlmmcp.transport.ToolOffer;
 import dev.rlmmcp.transport.jsonrpc.JsonRpc;
 import dev.rlmmcp.transport.jsonrpc.ServedRequests;
 import io.modelcontextprotocol.json.McpJsonMapper;
@@ -68,12 +69,13 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
             int maxRequestBytes,
             Duration keepAliveEvery,
             Consumer<String> sessionEnded,
+            ToolOffer offer,
             McpSessionAdoption homes) {
         this.homes = homes;
         this.mapper = mapper;
         this.maxRequestBytes = maxRequestBytes;
         this.sessionEnded = sessionEnded;
-        this.router = new InboundRouter(mapper);
+        this.router = new InboundRouter(mapper, offer);
         this.keepAlive = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().daemon().name("sse-keepalive").factory());
         long ms = keepAliveEvery.toMillis();
@@ -292,7 +294,10 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
                     return;
                 }
                 try {
-                    event("message", mapper.writeValueAsString(JsonRpc.withoutTraces(message)));
+                    event(
+                            "message",
+                            mapper.writeValueAsString(
+                                    JsonRpc.withoutTraces(router.outgoing(session.getId(), message))));
                 } catch (IOException e) {
                     throw new java.io.UncheckedIOException(e);
                 }
@@ -323,6 +328,7 @@ final class LegacySseTransport extends HttpServlet implements McpServerTransport
             McpServerSession s = session;
             if (s != null && streams.remove(s.getId(), this)) {
                 s.close();
+                router.ended(s.getId());
                 sessionEnded.accept(s.getId());
                 if (homes != null) {
                     homes.ended(s.getId());

@@ -2,6 +2,7 @@ package dev.rlmmcp.transport.http;
 
 import dev.rlmmcp.transport.CallChannel;
 import dev.rlmmcp.transport.InboundRouter;
+import dev.rlmmcp.transport.ToolOffer;
 import dev.rlmmcp.transport.jsonrpc.JsonRpc;
 import dev.rlmmcp.transport.jsonrpc.ServedRequests;
 import dev.rlmmcp.transport.stateless.Refusal;
@@ -87,13 +88,14 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
             Duration idle,
             Consumer<String> sessionEnded,
             StatelessTools tools,
+            ToolOffer offer,
             McpSessionAdoption homes) {
         this.mapper = mapper;
         this.homes = homes;
         this.maxRequestBytes = maxRequestBytes;
         this.sessionEnded = sessionEnded;
         this.idleNanos = idle.toNanos();
-        this.router = new InboundRouter(mapper, tools, this::protocolVersions);
+        this.router = new InboundRouter(mapper, tools, this::protocolVersions, offer);
         this.sweeper = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().daemon().name("mcp-session-sweeper").factory());
         long every = Math.max(1, Math.min(idle.toMillis() / 4, 60_000));
@@ -125,6 +127,7 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
         } catch (RuntimeException e) {
             log.debug("ending session {}: {}", id, e.toString());
         }
+        router.ended(id);
         sessionEnded.accept(id);
     }
 
@@ -240,7 +243,7 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
                                 response,
                                 accepted,
                                 served,
-                                InboundRouter.asSent(),
+                                message -> router.outgoing(session.getId(), message),
                                 answer -> 200)
                         .answer(session, call, null);
             } finally {
@@ -382,6 +385,7 @@ final class StreamableHttpTransport extends HttpServlet implements McpStreamable
         var named = homes == null ? null : homes.startAs(SessionOffer.offered(request), params, sessionFactory);
         McpStreamableServerSession.McpStreamableServerSessionInit started =
                 named != null ? named : sessionFactory.startSession(params);
+        router.offer().initialized(started.session().getId(), params);
         sessions.put(started.session().getId(), started.session());
         lastUsed.put(started.session().getId(), System.nanoTime());
         McpSchema.InitializeResult result = started.initResult().block();

@@ -34,6 +34,7 @@ public final class StartupAnswers {
     /** Stands for the request id while an answer is kept: an answer is its bytes around the id. */
     private static final String ID = "rlm-startup-answer-id-4f1c";
 
+    private static final String WITHOUT_SAMPLING = " for a client that does not sample";
     private static final byte[] ID_JSON = ('"' + ID + '"').getBytes(StandardCharsets.US_ASCII);
     private static final Set<String> LISTS =
             Set.of(McpSchema.METHOD_PING, McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_PROMPT_LIST);
@@ -127,6 +128,14 @@ public final class StartupAnswers {
     }
 
     /**
+     * The key of an answer for a client that samples or one that does not: the same, but for tools/list,
+     * which lists a client that does not sample fewer tools ({@link dev.rlmmcp.transport.ToolOffer}).
+     */
+    static String forClient(String key, boolean clientSamples) {
+        return clientSamples || !McpSchema.METHOD_TOOLS_LIST.equals(key) ? key : key + WITHOUT_SAMPLING;
+    }
+
+    /**
      * Whether a request with this answer key may be answered only after an initialize: the lists of the revisions
      * before 2026-07-28 (a client that sends one first is told to initialize, by the server).
      */
@@ -159,7 +168,8 @@ public final class StartupAnswers {
                     McpSchema.METHOD_INITIALIZE + " " + version,
                     () -> StartupJson.initialize(ID, servers.initializeResult(version)));
         }
-        made(McpSchema.METHOD_TOOLS_LIST, () -> StartupJson.tools(ID, servers.toolList()));
+        made(McpSchema.METHOD_TOOLS_LIST, () -> StartupJson.tools(ID, servers.toolList(true)));
+        made(forClient(McpSchema.METHOD_TOOLS_LIST, false), () -> StartupJson.tools(ID, servers.toolList(false)));
         servers.promptList()
                 .ifPresent(prompts -> made(McpSchema.METHOD_PROMPT_LIST, () -> StartupJson.prompts(ID, prompts)));
         offered = true;

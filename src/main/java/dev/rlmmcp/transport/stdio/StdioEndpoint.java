@@ -44,7 +44,14 @@ public final class StdioEndpoint implements AutoCloseable {
             CompletableFuture<?> answerable,
             StartupAnswers answers) {
         transport = new StdioTransport(
-                servers.mapper(), in, out, maxMessageBytes, servers.statelessTools(), answerable, answers);
+                servers.mapper(),
+                in,
+                out,
+                maxMessageBytes,
+                servers.statelessTools(),
+                servers.toolOffer(),
+                answerable,
+                answers);
         server = servers.serve(transport);
         stateless = servers.serve(transport.statelessProvider());
     }

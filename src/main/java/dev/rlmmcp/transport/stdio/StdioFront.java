@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.rlmmcp.transport.McpServers;
+import dev.rlmmcp.transport.ToolOffer;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -45,6 +46,8 @@ public final class StdioFront {
     private volatile int answered;
     /** Whether an initialize request was read: the lists of the revisions before 2026-07-28 come after one. */
     private boolean initializeRead;
+    /** Whether the initialize read declared sampling: its tools/list answer lists what the client can use. */
+    private boolean clientSamples = true;
     /** Requests read before this start made their answers ({@link StartupAnswers#offer}), in order; guarded by handover. */
     private final List<Waiting> waiting = new ArrayList<>();
     /** Open once the client has its tools, or asked for something only the server answers, or left. */
@@ -176,11 +179,13 @@ public final class StdioFront {
             }
             if (McpSchema.METHOD_INITIALIZE.equals(method)) {
                 initializeRead = true;
+                clientSamples = ToolOffer.declaresSampling(message.get("params"));
             }
             String key = StartupAnswers.key(method, message.get("params"));
             if (!initializeRead && StartupAnswers.afterInitialize(key)) {
                 key = null; // the server refuses it
             }
+            key = StartupAnswers.forClient(key, clientSamples);
             Waiting request = new Waiting(id, idJson(id), key, method);
             synchronized (handover) {
                 if (handover.released) {

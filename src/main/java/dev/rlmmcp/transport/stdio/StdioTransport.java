@@ -3,6 +3,7 @@ package dev.rlmmcp.transport.stdio;
 import dev.rlmmcp.transport.CallChannel;
 import dev.rlmmcp.transport.HeapReturn;
 import dev.rlmmcp.transport.InboundRouter;
+import dev.rlmmcp.transport.ToolOffer;
 import dev.rlmmcp.transport.jsonrpc.JsonRpc;
 import dev.rlmmcp.transport.jsonrpc.ServedRequests;
 import dev.rlmmcp.transport.stateless.Refusal;
@@ -96,16 +97,7 @@ final class StdioTransport implements McpServerTransportProvider {
             OutputStream out,
             int maxMessageBytes,
             StatelessTools tools,
-            CompletableFuture<?> answerable) {
-        this(mapper, in, out, maxMessageBytes, tools, answerable, StartupAnswers.none());
-    }
-
-    StdioTransport(
-            McpJsonMapper mapper,
-            InputStream in,
-            OutputStream out,
-            int maxMessageBytes,
-            StatelessTools tools,
+            ToolOffer offer,
             CompletableFuture<?> answerable,
             StartupAnswers answers) {
         this.answers = answers;
@@ -115,7 +107,7 @@ final class StdioTransport implements McpServerTransportProvider {
         this.out = out;
         this.lines = new LineReader(
                 in, maxMessageBytes, () -> closing, tooLarge -> reject(McpSchema.ErrorCodes.INVALID_REQUEST, tooLarge));
-        this.router = new InboundRouter(mapper, tools, this::protocolVersions);
+        this.router = new InboundRouter(mapper, tools, this::protocolVersions, offer);
         sweeper.scheduleWithFixedDelay(router.stateless()::sweep, 1, 1, TimeUnit.MINUTES);
     }
 
@@ -358,7 +350,10 @@ final class StdioTransport implements McpServerTransportProvider {
             write(message);
             return;
         }
-        String key = answerKeys.remove(StartupAnswers.idKey(answer.id()));
+        // the client's initialize was handled by now: its tools/list answer is the one for what it declared
+        String key = StartupAnswers.forClient(
+                answerKeys.remove(StartupAnswers.idKey(answer.id())),
+                router.offer().samples(session.getId()));
         String kept = answer.error() == null ? key : null;
         byte[] json = bytes(message);
         if (answers.serverAnswered(
@@ -449,7 +444,7 @@ final class StdioTransport implements McpServerTransportProvider {
             return Mono.fromRunnable(() -> {
                 handshake.sent(message);
                 if (!router.withheld(session.getId(), message)) {
-                    send(JsonRpc.withoutTraces(message));
+                    send(JsonRpc.withoutTraces(router.outgoing(session.getId(), message)));
                 }
             });
         }

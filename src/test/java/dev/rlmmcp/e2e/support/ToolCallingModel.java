@@ -57,6 +57,7 @@ public final class ToolCallingModel implements AutoCloseable {
     private final List<Sent> sent = new CopyOnWriteArrayList<>();
     private final List<String> paths = new CopyOnWriteArrayList<>();
     private final AtomicInteger ids = new AtomicInteger();
+    private final Set<String> words = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private ToolCallingModel(Map<String, Set<String>> ownArguments) throws IOException {
         this.ownArguments = ownArguments;
@@ -90,6 +91,11 @@ public final class ToolCallingModel implements AutoCloseable {
         return then(conversation -> turn);
     }
 
+    /** Whether any request the client sent named {@code tool} (rlm_solve, rlm_execute): offered, or seen. */
+    public boolean mentioned(String tool) {
+        return words.contains(tool);
+    }
+
     public List<Sent> sent() {
         return List.copyOf(sent);
     }
@@ -113,6 +119,12 @@ public final class ToolCallingModel implements AutoCloseable {
             paths.add(exchange.getRequestMethod() + " " + path);
             byte[] raw = exchange.getRequestBody().readAllBytes();
             JsonNode body = raw.length == 0 ? JSON.createObjectNode() : JSON.readTree(raw);
+            String text = body.toString();
+            for (String word : List.of("rlm_solve", "rlm_execute")) {
+                if (text.contains(word)) {
+                    words.add(word);
+                }
+            }
             if (path.endsWith("/models") && "GET".equals(exchange.getRequestMethod())) {
                 send(
                         exchange,

@@ -43,7 +43,7 @@ class StdioFrontTest {
     @Test
     void aFirstStartsFrontAnswersInitializeAndTheListsOnceMadeAndTheServerTheRestOnce() throws Exception {
         McpServers servers = servers(List.of(new Echo()), McpServers.Features.NONE);
-        Map<String, String> own = ownAnswers(servers);
+        Map<String, String> own = ownAnswers(servers, FIRST);
         try (Piped client = new Piped()) {
             StdioFront front = StdioFront.start(client.serverIn, client.serverOut, StartupAnswers.none());
             client.send(FIRST);
@@ -67,6 +67,39 @@ class StdioFrontTest {
             finish(client, endpoint);
             assertThat(client.rest()).as("nothing answered twice").isEmpty();
         }
+    }
+
+    /** {@link #FIRST} from a client that does not sample. */
+    private static final List<String> NOT_SAMPLING = FIRST.stream()
+            .map(line -> line.replace("\"capabilities\":{\"sampling\":{}}", "\"capabilities\":{}"))
+            .toList();
+
+    @Test
+    void aClientThatDoesNotSampleIsListedOnlyTheToolsItCanUseByTheFrontAsByTheServer() throws Exception {
+        McpServers servers = servers(List.of(new Echo(), new NeedsSampling()), McpServers.Features.NONE);
+        Map<String, String> own = ownAnswers(servers, NOT_SAMPLING);
+        assertThat(tools(own.get("two"))).containsExactly("echo");
+        assertThat(tools(ownAnswers(servers, FIRST).get("two"))).containsExactly("echo", "solve");
+        try (Piped client = new Piped()) {
+            StdioFront front = StdioFront.start(client.serverIn, client.serverOut, StartupAnswers.none());
+            client.send(NOT_SAMPLING);
+            front.offer(servers);
+            Map<String, String> early = client.take(3);
+            assertThat(early.get("two")).isEqualTo(own.get("two"));
+            StdioEndpoint endpoint = behind(front, servers);
+            assertThat(client.take(1)).containsOnlyKeys("4");
+            finish(client, endpoint);
+            assertThat(client.rest()).as("nothing answered twice").isEmpty();
+        }
+    }
+
+    private static List<String> tools(String answer) throws Exception {
+        List<String> names = new ArrayList<>();
+        JSON.readTree(answer)
+                .path("result")
+                .path("tools")
+                .forEach(t -> names.add(t.path("name").asText()));
+        return names;
     }
 
     @Test
@@ -132,12 +165,12 @@ class StdioFrontTest {
         endpoint.close();
     }
 
-    /** What a server with no front answers to {@link #FIRST}, by id (its call's answer depends on no timing). */
-    private static Map<String, String> ownAnswers(McpServers servers) throws Exception {
+    /** What a server with no front answers to {@code lines} ({@link #FIRST}), by id (its call's answer depends on no timing). */
+    private static Map<String, String> ownAnswers(McpServers servers, List<String> lines) throws Exception {
         try (Piped client = new Piped()) {
             StdioEndpoint endpoint = new StdioEndpoint(
                     servers, client.serverIn, client.serverOut, 1 << 20, CompletableFuture.completedFuture(null));
-            client.send(FIRST);
+            client.send(lines);
             Map<String, String> answers = client.take(4);
             finish(client, endpoint);
             return answers;
@@ -197,6 +230,35 @@ class StdioFrontTest {
                 closed = true;
                 toServer.add(new byte[0]);
             }
+        }
+    }
+
+    /** A tool that works only for a client that samples. */
+    private static final class NeedsSampling implements RlmTool {
+
+        @Override
+        public String name() {
+            return "solve";
+        }
+
+        @Override
+        public String description() {
+            return "Needs the client's model.";
+        }
+
+        @Override
+        public Schema schema() {
+            return Schema.object();
+        }
+
+        @Override
+        public boolean needsSampling() {
+            return true;
+        }
+
+        @Override
+        public ObjectNode call(Args args, Caller caller) {
+            return JSON.createObjectNode();
         }
     }
 
