@@ -75,6 +75,19 @@ public final class ToolCatalog {
         return tools.stream().map(this::definition).toList();
     }
 
+    /** {@code listed} without the tools named in {@code leftOut}. */
+    public static McpSchema.ListToolsResult without(McpSchema.ListToolsResult listed, Set<String> leftOut) {
+        if (leftOut.isEmpty()) {
+            return listed;
+        }
+        return new McpSchema.ListToolsResult(
+                listed.tools().stream()
+                        .filter(tool -> !leftOut.contains(tool.name()))
+                        .toList(),
+                listed.nextCursor(),
+                listed.meta());
+    }
+
     /** The tools listed only to a client that samples ({@link RlmTool#needsSampling}). */
     public Set<String> needSampling() {
         return tools.stream().filter(RlmTool::needsSampling).map(RlmTool::name).collect(Collectors.toSet());

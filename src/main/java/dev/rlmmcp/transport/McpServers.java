@@ -88,7 +88,7 @@ public final class McpServers {
         Map<String, TaskSupport> support = new HashMap<>();
         catalog.mayRunLong().forEach(name -> support.put(name, TaskSupport.OPTIONAL));
         support.putAll(extra.taskSupport());
-        return StatelessTools.of(toolList().tools(), support);
+        return StatelessTools.of(toolList().tools(), support, catalog.needSampling());
     }
 
     public McpJsonMapper mapper() {

@@ -1,5 +1,6 @@
 package dev.rlmmcp.transport;
 
+import dev.rlmmcp.tools.ToolCatalog;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.util.Map;
 import java.util.Set;
@@ -10,7 +11,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * with no model API: {@link dev.rlmmcp.tools.RlmTool#needsSampling}) only to a client whose initialize declared
  * sampling, since a tool that can only fail costs every turn of the client's model its schema. The initialize a
  * connection sent decides, and the tools/list answers going out on that connection follow. A connection whose
- * initialize was not seen here (an MCP session adopted from another node) is offered every tool.
+ * initialize was not seen here (an MCP session adopted from another node) is offered every tool. The 2026-07-28
+ * revision, whose requests each name the client's capabilities, does the same per request ({@code
+ * stateless.StatelessTools#needSampling}).
  */
 public final class ToolOffer {
 
@@ -59,15 +62,7 @@ public final class ToolOffer {
 
     /** The tools of {@code all} a client is offered. */
     public McpSchema.ListToolsResult forClient(McpSchema.ListToolsResult all, boolean clientSamples) {
-        if (clientSamples || needSampling.isEmpty()) {
-            return all;
-        }
-        return new McpSchema.ListToolsResult(
-                all.tools().stream()
-                        .filter(tool -> !needSampling.contains(tool.name()))
-                        .toList(),
-                all.nextCursor(),
-                all.meta());
+        return clientSamples ? all : ToolCatalog.without(all, needSampling);
     }
 
     /** Forgets an ended connection. */

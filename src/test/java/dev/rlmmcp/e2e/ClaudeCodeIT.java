@@ -295,9 +295,11 @@ class ClaudeCodeIT {
         }
         Set<String> first = toolNames(turns.getFirst());
         Set<String> all = toolNames(turns.getLast());
+        // no S3 configured, and Claude Code does not sample with no model API: 18 of the 23 tools can work
         softly.assertThat(all)
                 .as("rlm tools Claude Code knows of by the task's last turn")
-                .hasSizeGreaterThanOrEqualTo(20);
+                .hasSize(18)
+                .doesNotContain("mcp__rlm__rlm_solve", "mcp__rlm__rlm_load_s3");
         String said = ClaudeCode.grep(
                 tmp.resolve("claude-task.log"),
                 "Starting connection",

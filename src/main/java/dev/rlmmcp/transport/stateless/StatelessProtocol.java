@@ -1,5 +1,6 @@
 package dev.rlmmcp.transport.stateless;
 
+import dev.rlmmcp.tools.ToolCatalog;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -130,6 +131,11 @@ final class StatelessProtocol {
 
     /** The request's _meta, or null. */
     @SuppressWarnings("unchecked")
+    /** Whether the client that sent {@code call} declares sampling in it. */
+    static boolean samples(McpSchema.JSONRPCMessage call) {
+        return StatelessServer.declaresSampling(meta(call));
+    }
+
     static Map<String, Object> meta(McpSchema.JSONRPCMessage message) {
         Object params = switch (message) {
             case McpSchema.JSONRPCRequest r -> r.params();
@@ -355,6 +361,13 @@ final class StatelessProtocol {
      */
     McpSchema.JSONRPCMessage outgoing(McpSchema.JSONRPCRequest call, McpSchema.JSONRPCMessage message) {
         return switch (message) {
+            case McpSchema.JSONRPCResponse r
+            when r.result() instanceof McpSchema.ListToolsResult listed && !samples(call) ->
+                new McpSchema.JSONRPCResponse(
+                        r.jsonrpc(),
+                        r.id(),
+                        dressed(call.method(), ToolCatalog.without(listed, tools.needSampling())),
+                        null);
             case McpSchema.JSONRPCResponse r
             when r.result() != null ->
                 new McpSchema.JSONRPCResponse(r.jsonrpc(), r.id(), dressed(call.method(), r.result()), null);

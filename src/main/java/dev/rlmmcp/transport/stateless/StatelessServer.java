@@ -76,6 +76,13 @@ public final class StatelessServer {
         return isOwn(meta) && meta.get(StatelessProtocol.META_CAPABILITIES) instanceof Map<?, ?>;
     }
 
+    /** Whether a request's _meta (null: none) declares the client's sampling capability. */
+    public static boolean declaresSampling(Map<?, ?> meta) {
+        return meta != null
+                && meta.get(StatelessProtocol.META_CAPABILITIES) instanceof Map<?, ?> capabilities
+                && capabilities.get("sampling") != null;
+    }
+
     /** Whether a request's _meta (null: none) names this revision as its protocol version. */
     public static boolean isOwn(Map<?, ?> meta) {
         return meta != null

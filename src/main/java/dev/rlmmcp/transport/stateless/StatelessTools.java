@@ -4,23 +4,31 @@ import io.modelcontextprotocol.spec.McpSchema;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * What the handling of protocol 2026-07-28 needs to know of the tools: which may run as tasks (see
- * {@link Tasks}), and which of their arguments a request repeats in an {@code Mcp-Param-*} header (an
- * input schema property's {@code x-mcp-header}), for the server to check (see {@link ParamHeaders}).
+ * {@link Tasks}), which of their arguments a request repeats in an {@code Mcp-Param-*} header (an
+ * input schema property's {@code x-mcp-header}), for the server to check (see {@link ParamHeaders}), and which
+ * are listed only to a client whose request declares sampling.
  */
-public record StatelessTools(Map<String, TaskSupport> taskSupport, Map<String, Map<String, String>> paramHeaders) {
+public record StatelessTools(
+        Map<String, TaskSupport> taskSupport, Map<String, Map<String, String>> paramHeaders, Set<String> needSampling) {
 
-    static final StatelessTools NONE = new StatelessTools(Map.of(), Map.of());
+    static final StatelessTools NONE = new StatelessTools(Map.of(), Map.of(), Set.of());
 
     public StatelessTools {
         taskSupport = Map.copyOf(taskSupport);
         paramHeaders = Map.copyOf(paramHeaders);
+        needSampling = Set.copyOf(needSampling);
     }
 
-    /** From the tools' definitions (their x-mcp-header properties) and which of them may run as tasks. */
-    public static StatelessTools of(List<McpSchema.Tool> tools, Map<String, TaskSupport> taskSupport) {
+    /**
+     * From the tools' definitions (their x-mcp-header properties), which of them may run as tasks, and which
+     * work only for a client that samples.
+     */
+    public static StatelessTools of(
+            List<McpSchema.Tool> tools, Map<String, TaskSupport> taskSupport, Set<String> needSampling) {
         Map<String, Map<String, String>> headers = new LinkedHashMap<>();
         for (McpSchema.Tool tool : tools) {
             if (tool.inputSchema() != null && tool.inputSchema().get("properties") instanceof Map<?, ?> properties) {
@@ -35,7 +43,7 @@ public record StatelessTools(Map<String, TaskSupport> taskSupport, Map<String, M
                 }
             }
         }
-        return new StatelessTools(taskSupport, headers);
+        return new StatelessTools(taskSupport, headers, needSampling);
     }
 
     /** Whether a call of this tool may run as a task. */

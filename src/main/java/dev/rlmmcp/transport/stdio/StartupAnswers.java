@@ -118,7 +118,7 @@ public final class StartupAnswers {
         boolean onlyMeta = p.keySet().stream().allMatch("_meta"::equals);
         if (StatelessServer.isOwn(meta)) {
             return onlyMeta && StatelessServer.isComplete(meta) && STATELESS_LISTS.contains(method)
-                    ? StatelessServer.VERSION + " " + method
+                    ? StatelessServer.VERSION + " " + forClient(method, StatelessServer.declaresSampling(meta))
                     : null;
         }
         if (McpSchema.METHOD_INITIALIZE.equals(method)) {

@@ -44,6 +44,36 @@ class StatelessProtocolTest {
     }
 
     @Test
+    void aToolThatNeedsSamplingIsListedOnlyToARequestThatDeclaresSampling() {
+        StatelessProtocol offering = new StatelessProtocol(
+                new JacksonMcpJsonMapper(new ObjectMapper()),
+                new StatelessTools(Map.of(), Map.of(), java.util.Set.of("rlm_solve")));
+        McpSchema.JSONRPCResponse listed = new McpSchema.JSONRPCResponse(
+                McpSchema.JSONRPC_VERSION,
+                7,
+                new McpSchema.ListToolsResult(
+                        List.of(
+                                McpSchema.Tool.builder("rlm_execute", Map.of("type", "object"))
+                                        .build(),
+                                McpSchema.Tool.builder("rlm_solve", Map.of("type", "object"))
+                                        .build()),
+                        null),
+                null);
+        Map<String, Object> sampling = Map.of(
+                StatelessProtocol.META_VERSION,
+                "2026-07-28",
+                StatelessProtocol.META_CAPABILITIES,
+                Map.of("sampling", Map.of()));
+        assertThat(offering.outgoing(call("tools/list", Map.of("_meta", META)), listed)
+                        .toString())
+                .contains("rlm_execute")
+                .doesNotContain("rlm_solve");
+        assertThat(offering.outgoing(call("tools/list", Map.of("_meta", sampling)), listed)
+                        .toString())
+                .contains("rlm_execute", "rlm_solve");
+    }
+
+    @Test
     void matchingHeadersAndMetaAreServed() {
         assertThat(revision.check(
                         headers(
