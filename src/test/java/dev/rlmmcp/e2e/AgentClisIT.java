@@ -20,9 +20,11 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -179,10 +181,8 @@ class AgentClisIT {
     }
 
     private static String words(Map<String, Long> counts) {
-        return new java.util.TreeMap<>(counts)
-                .entrySet().stream()
-                        .map(e -> e.getKey() + ":" + e.getValue())
-                        .collect(java.util.stream.Collectors.joining(","));
+        return new TreeMap<>(counts)
+                .entrySet().stream().map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(","));
     }
 
     private static String found(String conversation, String regex) {

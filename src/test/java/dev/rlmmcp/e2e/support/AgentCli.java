@@ -17,6 +17,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Gemini CLI, Qwen Code or opencode of {@code e2e/} (pinned in the lock file), run headless as a script
@@ -154,9 +156,7 @@ public final class AgentCli {
         if (at < 0) {
             throw new AssertionError("no **" + kind.title + "** section in the README");
         }
-        java.util.regex.Matcher block = java.util.regex.Pattern.compile(
-                        "```json\n(.*?)```", java.util.regex.Pattern.DOTALL)
-                .matcher(readme.substring(at));
+        Matcher block = Pattern.compile("```json\n(.*?)```", Pattern.DOTALL).matcher(readme.substring(at));
         for (int i = 0; i <= n; i++) {
             if (!block.find()) {
                 throw new AssertionError("no JSON block " + i + " in the README's " + kind.title + " section");

@@ -12,9 +12,12 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
@@ -57,7 +60,7 @@ public final class ToolCallingModel implements AutoCloseable {
     private final List<Sent> sent = new CopyOnWriteArrayList<>();
     private final List<String> paths = new CopyOnWriteArrayList<>();
     private final AtomicInteger ids = new AtomicInteger();
-    private final Set<String> words = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<String> words = ConcurrentHashMap.newKeySet();
 
     private ToolCallingModel(Map<String, Set<String>> ownArguments) throws IOException {
         this.ownArguments = ownArguments;
@@ -154,7 +157,7 @@ public final class ToolCallingModel implements AutoCloseable {
     // ---- Gemini API
 
     private ObjectNode gemini(JsonNode body) {
-        Map<String, JsonNode> tools = new java.util.LinkedHashMap<>();
+        Map<String, JsonNode> tools = new LinkedHashMap<>();
         body.path("tools")
                 .forEach(t -> t.path("functionDeclarations").forEach(f -> {
                     JsonNode schema =
@@ -200,7 +203,7 @@ public final class ToolCallingModel implements AutoCloseable {
     // ---- chat completions
 
     private void chat(HttpExchange exchange, JsonNode body) throws IOException {
-        Map<String, JsonNode> tools = new java.util.LinkedHashMap<>();
+        Map<String, JsonNode> tools = new LinkedHashMap<>();
         body.path("tools")
                 .forEach(t -> tools.put(
                         t.path("function").path("name").asText(),
@@ -323,7 +326,7 @@ public final class ToolCallingModel implements AutoCloseable {
         });
         for (String name : added) {
             JsonNode property = schema.path("properties").path(name);
-            switch (property.path("type").asText().toLowerCase(java.util.Locale.ROOT)) {
+            switch (property.path("type").asText().toLowerCase(Locale.ROOT)) {
                 case "boolean" -> args.put(name, true);
                 case "integer", "number" -> args.put(name, 1);
                 default -> args.put(name, "scripted");

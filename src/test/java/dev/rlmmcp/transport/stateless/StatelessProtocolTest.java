@@ -8,6 +8,7 @@ import io.modelcontextprotocol.spec.McpSchema;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
@@ -47,7 +48,7 @@ class StatelessProtocolTest {
     void aToolThatNeedsSamplingIsListedOnlyToARequestThatDeclaresSampling() {
         StatelessProtocol offering = new StatelessProtocol(
                 new JacksonMcpJsonMapper(new ObjectMapper()),
-                new StatelessTools(Map.of(), Map.of(), java.util.Set.of("rlm_solve")));
+                new StatelessTools(Map.of(), Map.of(), Set.of("rlm_solve")));
         McpSchema.JSONRPCResponse listed = new McpSchema.JSONRPCResponse(
                 McpSchema.JSONRPC_VERSION,
                 7,
