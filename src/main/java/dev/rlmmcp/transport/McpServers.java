@@ -115,11 +115,6 @@ public final class McpServers {
         return new McpSchema.ListToolsResult(tools, null);
     }
 
-    /** What tools/list answers a client that samples, or one that does not ({@link ToolOffer}). */
-    public McpSchema.ListToolsResult toolList(boolean clientSamples) {
-        return toolOffer().forClient(toolList(), clientSamples);
-    }
-
     /** Which tools each client of a transport is listed: those that need sampling only to a client that samples. */
     public ToolOffer toolOffer() {
         return new ToolOffer(catalog.needSampling());

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.rlmmcp.e2e.support.AgentCli;
 import dev.rlmmcp.e2e.support.AgentCli.Kind;
+import dev.rlmmcp.e2e.support.CliProcess;
 import dev.rlmmcp.e2e.support.ClosedAfterEach;
 import dev.rlmmcp.e2e.support.Journey;
 import dev.rlmmcp.e2e.support.McpDriver;
@@ -129,7 +130,7 @@ class AgentClisIT {
                     .then(conversation -> new Say("ANSWER "
                             + found(conversation, SESSION.pattern()).substring("session ".length()) + " "
                             + found(conversation, "counted lines=\\d+ status=[0-9:,]+ methods=[A-Z:0-9,]+")));
-            AgentCli.Run first = cli.run(
+            CliProcess.Run first = cli.run(
                     "Load " + LOG_PATH + " as lines, count its status codes and methods, then set server_errors.",
                     RUN_TIMEOUT);
             assertThat(first.exit()).as("%s\n%s", kind.title, first).isZero();
@@ -148,7 +149,7 @@ class AgentClisIT {
                             new Call("rlm_execute", Map.of("code", CHECK, "session_id", sessionIn(conversation))))
                     .then(conversation -> new Say("ANSWER " + session + " "
                             + found(conversation, "checked lines=\\d+ server_errors=\\d+ status=[0-9:,]+")));
-            AgentCli.Run second =
+            CliProcess.Run second =
                     cli.run("In session " + session + ", check that every variable is there.", RUN_TIMEOUT);
             assertThat(second.exit()).as("%s\n%s", kind.title, second).isZero();
             assertThat(second.stdout())
@@ -202,7 +203,7 @@ class AgentClisIT {
     }
 
     /** Every process the client started (the stdio server, its kernels) is gone soon after it ended. */
-    private static void assertGone(AgentCli.Run run) throws InterruptedException {
+    private static void assertGone(CliProcess.Run run) throws InterruptedException {
         assertThat(run.started()).as("processes the client started").isNotEmpty();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
         while (run.started().stream().anyMatch(ProcessHandle::isAlive) && System.nanoTime() < deadline) {

@@ -168,8 +168,11 @@ public final class StartupAnswers {
                     McpSchema.METHOD_INITIALIZE + " " + version,
                     () -> StartupJson.initialize(ID, servers.initializeResult(version)));
         }
-        made(McpSchema.METHOD_TOOLS_LIST, () -> StartupJson.tools(ID, servers.toolList(true)));
-        made(forClient(McpSchema.METHOD_TOOLS_LIST, false), () -> StartupJson.tools(ID, servers.toolList(false)));
+        McpSchema.ListToolsResult tools = servers.toolList();
+        made(McpSchema.METHOD_TOOLS_LIST, () -> StartupJson.tools(ID, tools));
+        made(
+                forClient(McpSchema.METHOD_TOOLS_LIST, false),
+                () -> StartupJson.tools(ID, servers.toolOffer().forClient(tools, false)));
         servers.promptList()
                 .ifPresent(prompts -> made(McpSchema.METHOD_PROMPT_LIST, () -> StartupJson.prompts(ID, prompts)));
         offered = true;

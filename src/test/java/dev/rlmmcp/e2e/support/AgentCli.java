@@ -4,19 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -43,14 +35,6 @@ public final class AgentCli {
         Kind(String title, String binary) {
             this.title = title;
             this.binary = binary;
-        }
-    }
-
-    /** One run: its exit code, what it printed, and every process it started. */
-    public record Run(int exit, String stdout, String stderr, Set<ProcessHandle> started) {
-        @Override
-        public String toString() {
-            return "exit " + exit + "\n--- stdout ---\n" + stdout + "\n--- stderr ---\n" + stderr;
         }
     }
 
@@ -97,25 +81,9 @@ public final class AgentCli {
         }
     }
 
-    public Run run(String prompt, Duration timeout) throws IOException, InterruptedException {
-        Path root = McpDriver.projectRoot();
-        McpDriver.ensureDeps(root);
-        List<String> command = new ArrayList<>(
-                List.of(root.resolve("e2e/node_modules/.bin/" + kind.binary).toString()));
-        command.addAll(kind == Kind.OPENCODE ? List.of("run", prompt) : List.of("-p", prompt, "--yolo"));
-        ProcessBuilder builder = new ProcessBuilder(command).directory(work.toFile());
-        Map<String, String> env = builder.environment();
-        Map<String, String> keep = new LinkedHashMap<>();
-        for (String name : List.of("PATH", "LANG", "USER", "LOGNAME", "SHELL", "JAVA_HOME")) {
-            if (System.getenv(name) != null) {
-                keep.put(name, System.getenv(name));
-            }
-        }
-        env.clear();
-        env.putAll(keep);
-        env.put("PATH", McpDriver.findNode().getParent() + ":" + keep.getOrDefault("PATH", "/usr/bin:/bin"));
-        env.put("HOME", home.toString());
-        env.put("TMPDIR", home.resolve("tmp").toString());
+    /** Runs the client headless on {@code prompt}. */
+    public CliProcess.Run run(String prompt, Duration timeout) throws IOException, InterruptedException {
+        Map<String, String> env = CliProcess.environment(home);
         env.put("NO_COLOR", "1");
         switch (kind) {
             case GEMINI -> {
@@ -129,24 +97,8 @@ public final class AgentCli {
             }
             case OPENCODE -> env.put("OPENCODE_DISABLE_AUTOUPDATE", "1");
         }
-        Process process = builder.start();
-        process.getOutputStream().close();
-        CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> read(process.getInputStream()));
-        CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> read(process.getErrorStream()));
-        Set<ProcessHandle> started = ConcurrentHashMap.newKeySet();
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!process.waitFor(100, TimeUnit.MILLISECONDS)) {
-            process.descendants().forEach(started::add);
-            if (System.nanoTime() > deadline) {
-                process.descendants().forEach(ProcessHandle::destroyForcibly);
-                process.destroyForcibly();
-                process.waitFor(10, TimeUnit.SECONDS);
-                throw new AssertionError(kind.title + " did not finish within " + timeout + "\n--- stdout ---\n"
-                        + out.completeOnTimeout("", 5, TimeUnit.SECONDS).join() + "\n--- stderr ---\n"
-                        + err.completeOnTimeout("", 5, TimeUnit.SECONDS).join());
-            }
-        }
-        return new Run(process.exitValue(), out.join(), err.join(), Set.copyOf(started));
+        List<String> args = kind == Kind.OPENCODE ? List.of("run", prompt) : List.of("-p", prompt, "--yolo");
+        return CliProcess.run(kind.binary, args, work, env, timeout);
     }
 
     /** The README's JSON block {@code n} (0: stdio, 1: HTTP) of the client's registration. */
@@ -164,13 +116,5 @@ public final class AgentCli {
         }
         JsonNode parsed = JSON.readTree(block.group(1));
         return parsed.toString();
-    }
-
-    private static String read(InputStream in) {
-        try (in) {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "(unreadable: " + e + ")";
-        }
     }
 }

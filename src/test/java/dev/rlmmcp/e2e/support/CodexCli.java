@@ -3,19 +3,12 @@ package dev.rlmmcp.e2e.support;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The Codex CLI of {@code e2e/} ({@code @openai/codex}, pinned in the lock file), run the way a script runs
@@ -95,54 +88,11 @@ public final class CodexCli {
     }
 
     private Run run(List<String> args, Duration timeout) throws IOException, InterruptedException {
-        Path root = McpDriver.projectRoot();
-        McpDriver.ensureDeps(root);
-        List<String> command = new ArrayList<>(
-                List.of(root.resolve("e2e/node_modules/.bin/codex").toString()));
-        command.addAll(args);
-        ProcessBuilder builder = new ProcessBuilder(command).directory(workDir.toFile());
-        Map<String, String> env = builder.environment();
-        Map<String, String> keep = new LinkedHashMap<>();
-        for (String name : List.of("PATH", "LANG", "USER", "LOGNAME", "SHELL", "JAVA_HOME")) {
-            if (System.getenv(name) != null) {
-                keep.put(name, System.getenv(name));
-            }
-        }
-        env.clear();
-        env.putAll(keep);
-        env.put("PATH", McpDriver.findNode().getParent() + ":" + keep.getOrDefault("PATH", "/usr/bin:/bin"));
-        env.put("HOME", home.toString());
+        Map<String, String> env = CliProcess.environment(home);
         env.put("CODEX_HOME", home.resolve(".codex").toString());
-        env.put("TMPDIR", home.resolve("tmp").toString());
         env.put(KEY_VARIABLE, "not-a-real-key");
         env.put("RUST_LOG", "warn,codex_core=info,codex_rmcp_client=info");
-        long start = System.nanoTime();
-        Process process = builder.start();
-        process.getOutputStream().close();
-        CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> read(process.getInputStream()));
-        CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> read(process.getErrorStream()));
-        Set<ProcessHandle> started = ConcurrentHashMap.newKeySet();
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!process.waitFor(100, TimeUnit.MILLISECONDS)) {
-            process.descendants().forEach(started::add);
-            if (System.nanoTime() > deadline) {
-                process.descendants().forEach(ProcessHandle::destroyForcibly);
-                process.destroyForcibly();
-                process.waitFor(10, TimeUnit.SECONDS);
-                throw new AssertionError("codex " + args + " did not finish within " + timeout + "\n--- stdout ---\n"
-                        + out.completeOnTimeout("", 5, TimeUnit.SECONDS).join() + "\n--- stderr ---\n"
-                        + err.completeOnTimeout("", 5, TimeUnit.SECONDS).join());
-            }
-        }
-        Duration took = Duration.ofNanos(System.nanoTime() - start);
-        return new Run(process.exitValue(), out.join(), err.join(), took, Set.copyOf(started));
-    }
-
-    private static String read(InputStream in) {
-        try (in) {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "(unreadable: " + e + ")";
-        }
+        CliProcess.Run run = CliProcess.run("codex", args, workDir, env, timeout);
+        return new Run(run.exit(), run.stdout(), run.stderr(), run.took(), run.started());
     }
 }

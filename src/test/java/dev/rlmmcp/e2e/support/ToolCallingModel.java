@@ -242,10 +242,7 @@ public final class ToolCallingModel implements AutoCloseable {
         if (body.path("stream").asBoolean()) {
             ObjectNode first = chunk(model, message, null);
             ObjectNode last = chunk(model, JSON.createObjectNode(), finish);
-            last.putObject("usage")
-                    .put("prompt_tokens", 10)
-                    .put("completion_tokens", 5)
-                    .put("total_tokens", 15);
+            usage(last);
             send(exchange, "text/event-stream", "data: " + first + "\n\ndata: " + last + "\n\ndata: [DONE]\n\n");
         } else {
             ObjectNode reply = JSON.createObjectNode()
@@ -256,12 +253,17 @@ public final class ToolCallingModel implements AutoCloseable {
             ObjectNode choice = reply.putArray("choices").addObject().put("index", 0);
             choice.set("message", message);
             choice.put("finish_reason", finish);
-            reply.putObject("usage")
-                    .put("prompt_tokens", 10)
-                    .put("completion_tokens", 5)
-                    .put("total_tokens", 15);
+            usage(reply);
             send(exchange, "application/json", reply.toString());
         }
+    }
+
+    /** The token counts a chat completion reports, the same for every answer. */
+    private static void usage(ObjectNode answer) {
+        answer.putObject("usage")
+                .put("prompt_tokens", 10)
+                .put("completion_tokens", 5)
+                .put("total_tokens", 15);
     }
 
     private String toolCall(ObjectNode message, String name, JsonNode args) {
