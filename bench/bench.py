@@ -1464,6 +1464,8 @@ def bench_http_floor(seconds=10):
     if shutil.which("wrk") is None:
         print("http floor: wrk is not installed (apt-get install -y wrk)")
         return
+    import harness_exec  # the kernel alone, first, with nothing else running
+    kernel = harness_exec.run(sys.executable, harness_exec.PACKAGE, 3000, store=True, profile=None)["p50_us"]
     server = HttpServer()
     seed = seed_server()
     try:
@@ -1499,6 +1501,17 @@ def bench_http_floor(seconds=10):
         for label, conns, (p50, rps, bad) in rows:
             print(f"  {label:<40} {conns} conn  p50 {p50:8.0f} us  {rps:8.0f} calls/s"
                   + (f"  {bad} non-2xx" if bad else ""))
+        print(f"  the kernel alone (bench/harness_exec.py, before the servers start: the harness over its pipes, its "
+              f"snapshot directory attached, no sandbox, a Python client): exec x = 1 p50 {kernel:.0f} us, so at most "
+              f"{1e6 / kernel:.0f} calls/s on one session")
+        one = [r for label, c, r in rows if c == 8 and label == "ours: rlm_execute x = 1"][0]
+        seed_8 = [r for label, c, r in rows if c == 8 and label.startswith("seed")]
+        if seed_8:
+            budget = 1e6 / (2 * seed_8[0][1])
+            print(f"  2x the seed's calls/s on one session leaves {budget:.0f} us per call for everything: the "
+                  f"kernel's round trip takes {kernel:.0f} of it, leaving {budget - kernel:.0f} us for the server's "
+                  f"own work, which takes {1e6 / one[1] - kernel:.0f} us now (the seed runs code in its own "
+                  f"process: no pipe, no sandbox)")
         for conns in (1, 8):
             floor_row = [r for label, c, r in rows if c == conns and label.startswith("ours: floor")][0]
             seed_row = [r for label, c, r in rows if c == conns and label.startswith("seed")]

@@ -142,6 +142,88 @@ class Cluster:
         self.proc.wait(timeout=180)
 
 
+class NodeCpu:
+    """Holds each node, its JVM and its kernels, to `share` of one CPU with a cgroup of its own (cgroup v1's cpu
+    controller or v2's cpu.max), as a machine of its own would hold it: on one machine the nodes otherwise share
+    the same CPUs, and a node added adds no CPU. Moves them back and removes the cgroups on exit; `groups` is empty
+    where cgroups cannot be written here (not root, no cpu controller)."""
+
+    PERIOD_US = 100_000
+
+    def __init__(self, urls, share):
+        self.share = share
+        self.groups = []
+        v1 = "/sys/fs/cgroup/cpu"
+        self.v1 = os.path.exists(os.path.join(v1, "cpu.cfs_quota_us"))
+        self.root = v1 if self.v1 else "/sys/fs/cgroup"
+        self.nodes = [node_pid(url) for url in urls]
+
+    def __enter__(self):
+        import bench  # run as bin/bench, bench.py is __main__: this loads its definitions only
+        if not self.v1 and "cpu" not in _read(os.path.join(self.root, "cgroup.subtree_control")).split():
+            return self
+        try:
+            for i, pid in enumerate(self.nodes):
+                group = os.path.join(self.root, f"rlm-bench-node-{os.getpid()}-{i}")
+                os.makedirs(group, exist_ok=True)
+                self.groups.append(group)
+                quota = int(self.PERIOD_US * self.share)
+                if self.v1:
+                    _write(os.path.join(group, "cpu.cfs_period_us"), self.PERIOD_US)
+                    _write(os.path.join(group, "cpu.cfs_quota_us"), quota)
+                else:
+                    _write(os.path.join(group, "cpu.max"), f"{quota} {self.PERIOD_US}")
+                for member in [pid, *bench.descendants(pid)]:
+                    _write(os.path.join(group, "cgroup.procs"), member, missing_ok=True)
+        except OSError:
+            self.__exit__()
+            self.groups = []
+        return self
+
+    def __exit__(self, *exc):
+        for group in self.groups:
+            for member in _read(os.path.join(group, "cgroup.procs")).split():
+                _write(os.path.join(self.root, "cgroup.procs"), member, missing_ok=True)
+            try:
+                os.rmdir(group)
+            except OSError:
+                pass
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _write(path, value, missing_ok=False):
+    try:
+        with open(path, "w") as f:
+            f.write(str(value))
+    except ProcessLookupError:
+        if not missing_ok:
+            raise
+
+
+def node_pid(url):
+    """The pid of the node serving url: the rlm-mcp JVM started with its --host and --port."""
+    u = urlparse(url)
+    wanted = ["--host", u.hostname, "--port", str(u.port)]
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            args = _read(f"/proc/{entry}/cmdline").split("\0")
+            if "serve" in args and all(w in args for w in wanted) and _follows(args, wanted):
+                return int(entry)
+    raise RuntimeError(f"no node process serves {url}")
+
+
+def _follows(args, wanted):
+    """True if each option in wanted (name, value, name, value...) is followed by its value in args."""
+    return all(args[args.index(name) + 1] == value for name, value in zip(wanted[::2], wanted[1::2]))
+
+
 def interleaved(step_a, step_b, calls):
     """calls pairs, a then b; each one's latencies in ms."""
     a, b = [], []
@@ -153,18 +235,31 @@ def interleaved(step_a, step_b, calls):
     return a, b
 
 
-def forwarded_latency(cluster, calls):
+def forwarded_latency(cluster, calls, runs=3, warm_pairs=2000):
+    """A call sent to a node that does not own the session, relayed to the owner, against the same call sent to
+    the owner, interleaved: on the cluster as the earlier sections left it (its forwarding code not yet run, so
+    not yet compiled), then, after warm_pairs more pairs, runs times on the warm cluster (a long-running one)."""
     direct, via = Client(cluster.urls[0]), Client(cluster.urls[1])
     sid = direct.session()
     assert cluster.ask(f"owner {sid}") == "0"
+
+    def pair_p50s():
+        a, b = interleaved(lambda: direct.tool("rlm_execute", sid, code="pass"),
+                           lambda: via.tool("rlm_execute", sid, code="pass"), calls)
+        return statistics.median(a), statistics.median(b), percentile(a, 90), percentile(b, 90)
+
+    cold = pair_p50s()
     interleaved(lambda: direct.tool("rlm_execute", sid, code="pass"),
-                lambda: via.tool("rlm_execute", sid, code="pass"), 50)
-    a, b = interleaved(lambda: direct.tool("rlm_execute", sid, code="pass"),
-                       lambda: via.tool("rlm_execute", sid, code="pass"), calls)
-    p50a, p50b, p90a, p90b = statistics.median(a), statistics.median(b), percentile(a, 90), percentile(b, 90)
+                lambda: via.tool("rlm_execute", sid, code="pass"), warm_pairs)
+    warm = [pair_p50s() for _ in range(runs)]
+    extra = [b - a for a, b, _, _ in warm]
+    mid = sorted(warm, key=lambda w: w[1] - w[0])[len(warm) // 2]
     print(f"forwarded call (rlm_execute 'pass', sent to node 1, owner node 0) vs direct, {calls} each interleaved: "
-          f"p50 {p50b:.2f} vs {p50a:.2f} ms (+{p50b - p50a:.2f}), p90 {p90b:.2f} vs {p90a:.2f} ms (+{p90b - p90a:.2f})"
-          f"; owner at the end: node {cluster.ask(f'owner {sid}')}")
+          f"warm cluster (after {warm_pairs} more pairs), {runs} runs: +{statistics.median(extra):.2f} ms p50 "
+          f"({min(extra):+.2f} ... {max(extra):+.2f}; goal <= +1 ms), the median run p50 {mid[1]:.2f} vs {mid[0]:.2f} "
+          f"ms, p90 {mid[3]:.2f} vs {mid[2]:.2f} ms; the first {calls}, forwarding code not yet compiled: p50 "
+          f"{cold[1]:.2f} vs {cold[0]:.2f} ms (+{cold[1] - cold[0]:.2f}); owner at the end: node "
+          f"{cluster.ask(f'owner {sid}')}")
     direct.close()
     via.close()
 
@@ -273,20 +368,43 @@ def snapshot_cost(cluster, calls):
           f"{single_same:.2f} ms (+{single_changing - single_same:.2f})")
 
 
+NODE_SHARE = 0.3  # of one CPU per node, when each is held to a share of its own
+
+
+def scaling(cluster):
+    """calls/s through nginx over 1, 2 and 3 nodes, in the order 1 2 3 3 2 1 so that what drifts (the JIT still
+    compiling, the machine) weighs on every count alike: for each count its two rates and forwarded calls."""
+    rates = {n: [] for n in (1, 2, 3)}
+    for n in (1, 2, 3, 3, 2, 1):
+        rates[n].append(throughput(cluster, n))
+    return rates
+
+
+def scaling_line(rates):
+    return ", ".join(f"{n} node{'s' if n > 1 else ''} {statistics.mean(r for r, _, _ in runs):.0f} "
+                     f"({' and '.join(f'{r:.0f}' for r, _, _ in runs)}; {sum(f for _, f, _ in runs)} of "
+                     f"{sum(c for _, _, c in runs)} forwarded)" for n, runs in rates.items())
+
+
 def bench_cluster(calls=300):
     cluster = Cluster(3, LEASE_MS)
     try:
         where = "each in a network namespace" if cluster.where == "namespaces" else "LOOPBACK PORTS, no namespaces"
         print(f"3 nodes ({where}), PostgreSQL 15 and S3Proxy on this machine, nginx {nginx_version()}")
-        throughput(cluster, 3, seconds=20, warmup=0)  # every node past its start-up compilation
+        throughput(cluster, 3, seconds=60, warmup=0)  # every node past its start-up compilation
         forwarded_latency(cluster, calls)
         snapshot_cost(cluster, calls)
-        rates = [throughput(cluster, n) for n in (1, 2, 3)]
+        shared = scaling(cluster)
+        with NodeCpu(cluster.urls, NODE_SHARE) as held:
+            own = scaling(cluster) if held.groups else None
         print("calls/s through nginx (16 clients, 16 sessions made through it, rlm_execute 'pass', consistent "
-              "hashing, each after 4 s of the same load; first, 20 s on all three nodes before every figure): "
-              + ", ".join(f"{n} node{'s' if n > 1 else ''} {r:.0f} ({f} of {c} forwarded)"
-                          for n, (r, f, c) in zip((1, 2, 3), rates))
-              + f" (all on {os.cpu_count()} CPUs of one machine)")
+              "hashing, each after 4 s of the same load, in the order 1 2 3 3 2 1; first, 60 s on all three nodes): "
+              f"the nodes sharing the machine's {os.cpu_count()} CPUs: {scaling_line(shared)}")
+        if own is None:
+            print("calls/s with each node held to a CPU share of its own: not measured (cgroups not writable here)")
+        else:
+            print(f"calls/s with each node held to {NODE_SHARE} CPU by a cgroup of its own, as on a machine of its "
+                  f"own (goal: more nodes never fewer calls/s): {scaling_line(own)}")
         takeover(cluster, cluster.ask("balancer hash 0,1,2"))
     finally:
         cluster.close()
