@@ -8,7 +8,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.sqlite.SQLiteConfig;
 import org.sqlite.SQLiteDataSource;
@@ -22,7 +24,13 @@ public final class SqliteSessionDatabase implements SessionDatabase {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    private static final String SAVE =
+            "INSERT INTO sessions (id, record) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET record = excluded.record";
+    private static final String ADD_ENTRY = "INSERT OR REPLACE INTO trace (session_id, idx, entry) VALUES (?, ?, ?)";
+
     private final Connection db;
+    /** The writes' statements, compiled once: SQLite would otherwise compile each for every step recorded. */
+    private final Map<String, PreparedStatement> prepared = new HashMap<>();
     /** Inside {@link #inOneTransaction}: each write's own transaction joins the batch's. */
     private boolean batching;
 
@@ -52,8 +60,8 @@ public final class SqliteSessionDatabase implements SessionDatabase {
 
     @Override
     public synchronized void save(String id, String record) {
-        try (PreparedStatement s = db.prepareStatement(
-                "INSERT INTO sessions (id, record) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET record = excluded.record")) {
+        try {
+            PreparedStatement s = prepared(SAVE);
             s.setString(1, id);
             s.setString(2, record);
             s.executeUpdate();
@@ -67,13 +75,11 @@ public final class SqliteSessionDatabase implements SessionDatabase {
     public synchronized void append(String id, String record, int index, String entry, int keep) {
         try {
             begin();
-            try (PreparedStatement s =
-                    db.prepareStatement("INSERT OR REPLACE INTO trace (session_id, idx, entry) VALUES (?, ?, ?)")) {
-                s.setString(1, id);
-                s.setInt(2, index);
-                s.setString(3, entry);
-                s.executeUpdate();
-            }
+            PreparedStatement add = prepared(ADD_ENTRY);
+            add.setString(1, id);
+            add.setInt(2, index);
+            add.setString(3, entry);
+            add.executeUpdate();
             if (index >= keep && index % 1000 == 0) {
                 try (PreparedStatement s = db.prepareStatement("DELETE FROM trace WHERE session_id = ? AND idx <= ?")) {
                     s.setString(1, id);
@@ -81,12 +87,10 @@ public final class SqliteSessionDatabase implements SessionDatabase {
                     s.executeUpdate();
                 }
             }
-            try (PreparedStatement s = db.prepareStatement(
-                    "INSERT INTO sessions (id, record) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET record = excluded.record")) {
-                s.setString(1, id);
-                s.setString(2, record);
-                s.executeUpdate();
-            }
+            PreparedStatement save = prepared(SAVE);
+            save.setString(1, id);
+            save.setString(2, record);
+            save.executeUpdate();
             commit();
         } catch (SQLException e) {
             undo();
@@ -142,8 +146,7 @@ public final class SqliteSessionDatabase implements SessionDatabase {
                 s.setString(1, session.id());
                 s.executeUpdate();
             }
-            try (PreparedStatement s =
-                    db.prepareStatement("INSERT OR REPLACE INTO trace (session_id, idx, entry) VALUES (?, ?, ?)")) {
+            try (PreparedStatement s = db.prepareStatement(ADD_ENTRY)) {
                 for (String entry : session.trace()) {
                     s.setString(1, session.id());
                     s.setInt(2, JSON.readTree(entry).path("index").asInt());
@@ -152,12 +155,10 @@ public final class SqliteSessionDatabase implements SessionDatabase {
                 }
                 s.executeBatch();
             }
-            try (PreparedStatement s = db.prepareStatement(
-                    "INSERT INTO sessions (id, record) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET record = excluded.record")) {
-                s.setString(1, session.id());
-                s.setString(2, session.record());
-                s.executeUpdate();
-            }
+            PreparedStatement save = prepared(SAVE);
+            save.setString(1, session.id());
+            save.setString(2, session.record());
+            save.executeUpdate();
             commit();
         } catch (SQLException | java.io.IOException e) {
             undo();
@@ -227,6 +228,15 @@ public final class SqliteSessionDatabase implements SessionDatabase {
         }
     }
 
+    private PreparedStatement prepared(String sql) throws SQLException {
+        PreparedStatement statement = prepared.get(sql);
+        if (statement == null) {
+            statement = db.prepareStatement(sql);
+            prepared.put(sql, statement);
+        }
+        return statement;
+    }
+
     private void begin() throws SQLException {
         if (!batching) {
             db.setAutoCommit(false);
@@ -270,6 +280,9 @@ public final class SqliteSessionDatabase implements SessionDatabase {
     @Override
     public synchronized void close() {
         try {
+            for (PreparedStatement statement : prepared.values()) {
+                statement.close();
+            }
             db.close();
         } catch (SQLException ignored) {
             // closing at shutdown: nothing left to do

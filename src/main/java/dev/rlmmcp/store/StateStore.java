@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,6 +50,9 @@ public final class StateStore implements AutoCloseable {
     private static final Write STOP = new Write("stop", database -> {}, null);
 
     private final BlockingQueue<Write> writes = new LinkedBlockingQueue<>();
+    /** Set when a write someone waits for is queued: the writer stops gathering. */
+    private volatile boolean urgent;
+
     private final Thread writer =
             Thread.ofPlatform().daemon().name("state-writer").unstarted(this::writeAll);
 
@@ -189,10 +193,17 @@ public final class StateStore implements AutoCloseable {
         writes.add(new Write(what, work, null));
     }
 
+    /** Queues a write someone waits for (or the stop): the writer commits what it gathered now. */
+    private void writeNow(Write write) {
+        writes.add(write);
+        urgent = true;
+        LockSupport.unpark(writer);
+    }
+
     /** Waits until every write queued so far is committed (or has failed). */
     public void flush() {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        writes.add(new Write("flush", database -> {}, done));
+        writeNow(new Write("flush", database -> {}, done));
         try {
             done.get(30, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
@@ -208,25 +219,29 @@ public final class StateStore implements AutoCloseable {
             List<Write> batch = new ArrayList<>();
             try {
                 batch.add(writes.take());
-                gather(batch);
+                if (batch.getFirst().done() == null && batch.getFirst() != STOP) {
+                    gather();
+                }
             } catch (InterruptedException e) {
                 stopping = true;
             }
+            urgent = false; // a write someone waits for that comes after this is seen by the next round
             writes.drainTo(batch);
             stopping |= batch.remove(STOP);
             commit(batch);
         }
     }
 
-    /** Adds what arrives within {@value #GATHER_MS} ms to the batch; one that someone waits for ends it sooner. */
-    private void gather(List<Write> batch) throws InterruptedException {
+    /**
+     * Lets writes gather for {@value #GATHER_MS} ms, or until one comes that someone waits for. The writer
+     * sleeps meanwhile rather than waiting on the queue, which would wake it for every write of a busy session.
+     */
+    private void gather() {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(GATHER_MS);
-        while (batch.getLast().done() == null && batch.getLast() != STOP) {
-            Write next = writes.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
-            if (next == null) {
-                return;
-            }
-            batch.add(next);
+        for (long left = deadline - System.nanoTime();
+                left > 0 && !urgent && !Thread.currentThread().isInterrupted();
+                left = deadline - System.nanoTime()) {
+            LockSupport.parkNanos(this, left);
         }
     }
 
@@ -247,7 +262,7 @@ public final class StateStore implements AutoCloseable {
 
     @Override
     public void close() {
-        writes.add(STOP);
+        writeNow(STOP);
         try {
             if (!writer.join(java.time.Duration.ofSeconds(30))) {
                 log.warn("state store writes still pending after 30 s; closing anyway");

@@ -1,9 +1,11 @@
 package dev.rlmmcp.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,6 +35,25 @@ class SessionDatabaseTest {
                     .extracting(SessionDatabase.StoredRecord::id)
                     .containsExactly("s-2");
             assertThat(db.trace("s-1", 10)).isEmpty();
+        }
+    }
+
+    @Test
+    void aBatchThatFailsLeavesNothingAndTheNextWritesWork() {
+        try (SessionDatabase db = SqliteSessionDatabase.open(dir.resolve("s.db"))) {
+            db.append("s", "{\"v\":0}", 0, "{\"index\":0}", 10);
+            List<Consumer<SessionDatabase>> batch =
+                    List.of(d -> d.append("s", "{\"v\":1}", 1, "{\"index\":1}", 10), d -> {
+                        throw new StoreException("disk full", null);
+                    });
+            assertThatThrownBy(() -> db.inOneTransaction(batch)).isInstanceOf(StoreException.class);
+            assertThat(db.trace("s", 10)).containsExactly("{\"index\":0}");
+            db.append("s", "{\"v\":2}", 2, "{\"index\":2}", 10);
+            db.save("t", "{\"v\":3}");
+            assertThat(db.trace("s", 10)).containsExactly("{\"index\":0}", "{\"index\":2}");
+            assertThat(db.records())
+                    .extracting(SessionDatabase.StoredRecord::record)
+                    .containsExactlyInAnyOrder("{\"v\":2}", "{\"v\":3}");
         }
     }
 
