@@ -210,18 +210,18 @@ def _write(path, value, missing_ok=False):
 def node_pid(url):
     """The pid of the node serving url: the rlm-mcp JVM started with its --host and --port."""
     u = urlparse(url)
-    wanted = ["--host", u.hostname, "--port", str(u.port)]
+    wanted = {"--host": u.hostname, "--port": str(u.port)}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             args = _read(f"/proc/{entry}/cmdline").split("\0")
-            if "serve" in args and all(w in args for w in wanted) and _follows(args, wanted):
+            if "serve" in args and all(_option(args, name) == value for name, value in wanted.items()):
                 return int(entry)
     raise RuntimeError(f"no node process serves {url}")
 
 
-def _follows(args, wanted):
-    """True if each option in wanted (name, value, name, value...) is followed by its value in args."""
-    return all(args[args.index(name) + 1] == value for name, value in zip(wanted[::2], wanted[1::2]))
+def _option(args, name):
+    """The value given to option name in a command line's args, or None."""
+    return args[args.index(name) + 1] if name in args[:-1] else None
 
 
 def interleaved(step_a, step_b, calls):

@@ -129,13 +129,13 @@ final class StatelessProtocol {
                 null);
     }
 
-    /** The request's _meta, or null. */
-    @SuppressWarnings("unchecked")
     /** Whether the client that sent {@code call} declares sampling in it. */
     static boolean samples(McpSchema.JSONRPCMessage call) {
         return StatelessServer.declaresSampling(meta(call));
     }
 
+    /** The request's _meta, or null. */
+    @SuppressWarnings("unchecked")
     static Map<String, Object> meta(McpSchema.JSONRPCMessage message) {
         Object params = switch (message) {
             case McpSchema.JSONRPCRequest r -> r.params();
