@@ -110,6 +110,17 @@ def test_snapshot_and_restore_in_a_new_process(start_kernel, tmp_path):
     assert reply["loaded_from_snapshot"]["names"] == ["data"]
 
 
+def test_only_a_kernel_given_a_snapshot_directory_loads_the_pickler(start_kernel, tmp_path):
+    probe = "import sys\nloaded = [m for m in ('_pickle', '_blake2', 'ctypes') if m in sys.modules]\nprint(loaded)"
+    plain = start_kernel()
+    assert plain.call("exec", code=probe)["stdout"] == "[]\n"
+    store = tmp_path / "snapshot"
+    store.mkdir()
+    session = start_kernel()
+    session.call("restore", dir=str(store))
+    assert session.call("exec", code=probe)["stdout"] == "['_pickle', '_blake2']\n"
+
+
 def test_a_change_too_large_to_write_before_the_reply_is_pending_until_written(start_kernel, tmp_path):
     store = tmp_path / "snapshot"
     store.mkdir()

@@ -2,6 +2,8 @@ import errno
 import json
 import os
 import pickle
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -150,3 +152,21 @@ def test_commits_after_the_first_exchange_the_manifest_in_place(tmp_path):
         commit(store, v=[n])
     assert Store(str(tmp_path)).read("v") == [4]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", "v.5"]
+
+
+def test_exchange_swaps_two_files_atomically_and_reports_a_missing_one(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_text("new")
+    b.write_text("old")
+    assert store_module.exchange(str(a), str(b))
+    assert (b.read_text(), a.read_text()) == ("new", "old")
+    assert not store_module.exchange(str(tmp_path / "missing"), str(b))
+    assert b.read_text() == "new"
+
+
+def test_prepare_loads_what_snapshots_use_without_the_ctypes_package():
+    root = os.path.dirname(os.path.dirname(rlm_harness.__file__))
+    code = (f"import sys\nsys.path.insert(0, {root!r})\nfrom rlm_harness import store\nstore.prepare()\n"
+            "print(bool(store._renameat2), '_pickle' in sys.modules, 'ctypes' in sys.modules)")
+    out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "True", "False"]

@@ -13,6 +13,7 @@ from .jsonwire import loads
 from .kernel import Kernel
 from .limits import Limits
 from .protocol import PROTOCOL_VERSION, RESERVED, Channel, Chunks, Fail
+from .store import prepare as prepare_store
 
 
 def main():
@@ -74,5 +75,10 @@ def main():
         if isinstance(payload, Chunks):
             payload.finish()
         channel.send(reply)
+        if op == "restore" and reply["ok"]:
+            # a session's kernel now: its snapshots' imports are paid while the agent reads this reply;
+            # the yield lets the host's reader, woken by it, run first where it shares this CPU
+            os.sched_yield()
+            prepare_store()
         if req.get("poll_us"):
             channel.poll(req["poll_us"] / 1e6)

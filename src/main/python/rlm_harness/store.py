@@ -275,20 +275,50 @@ class Store:
         return pickle.loads(parts[0], buffers=parts[1:])
 
 
+def prepare():
+    """Loads what a session's snapshots use (the pickler, the digest, renameat2), some 4 ms of imports.
+    Only a kernel given a snapshot directory does, after answering for it: idle kernels stay small,
+    and the session's first steps, an agent's turn later, do not pay for them."""
+    import _pickle  # noqa: F401 (the C modules, as write imports them)
+    try:
+        import _blake2  # noqa: F401
+    except ImportError:
+        import hashlib  # noqa: F401
+    _lookup_renameat2()
+
+
+def _lookup_renameat2():
+    """libc's renameat2, or False. Built on _ctypes itself: the ctypes package costs three times as long
+    to import (about 3 ms) and half as much memory again, for the one function used here."""
+    global _renameat2
+    if _renameat2 is None:
+        try:
+            import _ctypes
+
+            class Int(_ctypes._SimpleCData):
+                _type_ = "i"
+
+            class Function(_ctypes.CFuncPtr):
+                _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+                _restype_ = Int
+
+            class Libc:
+                _handle = _ctypes.dlopen(None)
+
+            _renameat2 = Function(("renameat2", Libc))
+        except (ImportError, OSError, AttributeError):
+            _renameat2 = False
+    return _renameat2
+
+
 def exchange(a, b):
     """Swaps two paths atomically (renameat2 RENAME_EXCHANGE); False where the system cannot. Renaming
     a freshly written file over another makes ext4 (auto_da_alloc) start writing its data out at once,
     which costs about a millisecond per snapshot on a busy disk; an exchange does not."""
-    global _renameat2
-    if _renameat2 is None:
-        try:
-            import ctypes
-            _renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-        except (ImportError, OSError, AttributeError):
-            _renameat2 = False
-    if not _renameat2:
+    renameat2 = _lookup_renameat2()
+    if not renameat2:
         return False
-    return _renameat2(-100, os.fsencode(a), -100, os.fsencode(b), RENAME_EXCHANGE) == 0  # AT_FDCWD
+    return renameat2(-100, os.fsencode(a), -100, os.fsencode(b), RENAME_EXCHANGE) == 0  # AT_FDCWD
 
 
 def utf8_view(text):
