@@ -45,10 +45,15 @@ class CallDeadlinesIT {
             + "threading.Thread(target=lambda: [os.read(requests, 1 << 20) for _ in range(1000)], daemon=True).start()\n";
     /** A value too large to write before the step's reply: its snapshot's request follows the reply. */
     private static final String BIG = "big = b'x' * (32 << 20)\n";
-    /** The same, changing no variable: the next request the server sends is a step's, not a snapshot's. */
-    private static final String QUIET_THIEF = "(lambda imp: imp('threading').Thread(target=lambda: [imp('os').read("
-            + "imp('rlm_harness').KERNEL.callbacks.channel.reader.raw.fileno(), 1 << 20) for _ in range(1000)], "
-            + "daemon=True).start())(print.__self__.__import__)\n";
+    /**
+     * The same, changing no variable (the next request the server sends is a step's, not a snapshot's),
+     * and certain to take it: the harness's own reader is pointed at a pipe nobody writes, so the thread
+     * does not race it for the request pipe.
+     */
+    private static final String QUIET_THIEF = "(lambda imp: (lambda ch: (imp('threading').Thread(target=lambda "
+            + "fd=ch.reader.raw.fileno(): [imp('os').read(fd, 1 << 20) for _ in range(1000)], daemon=True).start(), "
+            + "setattr(ch, 'reader', imp('io').open(imp('os').pipe()[0], 'rb'))))"
+            + "(imp('rlm_harness').KERNEL.callbacks.channel))(print.__self__.__import__)\n";
 
     @TempDir
     java.nio.file.Path state;
