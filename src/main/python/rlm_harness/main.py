@@ -76,8 +76,9 @@ def main():
             payload.finish()
         channel.send(reply)
         if op == "restore" and reply["ok"]:
-            # a session's kernel now: its snapshots' imports are paid while the agent reads this reply;
-            # the yield lets the host's reader, woken by it, run first where it shares this CPU
+            # its snapshots' imports, paid now (in the warm pool, or while the agent reads this reply)
+            # instead of in the first steps; the yield lets the host's reader, woken by the reply, run first
+            # where it shares this CPU
             os.sched_yield()
             prepare_store()
         if req.get("poll_us"):

@@ -276,9 +276,9 @@ class Store:
 
 
 def prepare():
-    """Loads what a session's snapshots use (the pickler, the digest, renameat2), some 4 ms of imports.
-    Only a kernel given a snapshot directory does, after answering for it: idle kernels stay small,
-    and the session's first steps, an agent's turn later, do not pay for them."""
+    """Loads what writing snapshots uses (the pickler, the digest, renameat2): some 3 ms of imports, which
+    a kernel given a snapshot directory pays right after answering for it rather than in its first steps.
+    A kernel without one never loads them."""
     import _pickle  # noqa: F401 (the C modules, as write imports them)
     try:
         import _blake2  # noqa: F401
