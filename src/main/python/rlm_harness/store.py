@@ -132,10 +132,7 @@ class Store:
             kind, parts = "bytes", [value]
         else:
             import _pickle as pickle  # the C module: pickle.py adds re and enum (~0.6 MiB)
-            try:
-                from _blake2 import blake2b  # hashlib.blake2b itself: hashlib would map OpenSSL's libcrypto too
-            except ImportError:
-                from hashlib import blake2b
+            blake2b = _blake2b()
             buffers = []
             try:
                 head = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
@@ -279,12 +276,17 @@ def prepare():
     """Loads what writing snapshots uses (the pickler, the digest, renameat2): some 3 ms of imports, which
     a kernel given a snapshot directory pays right after answering for it rather than in its first steps.
     A kernel without one never loads them."""
-    import _pickle  # noqa: F401 (the C modules, as write imports them)
-    try:
-        import _blake2  # noqa: F401
-    except ImportError:
-        import hashlib  # noqa: F401
+    import _pickle  # noqa: F401 (the C module, as Store.write imports it)
+    _blake2b()
     _lookup_renameat2()
+
+
+def _blake2b():
+    try:
+        from _blake2 import blake2b  # hashlib.blake2b itself: hashlib would map OpenSSL's libcrypto too
+    except ImportError:
+        from hashlib import blake2b
+    return blake2b
 
 
 def _lookup_renameat2():
